@@ -1,0 +1,245 @@
+"""The coup: a state machine fed one card at a time, following the ruleset's tableau.
+
+The 1st and 3rd cards go to the Player, the 2nd and 4th to the Banker; then the
+tableau decides whether the Player and the Banker take a third card. At every
+step the coup says who the next card is for, that a decision is awaited (a free
+choice cell, as in Baccarat Royal), or that it is complete. A card that breaks
+the sequence is not taken: the coup answers with a misdeal and stays as it was.
+
+Coups are immutable values: every step returns a new coup, so the table
+controller can keep, compare and replay them freely.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from shoed.rules import misdeal as md
+from shoed.rules.cards import Card
+from shoed.rules.ruleset import CHOICE, DRAW, Ruleset
+
+PLAYER, BANKER, TIE = "player", "banker", "tie"
+DEAL_ORDER = (PLAYER, BANKER, PLAYER, BANKER)
+
+
+def hand_total(cards) -> int:
+    return sum(card.value for card in cards) % 10
+
+
+def is_pair(cards) -> bool:
+    """The first two cards of a hand have the same rank (J+J is a pair, J+Q is
+    not: Macau statutory rules Art. XIII)."""
+    return len(cards) >= 2 and cards[0].rank == cards[1].rank
+
+
+def settle(ruleset: Ruleset, winner: str, banker_total: int, player_pair: bool, banker_pair: bool) -> dict[str, Fraction]:
+    """Net units won (positive) or lost (negative) per unit staked on every bet
+    the ruleset offers, for a finished coup."""
+    out: dict[str, Fraction] = {}
+    for name, bet in ruleset.bets.items():
+        if name in (PLAYER, BANKER, "active_player", "active_banker"):
+            side = BANKER if name.endswith(BANKER) else PLAYER
+            if winner == TIE:
+                net = bet.on_tie
+            elif winner != side:
+                net = Fraction(-1)
+            else:
+                net = bet.pays
+                if side == BANKER and bet.banker_six_pays is not None and banker_total == 6:
+                    net = bet.banker_six_pays
+                net = net * (1 - bet.commission)
+        elif name == TIE:
+            net = bet.pays if winner == TIE else Fraction(-1)
+        elif name == "player_pair":
+            net = bet.pays if player_pair else Fraction(-1)
+        elif name == "banker_pair":
+            net = bet.pays if banker_pair else Fraction(-1)
+        else:  # pragma: no cover - rulesets reject unknown bets on load
+            raise ValueError(name)
+        out[name] = net
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class CoupResult:
+    player_cards: tuple[Card, ...]
+    banker_cards: tuple[Card, ...]
+    player_total: int
+    banker_total: int
+    winner: str
+    natural: bool
+    player_pair: bool
+    banker_pair: bool
+    settlement: dict[str, Fraction]
+    rotate: tuple[str, ...]  # Baccarat Royal: positions that move on after this coup
+
+    @property
+    def cards(self) -> int:
+        return len(self.player_cards) + len(self.banker_cards)
+
+    def to_json(self) -> dict:
+        return {
+            "player_cards": [str(c) for c in self.player_cards],
+            "banker_cards": [str(c) for c in self.banker_cards],
+            "player_total": self.player_total,
+            "banker_total": self.banker_total,
+            "winner": self.winner,
+            "natural": self.natural,
+            "player_pair": self.player_pair,
+            "banker_pair": self.banker_pair,
+            "cards": self.cards,
+            "settlement": settlement_json(self.settlement),
+            "rotate": list(self.rotate),
+        }
+
+
+def settlement_json(settlement: dict[str, Fraction]) -> dict[str, float | int]:
+    """Fractions as JSON numbers: integers stay integers, the rest become floats."""
+    return {k: int(v) if v.denominator == 1 else float(v) for k, v in settlement.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class Coup:
+    """A coup in progress. `deal`, `decide` return a new Coup."""
+
+    ruleset: Ruleset
+    player: tuple[Card, ...] = ()
+    banker: tuple[Card, ...] = ()
+    order: tuple[str, ...] = ()  # recipient of each card, in draw order
+    decisions: tuple[tuple[str, bool], ...] = field(default=())  # (side, draws)
+
+    # ----- what is due -------------------------------------------------
+    @property
+    def cards(self) -> tuple[Card, ...]:
+        """All cards in draw order."""
+        p, b = iter(self.player), iter(self.banker)
+        return tuple(next(p) if who == PLAYER else next(b) for who in self.order)
+
+    def decision(self, side: str) -> bool | None:
+        for who, draws in self.decisions:
+            if who == side:
+                return draws
+        return None
+
+    @property
+    def natural(self) -> bool:
+        if len(self.order) < 4:
+            return False
+        nat = self.ruleset.natural
+        return hand_total(self.player[:2]) in nat or hand_total(self.banker[:2]) in nat
+
+    @property
+    def next(self) -> str | None:
+        """'player', 'banker', 'decision:player', 'decision:banker', or None when complete."""
+        n = len(self.order)
+        if n < 4:
+            return DEAL_ORDER[n]
+        if self.natural:
+            return None
+        rs = self.ruleset
+        if len(self.player) == 2:
+            action = rs.player_action(hand_total(self.player))
+            if action == CHOICE:
+                choice = self.decision(PLAYER)
+                if choice is None:
+                    return "decision:player"
+                action = DRAW if choice else "S"
+            if action == DRAW:
+                return PLAYER
+        if len(self.banker) == 2:
+            third = self.player[2].value if len(self.player) == 3 else None
+            action = rs.banker_action(hand_total(self.banker), third)
+            if action == CHOICE:
+                choice = self.decision(BANKER)
+                if choice is None:
+                    return "decision:banker"
+                action = DRAW if choice else "S"
+            if action == DRAW:
+                return BANKER
+        return None
+
+    @property
+    def complete(self) -> bool:
+        return len(self.order) >= 4 and self.next is None
+
+    # ----- steps --------------------------------------------------------
+    def deal(self, card: Card) -> tuple[Coup, md.Misdeal | None]:
+        """Give the card to whoever it is due to. A card that is not due leaves the
+        coup as it was and comes back as a misdeal."""
+        due = self.next
+        index = len(self.order)
+        correctable = self.ruleset.misdeal_correction
+        if due is None:
+            return self, md.extra_card(index, str(card), correctable)
+        if due.startswith("decision:"):
+            return self, md.card_before_decision(index, due.split(":")[1], str(card))
+        if due == PLAYER:
+            return Coup(self.ruleset, self.player + (card,), self.banker, self.order + (PLAYER,), self.decisions), None
+        return Coup(self.ruleset, self.player, self.banker + (card,), self.order + (BANKER,), self.decisions), None
+
+    def decide(self, side: str, draws: bool) -> Coup:
+        """Record an active player's free choice. A decision for a cell that is
+        not a free choice is kept but has no effect: the tableau rules there."""
+        if side not in (PLAYER, BANKER):
+            raise ValueError(f"a decision is made by the player or the banker, not {side!r}")
+        kept = tuple((w, d) for w, d in self.decisions if w != side)
+        return Coup(self.ruleset, self.player, self.banker, self.order, kept + ((side, bool(draws)),))
+
+    def close(self) -> md.Misdeal | None:
+        """The dealer declares the coup over. A card still due is a missing card."""
+        due = self.next
+        if due is None:
+            return None
+        if due.startswith("decision:"):
+            side = due.split(":")[1]
+            return md.Misdeal(
+                md.MISSING_CARD,
+                len(self.order),
+                True,
+                md.DECIDE,
+                f"the coup was closed while the {side}'s free choice was still awaited",
+            )
+        return md.missing_card(len(self.order), due, self.ruleset.misdeal_correction)
+
+    # ----- outcome ------------------------------------------------------
+    def result(self) -> CoupResult | None:
+        if not self.complete:
+            return None
+        pt, bt = hand_total(self.player), hand_total(self.banker)
+        winner = PLAYER if pt > bt else BANKER if bt > pt else TIE
+        pp, bp = is_pair(self.player), is_pair(self.banker)
+        rotate: tuple[str, ...] = ()
+        if self.ruleset.rotation:
+            rotate = (PLAYER, BANKER) if winner == TIE else (BANKER,) if winner == PLAYER else (PLAYER,)
+        return CoupResult(
+            self.player,
+            self.banker,
+            pt,
+            bt,
+            winner,
+            self.natural,
+            pp,
+            bp,
+            settle(self.ruleset, winner, bt, pp, bp),
+            rotate,
+        )
+
+    def to_json(self) -> dict:
+        """The coup as the stable JSON contract of `shoed rules check`."""
+        result = self.result()
+        return {
+            "complete": result is not None,
+            "next": self.next,
+            "player_cards": [str(c) for c in self.player],
+            "banker_cards": [str(c) for c in self.banker],
+            "player_total": hand_total(self.player),
+            "banker_total": hand_total(self.banker),
+            "winner": result.winner if result else None,
+            "natural": self.natural,
+            "player_pair": is_pair(self.player),
+            "banker_pair": is_pair(self.banker),
+            "cards": len(self.order),
+            "settlement": settlement_json(result.settlement) if result else None,
+            "rotate": list(result.rotate) if result else [],
+        }

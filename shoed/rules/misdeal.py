@@ -1,0 +1,132 @@
+"""Misdeals: what went wrong in a deal, which rule it breaks, and how it is put right.
+
+The Macau statutory rules (003_6a485df8601af24d.txt, Art. X) say a deal that
+breaks the drawing rules is corrected at once, and where it cannot be corrected
+the coup is void. Each misdeal here names the rule, the card it concerns, and
+whether and how the dealer corrects it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Kinds of misdeal, and how each is corrected.
+EXTRA_CARD = "extra_card"  # a card drawn after the coup is complete, before the next is opened
+MISSING_CARD = "missing_card"  # the coup was closed while a card was still due
+UNREADABLE_CARD = "unreadable_card"  # the reader saw a card but could not identify it
+FOREIGN_CARD = "foreign_card"  # an identity seen more often than the decks hold
+CARD_AFTER_LAST_COUP = "card_after_last_coup"  # the cut card came out and the last coup is over
+CARD_BEFORE_DECISION = "card_before_decision"  # a free-choice cell: a card came before the decision
+CARD_OUT_OF_SEQUENCE = "card_out_of_sequence"  # a card while no coup is open (shoe not ready, burn over)
+
+# Corrections.
+BURN = "burn"  # put the card to the discards; the coup goes on without it
+RETURN = "return"  # the card is returned to its place (only where the shoe allows it)
+ENTER_BY_HAND = "enter_by_hand"  # the dealer enters the identity at the console
+DEAL = "deal"  # the dealer deals the card that is due
+DECIDE = "decide"  # the active player gives the decision that is due
+VOID = "void"  # the coup cannot be corrected; it is void
+
+
+@dataclass(frozen=True, slots=True)
+class Misdeal:
+    kind: str
+    card_index: int | None  # index of the card in the coup (0 = the Player's first card)
+    correctable: bool
+    correction: str  # one of the corrections above
+    reason: str
+    card: str | None = None  # the card concerned, when it was read
+
+    def to_json(self) -> dict:
+        return {
+            "kind": self.kind,
+            "card_index": self.card_index,
+            "correctable": self.correctable,
+            "correction": self.correction,
+            "reason": self.reason,
+            "card": self.card,
+        }
+
+
+def extra_card(card_index: int, card: str | None, correction_allowed: bool = True) -> Misdeal:
+    return Misdeal(
+        EXTRA_CARD,
+        card_index,
+        correction_allowed,
+        BURN if correction_allowed else VOID,
+        "the coup was already complete by the tableau: no further card is due "
+        "until the next coup is opened; burn the card (Macau statutory rules Art. X)",
+        card,
+    )
+
+
+def missing_card(card_index: int, due: str, correction_allowed: bool = True) -> Misdeal:
+    return Misdeal(
+        MISSING_CARD,
+        card_index,
+        correction_allowed,
+        DEAL if correction_allowed else VOID,
+        f"the coup was closed while a card was still due to the {due} by the tableau; "
+        "deal the missing card (Macau statutory rules Art. X)",
+        None,
+    )
+
+
+def unreadable_card(card_index: int, correction_allowed: bool = True) -> Misdeal:
+    return Misdeal(
+        UNREADABLE_CARD,
+        card_index,
+        correction_allowed,
+        ENTER_BY_HAND if correction_allowed else VOID,
+        "the reader saw a card but could not identify it; a card is never guessed: "
+        "the dealer enters it by hand from the exposed card",
+        None,
+    )
+
+
+def foreign_card(card_index: int | None, card: str, seen: int, held: int) -> Misdeal:
+    return Misdeal(
+        FOREIGN_CARD,
+        card_index,
+        False,
+        VOID,
+        f"{card} was seen {seen} times but the shoe holds only {held}: a foreign or "
+        "duplicated card; the coup is void and the shoe must be checked",
+        card,
+    )
+
+
+def card_after_last_coup(card: str | None) -> Misdeal:
+    return Misdeal(
+        CARD_AFTER_LAST_COUP,
+        None,
+        True,
+        BURN,
+        "the cut card has come out and the last coup is over (Macau statutory rules "
+        "Art. III): no further coup is dealt from this shoe; burn the card",
+        card,
+    )
+
+
+def card_before_decision(card_index: int, side: str, card: str | None) -> Misdeal:
+    return Misdeal(
+        CARD_BEFORE_DECISION,
+        card_index,
+        True,
+        DECIDE,
+        f"the {side} has a free choice (Baccarat Royal, Ziehungstabellen) and has not "
+        "decided yet; enter the decision: on draw the card stands, on stand it is burned",
+        card,
+    )
+
+
+def card_out_of_sequence(card: str | None, state: str) -> Misdeal:
+    return Misdeal(
+        CARD_OUT_OF_SEQUENCE,
+        None,
+        True,
+        BURN,
+        f"a card was drawn while {state}: cards are only accepted for an open coup "
+        "or the burn; burn the card",
+        card,
+    )
