@@ -1,0 +1,238 @@
+"""Messages of the shoed shoe protocol (see SPEC.md), as plain Python values.
+
+This module is the shared vocabulary of the reference codec, the daemon's
+`native` drivers and the virtual shoe. The wire layout of each message is in
+SPEC.md; `firmware_protocol.codec` turns these values into frames and back.
+
+Every message travels in a frame that carries the sender's sequence number
+(`seq`, 16 bits, per direction). Messages marked RELIABLE are kept by the shoe
+until the host acknowledges them (cumulative ACK) and repeated unchanged until
+then; the host drops any reliable message whose seq it has already taken.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+PROTOCOL_MAJOR = 1
+PROTOCOL_MINOR = 0
+
+# Suits on the wire, in this order: 0=C, 1=D, 2=H, 3=S. Ranks: 1 (ace) .. 13 (king).
+WIRE_SUITS = "CDHS"
+
+# Card modes.
+MODE_GAME = 0
+MODE_BURN = 1
+
+# Dealer buttons.
+BUTTON_CONFIRM = 1  # confirm the result / open the next coup
+BUTTON_PLAYER_DRAW = 2  # free-choice games: the active Player draws
+BUTTON_PLAYER_STAND = 3
+BUTTON_BANKER_DRAW = 4
+BUTTON_BANKER_STAND = 5
+BUTTON_BURN_START = 6  # the dealer starts burning cards (burn mode)
+BUTTON_BURN_END = 7
+BUTTON_NAMES = {
+    BUTTON_CONFIRM: "confirm",
+    BUTTON_PLAYER_DRAW: "player_draw",
+    BUTTON_PLAYER_STAND: "player_stand",
+    BUTTON_BANKER_DRAW: "banker_draw",
+    BUTTON_BANKER_STAND: "banker_stand",
+    BUTTON_BURN_START: "burn_start",
+    BUTTON_BURN_END: "burn_end",
+}
+
+# Unreadable-card reasons.
+UNREADABLE_NO_INDEX = 1  # the index could not be seen
+UNREADABLE_LOW_CONFIDENCE = 2
+UNREADABLE_DOUBLE_FEED = 3  # two cards passed together
+
+# Tamper sources.
+TAMPER_LID = 1
+TAMPER_CASE = 2
+
+
+@dataclass(frozen=True)
+class Message:
+    """Base of all messages. `seq` is the frame sequence number of the sender."""
+
+    seq: int = 0
+
+    TYPE = 0x00
+    RELIABLE = False  # kept and repeated by the shoe until acknowledged
+    NAME = "message"
+
+
+# ----- shoe to host ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Hello(Message):
+    """First message of the shoe after power on or reconnect; also its answer to a Hello from the host."""
+
+    major: int = PROTOCOL_MAJOR
+    minor: int = PROTOCOL_MINOR
+    vendor: str = ""
+    model: str = ""
+    serial: str = ""
+    firmware: str = ""
+    boot: int = 0  # 32-bit random number drawn at power on: a new value means the shoe restarted
+
+    TYPE = 0x01
+    NAME = "hello"
+
+
+@dataclass(frozen=True)
+class CardRead(Message):
+    rank: int = 1  # 1..13
+    suit: int = 0  # 0..3 = C D H S
+    confidence: int = 255  # 0..255, 255 = certain
+    faced: bool = False  # the card came out face up (Macau statutory rules Art. IV: still valid)
+    mode: int = MODE_GAME
+
+    TYPE = 0x10
+    RELIABLE = True
+    NAME = "card"
+
+
+@dataclass(frozen=True)
+class Unreadable(Message):
+    mode: int = MODE_GAME
+    reason: int = UNREADABLE_NO_INDEX
+
+    TYPE = 0x11
+    RELIABLE = True
+    NAME = "unreadable"
+
+
+@dataclass(frozen=True)
+class Button(Message):
+    button: int = BUTTON_CONFIRM
+
+    TYPE = 0x20
+    RELIABLE = True
+    NAME = "button"
+
+
+@dataclass(frozen=True)
+class CutCard(Message):
+    """The cut card has passed the reader."""
+
+    TYPE = 0x21
+    RELIABLE = True
+    NAME = "cut_card"
+
+
+@dataclass(frozen=True)
+class ShoeRemoved(Message):
+    """The card magazine (shoe) was taken out."""
+
+    TYPE = 0x22
+    RELIABLE = True
+    NAME = "shoe_removed"
+
+
+@dataclass(frozen=True)
+class ShoeInserted(Message):
+    TYPE = 0x23
+    RELIABLE = True
+    NAME = "shoe_inserted"
+
+
+@dataclass(frozen=True)
+class Tamper(Message):
+    source: int = TAMPER_LID
+    active: bool = True  # True: opened / triggered; False: closed / cleared
+
+    TYPE = 0x24
+    RELIABLE = True
+    NAME = "tamper"
+
+
+@dataclass(frozen=True)
+class Alarm(Message):
+    code: int = 0  # 16-bit vendor fault code
+    text: str = ""
+
+    TYPE = 0x30
+    RELIABLE = True
+    NAME = "alarm"
+
+
+@dataclass(frozen=True)
+class Heartbeat(Message):
+    """Sent by both sides when idle (at least once a second)."""
+
+    uptime_ms: int = 0  # 32-bit, wraps
+    unacked: int = 0  # shoe: reliable messages waiting for an ACK; host: 0
+
+    TYPE = 0x40
+    NAME = "heartbeat"
+
+
+@dataclass(frozen=True)
+class Status(Message):
+    """The shoe's answer to a StatusRequest."""
+
+    gate_locked: bool = False
+    shoe_present: bool = True
+    lid_closed: bool = True
+    unacked: int = 0
+    utc_ms: int = 0  # the shoe's clock, 0 when unset
+
+    TYPE = 0x41
+    NAME = "status"
+
+
+# ----- host to shoe ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Ack(Message):
+    """Cumulative: every reliable message with seq up to and including `ack` is
+    durably recorded by the host (compared modulo 2**16, see SPEC.md)."""
+
+    ack: int = 0
+
+    TYPE = 0x80
+    NAME = "ack"
+
+
+@dataclass(frozen=True)
+class Gate(Message):
+    """Lock (hold the next card back) or unlock the card gate."""
+
+    locked: bool = True
+
+    TYPE = 0x81
+    NAME = "gate"
+
+
+@dataclass(frozen=True)
+class SetTime(Message):
+    utc_ms: int = 0  # milliseconds since 1970-01-01 UTC, 64-bit
+
+    TYPE = 0x82
+    NAME = "set_time"
+
+
+@dataclass(frozen=True)
+class StatusRequest(Message):
+    TYPE = 0x83
+    NAME = "status_request"
+
+
+MESSAGE_TYPES: dict[int, type[Message]] = {
+    cls.TYPE: cls
+    for cls in (
+        Hello, CardRead, Unreadable, Button, CutCard, ShoeRemoved, ShoeInserted, Tamper, Alarm,
+        Heartbeat, Status, Ack, Gate, SetTime, StatusRequest,
+    )
+}
+MESSAGE_NAMES: dict[str, type[Message]] = {cls.NAME: cls for cls in MESSAGE_TYPES.values()}
+
+
+def card_text(msg: CardRead) -> str:
+    """The card of a CardRead in shoed's notation, e.g. 'TD'."""
+    return "A23456789TJQK"[msg.rank - 1] + WIRE_SUITS[msg.suit]
+

@@ -1,0 +1,406 @@
+"""Scoreboard roads of a shoe: bead plate, big road, the three derived roads and the ask road.
+
+Baccarat tables show the history of the shoe as "roads". shoed computes them
+here, as pure functions of the shoe's results, so a table display, a
+surveillance screen or a web page only has to draw cells. No I/O, no clock.
+
+The rule documents of the games (../shared/seeds/) say nothing about
+scoreboards; the roads below follow the conventions displays have used for
+decades. They are written down here, numbered, and the tests cite these numbers.
+
+Results
+-------
+A shoe's results are a sequence of outcomes: Banker (B), Player (P) or Tie
+(T), each possibly marked with a banker pair, a player pair and/or a natural.
+`parse_results` reads the text notation (see below); `Outcome.from_coup` takes
+a finished coup from `shoed.rules.coup`.
+
+Text notation: one upper-case letter per coup, `B`, `P` or `T`, optionally
+followed by lower-case marks in any order: `b` banker pair, `p` player pair,
+`n` natural. `BPTB` is four coups; `BbnPpT` is a Banker natural with a banker
+pair, a Player win with a player pair, then a tie. Spaces are ignored. Any
+other character is an error: a result is never guessed.
+
+Bead plate
+----------
+BP1. Every coup, ties included, in order, one cell each.
+BP2. Cells fill a column of six from top to bottom, then the next column.
+
+Big road
+--------
+BR1. Only decisions (Banker or Player) are cells. A tie is not a cell: it is
+     counted on the cell of the last decision before it (`ties`).
+BR2. Ties before the first decision of the shoe have no cell to sit on. They
+     are kept as `leading_ties` on the road, and repeated as `ties_before` on
+     the first cell so a display can draw them there. A cell's `ties` only
+     ever counts ties *after* it, so `leading_ties` plus every cell's `ties`
+     is the number of ties in the shoe.
+BR3. A decision for the same side as the last cell goes below it in the same
+     column; a decision for the other side starts a new column. Ties in
+     between change nothing.
+BR4. The cell carries the marks of its own coup: banker pair, player pair,
+     natural. The marks of a tie coup are in the bead plate, not the big road.
+BR5. Logical columns have no height limit. The derived roads are computed
+     from these logical columns, never from the drawn grid.
+BR6. Drawn on a grid of six rows (`big_road_grid`), a column goes down until
+     the bottom row, or until the cell below is already taken; it then turns
+     right and runs along that row (the "dragon tail"), never going down
+     again. Each new column starts in the top row of the first grid column
+     after the previous column's start whose top cell is free.
+
+Derived roads
+-------------
+Big eye boy, small road and cockroach pig read the big road's pattern. Each
+looks back a fixed distance: k = 1 column for the big eye boy, k = 2 for the
+small road, k = 3 for the cockroach pig. Every big-road cell from the road's
+starting cell on adds one mark to it, red (R) or blue (B). For a cell at row r
+(0 = top) of logical column c:
+
+D1. New column (r = 0): compare the lengths of the two columns just before
+    it, c-1 and c-1-k. Equal lengths: red. Different: blue.
+D2. Same column, repeat (r > 0): column c-k has a cell at row r (it is at
+    least r+1 long): red.
+D3. Same column, just ended (r > 0): column c-k has exactly r cells, so it
+    ended on the row above: blue.
+D4. Same column, long gone (r > 0): column c-k has fewer than r cells: red.
+D5. A mark needs its column of comparison: column c-k for r > 0, column
+    c-1-k for r = 0. Cells before that add nothing. So the road starts at
+    the 2nd cell of column k+1 (counting from 1), or, if that column has a
+    single cell, at the 1st cell of column k+2: big eye boy at column 2 or 3,
+    small road at column 3 or 4, cockroach pig at column 4 or 5.
+D6. Marks are laid out in logical columns of one colour: a new column on
+    every change of colour. `*_grid` draws them on six rows as BR6.
+
+Ask road
+--------
+A1. For each derived road, the mark it would get if the next coup were a
+    Banker win, and if it were a Player win; none if that cell would add no
+    mark (D5). A tie would add no mark at all (BR1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+BANKER, PLAYER, TIE = "B", "P", "T"
+RED, BLUE = "R", "B"
+ROWS = 6  # rows of a standard scoreboard
+
+# The three derived roads and how many columns each looks back.
+DERIVED = (("big_eye_boy", 1), ("small_road", 2), ("cockroach_pig", 3))
+
+_MARKS = {"b": "banker_pair", "p": "player_pair", "n": "natural"}
+
+
+class ResultsError(ValueError):
+    """Results notation that does not name a sequence of coups."""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """The result of one coup as the scoreboard sees it."""
+
+    winner: str  # "B", "P" or "T"
+    banker_pair: bool = False
+    player_pair: bool = False
+    natural: bool = False
+
+    def __post_init__(self) -> None:
+        if self.winner not in (BANKER, PLAYER, TIE):
+            raise ResultsError(f"winner must be B, P or T, not {self.winner!r}")
+
+    @classmethod
+    def from_coup(cls, result) -> Outcome:
+        """From a finished coup (`shoed.rules.coup.CoupResult`)."""
+        winner = {"banker": BANKER, "player": PLAYER, "tie": TIE}[result.winner]
+        return cls(winner, bool(result.banker_pair), bool(result.player_pair), bool(result.natural))
+
+    def __str__(self) -> str:
+        return self.winner + "".join(m for m, name in _MARKS.items() if getattr(self, name))
+
+    def to_json(self) -> dict:
+        return {
+            "result": self.winner,
+            "banker_pair": self.banker_pair,
+            "player_pair": self.player_pair,
+            "natural": self.natural,
+        }
+
+
+def parse_results(text: str) -> tuple[Outcome, ...]:
+    """Read the text notation (module docstring); raise ResultsError on anything else."""
+    if not isinstance(text, str):
+        raise ResultsError(f"results are written as text, not {type(text).__name__}")
+    out: list[Outcome] = []
+    marks: set[str] = set()
+    winner = None
+
+    def flush() -> None:
+        if winner is not None:
+            out.append(Outcome(winner, **{_MARKS[m]: True for m in marks}))
+
+    for pos, ch in enumerate(text, 1):
+        if ch in "BPT":
+            flush()
+            winner, marks = ch, set()
+        elif ch in _MARKS:
+            if winner is None:
+                raise ResultsError(f"mark {ch!r} at position {pos} follows no result: write it after B, P or T")
+            if ch in marks:
+                raise ResultsError(f"mark {ch!r} twice on one coup at position {pos}")
+            marks.add(ch)
+        elif ch.isspace():
+            continue
+        else:
+            raise ResultsError(
+                f"unknown result {ch!r} at position {pos}: write B, P or T, each optionally followed by "
+                "b (banker pair), p (player pair), n (natural)"
+            )
+    flush()
+    return tuple(out)
+
+
+def as_outcomes(results: str | Iterable) -> tuple[Outcome, ...]:
+    """Results as outcomes: text notation, Outcome values, letters, or finished coups."""
+    if isinstance(results, str):
+        return parse_results(results)
+    out = []
+    for item in results:
+        if isinstance(item, Outcome):
+            out.append(item)
+        elif isinstance(item, str):
+            parsed = parse_results(item)
+            if len(parsed) != 1:
+                raise ResultsError(f"{item!r} is not one result")
+            out.append(parsed[0])
+        elif hasattr(item, "winner") and hasattr(item, "banker_pair"):
+            out.append(Outcome.from_coup(item))
+        else:
+            raise ResultsError(f"not a result: {item!r}")
+    return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One big-road cell: a decision and the ties counted on it."""
+
+    winner: str  # "B" or "P"
+    coup: int  # 1-based number of the coup in the shoe (ties count as coups)
+    ties: int = 0  # ties after this decision, before the next one (BR1)
+    ties_before: int = 0  # ties before the shoe's first decision, first cell only (BR2)
+    banker_pair: bool = False
+    player_pair: bool = False
+    natural: bool = False
+
+    def to_json(self) -> dict:
+        return {
+            "winner": self.winner,
+            "ties": self.ties,
+            "ties_before": self.ties_before,
+            "banker_pair": self.banker_pair,
+            "player_pair": self.player_pair,
+            "natural": self.natural,
+            "coup": self.coup,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where a logical cell is drawn on a grid."""
+
+    row: int
+    col: int
+    column: int  # logical column
+    index: int  # position in the logical column (0 = top)
+    tail: bool  # drawn to the right of its column's first grid column (dragon tail)
+
+
+@dataclass(frozen=True, slots=True)
+class Roads:
+    """All the roads of one shoe. Build with `roads(results)`."""
+
+    results: tuple[Outcome, ...]
+    rows: int
+    bead_plate: tuple[tuple[Outcome, ...], ...]
+    leading_ties: int
+    big_road: tuple[tuple[Cell, ...], ...]
+    big_road_grid: tuple[Place, ...]
+    big_eye_boy: tuple[tuple[str, ...], ...]
+    small_road: tuple[tuple[str, ...], ...]
+    cockroach_pig: tuple[tuple[str, ...], ...]
+    ask_road: dict[str, dict[str, str | None]]  # {"banker": {road: "R"|"B"|None}, "player": {...}}
+
+    def derived(self, name: str) -> tuple[tuple[str, ...], ...]:
+        return getattr(self, name)
+
+    def grid(self, name: str) -> tuple[Place, ...]:
+        """A derived road drawn on the grid (D6)."""
+        return layout([len(col) for col in self.derived(name)], self.rows)
+
+    def to_json(self) -> dict:
+        """The stable JSON form (`shoed roads --json`): fields are added, never renamed."""
+        big = self.big_road
+        out: dict = {
+            "rows": self.rows,
+            "coups": len(self.results),
+            "bead_plate": [[o.winner for o in col] for col in self.bead_plate],
+            "bead_plate_marks": [[o.to_json() for o in col] for col in self.bead_plate],
+            "leading_ties": self.leading_ties,
+            "big_road": [[cell.to_json() for cell in col] for col in big],
+            "big_road_grid": [
+                {
+                    "row": p.row,
+                    "col": p.col,
+                    "column": p.column,
+                    "index": p.index,
+                    "tail": p.tail,
+                    **big[p.column][p.index].to_json(),
+                }
+                for p in self.big_road_grid
+            ],
+        }
+        for name, _ in DERIVED:
+            out[name] = [list(col) for col in self.derived(name)]
+        for name, _ in DERIVED:
+            columns = self.derived(name)
+            out[name + "_grid"] = [
+                {"row": p.row, "col": p.col, "column": p.column, "index": p.index, "tail": p.tail,
+                 "colour": columns[p.column][p.index]}
+                for p in self.grid(name)
+            ]
+        out["ask_road"] = {side: dict(marks) for side, marks in self.ask_road.items()}
+        return out
+
+
+def bead_plate(results: Sequence[Outcome], rows: int = ROWS) -> tuple[tuple[Outcome, ...], ...]:
+    """BP1, BP2: every coup in columns of `rows`, top to bottom."""
+    return tuple(tuple(results[i:i + rows]) for i in range(0, len(results), rows))
+
+
+def big_road(results: Sequence[Outcome]) -> tuple[int, tuple[tuple[Cell, ...], ...]]:
+    """BR1-BR4: (leading ties, logical columns of cells)."""
+    leading = 0
+    columns: list[list[dict]] = []
+    last: dict | None = None
+    for number, outcome in enumerate(results, 1):
+        if outcome.winner == TIE:
+            if last is None:
+                leading += 1
+            else:
+                last["ties"] += 1
+            continue
+        last = {
+            "winner": outcome.winner,
+            "coup": number,
+            "ties": 0,
+            "ties_before": 0 if columns else leading,
+            "banker_pair": outcome.banker_pair,
+            "player_pair": outcome.player_pair,
+            "natural": outcome.natural,
+        }
+        if columns and columns[-1][-1]["winner"] == outcome.winner:
+            columns[-1].append(last)
+        else:
+            columns.append([last])
+    return leading, tuple(tuple(Cell(**c) for c in col) for col in columns)
+
+
+def layout(lengths: Sequence[int], rows: int = ROWS) -> tuple[Place, ...]:
+    """BR6: place logical columns of the given lengths on a grid of `rows` rows,
+    with dragon tails. Cells come out in road order."""
+    if rows < 1:
+        raise ValueError("a grid needs at least one row")
+    taken: set[tuple[int, int]] = set()
+    placed: list[Place] = []
+    start = -1
+    for column, length in enumerate(lengths):
+        start += 1
+        while (0, start) in taken:
+            start += 1
+        row, col, turned = 0, start, False
+        for index in range(length):
+            if index:
+                if not turned and row + 1 < rows and (row + 1, col) not in taken:
+                    row += 1
+                else:
+                    turned = True
+                    col += 1
+                    while (row, col) in taken:  # not reached by well-formed roads; never overlap
+                        col += 1
+            taken.add((row, col))
+            placed.append(Place(row, col, column, index, col != start))
+    return tuple(placed)
+
+
+def mark(lengths: Sequence[int], column: int, row: int, k: int) -> str | None:
+    """D1-D5: the mark a big-road cell at (column, row) adds to the derived road
+    looking k columns back, given the lengths of the columns before it; None if
+    its column of comparison does not exist yet."""
+    if row == 0:
+        if column - 1 - k < 0:
+            return None
+        return RED if lengths[column - 1] == lengths[column - 1 - k] else BLUE
+    if column - k < 0:
+        return None
+    return BLUE if lengths[column - k] == row else RED
+
+
+def runs(marks: Iterable[str]) -> tuple[tuple[str, ...], ...]:
+    """D6: marks into columns of one colour."""
+    columns: list[list[str]] = []
+    for m in marks:
+        if columns and columns[-1][-1] == m:
+            columns[-1].append(m)
+        else:
+            columns.append([m])
+    return tuple(tuple(col) for col in columns)
+
+
+def derived_marks(columns: Sequence[Sequence], k: int) -> list[str]:
+    """The derived road looking k columns back, as a flat sequence of marks."""
+    lengths = [len(col) for col in columns]
+    out = []
+    for c, length in enumerate(lengths):
+        for r in range(length):
+            m = mark(lengths, c, r, k)
+            if m is not None:
+                out.append(m)
+    return out
+
+
+def next_position(columns: Sequence[Sequence[Cell]], winner: str) -> tuple[int, int]:
+    """Where the next decision for `winner` would go in the big road (BR3)."""
+    if not columns:
+        return 0, 0
+    if columns[-1][-1].winner == winner:
+        return len(columns) - 1, len(columns[-1])
+    return len(columns), 0
+
+
+def ask_road(columns: Sequence[Sequence[Cell]]) -> dict[str, dict[str, str | None]]:
+    """A1: each derived road's next mark if Banker, and if Player, won the next coup."""
+    lengths = [len(col) for col in columns]
+    out = {}
+    for side, winner in (("banker", BANKER), ("player", PLAYER)):
+        c, r = next_position(columns, winner)
+        out[side] = {name: mark(lengths, c, r, k) for name, k in DERIVED}
+    return out
+
+
+def roads(results: str | Iterable, rows: int = ROWS) -> Roads:
+    """Every road of a shoe from its results so far (text notation, Outcome values
+    or finished coups), drawn on `rows` rows (six on every standard scoreboard)."""
+    outcomes = as_outcomes(results)
+    leading, big = big_road(outcomes)
+    derived = {name: runs(derived_marks(big, k)) for name, k in DERIVED}
+    return Roads(
+        results=outcomes,
+        rows=rows,
+        bead_plate=bead_plate(outcomes, rows),
+        leading_ties=leading,
+        big_road=big,
+        big_road_grid=layout([len(col) for col in big], rows),
+        ask_road=ask_road(big),
+        **derived,
+    )

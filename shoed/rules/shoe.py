@@ -1,0 +1,169 @@
+"""The shoe: its decks, the burn, the cut card, the last coup, and every card seen.
+
+A shoe is filled with `decks` full decks. Before the first coup the dealer
+exposes the first card and burns that many cards, tens and faces counting 10
+(Macau statutory rules, 003_6a485df8601af24d.txt, Art. II). The cut card lies
+at least `cut_card_min_from_end` cards from the end; when it comes out, the
+coup in progress is the last, or one more coup follows (Art. III, per ruleset).
+
+The shoe counts every card by identity. An identity seen more often than the
+decks hold is a foreign (or duplicated) card: an alarm, never silently taken.
+At the end, a reconciliation accounts for every card: dealt in coups, burned,
+discarded by misdeal corrections, and left in the shoe behind the cut card.
+
+Pure: no I/O, no clock. Mutable, but every change comes from a method call
+with its inputs, so replaying the same calls gives the same shoe.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from shoed.rules.cards import Card, full_deck
+from shoed.rules.ruleset import Ruleset
+
+# Phases of a shoe.
+BURN_FIRST = "burn_first"  # waiting for the exposed first card
+BURNING = "burning"  # burning the cards the first card called for
+DEALING = "dealing"  # coups are dealt
+FINISHED = "finished"  # the last coup is over; no further coup from this shoe
+CLOSED = "closed"  # reconciled and closed
+
+
+@dataclass
+class CardCount:
+    """Where the shoe's cards went."""
+
+    coups: int = 0
+    burned: int = 0
+    discarded: int = 0  # misdeal corrections: extra cards burned, cards after the last coup
+
+
+@dataclass
+class Shoe:
+    ruleset: Ruleset
+    decks: int
+    shoe_id: str = ""
+    phase: str = BURN_FIRST
+    burn_due: int = 0  # cards still to burn after the exposed first card
+    burn_first: Card | None = None
+    burned: list[Card] = field(default_factory=list)
+    seen: Counter = field(default_factory=Counter)  # Card -> times seen, whatever its fate
+    counts: CardCount = field(default_factory=CardCount)
+    cut_card_seen: bool = False
+    last_coup: int | None = None  # number of the last coup, once the cut card has come out
+    coups_dealt: int = 0  # coups opened so far
+
+    def __post_init__(self) -> None:
+        if self.ruleset.burn == "none" and self.phase == BURN_FIRST:
+            self.phase = DEALING
+
+    # ----- cards ---------------------------------------------------------
+    @property
+    def capacity(self) -> int:
+        return 52 * self.decks
+
+    def note(self, card: Card) -> tuple[int, bool]:
+        """Count one card out of the shoe. Returns (times seen, excess): excess is
+        True when the identity was seen more often than the decks hold."""
+        self.seen[card] += 1
+        n = self.seen[card]
+        return n, n > self.decks
+
+    def excess_cards(self) -> dict[str, int]:
+        return {str(c): n - self.decks for c, n in sorted(self.seen.items()) if n > self.decks}
+
+    @property
+    def total_seen(self) -> int:
+        return sum(self.seen.values())
+
+    def remaining_by_rank(self) -> tuple[int, ...]:
+        """Cards left in the shoe by rank (ace..king), as far as the reads tell."""
+        left = [4 * self.decks] * 13
+        for card, n in self.seen.items():
+            left[card.rank - 1] -= n
+        return tuple(max(0, v) for v in left)
+
+    def remaining_by_value(self) -> tuple[int, ...]:
+        by_rank = self.remaining_by_rank()
+        values = [0] * 10
+        for rank, n in enumerate(by_rank, start=1):
+            values[rank if rank < 10 else 0] += n
+        return tuple(values)
+
+    @property
+    def cards_left(self) -> int:
+        return max(0, self.capacity - self.total_seen)
+
+    # ----- burn ----------------------------------------------------------
+    def burn(self, card: Card) -> None:
+        """A card drawn in burn mode. The first one is exposed and sets how many follow."""
+        self.burned.append(card)
+        self.counts.burned += 1
+        if self.phase == BURN_FIRST:
+            self.burn_first = card
+            self.burn_due = card.burn_count
+            self.phase = BURNING if self.burn_due else DEALING
+        elif self.phase == BURNING:
+            self.burn_due -= 1
+            if self.burn_due <= 0:
+                self.phase = DEALING
+        # A burn outside the burn procedure is a dealer's own choice: counted, nothing more.
+
+    @property
+    def burn_complete(self) -> bool:
+        return self.phase not in (BURN_FIRST, BURNING)
+
+    # ----- coups and the cut card -----------------------------------------
+    def open_coup(self) -> int:
+        """Open the next coup; returns its number (1-based)."""
+        self.coups_dealt += 1
+        return self.coups_dealt
+
+    def cut_card(self, coup_in_progress: bool) -> int:
+        """The cut card came out. Returns the number of the last coup."""
+        if not self.cut_card_seen:
+            self.cut_card_seen = True
+            current = self.coups_dealt if coup_in_progress else self.coups_dealt + 1
+            self.last_coup = current + (1 if self.ruleset.last_coup == "one-more" else 0)
+        return self.last_coup  # type: ignore[return-value]
+
+    def coup_finished(self, number: int) -> None:
+        if self.last_coup is not None and number >= self.last_coup:
+            self.phase = FINISHED
+
+    @property
+    def may_open_coup(self) -> bool:
+        return self.phase == DEALING
+
+    # ----- the end --------------------------------------------------------
+    def reconcile(self) -> dict:
+        """Account for every card of the shoe."""
+        missing_by_identity = {}
+        for card in full_deck():
+            left = self.decks - self.seen.get(card, 0)
+            if left > 0:
+                missing_by_identity[str(card)] = left
+        accounted = self.counts.coups + self.counts.burned + self.counts.discarded
+        return {
+            "decks": self.decks,
+            "capacity": self.capacity,
+            "seen": self.total_seen,
+            "in_coups": self.counts.coups,
+            "burned": self.counts.burned,
+            "discarded": self.counts.discarded,
+            "accounted": accounted,
+            "unaccounted": self.total_seen - accounted,
+            "left_in_shoe": self.cards_left,
+            "excess": self.excess_cards(),
+            "left_by_identity": missing_by_identity,
+            "balanced": accounted == self.total_seen and not self.excess_cards(),
+            "coups": self.coups_dealt,
+            "burn_first": str(self.burn_first) if self.burn_first else None,
+        }
+
+    def close(self) -> dict:
+        report = self.reconcile()
+        self.phase = CLOSED
+        return report

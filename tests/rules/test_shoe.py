@@ -1,0 +1,108 @@
+"""The shoe: burn procedure, cut card and last coup, counts, foreign cards, reconciliation.
+
+Macau statutory rules (003_6a485df8601af24d.txt): Art. II (the first card
+exposed tells how many cards are burned; the cut card at least twelve cards
+from the end), Art. III (when the cut card comes out, the coup in progress is
+the last, or one more coup follows).
+"""
+
+from dataclasses import replace
+
+import pytest
+
+from shoed.rules.cards import Card, parse_card
+from shoed.rules.ruleset import RulesetError, load_ruleset, ruleset_from_dict, with_decks
+from shoed.rules.shoe import BURNING, DEALING, FINISHED, Shoe
+
+
+@pytest.mark.parametrize("first, burned", [("AS", 1), ("5H", 5), ("9C", 9), ("TD", 10), ("KC", 10)])
+def test_first_card_sets_the_burn(first, burned):
+    shoe = Shoe(load_ruleset("macau-statutory"), 8)
+    shoe.burn(parse_card(first))
+    assert shoe.phase == BURNING and shoe.burn_due == burned
+    for _ in range(burned):
+        assert not shoe.burn_complete
+        shoe.burn(Card(2, "C"))
+    assert shoe.phase == DEALING and shoe.counts.burned == burned + 1
+
+
+@pytest.mark.parametrize(
+    "rule, in_progress, expected_last",
+    [("current", True, 30), ("current", False, 31), ("one-more", True, 31), ("one-more", False, 32)],
+)
+def test_cut_card_sets_the_last_coup(rule, in_progress, expected_last):
+    ruleset = replace(load_ruleset("macau-statutory"), last_coup=rule)
+    shoe = Shoe(ruleset, 8, phase=DEALING)
+    for _ in range(30):
+        shoe.open_coup()
+    assert shoe.cut_card(coup_in_progress=in_progress) == expected_last
+    shoe.coup_finished(30)
+    assert (shoe.phase == FINISHED) == (expected_last == 30)
+    shoe.coup_finished(expected_last)
+    assert shoe.phase == FINISHED and not shoe.may_open_coup
+
+
+def test_identity_beyond_the_decks_is_excess():
+    shoe = Shoe(load_ruleset("punto-banco"), 6)
+    ace = parse_card("AS")
+    assert [shoe.note(ace)[1] for _ in range(7)] == [False] * 6 + [True]
+    assert shoe.excess_cards() == {"AS": 1}
+
+
+def test_reconciliation_accounts_for_every_card():
+    shoe = Shoe(load_ruleset("punto-banco"), 6)
+    for text in ["3H", "2C", "4D", "6S"]:
+        card = parse_card(text)
+        shoe.note(card)
+        shoe.burn(card)
+    for text in ["TS", "3C", "KS", "3D", "5H"]:
+        shoe.note(parse_card(text))
+        shoe.counts.coups += 1
+    report = shoe.reconcile()
+    assert report["seen"] == 9 and report["burned"] == 4 and report["in_coups"] == 5
+    assert report["left_in_shoe"] == 312 - 9 and report["balanced"] is True
+    assert report["left_by_identity"]["3H"] == 5 and report["left_by_identity"]["AS"] == 6
+    assert shoe.remaining_by_rank()[2] == 24 - 3  # threes: 3H, 3C, 3D
+    assert sum(shoe.remaining_by_value()) == 312 - 9
+
+
+def test_unaccounted_card_unbalances():
+    shoe = Shoe(load_ruleset("punto-banco"), 6)
+    shoe.note(parse_card("AS"))
+    assert shoe.reconcile()["balanced"] is False
+
+
+def test_deck_count_within_the_rules():
+    assert with_decks(load_ruleset("macau-statutory"), 12).decks == 12
+    with pytest.raises(RulesetError, match="6 to 12"):
+        with_decks(load_ruleset("macau-statutory"), 4)
+
+
+@pytest.mark.parametrize(
+    "broken, message",
+    [
+        ({"tableau": {"player": "DDDDDD", "banker": {}}}, "8 letters"),
+        ({"bets": {"dragon": {"pays": "1"}}}, "unknown bet"),
+        ({"shoe": {"decks": 8, "min_decks": 8, "max_decks": 8, "burn": "sometimes"}}, "burn"),
+    ],
+)
+def test_broken_ruleset_data_is_a_clear_error(broken, message):
+    import tomllib
+    from importlib import resources
+
+    data = tomllib.loads((resources.files("shoed.rules") / "rulesets" / "punto-banco.toml").read_text())
+    data.update(broken)
+    with pytest.raises(RulesetError, match=message):
+        ruleset_from_dict(data, "test.toml")
+
+
+def test_casino_adds_its_own_ruleset_file(tmp_path):
+    from importlib import resources
+
+    text = (resources.files("shoed.rules") / "rulesets" / "punto-banco.toml").read_text()
+    text = text.replace('name = "punto-banco"', 'name = "house-game"').replace('commission = "0"', 'commission = "1/20"')
+    path = tmp_path / "house-game.toml"
+    path.write_text(text)
+    ruleset = load_ruleset(str(path))
+    assert ruleset.name == "house-game" and ruleset.bets["banker"].commission == replace(ruleset.bets["banker"]).commission
+    assert str(ruleset.bets["banker"].commission) == "1/20"
