@@ -1,0 +1,339 @@
+"""The Bee-Tek card-reading shoe: its ASCII tokens, and a driver over a serial port.
+
+The shoe (facts in reference/beetek-shoe.md) sends ASCII tokens surrounded by
+single spaces, ` [MODE]<BODY> `, at 9600 baud 8N1, and takes nothing back:
+
+    [Game]<Card:4S>              a card read in a coup      -> card 4S, mode game
+    [Manual Burn Cards]<Card:H3> a card burnt by the dealer -> card 3H, mode burn
+    [Game]<Game>                 a card passed, not read    -> unreadable
+    [GameAlarm]<Alarm:E3 Card Not Read>                     -> alarm E3
+    <W0x01>                      a warning, mode optional   -> warning W0x01
+
+`next_token` is the framer: a pure function over a byte buffer returning how
+many bytes it used and the token, or (0, None) for "need more". The driver
+keeps the unmatched tail for the next read (bounded), ignores bytes that are
+not ASCII between tokens, and turns tokens into Readings.
+
+What this link cannot guarantee. There is no sequence number, checksum or
+acknowledgement, so:
+- a token lost on the line cannot be detected by the link at all; the rules
+  engine's expectations (a card that is due and never came) and the dealer's
+  confirmation of each coup are the safety net;
+- a token damaged into another valid token (a bit flip turning `4S` into `5S`)
+  cannot be detected either; damage that breaks the token's shape is caught;
+- cards read while the link is down are lost: the shoe does not repeat them.
+
+Decisions, never guesses:
+- A token that is recognisably a card (`<Card:...>` or a near miss of `Card` or
+  `Game`) but does not parse intact is an `unreadable` reading (code
+  `garbled`): the dealer enters the card by hand. Anything else broken is a
+  `warning` (code `garbled`). A non-ASCII or control byte inside a token, or
+  text glued to its front, breaks it.
+- The mode prefix is what keeps burn cards apart from game cards, so a card
+  under a mode the shoe is not known to send is `unreadable` (code
+  `unknown_mode`), and so is a card without a mode prefix (code `no_mode`;
+  never seen from the shoe, and what a damaged `[Manual Burn Cards]` prefix
+  leaves behind). Spaces between the prefix and the body are accepted.
+- `Alarm:E3 Card Not Read` is an `alarm` (code E3), not also an unreadable
+  card: the shoe reports the unread card itself as `<Game>`, and counting the
+  alarm as a second card could count one card twice. An alarm stops the coup
+  for the dealer in any case.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+
+from shoed.drivers.base import Reading
+from shoed.drivers.link import LinkDriver, SerialTransport, Transport
+from shoed.rules.cards import CardError, parse_card
+
+BAUDRATE = 9600
+
+# Bounds: the longest real token is ` [Manual Burn Cards]<Alarm:E3 Card Not Read> `.
+MAX_MODE = 40
+MAX_BODY = 80
+MAX_STRETCH = 160  # a garbled stretch is cut here, so the kept tail never grows past it
+STALE_TAIL = 0.5  # seconds: a token takes ~50 ms at 9600 baud; a tail older than this is broken
+
+# Mode names as the shoe sends them (compared without case and spacing).
+GAME_MODES = {"game", "gamealarm"}
+BURN_MODES = {"manualburncards"}
+
+_WARNING = re.compile(r"W0X([0-9A-F]{1,4})")
+
+
+@dataclass(frozen=True)
+class Token:
+    """One token of the Bee-Tek stream (or one garbled stretch)."""
+
+    kind: str  # "card" | "unreadable" | "alarm" | "warning" | "garbled"
+    start: int  # offset of raw in the buffer given to next_token
+    raw: bytes  # the token as received, without the surrounding spaces
+    mode: str | None = None  # the mode text as sent, e.g. "Manual Burn Cards"; None without prefix
+    card: str | None = None  # "4S" etc. for kind "card"
+    code: str | None = None  # unreadable reason, alarm code, warning code
+    text: str | None = None  # alarm description
+    looks_like_card: bool = False  # for "garbled": the stretch is recognisably a card report
+
+    def to_json(self, base: int = 0) -> dict:
+        out: dict = {"offset": base + self.start, "length": len(self.raw), "kind": self.kind}
+        if self.kind == "garbled":
+            out["rejected"] = True
+            out["reason"] = "garbled card token" if self.looks_like_card else "garbled token"
+        for name in ("mode", "card", "code", "text"):
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
+        out["raw"] = self.raw.decode("latin-1")
+        return out
+
+
+def _is_filler(b: int) -> bool:
+    """Bytes between tokens: spaces, line ends, control and non-ASCII bytes (ignored there)."""
+    return not 0x21 <= b <= 0x7E
+
+
+def _in_token(b: int) -> bool:
+    """Bytes allowed inside a token: printable ASCII and the space."""
+    return 0x20 <= b <= 0x7E
+
+
+def _near(word: str, target: str) -> bool:
+    """True if `word` is `target` with at most one letter changed, dropped or added."""
+    word = word.strip().lower()
+    if abs(len(word) - len(target)) > 1:
+        return False
+    if len(word) == len(target):
+        return sum(a != b for a, b in zip(word, target)) <= 1
+    short, long_ = sorted((word, target), key=len)
+    return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
+
+
+def _looks_like_card(text: str) -> bool:
+    """A damaged stretch that was meant to report a card (read or unread)."""
+    low = text.lower()
+    if "card:" in low or "<game>" in low:
+        return True
+    for body in re.findall(r"<([^<>]*)", low):
+        key = body.partition(":")[0]
+        if _near(key, "card") or _near(body.rstrip(">"), "game"):
+            return True
+    return False
+
+
+def _mode_kind(mode: str | None) -> str | None:
+    """"game", "burn" or None (unknown) for a mode as sent; no prefix counts as game."""
+    if mode is None:
+        return "game"
+    key = "".join(mode.split()).lower()
+    if key in GAME_MODES:
+        return "game"
+    if key in BURN_MODES:
+        return "burn"
+    return None
+
+
+def _resync(buf: bytes, start: int, final: bool) -> int | None:
+    """End of a garbled stretch starting at `start`: the next token start that follows filler.
+
+    None means the stretch may go on (need more bytes)."""
+    limit = min(len(buf), start + MAX_STRETCH)
+    for p in range(start + 1, limit):
+        if buf[p] in b"[<" and _is_filler(buf[p - 1]):
+            return p
+    if limit == start + MAX_STRETCH or final:
+        return limit
+    return None
+
+
+def _garbled(buf: bytes, start: int, end: int) -> Token:
+    raw = bytes(buf[start:end])
+    # Trailing filler (the separating space, noise) is not part of the stretch.
+    while raw and _is_filler(raw[-1]):
+        raw = raw[:-1]
+    text = raw.decode("latin-1")
+    mode = None
+    m = re.match(r"\[([^\[\]<>]*)\]<", text)
+    if m:
+        mode = m.group(1)
+    looks = _looks_like_card(text)
+    return Token("garbled", start, raw, mode=mode, code="garbled", looks_like_card=looks)
+
+
+def _classify(raw: bytes, start: int, mode: str | None, body: str) -> Token:
+    text = body.strip()
+    key, sep, value = text.partition(":")
+    low_key = key.strip().lower()
+    if not sep and low_key == "game":
+        return Token("unreadable", start, raw, mode=mode, code="not_read")
+    if sep and low_key == "card":
+        try:
+            card = parse_card(value.strip())
+        except CardError:
+            return Token("garbled", start, raw, mode=mode, code="garbled", looks_like_card=True)
+        return Token("card", start, raw, mode=mode, card=str(card))
+    if sep and low_key == "alarm":
+        code, _, description = value.strip().partition(" ")
+        return Token("alarm", start, raw, mode=mode, code=code.upper() or "unknown", text=description.strip() or None)
+    m = _WARNING.fullmatch(text.upper())
+    if m:
+        return Token("warning", start, raw, mode=mode, code="W0x" + m.group(1))
+    looks = _near(low_key, "card") if sep else _near(low_key, "game")
+    return Token("garbled", start, raw, mode=mode, code="garbled", looks_like_card=looks)
+
+
+def next_token(buf: bytes | memoryview, final: bool = False) -> tuple[int, Token | None]:
+    """The framer: (consumed, token) for the first token of `buf`.
+
+    (0, None): need more bytes. (n, None): n bytes of filler skipped, nothing
+    else in `buf` yet. With `final` (end of a capture, or a tail gone stale) a
+    trailing incomplete token is returned as garbled instead of waiting.
+    """
+    n = len(buf)
+    i = 0
+    while i < n and _is_filler(buf[i]):
+        i += 1
+    if i == n:
+        return i, None
+    start = i
+    mode: str | None = None
+    if buf[i] == ord("["):
+        j = i + 1
+        while j < n and j - i <= MAX_MODE and buf[j] != ord("]"):
+            if not _in_token(buf[j]) or buf[j] in b"[<>":
+                break
+            j += 1
+        if j == n and not final:
+            return (0, None) if j - i <= MAX_MODE else _stretch(buf, start, final)
+        if j >= n or buf[j] != ord("]"):
+            return _stretch(buf, start, final)
+        mode = bytes(buf[i + 1:j]).decode("ascii")
+        i = j + 1
+        while i < n and buf[i] == 0x20 and i - j <= MAX_MODE:
+            i += 1
+        if i == n:
+            return (0, None) if not final else _stretch(buf, start, final)
+        if buf[i] != ord("<"):  # a mode is followed by its body
+            return _stretch(buf, start, final)
+    if buf[i] != ord("<"):
+        return _stretch(buf, start, final)
+    j = i + 1
+    while j < n and j - i <= MAX_BODY and buf[j] != ord(">"):
+        if not _in_token(buf[j]) or buf[j] in b"[<":
+            break
+        j += 1
+    if j == n and not final and j - i <= MAX_BODY:
+        return 0, None
+    if j >= n or buf[j] != ord(">"):
+        return _stretch(buf, start, final)
+    raw = bytes(buf[start:j + 1])
+    return j + 1, _classify(raw, start, mode, bytes(buf[i + 1:j]).decode("ascii"))
+
+
+def _stretch(buf: bytes, start: int, final: bool) -> tuple[int, Token | None]:
+    end = _resync(buf, start, final)
+    if end is None:
+        return 0, None
+    return end, _garbled(buf, start, end)
+
+
+def tokens(data: bytes, final: bool = True) -> list[Token]:
+    """Every token of a whole capture (starts are offsets into `data`)."""
+    out: list[Token] = []
+    view = memoryview(data)
+    pos = 0
+    while pos < len(data):
+        used, token = next_token(view[pos:], final=final)
+        if used == 0:
+            break
+        if token is not None:
+            out.append(Token(**{**token.__dict__, "start": pos + token.start}))
+        pos += used
+    return out
+
+
+def decode_capture(data: bytes) -> list[dict]:
+    """`shoed decode --driver beetek`: one dict per token or garbled stretch, with its offset."""
+    return [token.to_json() for token in tokens(data, final=True)]
+
+
+def token_reading(token: Token, source: str, offset: int, mono_ns: int, utc_ns: int) -> Reading:
+    """A token as a Reading; `offset` is where the token starts in the link's stream."""
+    mode = _mode_kind(token.mode)
+    detail: dict = {}
+    if token.mode is None:
+        detail["mode_sent"] = None
+    elif mode is None or token.mode != token.mode.strip():
+        detail["mode_sent"] = token.mode
+    common = dict(source=source, raw=token.raw, offset=offset, mono_ns=mono_ns, utc_ns=utc_ns, detail=detail)
+    if token.kind == "card":
+        if token.mode is None:
+            return Reading(kind="unreadable", code="no_mode",
+                           text="a card without a mode prefix: game or burn unknown", **common)
+        if mode is None:
+            return Reading(kind="unreadable", code="unknown_mode",
+                           text=f"a card under unknown mode {token.mode!r}", **common)
+        return Reading(kind="card", card=token.card, mode=mode, **common)
+    if token.kind == "unreadable":
+        return Reading(kind="unreadable", mode=mode or "game", code=token.code, **common)
+    if token.kind == "alarm":
+        return Reading(kind="alarm", mode=mode or "game", code=token.code, text=token.text, **common)
+    if token.kind == "warning":
+        return Reading(kind="warning", mode=mode or "game", code=token.code, **common)
+    if token.looks_like_card:
+        return Reading(kind="unreadable", mode=mode or "game", code="garbled",
+                       text="a card token arrived damaged; enter the card by hand", **common)
+    return Reading(kind="warning", mode=mode or "game", code="garbled", text="unrecognised bytes from the shoe",
+                   **common)
+
+
+class BeeTekDriver(LinkDriver):
+    """A Bee-Tek shoe on a serial port (9600 8N1). Nothing is ever sent to it."""
+
+    name = "beetek"
+
+    def __init__(self, url: str, *, baudrate: int = BAUDRATE, **options) -> None:
+        self.baudrate = baudrate
+        super().__init__(url, **options)
+        self._tail = b""
+        self._tail_offset = 0
+        self._tail_since = 0.0
+
+    def _make_transport(self) -> Transport:
+        return SerialTransport(self.url, baudrate=self.baudrate)
+
+    def _on_connect(self, mono_ns: int, utc_ns: int) -> list[Reading]:
+        # A token cut by the unplug is reported (as garbled) rather than glued to the next link's bytes.
+        return self._flush(final=True, mono_ns=mono_ns, utc_ns=utc_ns)
+
+    def _on_data(self, data: bytes, offset: int, mono_ns: int, utc_ns: int) -> list[Reading]:
+        if not self._tail:
+            self._tail_offset = offset
+        self._tail += data
+        self._tail_since = time.monotonic()
+        return self._flush(final=False, mono_ns=mono_ns, utc_ns=utc_ns)
+
+    def _flush(self, final: bool, mono_ns: int, utc_ns: int) -> list[Reading]:
+        out = []
+        buf, base, pos = self._tail, self._tail_offset, 0
+        view = memoryview(buf)
+        while pos < len(buf):
+            used, token = next_token(view[pos:], final=final)
+            if used == 0:
+                break
+            if token is not None:
+                out.append(token_reading(token, self.source, base + pos + token.start, mono_ns, utc_ns))
+            pos += used
+        self._tail = buf[pos:]
+        self._tail_offset = base + pos
+        return out
+
+    def _next_tick(self) -> float | None:
+        return self._tail_since + STALE_TAIL if self._tail else None
+
+    def _on_tick(self, mono_ns: int) -> list[Reading]:
+        # Nothing came to finish the tail: the rest of that token was lost on the line.
+        return self._flush(final=True, mono_ns=mono_ns, utc_ns=time.time_ns())

@@ -1,0 +1,295 @@
+"""The journal's hash chain: canonical form, sealing and checking of records.
+
+Pure functions over dicts and bytes (no I/O, no clock), shared by the writer,
+the recovery scan at start-up and `shoed journal verify`, so all three agree
+byte for byte on what an intact record is.
+
+A record on disk is one line: the canonical JSON of the record with three
+fields added, `jseq` (its line number in the file, from 1), `prev` (the `hash`
+of the record before it; across files, the last record of the previous file;
+the very first record of a table's journal chains to GENESIS) and `hash`
+(SHA-256, or HMAC-SHA-256 keyed with a secret kept off the box, over the
+canonical JSON of the record without `hash`). Line 1 of every file is a header
+record of kind "journal_file" written by the journal itself.
+
+Canonical JSON is what msgspec writes with sorted keys: no whitespace, keys
+sorted by code point, UTF-8, only `"`, `\\` and control characters escaped,
+floats in their shortest round-trip form. A line is intact only if it is
+exactly the canonical form of what it parses to, so a flipped byte is caught
+even where it would parse to the same value (`1e16` and `1E16`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+
+import msgspec
+
+GENESIS = "0" * 64  # what the first record of a table's first file chains to
+FORMAT = 1  # the header's "format": bumped if the line format ever changes
+HEADER_KIND = "journal_file"
+ALG_SHA256 = "sha256"
+ALG_HMAC = "hmac-sha256"
+RESERVED = frozenset({"jseq", "prev", "hash"})
+
+_encoder = msgspec.json.Encoder(order="sorted")
+_decoder = msgspec.json.Decoder()
+
+TABLE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+# <table>-<file_seq>-<UTC opened>-<shoe>.jsonl; the file number comes before
+# the time so that a clock stepped backwards cannot reorder the files.
+NAME_RE = re.compile(
+    r"(?P<table>[A-Za-z0-9][A-Za-z0-9_.-]*?)-(?P<seq>\d{6,})-(?P<utc>\d{8}T\d{6}Z)-(?P<shoe>[A-Za-z0-9_.-]*)\.jsonl"
+)
+
+
+class RecordError(ValueError):
+    """A record the journal cannot take (nothing was written)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileName:
+    table: str
+    file_seq: int
+    utc: str
+    shoe: str
+
+
+def file_name(table: str, file_seq: int, opened: datetime, shoe_id: str) -> str:
+    shoe = re.sub(r"[^A-Za-z0-9_.-]", "_", shoe_id)[:64]
+    return f"{table}-{file_seq:06d}-{opened.strftime('%Y%m%dT%H%M%SZ')}-{shoe}.jsonl"
+
+
+def parse_file_name(name: str) -> FileName | None:
+    m = NAME_RE.fullmatch(name)
+    if m is None:
+        return None
+    return FileName(m["table"], int(m["seq"]), m["utc"], m["shoe"])
+
+
+def canonical(value) -> bytes:
+    return _encoder.encode(value)
+
+
+def digest(body: bytes, secret: bytes | None) -> str:
+    if secret is None:
+        return hashlib.sha256(body).hexdigest()
+    return hmac.new(secret, body, hashlib.sha256).hexdigest()
+
+
+def _check_value(value, where: str) -> None:
+    # Only plain JSON values: anything else (bytes, datetimes, sets, NaN) would
+    # come back from the file as something other than what was appended.
+    if value is None or isinstance(value, (str, bool, int)):
+        return
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise RecordError(f"{where}: {value!r} has no JSON form")
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise RecordError(f"{where}: key {key!r} is not a string")
+            _check_value(item, f"{where}.{key}")
+        return
+    if isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            _check_value(item, f"{where}[{i}]")
+        return
+    raise RecordError(f"{where}: {type(value).__name__} is not a JSON value")
+
+
+def seal(record: dict, jseq: int, prev: str, secret: bytes | None) -> tuple[dict, bytes]:
+    """The record with `jseq`, `prev` and `hash` added, and its line (with the newline)."""
+    if not isinstance(record, dict):
+        raise RecordError(f"a record is a dict, not {type(record).__name__}")
+    kind = record.get("kind")
+    if not isinstance(kind, str) or not kind:
+        raise RecordError("a record needs a non-empty string 'kind'")
+    clash = RESERVED.intersection(record)
+    if clash:
+        raise RecordError(f"the journal sets {', '.join(sorted(clash))} itself")
+    _check_value(record, "record")
+    sealed = dict(record)
+    sealed["jseq"] = jseq
+    sealed["prev"] = prev
+    sealed["hash"] = digest(canonical(sealed), secret)
+    return sealed, canonical(sealed) + b"\n"
+
+
+def header(*, table: str, shoe: str, file_seq: int, prev_file: str | None, opened_utc: str, keyed: bool) -> dict:
+    """Line 1 of every file: which table, shoe and file this is, and which file came before."""
+    return {
+        "kind": HEADER_KIND,
+        "format": FORMAT,
+        "alg": ALG_HMAC if keyed else ALG_SHA256,
+        "table": table,
+        "shoe": shoe,
+        "file_seq": file_seq,
+        "prev_file": prev_file,
+        "opened_utc": opened_utc,
+    }
+
+
+def check_line(
+    line: bytes, secret: bytes | None, *, first: bool, links_only: bool = False, links_if_keyed: bool = False
+) -> tuple[dict | None, str | None]:
+    """Is one line (without its newline) an intact record on its own?
+
+    Returns (record, None) or (record or None, reason). A keyed journal read
+    without its secret fails at its header, unless links_if_keyed: then, as
+    with links_only, the hashes are not recomputed; the form and the links
+    still are checked.
+    """
+    if not line:
+        return None, "empty line"
+    try:
+        rec = _decoder.decode(line)
+    except msgspec.DecodeError:
+        return None, "not valid JSON (torn or damaged)"
+    if not isinstance(rec, dict):
+        return None, "not a JSON object"
+    if canonical(rec) != line:
+        return None, "not in canonical form (a byte was altered)"
+    h, jseq, prev, kind = rec.get("hash"), rec.get("jseq"), rec.get("prev"), rec.get("kind")
+    if not (isinstance(h, str) and isinstance(prev, str) and isinstance(kind, str)):
+        return None, "hash, prev or kind missing"
+    if not isinstance(jseq, int) or isinstance(jseq, bool):
+        return None, "jseq missing"
+    if first:
+        if kind != HEADER_KIND:
+            return rec, f"line 1 is not a {HEADER_KIND} header"
+        if rec.get("format") != FORMAT:
+            return rec, f"header format {rec.get('format')!r}, this reader knows {FORMAT}"
+        alg = rec.get("alg")
+        if alg == ALG_HMAC and secret is None:
+            if not links_if_keyed:
+                return rec, "the journal is keyed (hmac-sha256): its secret is needed to verify it"
+            links_only = True
+        if alg == ALG_SHA256 and secret is not None:
+            return rec, "the journal is not keyed (sha256) but a secret was given"
+        if alg not in (ALG_SHA256, ALG_HMAC):
+            return rec, f"unknown hash algorithm {alg!r}"
+    elif kind == HEADER_KIND:
+        return rec, f"a {HEADER_KIND} header after line 1"
+    if not links_only:
+        body = dict(rec)
+        del body["hash"]
+        if not hmac.compare_digest(digest(canonical(body), secret), h):
+            hint = " (wrong secret, or the record was altered)" if secret is not None else ""
+            return rec, f"hash does not match the record{hint}"
+    return rec, None
+
+
+@dataclass(frozen=True, slots=True)
+class Bad:
+    """The first record of a file that is not intact or does not link."""
+
+    line: int  # 1-based line number in the file
+    offset: int  # byte offset where the line starts
+    jseq: int | None  # as read from the record; the expected one when it cannot be read
+    reason: str
+
+
+def lines(data: bytes) -> Iterator[tuple[int, int, bytes, bool]]:
+    """(line number, offset, line without newline, ended by a newline) for each line."""
+    offset, number, size = 0, 0, len(data)
+    while offset < size:
+        number += 1
+        end = data.find(b"\n", offset)
+        if end < 0:
+            yield number, offset, data[offset:], False
+            return
+        yield number, offset, data[offset:end], True
+        offset = end + 1
+
+
+def links_only_for(header_rec: dict, secret: bytes | None) -> bool:
+    """A keyed file read without its secret (allowed only with links_if_keyed)."""
+    return secret is None and header_rec.get("alg") == ALG_HMAC
+
+
+def chain(
+    data: bytes, *, prev: str | None, secret: bytes | None, links_if_keyed: bool = False
+) -> Iterator[dict | Bad]:
+    """Walk one file's records in order: yield each intact, linked record; at the
+    first that is not, yield a Bad and stop.
+
+    prev is the hash the first record must chain to, or None to take the
+    file's own claim (a file read on its own, or the oldest file kept).
+    """
+    if not data:
+        yield Bad(1, 0, 1, "empty file: no header")
+        return
+    expect_prev = prev
+    links_only = False
+    for number, offset, line, ended in lines(data):
+        rec, reason = check_line(line, secret, first=number == 1, links_only=links_only, links_if_keyed=links_if_keyed)
+        if number == 1 and rec is not None:
+            links_only = links_only_for(rec, secret)
+        read_jseq = rec.get("jseq") if rec is not None and isinstance(rec.get("jseq"), int) else number
+        if reason is None and not ended:
+            reason = "torn: the last line has no newline"
+        if reason is None and rec["jseq"] != number:
+            reason = f"jseq {rec['jseq']} where {number} is due"
+        if reason is None and expect_prev is not None and rec["prev"] != expect_prev:
+            reason = "prev does not link to the record before it" if number > 1 else (
+                "prev does not link to the last record of the previous file"
+            )
+        if reason is not None:
+            yield Bad(number, offset, read_jseq, reason)
+            return
+        expect_prev = rec["hash"]
+        yield rec
+
+
+def intact_after(data: bytes, offset: int, secret: bytes | None, links_only: bool = False) -> int | None:
+    """The line number of the first intact record after the line at offset, if any.
+
+    A bad record with an intact one after it is corruption in the middle of a
+    journal; a bad tail with nothing intact after it is a torn write.
+    """
+    start = data.find(b"\n", offset)
+    if start < 0:
+        return None
+    skipped = data.count(b"\n", 0, start + 1)
+    for number, _, line, ended in lines(data[start + 1 :]):
+        if not ended:
+            break
+        _, reason = check_line(line, secret, first=False, links_only=links_only)
+        if reason is None:
+            return skipped + number
+    return None
+
+
+def check_header(
+    rec: dict,
+    *,
+    name: FileName | None,
+    previous: tuple[str, int] | None,
+) -> str | None:
+    """What is wrong with a file's header given its name and the file before it
+    (its name and file_seq), or None."""
+    seq = rec.get("file_seq")
+    if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
+        return "header has no file_seq"
+    if name is not None:
+        if rec.get("table") != name.table:
+            return f"header says table {rec.get('table')!r}, the file name {name.table!r}"
+        if seq != name.file_seq:
+            return f"header says file {seq}, the file name {name.file_seq}"
+    if seq == 1 and rec.get("prev") != GENESIS:
+        return "the first file of a journal must chain to the genesis value"
+    if previous is not None:
+        prev_name, prev_seq = previous
+        if seq != prev_seq + 1:
+            return f"file {seq} follows file {prev_seq}: a file is missing or out of place"
+        if rec.get("prev_file") != prev_name:
+            return f"header names {rec.get('prev_file')!r} as the previous file, not {prev_name!r}"
+    return None

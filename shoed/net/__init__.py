@@ -1,0 +1,16 @@
+"""The network side of shoed: ZeroMQ publishing, catch-up and the command endpoint.
+
+- `wire`: topics and JSON on the wire (pure).
+- `sequence`: the Clone pattern's sequencing verdicts (pure).
+- `curve`: CURVE key pairs, the allow-list and the ZAP authenticator.
+- `publisher`: the PUB socket that fans coup events out to displays.
+- `snapshot`: the ROUTER endpoint serving the current state and event ranges.
+- `client`: the subscriber side of the Clone pattern, for displays and tests.
+- `commands`: the authenticated ROUTER endpoint for the dealer console and pit.
+
+Every server here is single-threaded and pollable: the daemon's loop registers
+`sockets()` with its `zmq.Poller` and calls `handle(socket)` for what is ready.
+Only pyzmq's ZAP authenticator runs in a thread of its own.
+
+Submodules are not imported here, so `import shoed.net.wire` stays cheap.
+"""

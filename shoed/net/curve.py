@@ -1,0 +1,282 @@
+"""CURVE security for shoed's sockets: key files, the allow-list and the ZAP authenticator.
+
+A CURVE server socket with no ZAP handler lets in any client that knows the
+server's public key (table-game-standards item 15). So the server side here is
+one object, `ServerCurve`, that loads the server's secret key and the
+allow-lists, starts pyzmq's `ThreadAuthenticator` on the context, and only then
+configures sockets; it also sets ZMQ_ZAP_ENFORCE_DOMAIN on each of them, so if
+the authenticator ever stops, clients are refused instead of waved through.
+
+Key files are the ZeroMQ certificate format written by
+`zmq.auth.create_certificates`: `NAME.key` holds the public key, and
+`NAME.key_secret` both keys. An allow-list is a directory of public `.key`
+files; a client's name is its file's stem, so the journal can say
+"void by pit-boss-2 (key ...)".
+
+Allow-lists are per ZAP domain: the daemon may let displays read events
+(domain "events") while only the dealer console and pit may send commands
+(domain "commands"). One directory for everything is the simple case.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import stat
+import tempfile
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import zmq
+import zmq.auth
+from zmq.auth.thread import ThreadAuthenticator
+from zmq.utils import z85
+
+DEFAULT_DOMAIN = "shoed"
+
+_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+log = logging.getLogger("shoed.net.curve")
+
+
+class CurveError(Exception):
+    """A key file or allow-list that cannot be used as it is."""
+
+
+def _z85_key(key: bytes | str, what: str) -> bytes:
+    if isinstance(key, str):
+        key = key.encode("ascii", "replace")
+    if len(key) != 40:
+        raise CurveError(f"{what} must be a 40-character Z85 CURVE key, got {len(key)} characters")
+    try:
+        z85.decode(key)
+    except Exception:
+        raise CurveError(f"{what} is not valid Z85") from None
+    return key
+
+
+def load_public_key(path: str | os.PathLike) -> bytes:
+    """The Z85 public key in a `.key` (or `.key_secret`) file."""
+    try:
+        public, _ = zmq.auth.load_certificate(path)
+    except (OSError, ValueError) as exc:
+        raise CurveError(f"{path}: {exc}") from None
+    return _z85_key(public, f"public key in {path}")
+
+
+def load_key_pair(path: str | os.PathLike) -> tuple[bytes, bytes]:
+    """(public, secret) from a `.key_secret` file, which must be private to its owner."""
+    path = Path(path)
+    try:
+        mode = path.stat().st_mode
+        public, secret = zmq.auth.load_certificate(path)
+    except (OSError, ValueError) as exc:
+        raise CurveError(f"{path}: {exc}") from None
+    if secret is None:
+        raise CurveError(f"{path} holds no secret key (is it the public .key file?)")
+    if mode & (stat.S_IRWXG | stat.S_IRWXO):
+        raise CurveError(f"{path} is readable by others (mode {stat.S_IMODE(mode):o}); chmod 600 it")
+    return _z85_key(public, f"public key in {path}"), _z85_key(secret, f"secret key in {path}")
+
+
+def load_allow_list(directory: str | os.PathLike) -> dict[bytes, str]:
+    """Public key -> client name for every `*.key` file in the directory.
+
+    Unlike pyzmq's own loader this fails loudly: a file that is not a key, or
+    a secret key file dropped into the allow-list by mistake, is an error.
+    """
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise CurveError(f"allow-list directory {directory} does not exist")
+    keys: dict[bytes, str] = {}
+    for path in sorted(directory.glob("*.key")):
+        try:
+            public, secret = zmq.auth.load_certificate(path)
+        except (OSError, ValueError) as exc:
+            raise CurveError(f"allow-list {path}: {exc}") from None
+        if secret is not None:
+            raise CurveError(f"allow-list {path} contains a secret key; only public .key files belong there")
+        keys[_z85_key(public, f"public key in {path}")] = path.stem
+    return keys
+
+
+def create_key_pair(directory: str | os.PathLike, name: str) -> tuple[Path, Path, str]:
+    """Write `NAME.key` (public, mode 0644) and `NAME.key_secret` (mode 0600).
+
+    The files are made in a private temporary directory and linked into
+    place, so the secret key is never readable by others, not even for a
+    moment, and an existing key pair is never overwritten.
+    Returns (public file, secret file, public key).
+    """
+    if not _NAME_RE.fullmatch(name) or name.endswith((".key", ".key_secret")):
+        raise CurveError(f"key name must be letters, digits, '.', '_' or '-' (no extension), not {name!r}")
+    directory = Path(directory)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CurveError(f"cannot create {directory}: {exc}") from None
+    public_path, secret_path = directory / f"{name}.key", directory / f"{name}.key_secret"
+    for path in (public_path, secret_path):
+        if path.exists():
+            raise CurveError(f"{path} already exists; not overwriting a key")
+    try:
+        with tempfile.TemporaryDirectory(dir=directory, prefix=".keys-") as tmp:
+            made_public, made_secret = (Path(p) for p in zmq.auth.create_certificates(tmp, name))
+            os.chmod(made_secret, 0o600)
+            os.chmod(made_public, 0o644)
+            for src in (made_public, made_secret):
+                with open(src, "rb") as f:
+                    os.fsync(f.fileno())
+            os.link(made_secret, secret_path)
+            try:
+                os.link(made_public, public_path)
+            except OSError:
+                secret_path.unlink()
+                raise
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except FileExistsError as exc:
+        raise CurveError(f"{exc.filename} already exists; not overwriting a key") from None
+    except OSError as exc:
+        raise CurveError(f"cannot write keys in {directory}: {exc}") from None
+    return public_path, secret_path, load_public_key(public_path).decode("ascii")
+
+
+class _AllowList:
+    """The ZAP credentials provider: is this key on the domain's allow-list?
+
+    Called from the authenticator's thread; lookups read a dict that `reload`
+    replaces whole, so no lock is needed for them.
+    """
+
+    def __init__(self, keys: dict[bytes, str]) -> None:
+        self.keys = keys
+
+    def callback(self, domain: str, key: bytes) -> bool:
+        allowed = key in self.keys
+        if not allowed:
+            log.warning("CURVE client refused: domain=%s key=%s", domain, key.decode("ascii", "replace"))
+        return allowed
+
+
+@dataclass(frozen=True)
+class ClientCurve:
+    """A client's key pair and the server's public key, all Z85."""
+
+    public_key: bytes
+    secret_key: bytes
+    server_key: bytes
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "public_key", _z85_key(self.public_key, "client public key"))
+        object.__setattr__(self, "secret_key", _z85_key(self.secret_key, "client secret key"))
+        object.__setattr__(self, "server_key", _z85_key(self.server_key, "server public key"))
+
+    @classmethod
+    def from_files(cls, client_secret_file: str | os.PathLike, server_public_file: str | os.PathLike) -> ClientCurve:
+        public, secret = load_key_pair(client_secret_file)
+        return cls(public, secret, load_public_key(server_public_file))
+
+    def apply(self, socket: zmq.Socket) -> None:
+        """Configure a socket before it connects."""
+        socket.curve_publickey = self.public_key
+        socket.curve_secretkey = self.secret_key
+        socket.curve_serverkey = self.server_key
+
+
+class ServerCurve:
+    """The server's key pair plus a running ZAP authenticator with allow-lists.
+
+    `allow` is one directory (domain "shoed") or a mapping of ZAP domain to
+    directory. One ServerCurve per ZeroMQ context: the authenticator binds
+    the context's single ZAP endpoint, and sockets of another context would
+    not reach it.
+    """
+
+    def __init__(
+        self,
+        context: zmq.Context,
+        server_secret_file: str | os.PathLike,
+        allow: str | os.PathLike | Mapping[str, str | os.PathLike],
+    ) -> None:
+        self.context = context
+        self.public_key, self._secret_key = load_key_pair(server_secret_file)
+        if isinstance(allow, Mapping):
+            self._dirs = {str(domain): Path(d) for domain, d in allow.items()}
+        else:
+            self._dirs = {DEFAULT_DOMAIN: Path(allow)}
+        if not self._dirs:
+            raise CurveError("no allow-list given")
+        for domain in self._dirs:
+            if not _NAME_RE.fullmatch(domain):
+                raise CurveError(f"bad ZAP domain name {domain!r}")
+        self._providers = {domain: _AllowList(load_allow_list(d)) for domain, d in self._dirs.items()}
+        self._lock = threading.Lock()
+        self._auth = ThreadAuthenticator(context, log=logging.getLogger("shoed.net.zap"))
+        self._auth.start()
+        for domain, provider in self._providers.items():
+            self._auth.configure_curve_callback(domain, provider)
+        for domain, provider in self._providers.items():
+            log.info("CURVE allow-list %s: %d keys from %s", domain, len(provider.keys), self._dirs[domain])
+
+    @property
+    def domains(self) -> tuple[str, ...]:
+        return tuple(self._dirs)
+
+    def running(self) -> bool:
+        return self._auth is not None and self._auth.is_alive()
+
+    def apply(self, socket: zmq.Socket, domain: str = DEFAULT_DOMAIN) -> None:
+        """Make a socket a CURVE server checked against `domain`'s allow-list.
+
+        Call before bind. Refuses if the authenticator is not running, since
+        then the allow-list would not be consulted.
+        """
+        if domain not in self._providers:
+            raise CurveError(f"no allow-list for ZAP domain {domain!r} (have {', '.join(self._dirs)})")
+        if not self.running():
+            raise CurveError("the ZAP authenticator is not running; refusing to configure a CURVE socket")
+        if socket.context is not self.context:
+            raise CurveError("socket belongs to another ZeroMQ context than the authenticator")
+        socket.zap_domain = domain.encode()
+        socket.setsockopt(zmq.ZAP_ENFORCE_DOMAIN, 1)
+        socket.curve_server = True
+        socket.curve_publickey = self.public_key
+        socket.curve_secretkey = self._secret_key
+
+    def client_name(self, key: str | bytes, domain: str = DEFAULT_DOMAIN) -> str | None:
+        """The allow-list file stem of a client key, or None if it is not (or no longer) listed."""
+        if isinstance(key, str):
+            key = key.encode("ascii", "replace")
+        provider = self._providers.get(domain)
+        return provider.keys.get(key) if provider else None
+
+    def reload(self) -> dict[str, int]:
+        """Re-read every allow-list (after adding or removing `.key` files).
+
+        All directories are read before any is swapped in, so a bad file
+        leaves the old lists in force. Connections already authenticated stay
+        up; a removed key is refused from its next handshake on.
+        """
+        with self._lock:
+            fresh = {domain: load_allow_list(d) for domain, d in self._dirs.items()}
+            for domain, keys in fresh.items():
+                self._providers[domain].keys = keys
+        return {domain: len(keys) for domain, keys in fresh.items()}
+
+    def close(self) -> None:
+        if self._auth is not None:
+            self._auth.stop()
+            self._auth = None
+
+    def __enter__(self) -> ServerCurve:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,131 @@
+"""The PUB socket that fans a table's coup events out to displays and surveillance.
+
+Each event goes out as `[topic, json]` (see `shoed.net.wire`). Publishing never
+blocks the daemon: sends are non-blocking and a subscriber that stops reading
+loses messages at its high-water mark, alone. ZeroMQ does not tell a PUB socket
+which subscriber dropped what, so losses are found where they can be seen: at
+the subscriber, as a jump in `seq`, and filled from the journal through the
+snapshot endpoint (table-game-standards items 16 and 17).
+
+The daemon owns the sequence numbers: the publisher only checks that they
+increase. When idle it sends a heartbeat that repeats the last published seq
+(it invents no number), so subscribers can tell a quiet table from a dead
+daemon and find losses at the tail.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+import zmq
+
+from shoed.net import wire
+from shoed.net.curve import DEFAULT_DOMAIN, ServerCurve
+
+DEFAULT_ENDPOINT = "tcp://127.0.0.1:5556"
+HEARTBEAT_INTERVAL = 1.0
+
+log = logging.getLogger("shoed.net.publisher")
+
+
+class Publisher:
+    """A bound PUB socket for one table.
+
+    `last_seq` is the seq of the last event the daemon published before (from
+    its journal, after a restart), so heartbeats are right from the start.
+    `clock` is the monotonic clock used to tell when the socket is idle.
+    """
+
+    def __init__(
+        self,
+        context: zmq.Context,
+        endpoint: str,
+        table_id: str,
+        curve: ServerCurve | None = None,
+        *,
+        last_seq: int | None = None,
+        sndhwm: int = 1000,
+        heartbeat_interval: float = HEARTBEAT_INTERVAL,
+        curve_domain: str = DEFAULT_DOMAIN,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.table_id = wire.check_table_id(table_id)
+        self.last_seq = last_seq
+        self.heartbeat_interval = heartbeat_interval
+        self.stats = {"sent": 0, "dropped": 0, "heartbeats": 0}
+        self._clock = clock
+        self._last_send = clock()
+        self._heartbeat_topic = wire.topic_for(table_id, wire.HEARTBEAT).encode()
+        sock = context.socket(zmq.PUB)
+        try:
+            sock.sndhwm = sndhwm
+            sock.linger = 0  # never hold the daemon's shutdown for a slow display
+            # ZMTP heartbeats let the socket notice a dead subscriber's
+            # connection and release its queue.
+            sock.heartbeat_ivl = 1000
+            sock.heartbeat_timeout = 3000
+            if curve is not None:
+                curve.apply(sock, curve_domain)
+            sock.bind(endpoint)
+        except Exception:
+            sock.close(0)
+            raise
+        self.socket = sock
+        self.endpoint = sock.last_endpoint.decode()
+
+    def publish(self, event: dict) -> bool:
+        """Send one event; False if ZeroMQ could not queue it (counted as dropped).
+
+        Raises `wire.WireError` for an event of another table, without a kind
+        or whose seq does not increase: those are bugs, not network trouble.
+        """
+        seq = wire.check_event(event, self.table_id)
+        if event["kind"] in wire.RESERVED_KINDS:
+            raise wire.WireError(f"kind {event['kind']!r} is reserved for the transport")
+        if self.last_seq is not None and seq <= self.last_seq:
+            raise wire.WireError(f"seq {seq} published after {self.last_seq}: seq must increase")
+        topic = wire.topic_for(self.table_id, event["kind"]).encode()
+        payload = wire.encode(event)
+        self.last_seq = seq
+        return self._send(topic, payload, "sent")
+
+    def maybe_heartbeat(self, now: float | None = None) -> bool:
+        """Send a heartbeat if nothing went out for `heartbeat_interval`; True if sent.
+
+        The daemon calls this from its loop on every turn; `now` is its
+        monotonic time (read from the clock if not given).
+        """
+        now = self._clock() if now is None else now
+        if now - self._last_send < self.heartbeat_interval:
+            return False
+        return self.heartbeat(now)
+
+    def heartbeat(self, now: float | None = None) -> bool:
+        """Send a heartbeat now: `{"table", "kind": "heartbeat", "interval"[, "seq"]}`."""
+        beat: dict = {"table": self.table_id, "kind": wire.HEARTBEAT, "interval": self.heartbeat_interval}
+        if self.last_seq is not None:
+            beat["seq"] = self.last_seq
+        sent = self._send(self._heartbeat_topic, wire.encode(beat), "heartbeats")
+        self._last_send = self._clock() if now is None else now
+        return sent
+
+    def _send(self, topic: bytes, payload: bytes, counter: str) -> bool:
+        try:
+            self.socket.send_multipart([topic, payload], flags=zmq.NOBLOCK)
+        except zmq.Again:
+            self.stats["dropped"] += 1
+            return False
+        self.stats[counter] += 1
+        self._last_send = self._clock()
+        return True
+
+    def close(self) -> None:
+        self.socket.close(0)
+
+    def __enter__(self) -> Publisher:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

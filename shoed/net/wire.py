@@ -1,0 +1,105 @@
+"""What travels on shoed's sockets: topics, event checks and JSON encoding.
+
+An event is a JSON object with at least `table` (the table id), `seq` (the
+table's strictly increasing sequence number, owned by the daemon) and `kind`.
+On the PUB socket each event is a two-frame message `[topic, json]` where the
+topic is `<table>.<group>` and the group is the first word of the kind
+(`card.dealt` and `card_dealt` are both in group `card`), so a subscriber can
+filter by prefix: `t1.` for everything at table t1, `t1.card` for cards only.
+
+Pure functions: no sockets, no clock.
+"""
+
+from __future__ import annotations
+
+import re
+
+import msgspec
+
+HEARTBEAT = "heartbeat"
+SNAPSHOT = "snapshot"
+
+# Kinds the transport itself emits or delivers; the daemon may not publish them.
+RESERVED_KINDS = frozenset({HEARTBEAT, SNAPSHOT})
+
+# Groups the daemon's events fall into (documentation and display filters; any
+# group is carried, these are the ones the project uses).
+GROUPS = ("card", "coup", "shoe", "device", "misdeal", "alarm", HEARTBEAT)
+
+# A table id is one topic word: no dot (the topic separator), no spaces.
+_TABLE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+_KIND_RE = re.compile(r"[a-z][a-z0-9]*(?:[._-][a-z0-9]+)*")
+
+_encoder = msgspec.json.Encoder()
+_decoder = msgspec.json.Decoder()
+
+
+class WireError(ValueError):
+    """An event or message that does not follow the wire format."""
+
+
+def check_table_id(table: str) -> str:
+    if not isinstance(table, str) or not _TABLE_RE.fullmatch(table):
+        raise WireError(f"table id must be 1-64 letters, digits, '_' or '-' (no dot), not {table!r}")
+    return table
+
+
+def group_of(kind: str) -> str:
+    """The topic group of an event kind: its first word (`coup.result` -> `coup`)."""
+    if not isinstance(kind, str) or not _KIND_RE.fullmatch(kind):
+        raise WireError(f"event kind must be lower-case words joined by '.', '_' or '-', not {kind!r}")
+    return re.split(r"[._-]", kind, maxsplit=1)[0]
+
+
+def topic_for(table: str, kind: str) -> str:
+    return f"{table}.{group_of(kind)}"
+
+
+def check_event(event: object, table: str) -> int:
+    """Check an event the daemon wants published; return its seq.
+
+    A failure here is a bug in the caller, so it raises rather than dropping.
+    """
+    if not isinstance(event, dict):
+        raise WireError(f"an event is a dict, not {type(event).__name__}")
+    if event.get("table") != table:
+        raise WireError(f"event for table {event.get('table')!r} given to the publisher of table {table!r}")
+    seq = event.get("seq")
+    if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
+        raise WireError(f"event seq must be a non-negative int, not {seq!r}")
+    group_of(event.get("kind"))
+    return seq
+
+
+def encode(obj: object) -> bytes:
+    """Compact JSON. Raises TypeError for values JSON cannot carry."""
+    return _encoder.encode(obj)
+
+
+def decode(raw: bytes | memoryview) -> object:
+    """JSON to Python values; raises WireError for anything that is not JSON."""
+    try:
+        return _decoder.decode(raw)
+    except msgspec.DecodeError as exc:
+        raise WireError(f"not JSON: {exc}") from None
+
+
+def decode_event(topic: bytes, payload: bytes, table: str) -> dict:
+    """A message taken off a SUB socket, checked against its topic.
+
+    Raises WireError for anything malformed; a subscriber drops such a message
+    and counts it rather than guessing what it meant.
+    """
+    event = decode(payload)
+    if not isinstance(event, dict):
+        raise WireError("event is not a JSON object")
+    seq = event.get("seq")
+    if event.get("kind") != HEARTBEAT or seq is not None:
+        if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
+            raise WireError(f"event seq must be a non-negative int, not {seq!r}")
+    if event.get("table") != table:
+        raise WireError(f"event for table {event.get('table')!r}, expected {table!r}")
+    expected = topic_for(table, event.get("kind"))
+    if topic != expected.encode():
+        raise WireError(f"topic {topic!r} does not match event kind (expected {expected!r})")
+    return event

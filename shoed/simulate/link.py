@@ -1,0 +1,294 @@
+"""The virtual shoe's end of the cable: a pseudo-terminal or a TCP socket.
+
+Both links are non-blocking and driven by the shoe's loop with select. They
+report whether a host is attached (a reader has the pty open, or a TCP client
+is connected) because a USB shoe sees the same thing (the host opens the port),
+and they can be unplugged and plugged back in:
+
+- `PtyLink`: a pseudo-terminal in raw mode; the host opens the slave path
+  (printed, and optionally kept behind a symlink, like /dev/serial/by-id, so a
+  reader reopens the same path after a replug). Unplugging closes the pty and
+  removes the symlink; plugging in creates a new pty and repoints the symlink.
+- `SocketLink`: a TCP server at socket://HOST:PORT serving one client at a time,
+  which pyserial's `socket://` URL reads. Unplugging drops the client and stops
+  listening; plugging in listens again on the same port.
+
+Bytes written while no host is attached are dropped, as on a real line.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import select
+import socket
+import tty
+from urllib.parse import urlsplit
+
+# Bytes kept for a slow reader before the link starts dropping them.
+MAX_PENDING = 1 << 20
+
+
+class LinkError(OSError):
+    """The link cannot be set up (bad URL, port in use, symlink path not writable)."""
+
+
+class Link:
+    """Common part: an output buffer written as the far end takes it."""
+
+    def __init__(self) -> None:
+        self.pending = bytearray()
+        self.dropped = 0
+        self.plugged = False
+
+    # To be provided by the links.
+    def open(self) -> str: ...
+    def close(self) -> None: ...
+    def unplug(self) -> None: ...
+    def replug(self) -> None: ...
+    def read_fds(self) -> list[int]: ...
+    def write_fd(self) -> int | None: ...
+    def attached(self) -> bool: ...
+    def service(self, readable: set[int]) -> bytes: ...
+    def _write(self, data: bytes) -> int: ...
+
+    @property
+    def address(self) -> str: ...
+
+    def send(self, data: bytes) -> None:
+        """Queue bytes for the host; dropped when none is attached."""
+        if not data:
+            return
+        if not self.attached() or len(self.pending) + len(data) > MAX_PENDING:
+            self.dropped += len(data)
+            return
+        self.pending += data
+
+    def flush(self) -> None:
+        """Write what the far end takes now, without blocking."""
+        while self.pending:
+            if not self.attached():
+                self.dropped += len(self.pending)
+                self.pending.clear()
+                return
+            try:
+                n = self._write(bytes(self.pending[:65536]))
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                self.dropped += len(self.pending)
+                self.pending.clear()
+                self._lost()
+                return
+            if n <= 0:
+                return
+            del self.pending[:n]
+
+    def _lost(self) -> None:
+        """The far end went away while writing."""
+
+
+class PtyLink(Link):
+    """A pseudo-terminal; the host reads and writes its slave side."""
+
+    def __init__(self, symlink: str | None = None):
+        super().__init__()
+        self.symlink = symlink
+        self.master: int | None = None
+        self.slave_path: str | None = None
+        self._poll = None
+
+    @property
+    def address(self) -> str:
+        return self.symlink or self.slave_path or ""
+
+    def open(self) -> str:
+        self._create()
+        return self.slave_path
+
+    def _create(self) -> None:
+        master, slave = os.openpty()
+        try:
+            # Raw: the line discipline must not echo, translate or buffer lines.
+            tty.setraw(slave)
+            self.slave_path = os.ttyname(slave)
+        finally:
+            # Not kept open: the master then sees POLLHUP exactly while no host has the slave open.
+            os.close(slave)
+        os.set_blocking(master, False)
+        self.master = master
+        self._poll = select.poll()
+        self._poll.register(master, select.POLLIN | select.POLLHUP)
+        self.plugged = True
+        if self.symlink:
+            tmp = f"{self.symlink}.{os.getpid()}.tmp"
+            try:
+                if os.path.lexists(tmp):
+                    os.unlink(tmp)
+                os.symlink(self.slave_path, tmp)
+                os.replace(tmp, self.symlink)
+            except OSError as exc:
+                self.close()
+                raise LinkError(f"cannot point {self.symlink} at {self.slave_path}: {exc.strerror}") from None
+
+    def close(self) -> None:
+        if self.master is not None:
+            os.close(self.master)
+            self.master = None
+        self._poll = None
+        self.plugged = False
+        self.pending.clear()
+        if self.symlink and os.path.islink(self.symlink):
+            try:
+                os.unlink(self.symlink)
+            except OSError:
+                pass
+
+    def unplug(self) -> None:
+        self.close()
+
+    def replug(self) -> None:
+        if not self.plugged:
+            self._create()
+
+    def read_fds(self) -> list[int]:
+        return [self.master] if self.master is not None else []
+
+    def write_fd(self) -> int | None:
+        return self.master if (self.pending and self.master is not None) else None
+
+    def attached(self) -> bool:
+        if self._poll is None:
+            return False
+        for _, mask in self._poll.poll(0):
+            if mask & select.POLLHUP:
+                return False
+        return True
+
+    def service(self, readable: set[int]) -> bytes:
+        if self.master is None or self.master not in readable:
+            return b""
+        try:
+            return os.read(self.master, 4096)
+        except (BlockingIOError, InterruptedError):
+            return b""
+        except OSError as exc:
+            if exc.errno == errno.EIO:  # no host has the slave open
+                return b""
+            raise
+
+    def _write(self, data: bytes) -> int:
+        return os.write(self.master, data)
+
+
+class SocketLink(Link):
+    """A TCP server at socket://HOST:PORT, one client at a time."""
+
+    def __init__(self, url: str):
+        super().__init__()
+        parts = urlsplit(url)
+        if parts.scheme != "socket" or not parts.hostname:
+            raise LinkError(f"listen on a socket://HOST:PORT URL, not {url!r}")
+        try:
+            port = parts.port
+        except ValueError:
+            port = None
+        if port is None:
+            raise LinkError(f"listen on a socket://HOST:PORT URL with a port number, not {url!r}")
+        self.host, self.port = parts.hostname, port
+        self.server: socket.socket | None = None
+        self.client: socket.socket | None = None
+
+    @property
+    def address(self) -> str:
+        return f"socket://{self.host}:{self.port}"
+
+    def open(self) -> str:
+        self._listen()
+        return self.address
+
+    def _listen(self) -> None:
+        try:
+            infos = socket.getaddrinfo(self.host, self.port, type=socket.SOCK_STREAM)
+            family, _, _, _, addr = infos[0]
+            server = socket.socket(family, socket.SOCK_STREAM)
+            server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            server.bind(addr)
+        except OSError as exc:
+            if "server" in locals():
+                server.close()
+            raise LinkError(f"cannot listen on {self.address}: {exc.strerror or exc}") from None
+        server.listen(1)
+        server.setblocking(False)
+        self.port = server.getsockname()[1]  # port 0 asks the system for a free one
+        self.server = server
+        self.plugged = True
+
+    def close(self) -> None:
+        self._drop_client()
+        if self.server is not None:
+            self.server.close()
+            self.server = None
+        self.plugged = False
+
+    def _drop_client(self) -> None:
+        if self.client is not None:
+            self.client.close()
+            self.client = None
+        self.pending.clear()
+
+    def _lost(self) -> None:
+        self._drop_client()
+
+    def unplug(self) -> None:
+        self.close()
+
+    def replug(self) -> None:
+        if not self.plugged:
+            self._listen()
+
+    def read_fds(self) -> list[int]:
+        if self.client is not None:
+            return [self.client.fileno()]
+        return [self.server.fileno()] if self.server is not None else []
+
+    def write_fd(self) -> int | None:
+        return self.client.fileno() if (self.pending and self.client is not None) else None
+
+    def attached(self) -> bool:
+        return self.client is not None
+
+    def service(self, readable: set[int]) -> bytes:
+        if self.client is None:
+            if self.server is not None and self.server.fileno() in readable:
+                try:
+                    client, _ = self.server.accept()
+                except (BlockingIOError, InterruptedError):
+                    return b""
+                client.setblocking(False)
+                client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                self.client = client
+            return b""
+        if self.client.fileno() not in readable:
+            return b""
+        try:
+            data = self.client.recv(4096)
+        except (BlockingIOError, InterruptedError):
+            return b""
+        except OSError:
+            data = b""
+        if not data:  # the host hung up
+            self._drop_client()
+        return data
+
+    def _write(self, data: bytes) -> int:
+        return self.client.send(data)
+
+
+def open_link(listen: str | None, symlink: str | None) -> Link:
+    """A pty (default) or, given a socket:// URL, a TCP server."""
+    if listen:
+        if symlink:
+            raise LinkError("--link names a pty's symlink; it does not go with --listen")
+        return SocketLink(listen)
+    return PtyLink(symlink)

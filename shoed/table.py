@@ -1,0 +1,537 @@
+"""The table controller: every input in, events out. Pure and deterministic.
+
+Inputs are what happened at the table, each a dict with its `kind` and its time
+as data (`mono_ns`, `utc_ns`): a card read (or an unreadable one), a dealer's
+button, a command from the console or the pit, a device change, the cut card,
+the shoe taken out or put in. Events are what shoed publishes and journals.
+The controller reads no clock and does no I/O, so the same inputs always give
+the same events: a journal of inputs replays to exactly its recorded events,
+and a restart rebuilds the state by replaying the current shoe's inputs.
+
+The flow of a shoe: opened (shoe put in, or the `open_shoe` command) -> the
+burn (first card exposed, that many burned: Macau statutory rules Art. II) ->
+coup 1 opens -> cards follow the tableau (shoed.rules.coup) -> the result ->
+the dealer confirms, which opens the next coup -> ... the cut card marks the
+last coup (Art. III) -> after it the shoe is finished -> shoe out or
+`close_shoe`: the reconciliation. A card that breaks the sequence is a misdeal
+(Art. X): corrected at once where it can be (burn or return the card, enter it
+by hand, deal the missing card), otherwise the coup is void.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass, field
+
+from shoed.rules import misdeal as md
+from shoed.rules.cards import Card, CardError, parse_card
+from shoed.rules.coup import Coup, hand_total, settlement_json
+from shoed.rules.ruleset import Ruleset
+from shoed.rules.shoe import BURN_FIRST, BURNING, CLOSED, DEALING, FINISHED, Shoe
+
+SCHEMA_VERSION = "1.0"
+
+# Coup states.
+NO_COUP = "none"  # between coups: waiting for the confirm that opens the next
+OPEN = "open"  # cards are due
+COMPLETE = "complete"  # the result stands; waiting for confirm
+VOID = "void"  # voided; waiting for confirm
+
+COMMANDS = (
+    "open_shoe", "close_shoe", "confirm", "void", "burn_card", "return_card", "decide",
+    "enter_card", "status", "unlock",
+)
+
+
+class CommandRejected(Exception):
+    """A command that cannot be carried out now; its message goes back to the sender."""
+
+
+def utc_text(utc_ns: int) -> str:
+    """ISO 8601 UTC with microseconds, from the input's own timestamp."""
+    return _dt.datetime.fromtimestamp(utc_ns / 1e9, _dt.timezone.utc).isoformat(timespec="microseconds").replace(
+        "+00:00", "Z"
+    )
+
+
+@dataclass
+class Step:
+    """What one input produced: events to journal and publish, and a reply for commands."""
+
+    events: list[dict] = field(default_factory=list)
+    reply: dict | None = None
+
+
+@dataclass
+class TableController:
+    table_id: str
+    ruleset: Ruleset
+    decks: int
+    seq: int = 0  # last event seq; strictly increasing across restarts
+    shoes_opened: int = 0
+    shoe: Shoe | None = None
+    burn_mode: bool = False
+    coup: Coup | None = None
+    coup_no: int = 0
+    coup_state: str = NO_COUP
+    coup_cards_source: list = field(default_factory=list)
+    results: list[dict] = field(default_factory=list)  # finished coups of this shoe (results and voids)
+    pending: list[dict] = field(default_factory=list)  # open misdeals, each {id, misdeal, card}
+    misdeal_ids: int = 0
+    locked: str | None = None  # integrity lock reason; play stops until unlocked
+    alarms: dict = field(default_factory=dict)  # active alarms by name
+    devices: dict = field(default_factory=dict)  # source -> link state
+    now_mono: int = 0
+    now_utc: int = 0
+    # Shoes without dealer buttons (Bee-Tek): the first card opens the shoe and a
+    # card after a finished coup opens the next one. An extra card can then not be
+    # told from the first card of the next coup: the pit's confirmation is the net.
+    auto_confirm: bool = False
+
+    # ----- public ----------------------------------------------------------
+    def feed(self, item: dict) -> Step:
+        """Take one input and return what it produced."""
+        self.now_mono = int(item.get("mono_ns", self.now_mono))
+        self.now_utc = int(item.get("utc_ns", self.now_utc))
+        step = Step()
+        kind = item.get("kind")
+        handler = getattr(self, f"_on_{kind}", None)
+        if handler is None:
+            self._emit(step, "alarm", alarm="unknown_input", active=True, text=f"unknown input kind {kind!r}")
+            return step
+        try:
+            handler(item, step)
+        except CommandRejected as exc:
+            step.reply = {"ok": False, "error": str(exc)}
+        if kind == "command" and step.reply is None:
+            step.reply = {"ok": True}
+        return step
+
+    @property
+    def card_due(self) -> bool:
+        """True while the table expects a card from the shoe (the gate may open)."""
+        if self.locked or self.shoe is None or self.pending:
+            return False
+        if self.shoe.phase in (BURN_FIRST, BURNING):
+            return True
+        if self.coup_state == OPEN and self.coup is not None:
+            nxt = self.coup.next
+            return nxt in ("player", "banker")
+        return False
+
+    def snapshot(self) -> dict:
+        """The table's state for late joiners (Clone pattern): ends with `seq`."""
+        shoe = self.shoe
+        coup = None
+        if self.coup is not None and self.coup_state != NO_COUP:
+            coup = self.coup.to_json() | {"number": self.coup_no, "state": self.coup_state}
+        return {
+            "table": self.table_id,
+            "ruleset": self.ruleset.name,
+            "decks": self.decks,
+            "shoe": (
+                {
+                    "id": shoe.shoe_id,
+                    "phase": shoe.phase,
+                    "burned": shoe.counts.burned,
+                    "cards_seen": shoe.total_seen,
+                    "cards_left": shoe.cards_left,
+                    "remaining_by_rank": list(shoe.remaining_by_rank()),
+                    "cut_card": shoe.cut_card_seen,
+                    "last_coup": shoe.last_coup,
+                }
+                if shoe
+                else None
+            ),
+            "coups": list(self.results),
+            "coup": coup,
+            "pending_misdeals": [p | {} for p in self.pending],
+            "locked": self.locked,
+            "alarms": dict(self.alarms),
+            "devices": dict(self.devices),
+            "schema": SCHEMA_VERSION,
+            "seq": self.seq,
+        }
+
+    def checkpoint(self) -> dict:
+        """What carries over from one shoe file of the journal to the next."""
+        return {
+            "seq": self.seq,
+            "shoes_opened": self.shoes_opened,
+            "locked": self.locked,
+            "alarms": dict(self.alarms),
+            "devices": dict(self.devices),
+            "misdeal_ids": self.misdeal_ids,
+        }
+
+    @classmethod
+    def from_checkpoint(cls, table_id: str, ruleset: Ruleset, decks: int, state: dict, **options) -> TableController:
+        return cls(
+            table_id,
+            ruleset,
+            decks,
+            **options,
+            seq=int(state.get("seq", 0)),
+            shoes_opened=int(state.get("shoes_opened", 0)),
+            locked=state.get("locked"),
+            alarms=dict(state.get("alarms", {})),
+            devices=dict(state.get("devices", {})),
+            misdeal_ids=int(state.get("misdeal_ids", 0)),
+        )
+
+    # ----- events ----------------------------------------------------------
+    def _emit(self, step: Step, kind: str, **fields) -> dict:
+        self.seq += 1
+        event = {
+            "table": self.table_id,
+            "seq": self.seq,
+            "kind": kind,
+            "shoe": self.shoe.shoe_id if self.shoe else None,
+            "coup": self.coup_no if self.coup_no else None,
+            "mono_ns": self.now_mono,
+            "utc": utc_text(self.now_utc),
+        }
+        event.update(fields)
+        step.events.append(event)
+        return event
+
+    def _misdeal(self, step: Step, misdeal: md.Misdeal, source: str | None = None) -> None:
+        """Record a misdeal; one that cannot be corrected voids the coup at once."""
+        self.misdeal_ids += 1
+        entry = {"id": self.misdeal_ids, **misdeal.to_json()}
+        self._emit(step, "misdeal", misdeal=entry, source=source)
+        if misdeal.correctable:
+            self.pending.append(entry)
+        elif self.coup_state in (OPEN, COMPLETE):
+            self._void(step, f"misdeal: {misdeal.kind}")
+
+    def _void(self, step: Step, reason: str, by: str | None = None) -> None:
+        record = {
+            "coup": self.coup_no,
+            "void": True,
+            "reason": reason,
+            "player_cards": [str(c) for c in self.coup.player] if self.coup else [],
+            "banker_cards": [str(c) for c in self.coup.banker] if self.coup else [],
+        }
+        self.results.append(record)
+        self.coup_state = VOID
+        # Misdeals of a void coup are closed with it.
+        self.pending = [p for p in self.pending if p["kind"] in (md.CARD_AFTER_LAST_COUP, md.CARD_OUT_OF_SEQUENCE)]
+        self._emit(step, "coup.void", reason=reason, by=by, player_cards=record["player_cards"],
+                   banker_cards=record["banker_cards"])
+        if self.shoe:
+            self.shoe.coup_finished(self.coup_no)
+
+    def _require_shoe(self) -> Shoe:
+        if self.shoe is None or self.shoe.phase == CLOSED:
+            raise CommandRejected("no shoe is open")
+        return self.shoe
+
+    # ----- shoe --------------------------------------------------------------
+    def _open_shoe(self, step: Step, source: str, decks: int | None = None) -> None:
+        if self.shoe is not None and self.shoe.phase != CLOSED:
+            self._close_shoe(step, "a new shoe was opened")
+        self.shoes_opened += 1
+        shoe_id = f"{utc_text(self.now_utc)[:19].replace('-', '').replace(':', '')}-{self.shoes_opened}"
+        self.shoe = Shoe(self.ruleset, decks or self.decks, shoe_id=shoe_id)
+        self.coup, self.coup_no, self.coup_state = None, 0, NO_COUP
+        self.results, self.pending, self.burn_mode = [], [], False
+        self._emit(step, "shoe.opened", source=source, decks=self.shoe.decks, ruleset=self.ruleset.name,
+                   burn=self.ruleset.burn)
+        if self.shoe.phase == DEALING:
+            self._open_coup(step)
+
+    def _close_shoe(self, step: Step, reason: str) -> None:
+        shoe = self.shoe
+        if shoe is None or shoe.phase == CLOSED:
+            return
+        if self.coup_state == OPEN and self.coup is not None and self.coup.order:
+            self._void(step, "the shoe was closed during the coup")
+        report = shoe.close()
+        self._emit(step, "shoe.closed", reason=reason, reconciliation=report)
+        self.coup_state = NO_COUP
+
+    def _on_shoe_inserted(self, item: dict, step: Step) -> None:
+        self._open_shoe(step, item.get("source", "shoe"))
+
+    def _on_shoe_removed(self, item: dict, step: Step) -> None:
+        self._close_shoe(step, "the shoe was removed")
+
+    def _on_cut_card(self, item: dict, step: Step) -> None:
+        if self.shoe is None or self.shoe.phase == CLOSED:
+            self._emit(step, "alarm", alarm="cut_card_without_shoe", active=True, text="cut card with no shoe open")
+            return
+        # An open coup, even before its first card, is the coup in progress.
+        last = self.shoe.cut_card(self.coup_state == OPEN)
+        self._emit(step, "shoe.cut_card", last_coup=last, rule=self.ruleset.last_coup)
+
+    # ----- open and close coups -------------------------------------------
+    def _open_coup(self, step: Step) -> None:
+        shoe = self.shoe
+        if shoe is None or not shoe.may_open_coup:
+            return
+        self.coup_no = shoe.open_coup()
+        self.coup = Coup(self.ruleset)
+        self.coup_state = OPEN
+        self.coup_cards_source = []
+        self._emit(step, "coup.opened", last=(shoe.last_coup == self.coup_no))
+
+    def _confirm(self, step: Step, by: str | None) -> None:
+        shoe = self._require_shoe()
+        if self.locked:
+            raise CommandRejected(f"the table is locked: {self.locked}")
+        if self.pending:
+            raise CommandRejected(f"misdeal {self.pending[0]['id']} ({self.pending[0]['kind']}) is not corrected yet")
+        if self.coup_state == OPEN:
+            misdeal = self.coup.close() if self.coup else None
+            if misdeal is not None:
+                self._misdeal(step, misdeal, by)
+                return
+        if self.coup_state in (COMPLETE, VOID, OPEN):
+            self._emit(step, "coup.confirmed", by=by, state=self.coup_state)
+        self.coup_state = NO_COUP
+        shoe.coup_finished(self.coup_no) if self.coup_no else None
+        if shoe.phase == FINISHED:
+            self._emit(step, "shoe.finished", coups=shoe.coups_dealt)
+        elif shoe.phase == DEALING:
+            self._open_coup(step)
+
+    def _finish_coup(self, step: Step) -> None:
+        result = self.coup.result()
+        record = result.to_json() | {"coup": self.coup_no, "void": False}
+        self.results.append(record)
+        self.coup_state = COMPLETE
+        payload = {k: v for k, v in record.items() if k != "coup"}
+        payload["settlement"] = settlement_json(result.settlement)
+        self._emit(step, "coup.result", **payload, sources=list(self.coup_cards_source))
+        self.shoe.counts.coups += result.cards
+
+    # ----- cards ---------------------------------------------------------------
+    def _on_card(self, item: dict, step: Step) -> None:
+        source = item.get("source", "shoe")
+        text = item.get("card")
+        if text is None:
+            return self._on_unreadable(item, step)
+        try:
+            card = parse_card(text)
+        except CardError as exc:
+            # A card that does not parse was not read: never guessed.
+            self._emit(step, "alarm", alarm="bad_card", active=True, text=str(exc), source=source)
+            return self._on_unreadable(item | {"card": None}, step)
+        self._take_card(step, card, item, source)
+
+    def _take_card(self, step: Step, card: Card, item: dict, source: str, manual: bool = False) -> None:
+        shoe = self.shoe
+        extra = {"source": source, "confidence": item.get("confidence"), "faced": bool(item.get("faced", False))}
+        if manual:
+            extra["manual"] = True
+        if (shoe is None or shoe.phase == CLOSED) and self.auto_confirm and not self.locked:
+            self._open_shoe(step, source)
+            shoe = self.shoe
+        if shoe is None or shoe.phase == CLOSED:
+            self._emit(step, "card", card=str(card), recipient="none", **extra)
+            self._misdeal(step, md.card_out_of_sequence(str(card), "no shoe was open"), source)
+            return
+        seen, excess = shoe.note(card)
+        burning = item.get("mode") == "burn" or self.burn_mode or shoe.phase in (BURN_FIRST, BURNING)
+        if excess:
+            self._emit(step, "card", card=str(card), recipient="foreign", **extra)
+            self._alarm(step, "foreign_card", True, f"{card} seen {seen} times in a {shoe.decks}-deck shoe")
+            index = len(self.coup.order) if self.coup and self.coup_state == OPEN else None
+            self._misdeal(step, md.foreign_card(index, str(card), seen, shoe.decks), source)
+            shoe.counts.discarded += 1
+            return
+        if burning:
+            first = shoe.phase == BURN_FIRST
+            shoe.burn(card)
+            self._emit(step, "shoe.burn", card=str(card), exposed=first, burn_due=shoe.burn_due, **extra)
+            if shoe.phase == DEALING and self.coup_state == NO_COUP and not self.coup_no:
+                self._emit(step, "shoe.burn_complete", burned=shoe.counts.burned)
+                self._open_coup(step)
+            return
+        if shoe.phase == FINISHED:
+            self._emit(step, "card", card=str(card), recipient="none", **extra)
+            self._misdeal(step, md.card_after_last_coup(str(card)), source)
+            return
+        if self.auto_confirm and self.coup_state in (COMPLETE, VOID, NO_COUP) and not self.pending and not self.locked:
+            self._confirm(step, source)
+        if self.coup_state != OPEN or self.coup is None:
+            index = len(self.coup.order) if self.coup is not None else None
+            self._emit(step, "card", card=str(card), recipient="none", **extra)
+            self._misdeal(step, md.extra_card(index or 0, str(card), self.ruleset.misdeal_correction), source)
+            return
+        coup, misdeal = self.coup.deal(card)
+        if misdeal is not None:
+            self._emit(step, "card", card=str(card), recipient="none", **extra)
+            self._misdeal(step, misdeal, source)
+            return
+        self.coup = coup
+        self.coup_cards_source.append(source)
+        recipient = coup.order[-1]
+        hand = coup.player if recipient == "player" else coup.banker
+        self._emit(step, "card", card=str(card), recipient=recipient, index=len(coup.order) - 1,
+                   total=hand_total(hand), **extra)
+        # A missing-card misdeal is corrected by the card it was waiting for.
+        self.pending = [p for p in self.pending if p["kind"] != md.MISSING_CARD]
+        if coup.complete:
+            self._finish_coup(step)
+
+    def _on_unreadable(self, item: dict, step: Step) -> None:
+        source = item.get("source", "shoe")
+        shoe = self.shoe
+        if shoe is not None and shoe.phase in (BURN_FIRST, BURNING) or item.get("mode") == "burn":
+            # A burn card need not be read, except the exposed first one, which the dealer enters.
+            if shoe is not None and shoe.phase == BURNING:
+                shoe.burn_due -= 1
+                shoe.counts.burned += 1
+                if shoe.burn_due <= 0:
+                    shoe.phase = DEALING
+                self._emit(step, "shoe.burn", card=None, exposed=False, burn_due=shoe.burn_due, source=source)
+                if shoe.phase == DEALING and not self.coup_no:
+                    self._emit(step, "shoe.burn_complete", burned=shoe.counts.burned)
+                    self._open_coup(step)
+                return
+        index = len(self.coup.order) if self.coup is not None and self.coup_state == OPEN else None
+        self._emit(step, "card", card=None, recipient="unreadable", source=source, reason=item.get("code"))
+        self._misdeal(step, md.unreadable_card(index if index is not None else 0, self.ruleset.misdeal_correction),
+                      source)
+
+    # ----- buttons -------------------------------------------------------------
+    def _on_button(self, item: dict, step: Step) -> None:
+        button = item.get("button")
+        source = item.get("source", "shoe")
+        if button == "confirm":
+            try:
+                self._confirm(step, source)
+            except CommandRejected as exc:
+                self._emit(step, "alarm", alarm="confirm_refused", active=True, text=str(exc), source=source)
+        elif button in ("player_draw", "player_stand", "banker_draw", "banker_stand"):
+            side, _, choice = button.partition("_")
+            try:
+                self._decide(step, side, choice == "draw", source)
+            except CommandRejected as exc:
+                self._emit(step, "alarm", alarm="decision_refused", active=True, text=str(exc), source=source)
+        elif button == "burn_start":
+            self.burn_mode = True
+            self._emit(step, "shoe.burn_mode", active=True, source=source)
+        elif button == "burn_end":
+            self.burn_mode = False
+            self._emit(step, "shoe.burn_mode", active=False, source=source)
+        else:
+            self._emit(step, "alarm", alarm="unknown_button", active=True, text=f"unknown button {button!r}")
+
+    def _decide(self, step: Step, side: str, draws: bool, by: str | None) -> None:
+        if self.coup_state != OPEN or self.coup is None:
+            raise CommandRejected("no coup is open")
+        if side not in ("player", "banker"):
+            raise CommandRejected("side must be player or banker")
+        if self.coup.next != f"decision:{side}":
+            raise CommandRejected(f"no decision is awaited from the {side}")
+        self.coup = self.coup.decide(side, draws)
+        self.pending = [p for p in self.pending if p["kind"] != md.CARD_BEFORE_DECISION]
+        self._emit(step, "coup.decision", side=side, draws=draws, by=by)
+        if self.coup.complete:
+            self._finish_coup(step)
+
+    # ----- devices and alarms -------------------------------------------------
+    def _alarm(self, step: Step, name: str, active: bool, text: str, **more) -> None:
+        if active:
+            self.alarms[name] = text
+        else:
+            self.alarms.pop(name, None)
+        self._emit(step, "alarm", alarm=name, active=active, text=text, **more)
+
+    def _on_link(self, item: dict, step: Step) -> None:
+        source, state = item.get("source", "shoe"), item.get("link", "lost")
+        self.devices[source] = state
+        self._emit(step, f"device.{state}", source=source, detail=item.get("detail") or {})
+
+    def _on_hello(self, item: dict, step: Step) -> None:
+        self._emit(step, "device.hello", source=item.get("source"), detail=item.get("detail") or {})
+
+    def _on_tamper(self, item: dict, step: Step) -> None:
+        self._alarm(step, "tamper", bool(item.get("active", True)), item.get("text") or "lid or case opened",
+                    source=item.get("source"))
+
+    def _on_alarm(self, item: dict, step: Step) -> None:
+        self._emit(step, "alarm", alarm="shoe", active=True, code=item.get("code"), text=item.get("text"),
+                   source=item.get("source"))
+
+    def _on_warning(self, item: dict, step: Step) -> None:
+        self._emit(step, "device.warning", code=item.get("code"), text=item.get("text"), source=item.get("source"))
+
+    def _on_integrity(self, item: dict, step: Step) -> None:
+        """The shell found the journal corrupt (or another integrity fault): play stops."""
+        self.locked = item.get("text") or "integrity fault"
+        self._alarm(step, "integrity", True, self.locked)
+
+    # ----- commands -------------------------------------------------------------
+    def _on_command(self, item: dict, step: Step) -> None:
+        cmd, args, by = item.get("cmd"), item.get("args") or {}, item.get("client")
+        if cmd not in COMMANDS:
+            raise CommandRejected(f"unknown command {cmd!r}")
+        if cmd == "status":
+            step.reply = {"ok": True, "status": self.snapshot()}
+            return
+        if cmd == "unlock":
+            if not self.locked:
+                raise CommandRejected("the table is not locked")
+            self.locked = None
+            self._alarm(step, "integrity", False, "cleared by the pit", by=by)
+            return
+        if self.locked and cmd not in ("close_shoe",):
+            raise CommandRejected(f"the table is locked: {self.locked}")
+        if cmd == "open_shoe":
+            decks = args.get("decks")
+            if decks is not None and not (isinstance(decks, int) and self.ruleset.min_decks <= decks <= self.ruleset.max_decks):
+                raise CommandRejected(
+                    f"decks must be {self.ruleset.min_decks}..{self.ruleset.max_decks} for {self.ruleset.name}"
+                )
+            self._open_shoe(step, f"command:{by}", decks)
+        elif cmd == "close_shoe":
+            self._require_shoe()
+            self._close_shoe(step, f"closed by command ({by})")
+        elif cmd == "confirm":
+            self._confirm(step, by)
+        elif cmd == "void":
+            self._require_shoe()
+            if self.coup_state not in (OPEN, COMPLETE):
+                raise CommandRejected("no coup to void")
+            if self.coup_state == COMPLETE:
+                self.results.pop()
+            self._void(step, str(args.get("reason") or "voided by the pit"), by)
+        elif cmd == "decide":
+            self._decide(step, str(args.get("side")), bool(args.get("draw")), by)
+        elif cmd in ("burn_card", "return_card"):
+            self._correct(step, cmd, args, by)
+        elif cmd == "enter_card":
+            self._enter_card(step, args, by)
+
+    def _find_pending(self, args: dict, kinds: tuple[str, ...]) -> dict:
+        wanted = args.get("misdeal")
+        for entry in self.pending:
+            if (wanted is None or entry["id"] == wanted) and entry["kind"] in kinds:
+                return entry
+        raise CommandRejected("no open misdeal that this corrects")
+
+    def _correct(self, step: Step, cmd: str, args: dict, by: str | None) -> None:
+        kinds = (md.EXTRA_CARD, md.CARD_AFTER_LAST_COUP, md.CARD_OUT_OF_SEQUENCE, md.CARD_BEFORE_DECISION)
+        entry = self._find_pending(args, kinds)
+        self.pending.remove(entry)
+        shoe = self._require_shoe()
+        card = parse_card(entry["card"]) if entry.get("card") else None
+        if cmd == "burn_card":
+            shoe.counts.discarded += 1
+        elif card is not None:  # returned to the shoe: it will be read again
+            shoe.seen[card] -= 1
+        self._emit(step, "misdeal.corrected", misdeal=entry["id"], correction=cmd, card=entry.get("card"), by=by)
+
+    def _enter_card(self, step: Step, args: dict, by: str | None) -> None:
+        try:
+            card = parse_card(str(args.get("card", "")))
+        except CardError as exc:
+            raise CommandRejected(str(exc)) from None
+        entry = self._find_pending(args, (md.UNREADABLE_CARD,))
+        self.pending.remove(entry)
+        self._emit(step, "misdeal.corrected", misdeal=entry["id"], correction="enter_card", card=str(card), by=by)
+        self._take_card(step, card, {"confidence": None, "mode": "game"}, f"manual:{by}", manual=True)

@@ -1,0 +1,255 @@
+"""Drawing the marks of a card's corner index: rank glyphs and suit symbols.
+
+Used by the synthetic card renderer (tests, benchmarks) and by the training of
+the index classifier. Everything here draws with OpenCV alone: the fonts built
+into OpenCV 5 ("sans", a variable-weight font, and "uni"), TrueType fonts from
+the system when there are any (DejaVu on Debian: training only), a stroke font
+drawn here with polylines, and suit symbols drawn from curves. Each function
+returns a tight 8-bit mask (255 = ink) of one mark, upright.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+RANK_TEXT = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
+SUIT_SYMBOLS = {"S": "\u2660", "H": "\u2665", "D": "\u2666", "C": "\u2663"}
+
+# System fonts the training may use when they are installed (Debian: fonts-dejavu-core,
+# fonts-dejavu-extra). Nothing at run time needs them.
+_DEJAVU_DIRS = ("/usr/share/fonts/truetype/dejavu", "/usr/share/fonts/dejavu", "/usr/share/fonts/TTF")
+
+
+@dataclass(frozen=True)
+class GlyphFont:
+    """One way of writing ranks: an OpenCV font face (built-in name or .ttf path)
+    with a weight, or the stroke font ("stroke") with a stroke width.
+
+    `ten` is how the font writes ten: fonts whose zero is slashed use a letter O.
+    """
+
+    face: str
+    weight: int = 400  # 100..1000 for variable fonts; stroke width in 1/100 of the height for "stroke"
+    ten: str = "10"
+    suits: bool = True  # the font has the four suit symbols
+
+    @property
+    def label(self) -> str:
+        base = os.path.basename(self.face).removesuffix(".ttf")
+        return f"{base}@{self.weight}"
+
+
+def system_fonts() -> list[str]:
+    """TrueType files of the DejaVu family found on this machine (may be empty)."""
+    found = []
+    for folder in _DEJAVU_DIRS:
+        if os.path.isdir(folder):
+            found += [os.path.join(folder, n) for n in sorted(os.listdir(folder)) if n.endswith(".ttf")]
+    return found
+
+
+def training_fonts() -> list[GlyphFont]:
+    """The fonts the index classifier learns from. The stroke font and OpenCV's
+    "uni" font are kept out: they are the held-out style that tells how well it
+    reads lettering it has never seen."""
+    fonts = [GlyphFont("sans", w, ten="1O") for w in (400, 500, 600, 700, 800, 900)]
+    for path in system_fonts():
+        name = os.path.basename(path)
+        if any(skip in name for skip in ("Oblique", "Italic", "ExtraLight", "MathTeX")):
+            continue
+        fonts.append(GlyphFont(path, 400))
+    return fonts
+
+
+def held_out_fonts() -> list[GlyphFont]:
+    """Lettering the classifier never trains on (see training_fonts)."""
+    return [GlyphFont("uni", 400), GlyphFont("stroke", 11, suits=False), GlyphFont("stroke", 16, suits=False)]
+
+
+@functools.lru_cache(maxsize=64)
+def _face(name: str):
+    return cv2.FontFace(name)
+
+
+def _tight(mask: np.ndarray) -> np.ndarray:
+    ys, xs = np.nonzero(mask > 40)
+    if len(xs) == 0:
+        raise ValueError("empty glyph")
+    return mask[ys.min() : ys.max() + 1, xs.min() : xs.max() + 1].copy()
+
+
+@functools.lru_cache(maxsize=4096)
+def _text_master(face: str, weight: int, text: str) -> np.ndarray:
+    size = 120
+    canvas = np.zeros((size * 2, size * (len(text) + 2)), np.uint8)
+    if face == "stroke":
+        return _stroke_text(text, size, weight / 100.0)
+    cv2.putText(canvas, text, (size // 2, int(size * 1.4)), 255, _face(face), size, weight)
+    return _tight(canvas)
+
+
+def rank_mask(font: GlyphFont, rank_text: str, height: int) -> np.ndarray:
+    """A rank ("A", "2".."10", "J", "Q", "K") in `font`, scaled to `height` pixels."""
+    text = font.ten if rank_text == "10" else rank_text
+    master = _text_master(font.face, font.weight, text)
+    return scale_to_height(master, height)
+
+
+def font_suit_mask(font: GlyphFont, suit: str, height: int) -> np.ndarray:
+    master = _text_master(font.face, font.weight, SUIT_SYMBOLS[suit])
+    return scale_to_height(master, height)
+
+
+def scale_to_height(mask: np.ndarray, height: int, width_factor: float = 1.0) -> np.ndarray:
+    h, w = mask.shape
+    new_w = max(1, round(w * height / h * width_factor))
+    interp = cv2.INTER_AREA if height < h else cv2.INTER_LINEAR
+    return cv2.resize(mask, (new_w, max(1, height)), interpolation=interp)
+
+
+# ----- the stroke font ---------------------------------------------------------
+# Glyphs on a 0..0.62 x 0..1 grid (y down), written as polylines; curves are
+# smoothed with Chaikin's corner cutting. Unlike the fonts above it has uniform
+# strokes with round ends, like a felt pen: a style no training font has.
+
+
+def _arc(cx, cy, rx, ry, a0, a1, n=24):
+    return [(cx + rx * math.cos(math.radians(a)), cy + ry * math.sin(math.radians(a))) for a in np.linspace(a0, a1, n)]
+
+
+def _smooth(points, rounds=2):
+    pts = np.asarray(points, float)
+    for _ in range(rounds):
+        q = 0.75 * pts[:-1] + 0.25 * pts[1:]
+        r = 0.25 * pts[:-1] + 0.75 * pts[1:]
+        mid = np.empty((len(q) * 2, 2))
+        mid[0::2], mid[1::2] = q, r
+        pts = np.vstack([pts[:1], mid, pts[-1:]])
+    return pts.tolist()
+
+
+_STROKES = {
+    "A": [[(0.0, 1.0), (0.31, 0.0), (0.62, 1.0)], [(0.12, 0.64), (0.5, 0.64)]],
+    "2": [_arc(0.31, 0.27, 0.28, 0.25, 195, 365) + _smooth([(0.58, 0.33), (0.4, 0.58), (0.0, 1.0)], 1)
+          + [(0.62, 1.0)]],
+    "3": [_arc(0.3, 0.25, 0.26, 0.23, 200, 450) + _arc(0.3, 0.73, 0.29, 0.26, 270, 520)[1:]],
+    "4": [[(0.47, 1.0), (0.47, 0.0), (0.0, 0.7), (0.62, 0.7)]],
+    "5": [[(0.56, 0.0), (0.09, 0.0), (0.05, 0.44)] + _arc(0.31, 0.67, 0.29, 0.31, 225, 510)[1:]],
+    "6": [_smooth([(0.55, 0.05), (0.3, -0.04), (0.04, 0.2), (0.02, 0.7)], 2) + _arc(0.31, 0.7, 0.29, 0.29, 180, 540)],
+    "7": [[(0.0, 0.0), (0.62, 0.0), (0.2, 1.0)]],
+    "8": [_arc(0.31, 0.25, 0.25, 0.23, 90, 450), _arc(0.31, 0.72, 0.3, 0.27, -90, 270)],
+    "9": [_arc(0.31, 0.3, 0.29, 0.29, 0, 360) + _smooth([(0.6, 0.3), (0.58, 0.8), (0.32, 1.04), (0.07, 0.95)], 2)],
+    "1": [[(0.08, 0.18), (0.3, 0.0), (0.3, 1.0)]],
+    "0": [_arc(0.31, 0.5, 0.28, 0.5, 0, 360, 40)],
+    "J": [[(0.22, 0.0), (0.62, 0.0)], [(0.48, 0.0)] + _arc(0.26, 0.76, 0.22, 0.24, 0, 165)],
+    "Q": [_arc(0.31, 0.48, 0.31, 0.48, 0, 360, 40), [(0.36, 0.74), (0.66, 1.08)]],
+    "K": [[(0.04, 0.0), (0.04, 1.0)], [(0.6, 0.0), (0.04, 0.62)], [(0.22, 0.45), (0.62, 1.0)]],
+}
+
+
+def _stroke_text(text: str, size: int, width_percent: float) -> np.ndarray:
+    thickness = max(2, round(size * width_percent / 100.0))
+    pad = thickness * 2
+    advance = 0.74 if len(text) > 1 else 0.0
+    canvas = np.zeros((size * 2 + pad * 2, int(size * (len(text) + 1)) + pad * 2), np.uint8)
+    for i, ch in enumerate(text):
+        ox = pad + i * size * advance
+        for line in _STROKES[ch]:
+            pts = np.array([(ox + x * size, pad + y * size) for x, y in line], np.float32)
+            cv2.polylines(canvas, [np.round(pts * 16).astype(np.int32)], False, 255, thickness, cv2.LINE_AA, 4)
+    return _tight(canvas)
+
+
+# ----- suit symbols drawn from curves --------------------------------------------
+
+
+def _heart_points(lobe: float, n: int = 80) -> np.ndarray:
+    t = np.linspace(0, 2 * np.pi, n, endpoint=False)
+    x = 16 * np.sin(t) ** 3
+    y = -(13 * np.cos(t) - 5 * np.cos(2 * t) - 2 * np.cos(3 * t) - np.cos(4 * t))
+    x = x * lobe
+    return np.stack([x, y], axis=1)
+
+
+def suit_shape_mask(suit: str, height: int, rng: np.random.Generator | None = None) -> np.ndarray:
+    """A suit symbol drawn from curves, `height` pixels tall; `rng` varies its proportions."""
+    r = rng if rng is not None else np.random.default_rng(0)
+    jitter = (lambda a, b: r.uniform(a, b)) if rng is not None else (lambda a, b: (a + b) / 2)
+    s = 400  # master size
+    canvas = np.zeros((s + 40, s + 40), np.uint8)
+    ox = oy = 20
+    if suit == "H":
+        pts = _heart_points(jitter(0.95, 1.12))
+        pts = _fit(pts, s * jitter(0.95, 1.15), s)
+        cv2.fillPoly(canvas, [_i(pts, ox, oy)], 255, cv2.LINE_AA, 4)
+    elif suit == "D":
+        w = s * jitter(0.62, 0.8)
+        bulge = jitter(-0.12, 0.04)
+        pts = []
+        corners = [(w / 2, 0), (w, s / 2), (w / 2, s), (0, s / 2)]
+        for k in range(4):
+            (x0, y0), (x1, y1) = corners[k], corners[(k + 1) % 4]
+            mx, my = (x0 + x1) / 2, (y0 + y1) / 2
+            cx, cy = w / 2, s / 2
+            # bend each side toward (bulge < 0) or away from the centre
+            px, py = mx + (mx - cx) * bulge * 2, my + (my - cy) * bulge * 2
+            for u in np.linspace(0, 1, 16, endpoint=False):
+                pts.append(((1 - u) ** 2 * x0 + 2 * u * (1 - u) * px + u * u * x1,
+                            (1 - u) ** 2 * y0 + 2 * u * (1 - u) * py + u * u * y1))
+        pts = np.array(pts)
+        pts[:, 0] += (s - w) / 2
+        cv2.fillPoly(canvas, [_i(pts, ox, oy)], 255, cv2.LINE_AA, 4)
+    elif suit == "S":
+        body = s * jitter(0.72, 0.82)
+        pts = _heart_points(jitter(0.95, 1.1))
+        pts[:, 1] = -pts[:, 1]
+        pts = _fit(pts, s * jitter(0.9, 1.08), body)
+        cv2.fillPoly(canvas, [_i(pts, ox, oy)], 255, cv2.LINE_AA, 4)
+        _stem(canvas, ox, oy, s, body, jitter)
+    elif suit == "C":
+        body = s * jitter(0.74, 0.82)
+        rad = s * jitter(0.2, 0.24)
+        cx = s / 2
+        centres = [(cx, rad), (cx - rad * jitter(1.0, 1.15), body - rad), (cx + rad * jitter(1.0, 1.15), body - rad)]
+        for x, y in centres:
+            cv2.circle(canvas, (round((ox + x) * 16), round((oy + y) * 16)), round(rad * 16), 255, -1, cv2.LINE_AA, 4)
+        tri = np.array([(cx, rad), (centres[1][0], centres[1][1]), (centres[2][0], centres[2][1])])
+        cv2.fillPoly(canvas, [_i(tri, ox, oy)], 255, cv2.LINE_AA, 4)
+        _stem(canvas, ox, oy, s, body - rad * 0.5, jitter)
+    else:
+        raise ValueError(f"unknown suit {suit!r}")
+    return scale_to_height(_tight(canvas), height)
+
+
+def _stem(canvas, ox, oy, s, top, jitter):
+    foot = s * jitter(0.26, 0.4)
+    neck = s * jitter(0.03, 0.07)
+    cx = s / 2
+    left = []
+    for u in np.linspace(0, 1, 12):  # concave flanks widening to the foot
+        half = neck / 2 + (foot / 2 - neck / 2) * u**2
+        left.append((cx - half, top + (s - top) * u))
+    right = [(2 * cx - x, y) for x, y in reversed(left)]
+    cv2.fillPoly(canvas, [_i(np.array(left + right), ox, oy)], 255, cv2.LINE_AA, 4)
+
+
+def _fit(pts: np.ndarray, width: float, height: float) -> np.ndarray:
+    pts = pts - pts.min(axis=0)
+    return pts * (np.array([width, height]) / pts.max(axis=0))
+
+
+def _i(pts: np.ndarray, ox: float, oy: float) -> np.ndarray:
+    return np.round((np.asarray(pts) + (ox, oy)) * 16).astype(np.int32)
+
+
+def suit_mask(suit: str, height: int, font: GlyphFont | None = None, rng: np.random.Generator | None = None) -> np.ndarray:
+    """A suit symbol from the font when it has one, else drawn from curves."""
+    if font is not None and font.suits:
+        return font_suit_mask(font, suit, height)
+    return suit_shape_mask(suit, height, rng)

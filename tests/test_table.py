@@ -1,0 +1,196 @@
+"""The table controller: whole shoes in, events out; misdeals and their corrections; determinism."""
+
+import random
+
+import pytest
+
+from shoed.rules.cards import full_deck
+from shoed.rules.coup import Coup
+from shoed.rules.ruleset import load_ruleset
+from shoed.table import TableController
+
+T0 = 1_790_000_000_000_000_000
+
+
+class Clock:
+    def __init__(self):
+        self.n = 0
+
+    def __call__(self, kind, **fields):
+        self.n += 1
+        return {"kind": kind, "mono_ns": self.n * 1_000_000, "utc_ns": T0 + self.n * 1_000_000, **fields}
+
+
+def dealer_inputs(ruleset_name="punto-banco", decks=6, seed=1, coups=None, cut_from_end=14):
+    """What a dealer at a shoe with buttons produces for one shoe, as controller inputs."""
+    ruleset = load_ruleset(ruleset_name)
+    rng = random.Random(seed)
+    cards = full_deck() * decks
+    rng.shuffle(cards)
+    at = Clock()
+    out = [at("shoe_inserted", source="shoe"), at("button", button="burn_start")]
+    first = cards.pop(0)
+    out.append(at("card", card=str(first), mode="burn"))
+    for _ in range(first.burn_count):
+        out.append(at("card", card=str(cards.pop(0)), mode="burn"))
+    out.append(at("button", button="burn_end"))
+    cut_at = len(cards) - cut_from_end
+    dealt, n = 0, 0
+    cut_done = False
+    while cards and (coups is None or n < coups):
+        coup = Coup(ruleset)
+        while not coup.complete:
+            if coup.next.startswith("decision:"):
+                side = coup.next.split(":")[1]
+                draws = rng.random() < 0.5
+                coup = coup.decide(side, draws)
+                out.append(at("button", button=f"{side}_{'draw' if draws else 'stand'}"))
+                continue
+            if dealt == cut_at and not cut_done:
+                out.append(at("cut_card"))
+                cut_done = True
+            card = cards.pop(0)
+            dealt += 1
+            coup, _ = coup.deal(card)
+            out.append(at("card", card=str(card), mode="game"))
+        n += 1
+        out.append(at("button", button="confirm"))
+        if cut_done:
+            break
+    return out
+
+
+def run(inputs, **options):
+    table = TableController("t1", load_ruleset(options.pop("ruleset", "punto-banco")), options.pop("decks", 6), **options)
+    events = []
+    for item in inputs:
+        events.extend(table.feed(item).events)
+    return table, events
+
+
+def kinds(events):
+    return [e["kind"] for e in events]
+
+
+def test_a_whole_shoe():
+    table, events = run(dealer_inputs())
+    k = kinds(events)
+    assert k[0] == "shoe.opened" and "shoe.burn_complete" in k and "shoe.cut_card" in k
+    assert k[-1] == "shoe.finished"
+    assert "misdeal" not in k
+    results = [e for e in events if e["kind"] == "coup.result"]
+    assert len(results) == table.shoe.coups_dealt >= 60
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    # The first result's coup is 1 and the coups count up.
+    assert [e["coup"] for e in results] == list(range(1, len(results) + 1))
+    report = table.shoe.reconcile()
+    assert report["balanced"] and report["in_coups"] + report["burned"] == report["seen"]
+
+
+def test_same_inputs_same_events():
+    inputs = dealer_inputs(seed=7)
+    assert run(inputs)[1] == run(inputs)[1]
+
+
+@pytest.mark.parametrize("name", ["macau-casinos-austria", "baccarat-royal", "macau-statutory"])
+def test_other_rulesets_run_clean(name):
+    decks = load_ruleset(name).decks
+    _, events = run(dealer_inputs(name, decks, seed=3), ruleset=name, decks=decks)
+    assert "misdeal" not in kinds(events) and kinds(events)[-1] == "shoe.finished"
+
+
+def test_extra_card_then_burn_correction():
+    inputs = dealer_inputs(coups=1)
+    at = Clock()
+    at.n = 10_000
+    confirm = inputs.pop()  # hold the confirm back
+    inputs.append(at("card", card="AS", mode="game"))
+    table, events = run(inputs)
+    mis = [e for e in events if e["kind"] == "misdeal"]
+    assert mis and mis[0]["misdeal"]["kind"] == "extra_card" and mis[0]["misdeal"]["card"] == "AS"
+    assert not table.card_due
+    step = table.feed(at("command", cmd="confirm", args={}, client="pit"))
+    assert step.reply["ok"] is False and "not corrected" in step.reply["error"]
+    step = table.feed(at("command", cmd="burn_card", args={}, client="pit"))
+    assert step.reply == {"ok": True} and step.events[0]["kind"] == "misdeal.corrected"
+    step = table.feed(confirm | {"mono_ns": at.n * 2_000_000})
+    assert [e["kind"] for e in step.events] == ["coup.confirmed", "coup.opened"]
+
+
+def test_unreadable_card_entered_by_hand():
+    inputs = dealer_inputs(coups=1)
+    # Replace the first game card's identity with an unreadable read.
+    i = next(i for i, x in enumerate(inputs) if x["kind"] == "card" and x["mode"] == "game")
+    real = inputs[i]["card"]
+    inputs[i] = inputs[i] | {"card": None}
+    table, events = run(inputs[: i + 1])
+    assert events[-1]["kind"] == "misdeal" and events[-1]["misdeal"]["kind"] == "unreadable_card"
+    step = table.feed({"kind": "command", "cmd": "enter_card", "args": {"card": real}, "client": "k1"})
+    assert step.reply["ok"]
+    card_events = [e for e in step.events if e["kind"] == "card"]
+    assert card_events[0]["card"] == real and card_events[0]["manual"] is True
+    for item in inputs[i + 1 :]:
+        table.feed(item)
+    assert table.results and table.results[0]["void"] is False
+
+
+def test_missing_card_when_confirmed_early():
+    inputs = dealer_inputs(coups=3)
+    table, _ = run(inputs[:1])
+    # Find a coup that draws a third card and confirm after four cards.
+    for item in inputs[1:]:
+        step = table.feed(item)
+        if table.coup is not None and len(table.coup.order) == 4 and table.coup.next in ("player", "banker"):
+            step = table.feed({"kind": "button", "button": "confirm"})
+            assert step.events[0]["kind"] == "misdeal"
+            assert step.events[0]["misdeal"]["kind"] == "missing_card"
+            assert not table.card_due  # pending misdeal holds the gate
+            return
+    pytest.skip("no drawing coup in the first three (seed-dependent)")
+
+
+def test_foreign_card_voids_the_coup():
+    inputs = dealer_inputs(coups=1, decks=6)
+    table, _ = run(inputs[:-3])
+    for _ in range(7):
+        table.shoe.note(full_deck()[0])  # the shoe has already seen seven aces of clubs
+    step = table.feed({"kind": "card", "card": "AC", "mode": "game"})
+    ks = kinds(step.events)
+    assert "alarm" in ks and "coup.void" in ks
+    assert table.results[-1]["void"] is True
+
+
+def test_void_by_command_and_recall_order():
+    inputs = dealer_inputs(coups=2)
+    table, _ = run(inputs[:-1])
+    step = table.feed({"kind": "command", "cmd": "void", "args": {"reason": "dealer error"}, "client": "pit"})
+    assert step.reply["ok"] and step.events[-1]["kind"] == "coup.void"
+    assert [r["void"] for r in table.results] == [False, True]
+
+
+def test_unknown_command_is_refused_and_changes_nothing():
+    table, _ = run(dealer_inputs(coups=1))
+    before = table.seq
+    step = table.feed({"kind": "command", "cmd": "explode", "args": {}})
+    assert step.reply["ok"] is False and table.seq == before
+
+
+def test_card_with_no_shoe_is_out_of_sequence():
+    table = TableController("t1", load_ruleset("punto-banco"), 6)
+    step = table.feed({"kind": "card", "card": "9H"})
+    assert step.events[-1]["misdeal"]["kind"] == "card_out_of_sequence"
+
+
+def test_button_less_shoe_auto_confirms():
+    inputs = [x for x in dealer_inputs(coups=5) if x["kind"] == "card"]
+    table, events = run(inputs, auto_confirm=True)
+    assert "misdeal" not in kinds(events)
+    assert len([e for e in events if e["kind"] == "coup.result"]) >= 4
+
+
+def test_checkpoint_carries_seq_and_lock():
+    table, _ = run(dealer_inputs(coups=2))
+    table.feed({"kind": "integrity", "text": "journal record 17 corrupt"})
+    again = TableController.from_checkpoint("t1", load_ruleset("punto-banco"), 6, table.checkpoint())
+    assert again.seq == table.seq and again.locked == "journal record 17 corrupt"
+    assert again.feed({"kind": "command", "cmd": "confirm"}).reply["ok"] is False
