@@ -64,8 +64,10 @@ def render(road, counts) -> str:
     """The roads as text, for a terminal."""
     rows = road.rows
     lines = [
-        f"{counts.coups} coups: Banker {counts.banker}, Player {counts.player}, Tie {counts.tie}; "
-        f"banker pairs {counts.banker_pairs}, player pairs {counts.player_pairs}, naturals {counts.naturals}",
+        (
+            f"{counts.coups} coups: Banker {counts.banker}, Player {counts.player}, Tie {counts.tie}; "
+            f"banker pairs {counts.banker_pairs}, player pairs {counts.player_pairs}, naturals {counts.naturals}"
+        ),
         "",
         "Bead plate",
     ]

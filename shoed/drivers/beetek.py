@@ -102,12 +102,15 @@ def _in_token(b: int) -> bool:
 
 
 def _near(word: str, target: str) -> bool:
-    """True if `word` is `target` with at most one letter changed, dropped or added."""
+    """True if `word` is `target` with at most one letter changed, dropped, added or swapped."""
     word = word.strip().lower()
     if abs(len(word) - len(target)) > 1:
         return False
     if len(word) == len(target):
-        return sum(a != b for a, b in zip(word, target)) <= 1
+        diff = [i for i, (a, b) in enumerate(zip(word, target)) if a != b]
+        swapped = len(diff) == 2 and diff[1] == diff[0] + 1 and word[diff[0]] == target[diff[1]] \
+            and word[diff[1]] == target[diff[0]]
+        return len(diff) <= 1 or swapped
     short, long_ = sorted((word, target), key=len)
     return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
 

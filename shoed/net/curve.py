@@ -29,6 +29,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Self
 
 import zmq
 import zmq.auth
@@ -53,7 +54,7 @@ def _z85_key(key: bytes | str, what: str) -> bytes:
         raise CurveError(f"{what} must be a 40-character Z85 CURVE key, got {len(key)} characters")
     try:
         z85.decode(key)
-    except Exception:
+    except (KeyError, ValueError):
         raise CurveError(f"{what} is not valid Z85") from None
     return key
 
@@ -275,7 +276,7 @@ class ServerCurve:
             self._auth.stop()
             self._auth = None
 
-    def __enter__(self) -> ServerCurve:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from typing import Self
 
 import zmq
 
@@ -124,7 +125,7 @@ class Publisher:
     def close(self) -> None:
         self.socket.close(0)
 
-    def __enter__(self) -> Publisher:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:

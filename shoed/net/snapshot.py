@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
-from typing import Annotated
+from typing import Annotated, Self
 
 import msgspec
 import zmq
@@ -60,19 +60,6 @@ _request_decoder = msgspec.json.Decoder(SnapshotRequest | EventsRequest)
 
 class RequestError(Exception):
     """A request this endpoint answers with `{"ok": false, "error": ...}`."""
-
-
-def split_envelope(frames: list) -> tuple[list, object]:
-    """(routing envelope, body frame) of a message read from a ROUTER socket.
-
-    A DEALER peer's message is [identity, body]; a REQ peer's is
-    [identity, b"", body]. Anything else keeps its envelope but has no body.
-    """
-    if len(frames) == 2:
-        return frames[:1], frames[1]
-    if len(frames) == 3 and len(frames[1]) == 0:
-        return frames[:2], frames[2]
-    return frames[:1], None
 
 
 class SnapshotServer:
@@ -135,7 +122,7 @@ class SnapshotServer:
                 break
             served += 1
             self.stats["requests"] += 1
-            envelope, body = split_envelope(frames)
+            envelope, body = wire.split_envelope(frames)
             self._serve(envelope, body)
         return served
 
@@ -147,7 +134,7 @@ class SnapshotServer:
             try:
                 request = _request_decoder.decode(body)
             except msgspec.ValidationError as exc:
-                request_id = _salvage_id(body)
+                request_id = wire.salvage_id(body)
                 raise RequestError(f"bad request: {exc}") from None
             except msgspec.DecodeError as exc:
                 raise RequestError(f"request is not JSON: {exc}") from None
@@ -231,7 +218,7 @@ class SnapshotServer:
     def close(self) -> None:
         self.socket.close(0)
 
-    def __enter__(self) -> SnapshotServer:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -244,14 +231,3 @@ def _error(request_id: RequestId, message: str) -> dict:
         reply["id"] = request_id
     return reply
 
-
-def _salvage_id(body: bytes) -> RequestId:
-    """The `id` of a request that failed validation, so its error can be matched."""
-    try:
-        obj = wire.decode(body)
-    except wire.WireError:
-        return None
-    rid = obj.get("id") if isinstance(obj, dict) else None
-    if isinstance(rid, bool) or not isinstance(rid, str | int):
-        return None
-    return rid if not isinstance(rid, str) or len(rid) <= 128 else None

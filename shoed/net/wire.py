@@ -94,12 +94,37 @@ def decode_event(topic: bytes, payload: bytes, table: str) -> dict:
     if not isinstance(event, dict):
         raise WireError("event is not a JSON object")
     seq = event.get("seq")
-    if event.get("kind") != HEARTBEAT or seq is not None:
-        if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
-            raise WireError(f"event seq must be a non-negative int, not {seq!r}")
+    seq_optional = event.get("kind") == HEARTBEAT and seq is None  # a heartbeat before any event
+    if not seq_optional and (not isinstance(seq, int) or isinstance(seq, bool) or seq < 0):
+        raise WireError(f"event seq must be a non-negative int, not {seq!r}")
     if event.get("table") != table:
         raise WireError(f"event for table {event.get('table')!r}, expected {table!r}")
     expected = topic_for(table, event.get("kind"))
     if topic != expected.encode():
         raise WireError(f"topic {topic!r} does not match event kind (expected {expected!r})")
     return event
+
+
+def split_envelope(frames: list) -> tuple[list, object]:
+    """(routing envelope, body frame) of a message read from a ROUTER socket.
+
+    A DEALER peer's message is [identity, body]; a REQ peer's is
+    [identity, b"", body]. Anything else keeps its envelope but has no body.
+    """
+    if len(frames) == 2:
+        return frames[:1], frames[1]
+    if len(frames) == 3 and len(frames[1]) == 0:
+        return frames[:2], frames[2]
+    return frames[:1], None
+
+
+def salvage_id(body: bytes) -> str | int | None:
+    """The `id` of a request that failed validation, so its error reply can be matched."""
+    try:
+        obj = decode(body)
+    except WireError:
+        return None
+    rid = obj.get("id") if isinstance(obj, dict) else None
+    if isinstance(rid, bool) or not isinstance(rid, str | int):
+        return None
+    return rid if not isinstance(rid, str) or len(rid) <= 128 else None

@@ -195,7 +195,7 @@ class Counts:
 
 
 def _not_enough(cards: int) -> str:
-    return f"not enough cards: {cards} left, and a coup is counted over six"
+    return f"not enough cards: {cards} left; the odds count every coup as six cards drawn, so they need 6 or more"
 
 
 def _falling(n: int, k: int) -> int:

@@ -152,7 +152,8 @@ class PtyLink(Link):
             self._create()
 
     def read_fds(self) -> list[int]:
-        return [self.master] if self.master is not None else []
+        # Without a host the master reads EIO at once: select would spin on it.
+        return [self.master] if self.master is not None and self.attached() else []
 
     def write_fd(self) -> int | None:
         return self.master if (self.pending and self.master is not None) else None

@@ -61,7 +61,7 @@ def training_fonts() -> list[GlyphFont]:
     fonts = [GlyphFont("sans", w, ten="1O") for w in (400, 500, 600, 700, 800, 900)]
     for path in system_fonts():
         name = os.path.basename(path)
-        if any(skip in name for skip in ("Oblique", "Italic", "ExtraLight", "MathTeX")):
+        if any(skip in name for skip in ("Oblique", "Italic", "ExtraLight", "MathTeX", "Mono")):
             continue
         fonts.append(GlyphFont(path, 400))
     return fonts
@@ -89,7 +89,7 @@ def _text_master(face: str, weight: int, text: str) -> np.ndarray:
     size = 120
     canvas = np.zeros((size * 2, size * (len(text) + 2)), np.uint8)
     if face == "stroke":
-        return _stroke_text(text, size, weight / 100.0)
+        return _stroke_text(text, size, weight)
     cv2.putText(canvas, text, (size // 2, int(size * 1.4)), 255, _face(face), size, weight)
     return _tight(canvas)
 

@@ -10,6 +10,7 @@ from those rules, drawn as pictures where the layout is the point.
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 
 import pytest
 from hypothesis import given, settings
@@ -376,14 +377,14 @@ def test_roads_hold_every_coup_once(text, rows):
     # BR1-BR3: the big road is the decisions, one column per run, ties counted once.
     cells = [c for col in road.big_road for c in col]
     assert "".join(c.winner for c in cells) == "".join(o.winner for o in outcomes if o.winner != "T")
-    assert all(col[0].winner != nxt[0].winner for col, nxt in zip(road.big_road, road.big_road[1:]))
+    assert all(col[0].winner != nxt[0].winner for col, nxt in pairwise(road.big_road))
     assert all(len({c.winner for c in col}) == 1 for col in road.big_road)
     assert road.leading_ties + sum(c.ties for c in cells) == sum(o.winner == "T" for o in outcomes)
     # BR6: every cell drawn once, inside the grid; each step down or right.
     grid = road.big_road_grid
     assert len(grid) == len(cells) == len({(p.row, p.col) for p in grid})
     assert all(0 <= p.row < rows for p in grid)
-    for a, b in zip(grid, grid[1:]):
+    for a, b in pairwise(grid):
         if a.column == b.column:
             assert (b.row, b.col) in ((a.row + 1, a.col), (a.row, a.col + 1))
         else:

@@ -1,0 +1,211 @@
+"""Reading a journal back: records in order across files, and proof that none was altered.
+
+`verify` checks every hash and every link, file to file, and names the first
+record that is not intact. `iter_records` yields the records of intact files
+and raises JournalCorrupt where the chain breaks, after yielding everything
+before it: what verifies can still be shown while the table is in an error
+state (table-game-standards.md items 1 and 18).
+
+A directory may hold the journals of several tables; each table's files are
+one chain, ordered by the file number in their names.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from shoed.journal import chain as ch
+from shoed.journal.store import BadRecord
+
+
+class JournalCorrupt(Exception):
+    """Reading reached a record that is not intact; everything before it was yielded."""
+
+    def __init__(self, bad: BadRecord):
+        super().__init__(f"journal not intact at {bad}")
+        self.bad = bad
+
+
+@dataclass(slots=True)
+class VerifyReport:
+    ok: bool
+    records: int  # intact records before the first bad one (all of them when ok)
+    files: int
+    first_bad: BadRecord | None = None
+    heads: dict[str, str] = field(default_factory=dict)  # per table: the last intact hash
+    anchors: dict[str, str] = field(default_factory=dict)  # per table: what the oldest file kept chains to
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def head(self) -> str | None:
+        """The chain head of the (last) table: compare it with the head kept elsewhere."""
+        return next(reversed(self.heads.values()), None)
+
+    def to_json(self) -> dict:
+        return {
+            "ok": self.ok,
+            "records": self.records,
+            "files": self.files,
+            "first_bad": self.first_bad.to_json() if self.first_bad else None,
+            "head": self.head,
+            "heads": self.heads,
+            "anchors": self.anchors,
+            "notes": self.notes,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class JournalFiles:
+    """The files at a path: one chain per table, plus .jsonl files not named like
+    journal files (a directory must not hide any)."""
+
+    tables: list[list[tuple[Path, ch.FileName | None]]]
+    strays: list[Path]
+
+    @property
+    def count(self) -> int:
+        return sum(len(files) for files in self.tables)
+
+
+def journal_files(path: str | os.PathLike) -> JournalFiles:
+    """A single file (taken whatever its name), or a directory's journal files
+    grouped by table in chain order. Raises FileNotFoundError for a missing path."""
+    path = Path(path)
+    if path.is_file():
+        return JournalFiles([[(path, None)]], [])
+    if not path.is_dir():
+        raise FileNotFoundError(f"no journal at {path}")
+    tables: dict[str, list[tuple[Path, ch.FileName]]] = {}
+    strays = []
+    for entry in sorted(os.scandir(path), key=lambda e: e.name):
+        if not entry.name.endswith(".jsonl"):
+            continue  # torn-tail evidence, unfinished files, anything else
+        parsed = ch.parse_file_name(entry.name)
+        if parsed is None:
+            strays.append(Path(entry.path))
+        else:
+            tables.setdefault(parsed.table, []).append((Path(entry.path), parsed))
+    chains = [sorted(files, key=lambda f: f[1].file_seq) for _, files in sorted(tables.items())]
+    return JournalFiles(chains, strays)
+
+
+def _walk(
+    tables: list[list[tuple[Path, ch.FileName | None]]], secret: bytes | None, *, links_if_keyed: bool = False
+) -> Iterator[tuple[Path, dict] | BadRecord]:
+    """Yield (file, record) for every intact record; a BadRecord at the first that
+    is not, then stop. The oldest file of each table chains to what it claims."""
+    for files in tables:
+        prev_hash: str | None = None
+        previous: tuple[str, int] | None = None
+        for path, name in files:
+            first = True
+            for item in ch.chain(path.read_bytes(), prev=prev_hash, secret=secret, links_if_keyed=links_if_keyed):
+                if isinstance(item, ch.Bad):
+                    yield BadRecord(str(path), item.line, item.jseq, item.reason, item.offset)
+                    return
+                if first:
+                    first = False
+                    reason = ch.check_header(item, name=name, previous=previous)
+                    if reason is not None:
+                        yield BadRecord(str(path), 1, 1, reason, 0)
+                        return
+                    seq = item["file_seq"]
+                prev_hash = item["hash"]
+                yield path, item
+            previous = (path.name, seq)
+
+
+def verify(path: str | os.PathLike, secret: bytes | None = None) -> VerifyReport:
+    """Check every hash and every link of the journal at path (a file or a directory)."""
+    found = journal_files(path)
+    report = VerifyReport(ok=True, records=0, files=found.count + len(found.strays))
+    if found.strays:
+        report.ok = False
+        report.first_bad = BadRecord(
+            str(found.strays[0]), 0, None, "not named like a journal file (<table>-<nnnnnn>-<UTC>-<shoe>.jsonl)"
+        )
+        return report
+    seen_table: dict[Path, str] = {}
+    for item in _walk(found.tables, secret):
+        if isinstance(item, BadRecord):
+            report.ok = False
+            report.first_bad = item
+            break
+        file, rec = item
+        table = seen_table.get(file)
+        if table is None:
+            table = seen_table[file] = rec.get("table", "?")
+            if table not in report.anchors:
+                report.anchors[table] = rec["prev"]
+                if rec.get("file_seq") != 1:
+                    report.notes.append(
+                        f"table {table}: the oldest file kept is number {rec.get('file_seq')}; "
+                        f"the chain is proved from {rec['prev']}, not from the genesis value"
+                    )
+        report.records += 1
+        report.heads[table] = rec["hash"]
+    return report
+
+
+def iter_records(path: str | os.PathLike, secret: bytes | None = None) -> Iterator[dict]:
+    """The records of the journal at path, in order across files. Raises
+    JournalCorrupt at the first record that is not intact."""
+    for item in _walk(journal_files(path).tables, secret):
+        if isinstance(item, BadRecord):
+            raise JournalCorrupt(item)
+        yield item[1]
+
+
+# How much of a journal recall reads: enough of the newest files to hold the
+# coups asked for (counted cheaply, without parsing), plus one.
+_COUP_MARKERS = (b'"coup_result"', b'"void"')
+
+
+def recent_files(files: list[tuple[Path, ch.FileName | None]], coups: int) -> list[tuple[Path, ch.FileName | None]]:
+    """The newest files of one table that together hold at least `coups` coup records, and one more."""
+    count, start = 0, len(files)
+    while start > 0 and count < coups:
+        start -= 1
+        data = files[start][0].read_bytes()
+        count += sum(data.count(marker) for marker in _COUP_MARKERS)
+    return files[max(start - 1, 0) :]
+
+
+@dataclass(slots=True)
+class Reading:
+    """Records read for display, and where reading stopped if the chain broke."""
+
+    records: list[dict]
+    stopped_at: BadRecord | None
+    notes: list[str]
+
+
+def read_recent(path: str | os.PathLike, coups: int, secret: bytes | None = None, table: str | None = None) -> Reading:
+    """Read the newest part of one table's journal for recall, up to the first
+    record that is not intact. Without the secret of a keyed journal, the
+    links and the form are checked but the hashes cannot be."""
+    tables = journal_files(path).tables
+    if table is not None:
+        tables = [files for files in tables if files[0][1] is not None and files[0][1].table == table]
+        if not tables:
+            raise FileNotFoundError(f"no journal of table {table!r} at {path}")
+    elif len(tables) > 1:
+        names = ", ".join(files[0][1].table for files in tables)
+        raise ValueError(f"journals of several tables here ({names}): name one")
+    if not tables:
+        return Reading([], None, [f"no journal files at {path}"])
+    records: list[dict] = []
+    stopped = None
+    notes: list[str] = []
+    for item in _walk([recent_files(tables[0], coups)], secret, links_if_keyed=True):
+        if isinstance(item, BadRecord):
+            stopped = item
+            break
+        rec = item[1]
+        if rec["jseq"] == 1 and rec.get("alg") == ch.ALG_HMAC and secret is None and not notes:
+            notes.append("keyed journal read without its secret: links and form checked, hashes not")
+        records.append(rec)
+    return Reading(records, stopped, notes)

@@ -1,0 +1,347 @@
+"""The subscriber side of the Clone pattern, for table displays, surveillance and tests.
+
+`TableClient` subscribes to a table's events first, then asks the snapshot
+endpoint for the current state, and from there delivers every later event
+exactly once and in seq order:
+
+- updates at or below the snapshot's seq are dropped (already in the state);
+- a jump in seq (lost at a high-water mark, or while reconnecting) is filled
+  by asking the snapshot endpoint for the missing range from the journal;
+- heartbeats repeat the publisher's last seq, so losses at the tail are found
+  too; more than `heartbeat_timeout` seconds of silence means the daemon or
+  the link is gone: the client reconnects and catches up from where it was;
+- when the missing events cannot be had (journal rotated, endpoint down) the
+  client never carries on silently: it delivers a fresh snapshot instead.
+
+What `poll()` returns is a list of dicts: the daemon's events, and snapshots
+shaped `{"table", "kind": "snapshot", "seq", "state", "reason"}` with reason
+"initial", "gap" (missing events could not be fetched) or "reset" (the
+table's sequence went backwards: a new journal). A display replaces its state
+on a snapshot and applies events on top.
+
+The client subscribes to all of the table's events and filters by `topics`
+itself: with a server-side filter it could not tell a lost event from one it
+did not ask for.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable
+from itertools import count
+from typing import Self
+
+import zmq
+
+from shoed.net import sequence, wire
+from shoed.net.curve import ClientCurve
+
+HEARTBEAT_TIMEOUT = 3.0
+REQUEST_TIMEOUT = 2.0
+
+log = logging.getLogger("shoed.net.client")
+
+
+class FetchError(Exception):
+    """The snapshot endpoint did not give what was asked (error reply, timeout, holes)."""
+
+
+class SnapshotClient:
+    """Requests to a snapshot endpoint over a DEALER socket, each with a timeout.
+
+    After a timeout the socket is replaced, so a late reply cannot be taken
+    for the answer to a later request.
+    """
+
+    def __init__(
+        self,
+        context: zmq.Context,
+        endpoint: str,
+        curve: ClientCurve | None = None,
+        *,
+        timeout: float = REQUEST_TIMEOUT,
+    ) -> None:
+        self.context = context
+        self.endpoint = endpoint
+        self.curve = curve
+        self.timeout = timeout
+        self._ids = count(1)
+        self._socket: zmq.Socket | None = None
+
+    def _connect(self) -> zmq.Socket:
+        if self._socket is None:
+            sock = self.context.socket(zmq.DEALER)
+            sock.linger = 0
+            if self.curve is not None:
+                self.curve.apply(sock)
+            sock.connect(self.endpoint)
+            self._socket = sock
+        return self._socket
+
+    def reset(self) -> None:
+        if self._socket is not None:
+            self._socket.close(0)
+            self._socket = None
+
+    def _request(self, request: dict) -> Iterable[dict]:
+        """Send a request and yield its replies; each must come within the timeout."""
+        request_id = f"r{next(self._ids)}"
+        sock = self._connect()
+        try:
+            sock.send(wire.encode({**request, "id": request_id}), flags=zmq.NOBLOCK)
+        except zmq.Again:
+            self.reset()
+            raise FetchError(f"cannot queue a request to {self.endpoint}") from None
+        while True:
+            if not sock.poll(int(self.timeout * 1000)):
+                self.reset()
+                raise FetchError(f"no reply from {self.endpoint} within {self.timeout:g} s")
+            try:
+                reply = wire.decode(sock.recv())
+            except wire.WireError as exc:
+                self.reset()
+                raise FetchError(f"bad reply from {self.endpoint}: {exc}") from None
+            if not isinstance(reply, dict) or reply.get("id") not in (request_id, None):
+                continue  # a late answer to an abandoned request
+            if not reply.get("ok"):
+                raise FetchError(f"{self.endpoint}: {reply.get('error', 'request refused')}")
+            yield reply
+
+    def snapshot(self) -> tuple[int, dict]:
+        """(seq, state) of the table now."""
+        for reply in self._request({"op": "snapshot"}):
+            seq = reply.get("seq")
+            if not isinstance(seq, int) or isinstance(seq, bool) or not isinstance(reply.get("state"), dict):
+                raise FetchError("snapshot reply without seq or state")
+            return seq, reply["state"]
+        raise FetchError("no snapshot")  # pragma: no cover - _request yields or raises
+
+    def events(self, first: int, last: int) -> list[dict]:
+        """The events first..last, checked to be all there, in order."""
+        got: list[dict] = []
+        for reply in self._request({"op": "events", "from": first, "to": last}):
+            if reply.get("done"):
+                if reply.get("count") != len(got):
+                    raise FetchError(f"events {first}..{last}: {len(got)} received, {reply.get('count')} sent")
+                break
+            chunk = reply.get("events")
+            if not isinstance(chunk, list) or not all(isinstance(e, dict) for e in chunk):
+                raise FetchError("events reply without a list of events")
+            got.extend(chunk)
+        seqs = [e.get("seq") for e in got]
+        if not sequence.covers(first, last, seqs):
+            raise FetchError(f"events {first}..{last} incomplete in the journal")
+        return got
+
+    def close(self) -> None:
+        self.reset()
+
+
+class TableClient:
+    """Snapshot plus every later event of one table, exactly once, in order.
+
+    Single-threaded: call `poll()` from one thread. `topics` are topic groups
+    to deliver ("" for all, or e.g. ("card", "coup")); snapshots are always
+    delivered.
+    """
+
+    def __init__(
+        self,
+        events_endpoint: str,
+        snapshot_endpoint: str,
+        table_id: str,
+        topics: Iterable[str] = ("",),
+        curve: ClientCurve | None = None,
+        *,
+        context: zmq.Context | None = None,
+        heartbeat_timeout: float = HEARTBEAT_TIMEOUT,
+        request_timeout: float = REQUEST_TIMEOUT,
+        max_range: int = 10_000,
+        rcvhwm: int = 10_000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.table_id = wire.check_table_id(table_id)
+        self.events_endpoint = events_endpoint
+        self.curve = curve
+        self.heartbeat_timeout = heartbeat_timeout
+        self.max_range = max_range
+        self.rcvhwm = rcvhwm
+        self._prefixes = tuple(f"{table_id}.{t}" for t in topics)
+        self._own_context = context is None
+        self.context = context or zmq.Context()
+        self._clock = clock
+        self.last_seq: int | None = None
+        self.stats = {
+            "events": 0, "duplicates": 0, "gaps": 0, "filled": 0, "snapshots": 0,
+            "reconnects": 0, "malformed": 0, "heartbeats": 0,
+        }
+        self._requests = SnapshotClient(self.context, snapshot_endpoint, curve, timeout=request_timeout)
+        self._sub: zmq.Socket | None = None
+        self._subscribe()
+
+    # -- sockets -----------------------------------------------------------
+
+    def _subscribe(self) -> None:
+        sub = self.context.socket(zmq.SUB)
+        sub.linger = 0
+        sub.rcvhwm = self.rcvhwm
+        if self.curve is not None:
+            self.curve.apply(sub)
+        # Everything of this table, heartbeats included; topics are filtered
+        # here so that a lost event is never mistaken for a filtered one.
+        sub.setsockopt(zmq.SUBSCRIBE, f"{self.table_id}.".encode())
+        sub.connect(self.events_endpoint)
+        self._sub = sub
+        self._last_heard = self._clock()
+
+    def _reconnect(self) -> None:
+        self.stats["reconnects"] += 1
+        if self._sub is not None:
+            self._sub.close(0)
+        self._requests.reset()
+        self._subscribe()
+
+    # -- delivery ------------------------------------------------------------
+
+    def poll(self, timeout: float = 0.0) -> list[dict]:
+        """Wait up to `timeout` seconds for news; return what is ready, in order."""
+        deadline = self._clock() + max(0.0, timeout)
+        out: list[dict] = []
+        while True:
+            if self.last_seq is None:
+                self._initial(out)
+            else:
+                self._drain(out)
+                self._check_silence(out)
+            now = self._clock()
+            if out or now >= deadline:
+                return out
+            wait = deadline - now
+            if self.last_seq is None:
+                time.sleep(min(wait, 0.05))  # the endpoint said no; do not spin
+            else:
+                silence_left = self._last_heard + self.heartbeat_timeout - now
+                self._sub.poll(max(1, int(1000 * min(wait, max(silence_left, 0.0)))))
+
+    def _initial(self, out: list[dict]) -> None:
+        try:
+            seq, state = self._requests.snapshot()
+        except FetchError as exc:
+            log.info("initial snapshot of %s failed: %s", self.table_id, exc)
+            return
+        self._deliver_snapshot(out, seq, state, "initial")
+        self._drain(out)
+
+    def _drain(self, out: list[dict]) -> None:
+        """Take every message waiting on the SUB socket, without blocking."""
+        while True:
+            try:
+                topic, payload = self._sub.recv_multipart(flags=zmq.NOBLOCK)
+            except zmq.Again:
+                return
+            except ValueError:  # not two frames
+                self.stats["malformed"] += 1
+                continue
+            self._last_heard = self._clock()
+            try:
+                event = wire.decode_event(topic, payload, self.table_id)
+            except wire.WireError as exc:
+                self.stats["malformed"] += 1
+                log.warning("dropped malformed message on %s: %s", topic[:64], exc)
+                continue
+            if event["kind"] == wire.HEARTBEAT:
+                self.stats["heartbeats"] += 1
+                self._catch_up(out, sequence.judge_heartbeat(self.last_seq, event.get("seq")))
+                continue
+            verdict = sequence.judge_event(self.last_seq, event["seq"])
+            if verdict.action == "fill":
+                self._catch_up(out, verdict)
+                verdict = sequence.judge_event(self.last_seq, event["seq"])
+                if verdict.action == "fill":
+                    # The snapshot taken instead is older than this event; the
+                    # next heartbeat finds the rest.
+                    continue
+            if verdict.action == "drop":
+                self.stats["duplicates"] += 1
+            else:
+                self._deliver(out, event)
+
+    def _check_silence(self, out: list[dict]) -> None:
+        if self._clock() - self._last_heard <= self.heartbeat_timeout:
+            return
+        log.warning("no heartbeat from %s for %g s: reconnecting", self.events_endpoint, self.heartbeat_timeout)
+        self._reconnect()
+        try:
+            seq, state = self._requests.snapshot()
+        except FetchError as exc:
+            log.info("table %s unreachable: %s", self.table_id, exc)
+            self._last_heard = self._clock()  # try again after another timeout
+            return
+        verdict = sequence.judge_snapshot(self.last_seq, seq)
+        if verdict.action == "fill":
+            self._fill(out, verdict.first, verdict.last, seq, state)
+        elif verdict.action == "reset":
+            self._deliver_snapshot(out, seq, state, "reset")
+        self._last_heard = self._clock()
+
+    def _catch_up(self, out: list[dict], verdict: sequence.Verdict) -> None:
+        if verdict.action == "fill":
+            self._fill(out, verdict.first, verdict.last)
+        elif verdict.action == "reset":
+            self._resync(out, "reset")
+
+    def _fill(self, out: list[dict], first: int, last: int, seq: int | None = None, state: dict | None = None) -> None:
+        """Fetch first..last from the journal; a fresh snapshot if that fails."""
+        self.stats["gaps"] += 1
+        try:
+            fetched: list[dict] = []
+            for a, b in sequence.windows(first, last, self.max_range):
+                fetched.extend(self._requests.events(a, b))
+        except FetchError as exc:
+            log.warning("could not fill events %d..%d of %s: %s", first, last, self.table_id, exc)
+            if state is not None:
+                self._deliver_snapshot(out, seq, state, "gap")
+            else:
+                self._resync(out, "gap")
+            return
+        self.stats["filled"] += len(fetched)
+        for event in fetched:
+            self._deliver(out, event)
+
+    def _resync(self, out: list[dict], reason: str) -> None:
+        try:
+            seq, state = self._requests.snapshot()
+        except FetchError as exc:
+            log.warning("resync of %s failed: %s", self.table_id, exc)
+            return
+        self._deliver_snapshot(out, seq, state, reason)
+
+    def _deliver_snapshot(self, out: list[dict], seq: int, state: dict, reason: str) -> None:
+        self.stats["snapshots"] += 1
+        self.last_seq = seq
+        out.append({"table": self.table_id, "kind": wire.SNAPSHOT, "seq": seq, "state": state, "reason": reason})
+
+    def _deliver(self, out: list[dict], event: dict) -> None:
+        self.last_seq = event["seq"]
+        self.stats["events"] += 1
+        try:
+            topic = wire.topic_for(self.table_id, event.get("kind"))
+        except wire.WireError:
+            topic = ""
+        if topic.startswith(self._prefixes):
+            out.append(event)
+
+    def close(self) -> None:
+        self._requests.close()
+        if self._sub is not None:
+            self._sub.close(0)
+            self._sub = None
+        if self._own_context:
+            self.context.term()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

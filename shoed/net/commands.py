@@ -1,0 +1,345 @@
+"""The command endpoint: the dealer console and the pit tell the daemon what to do.
+
+A ROUTER socket with CURVE security; every client must be on the allow-list
+(`shoed.net.curve.ServerCurve`) or its handshake fails and it gets nothing
+back. A request is one JSON object:
+
+    {"cmd": NAME, "args": {...}, "id": optional string or int}
+
+Here the request is checked for shape only: well-formed JSON, a known command,
+arguments of the right names and types (the `COMMANDS` table). The daemon
+checks meaning (is there a coup to confirm? is that the card just dealt?).
+Each accepted request reaches the daemon's handler as a `Command`, which
+carries the public key and allow-list name of the client that sent it, so the
+journal records who did what. Replies:
+
+    {"ok": true, "id": ..., "cmd": NAME, "result": {...}}
+    {"ok": false, "id": ..., "error": "..."}
+
+Requests over 64 KiB are answered with an error; over 1 MiB ZeroMQ drops the
+sender's connection before the message is read (no reply), so a flood cannot
+fill the daemon's memory.
+
+Single-threaded: the daemon polls `sockets()` and calls `handle(socket)`; the
+handler runs on the daemon's thread. `send_command()` is the client side.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Literal, Self
+
+import msgspec
+import zmq
+
+from shoed.net import wire
+from shoed.net.curve import DEFAULT_DOMAIN, ClientCurve, ServerCurve
+
+DEFAULT_ENDPOINT = "tcp://127.0.0.1:5558"
+MAX_REQUEST_BYTES = 64 * 1024
+# Above this ZeroMQ itself drops the connection; between the two the sender
+# gets an error reply.
+HARD_LIMIT_BYTES = 1024 * 1024
+
+log = logging.getLogger("shoed.net.commands")
+
+Text = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+CardText = Annotated[str, msgspec.Meta(min_length=2, max_length=3)]  # "9H", "10H", "TD", "H3"
+CoupNumber = Annotated[int, msgspec.Meta(ge=0)]
+RequestId = Annotated[str, msgspec.Meta(max_length=128)] | int | None
+
+
+class _Args(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
+    pass
+
+
+class OpenShoeArgs(_Args):
+    shoe: Text | None = None  # the shoe's id or serial, if the console knows it
+    ruleset: Text | None = None  # built-in ruleset name; the table's default if absent
+
+
+class CloseShoeArgs(_Args):
+    reason: Text | None = None
+
+
+class ConfirmArgs(_Args):
+    coup: CoupNumber | None = None  # guard: confirm only if this is the coup shown
+
+
+class VoidArgs(_Args):
+    reason: Text
+    coup: CoupNumber | None = None
+
+
+class CardCorrectionArgs(_Args):
+    card: CardText | None = None  # the card concerned; the daemon checks it against the deal
+    coup: CoupNumber | None = None
+
+
+class DecideArgs(_Args):
+    side: Literal["player", "banker"]
+    draw: bool
+    coup: CoupNumber | None = None
+
+
+class EnterCardArgs(_Args):
+    card: CardText
+    coup: CoupNumber | None = None
+
+
+class StatusArgs(_Args):
+    pass
+
+
+# The schema table: command name -> argument shape. Add a command here and the
+# daemon's handler sees it; everything else is refused before it.
+COMMANDS: dict[str, type[_Args]] = {
+    "open_shoe": OpenShoeArgs,
+    "close_shoe": CloseShoeArgs,
+    "confirm": ConfirmArgs,  # confirm the result / open the next coup
+    "void": VoidArgs,  # void the coup in play
+    "burn_card": CardCorrectionArgs,  # misdeal correction: the card goes to the discard
+    "return_card": CardCorrectionArgs,  # misdeal correction: the card goes back
+    "decide": DecideArgs,  # Baccarat Royal: an active player's free choice
+    "enter_card": EnterCardArgs,  # manual entry when the shoe could not read a card
+    "status": StatusArgs,
+}
+
+
+class Request(msgspec.Struct, forbid_unknown_fields=True):
+    cmd: Annotated[str, msgspec.Meta(max_length=64)]
+    args: dict = {}
+    id: RequestId = None
+
+
+_request_decoder = msgspec.json.Decoder(Request)
+
+
+@dataclass(frozen=True)
+class Command:
+    """An accepted request, as the daemon's handler receives it."""
+
+    name: str
+    args: dict  # validated, only the fields the client sent
+    id: str | int | None
+    client_key: str  # the sender's CURVE public key, Z85 (40 characters)
+    client_name: str | None  # its allow-list file stem, e.g. "pit-boss-2"
+    peer_address: str | None  # the peer's IP address, for the record
+
+    def to_json(self) -> dict:
+        out = {"cmd": self.name, "args": self.args, "client_key": self.client_key}
+        for key in ("id", "client_name", "peer_address"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        return out
+
+
+class CommandRejected(Exception):
+    """Raised by the daemon's handler: the command is refused with this message."""
+
+
+class CommandTimeout(TimeoutError):
+    """No reply from the command endpoint within the timeout (down, or this key is not allowed)."""
+
+
+def parse_request(body: bytes) -> tuple[str, dict, str | int | None]:
+    """(command, validated args, id) of a request body; CommandRejected if it is not one.
+
+    Pure: the shape checks without any socket, so they can be tested case by case.
+    """
+    if len(body) > MAX_REQUEST_BYTES:
+        raise CommandRejected(f"request too large: {len(body)} bytes, at most {MAX_REQUEST_BYTES}")
+    try:
+        request = _request_decoder.decode(body)
+    except msgspec.ValidationError as exc:
+        raise CommandRejected(f"bad request: {exc}") from None
+    except msgspec.DecodeError as exc:
+        raise CommandRejected(f"request is not JSON: {exc}") from None
+    schema = COMMANDS.get(request.cmd)
+    if schema is None:
+        raise CommandRejected(f"unknown command {request.cmd!r}; known: {', '.join(sorted(COMMANDS))}")
+    try:
+        args = msgspec.convert(request.args, schema)
+    except msgspec.ValidationError as exc:
+        raise CommandRejected(f"bad arguments for {request.cmd}: {exc}") from None
+    return request.cmd, msgspec.to_builtins(args), request.id
+
+
+class CommandServer:
+    """The CURVE-secured ROUTER socket that hands commands to the daemon."""
+
+    def __init__(
+        self,
+        context: zmq.Context,
+        endpoint: str,
+        curve: ServerCurve,
+        handler: Callable[[Command], dict | None],
+        *,
+        curve_domain: str = DEFAULT_DOMAIN,
+        max_per_handle: int = 16,
+    ) -> None:
+        if not isinstance(curve, ServerCurve):
+            raise TypeError("the command endpoint needs a ServerCurve: commands are never taken unauthenticated")
+        self.curve = curve
+        self.curve_domain = curve_domain
+        self.handler = handler
+        self.max_per_handle = max_per_handle
+        self.stats = {"requests": 0, "accepted": 0, "rejected": 0, "handler_errors": 0, "send_failures": 0}
+        sock = context.socket(zmq.ROUTER)
+        try:
+            sock.maxmsgsize = HARD_LIMIT_BYTES
+            sock.linger = 0
+            sock.router_mandatory = 1
+            curve.apply(sock, curve_domain)  # before bind: the ZAP handler is already running
+            sock.bind(endpoint)
+        except Exception:
+            sock.close(0)
+            raise
+        self.socket = sock
+        self.endpoint = sock.last_endpoint.decode()
+
+    def sockets(self) -> list[zmq.Socket]:
+        return [self.socket]
+
+    def handle(self, socket: zmq.Socket | None = None) -> int:
+        """Serve the requests waiting (at most `max_per_handle`); never blocks, never raises."""
+        served = 0
+        while served < self.max_per_handle:
+            try:
+                frames = self.socket.recv_multipart(flags=zmq.NOBLOCK, copy=False)
+            except zmq.Again:
+                break
+            served += 1
+            self.stats["requests"] += 1
+            envelope, body = wire.split_envelope(frames)
+            reply = self._serve(body)
+            self._send([f.bytes for f in envelope], reply)
+        return served
+
+    def _serve(self, frame: zmq.Frame | None) -> dict:
+        request_id = None
+        try:
+            if frame is None:
+                raise CommandRejected("a request is one JSON frame")
+            body = frame.bytes
+            request_id = wire.salvage_id(body) if len(body) <= MAX_REQUEST_BYTES else None
+            name, args, request_id = parse_request(body)
+            key = _user_id(frame)
+            if key is None:  # cannot happen on a CURVE socket; refuse rather than journal "nobody"
+                raise CommandRejected("no authenticated client key on this connection")
+            command = Command(
+                name=name,
+                args=args,
+                id=request_id,
+                client_key=key,
+                client_name=self.curve.client_name(key, self.curve_domain),
+                peer_address=_peer_address(frame),
+            )
+        except CommandRejected as exc:
+            self.stats["rejected"] += 1
+            return _reply(request_id, ok=False, error=str(exc))
+        try:
+            result = self.handler(command)
+        except CommandRejected as exc:
+            self.stats["rejected"] += 1
+            return _reply(request_id, ok=False, error=str(exc))
+        except Exception as exc:
+            # A bug in the daemon's handling must not take the endpoint down
+            # with it; the console sees the failure, the log the traceback.
+            self.stats["handler_errors"] += 1
+            log.exception("command handler failed on %s", command.to_json())
+            return _reply(request_id, ok=False, error=f"internal error handling {name}: {type(exc).__name__}")
+        self.stats["accepted"] += 1
+        return _reply(request_id, ok=True, cmd=name, result=result if result is not None else {})
+
+    def _send(self, envelope: list[bytes], reply: dict) -> None:
+        try:
+            payload = wire.encode(reply)
+        except TypeError:
+            log.error("command result not JSON-serialisable: %r", reply)
+            payload = wire.encode(_reply(reply.get("id"), ok=False, error="internal error: result not JSON"))
+        try:
+            self.socket.send_multipart([*envelope, payload], flags=zmq.NOBLOCK)
+        except zmq.ZMQError as exc:
+            self.stats["send_failures"] += 1
+            log.info("command reply not delivered: %s", exc)
+
+    def close(self) -> None:
+        self.socket.close(0)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _reply(request_id, **fields) -> dict:
+    reply = {"ok": fields.pop("ok")}
+    if request_id is not None:
+        reply["id"] = request_id
+    reply.update(fields)
+    return reply
+
+
+def _user_id(frame: zmq.Frame) -> str | None:
+    # The ZAP handler's User-Id: for CURVE, pyzmq's authenticator sets it to
+    # the client's public key in Z85.
+    try:
+        key = frame.get("User-Id")
+    except zmq.ZMQError:
+        return None
+    return key if isinstance(key, str) and len(key) == 40 else None
+
+
+def _peer_address(frame: zmq.Frame) -> str | None:
+    try:
+        return frame.get("Peer-Address")
+    except zmq.ZMQError:
+        return None
+
+
+def send_command(
+    endpoint: str,
+    cmd: str,
+    args: dict | None = None,
+    client_keys: ClientCurve | tuple[bytes | str, bytes | str] | None = None,
+    server_public_key: bytes | str | None = None,
+    timeout: float = 2.0,
+    *,
+    request_id: str | int | None = None,
+    context: zmq.Context | None = None,
+) -> dict:
+    """Send one command and wait for its reply (a dict with "ok").
+
+    `client_keys` is a ClientCurve, or (public, secret) Z85 keys together with
+    `server_public_key`. Raises CommandTimeout when no reply comes within
+    `timeout` seconds: the daemon is down, or the handshake was refused
+    because this key is not on its allow-list (CURVE gives no other sign).
+    """
+    if isinstance(client_keys, ClientCurve):
+        curve = client_keys
+    elif client_keys is not None and server_public_key is not None:
+        curve = ClientCurve(client_keys[0], client_keys[1], server_public_key)
+    else:
+        raise TypeError("send_command needs client keys and the server's public key")
+    request: dict = {"cmd": cmd, "args": args or {}}
+    if request_id is not None:
+        request["id"] = request_id
+    ctx = context or zmq.Context.instance()
+    sock = ctx.socket(zmq.DEALER)
+    try:
+        sock.linger = 0
+        curve.apply(sock)
+        sock.connect(endpoint)
+        sock.send(wire.encode(request))
+        if not sock.poll(int(timeout * 1000)):
+            raise CommandTimeout(f"no reply from {endpoint} within {timeout:g} s (daemon down, or key not allowed)")
+        reply = wire.decode(sock.recv())
+    finally:
+        sock.close(0)
+    if not isinstance(reply, dict) or "ok" not in reply:
+        raise wire.WireError(f"reply from {endpoint} is not a command reply")
+    return reply

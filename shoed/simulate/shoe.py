@@ -1,0 +1,390 @@
+"""The virtual shoe: a dealer, a shoe's firmware and a cable, run in a background thread.
+
+The thin shell around the pure parts: the virtual dealer (dealer.py) decides
+what happens at the table, the firmware (firmware.py) keeps the native
+protocol's promises, the noise (faults.py) spoils the bytes as the plan says,
+and the link (link.py) carries them on a real pseudo-terminal or TCP socket.
+This module only keeps time and moves bytes between them.
+
+    shoe = VirtualShoe(ruleset="punto-banco", protocol="native", seed=1, pace=0.0)
+    path = shoe.start()          # open `path` with the daemon's driver
+    shoe.wait_done(timeout=30)   # every event sent (native: and acknowledged)
+    truth = shoe.truth           # what was really dealt, in order
+    shoe.stop()
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import secrets
+import select
+import threading
+import time
+from pathlib import Path
+from typing import IO
+
+from shoed.rules.ruleset import Ruleset, load_ruleset, with_decks
+from shoed.simulate.dealer import CARD, CUT_CARD, UNREADABLE, DealSetup, ShoeEvent, deal
+from shoed.simulate.faults import FaultPlan, LinkNoise, LinkStats
+from shoed.simulate.link import Link, open_link
+
+PROTOCOLS = ("native", "beetek")
+# Seconds the shoe waits after a host attaches before it talks: the host's
+# serial library clears its input buffer when it opens the port.
+SETTLE = 0.1
+# Longest sleep of the loop: how soon it notices a host attaching or a stop().
+TICK = 0.02
+# Output kept for a slow reader before the dealer waits for it.
+LOW_WATER = 4096
+
+
+class SimulatorError(RuntimeError):
+    """The virtual shoe cannot run as asked (the message says why)."""
+
+
+class VirtualShoe:
+    """A shoe that deals by the ruleset and speaks `native` or `beetek` on a real link."""
+
+    def __init__(
+        self,
+        ruleset: str | Ruleset = "punto-banco",
+        protocol: str = "native",
+        seed: int | None = None,
+        pace: float = 0.0,
+        faults: FaultPlan | None = None,
+        shoes: int = 1,
+        link: str | None = None,
+        listen: str | None = None,
+        decks: int | None = None,
+        cut_from_end: int | None = None,
+        serial: str | None = None,
+        truth_file: str | Path | IO[str] | None = None,
+        settle: float = SETTLE,
+    ):
+        if protocol not in PROTOCOLS:
+            raise SimulatorError(f"protocol is one of {', '.join(PROTOCOLS)}, not {protocol!r}")
+        if not isinstance(pace, (int, float)) or pace < 0:
+            raise SimulatorError(f"pace is a number of seconds between cards (0 or more), not {pace!r}")
+        rules = load_ruleset(ruleset) if isinstance(ruleset, (str, Path)) else ruleset
+        if decks is not None:
+            rules = with_decks(rules, decks)
+        self.seed = secrets.randbits(32) if seed is None else int(seed)
+        self.faults = faults or FaultPlan()
+        self.setup = DealSetup(rules, seed=self.seed, shoes=shoes, cut_from_end=cut_from_end, faults=self.faults)
+        self.protocol = protocol
+        self.pace = float(pace)
+        self.settle = settle
+        self.boot = secrets.randbits(32)  # drawn at every start, like a power-on: never from the seed
+        self.serial = serial or f"VS-{self.seed & 0xFFFFFFFF:08X}"
+        self._link_path = link
+        self._listen = listen
+        self._truth_target = truth_file
+        self._truth: list[ShoeEvent] = []
+        self.wire_log: list[dict] = []  # link faults and plug events, in order
+        self.link_stats = LinkStats()
+        self.error: BaseException | None = None
+        self.address: str | None = None
+        self._link: Link | None = None
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._done = threading.Event()
+        self._wake_r, self._wake_w = -1, -1
+        self._truth_io: IO[str] | None = None
+        self._own_truth_io = False
+        self.firmware = None
+
+    # ----- public API ----------------------------------------------------------
+    @property
+    def truth(self) -> list[ShoeEvent]:
+        """Every event the shoe has put out so far, in order."""
+        return list(self._truth)
+
+    @property
+    def slave_path(self) -> str | None:
+        """The current pty slave (changes at every replug); None for a socket."""
+        return getattr(self._link, "slave_path", None)
+
+    def start(self) -> str:
+        """Open the link and start dealing in a background thread; returns the
+        path (the symlink when one was asked for) or socket:// URL to open."""
+        if self._thread is not None:
+            raise SimulatorError("this virtual shoe is already running")
+        if self.protocol == "native":
+            import firmware_protocol  # noqa: F401  (fail here, not in the thread)
+        self._link = open_link(self._listen, self._link_path)
+        opened = self._link.open()
+        self.address = self._link.address or opened
+        if isinstance(self._truth_target, (str, Path)):
+            self._truth_io = open(self._truth_target, "w", encoding="utf-8")
+            self._own_truth_io = True
+        elif self._truth_target is not None:
+            self._truth_io = self._truth_target
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        self._thread = threading.Thread(target=self._main, name="virtual-shoe", daemon=True)
+        self._thread.start()
+        return self.address
+
+    def wait_done(self, timeout: float) -> bool:
+        """Wait until every event is out (native: and acknowledged by the host).
+        True when done; False on timeout. Raises SimulatorError if the shoe failed."""
+        deadline = time.monotonic() + timeout
+        while not self._done.wait(min(0.05, max(0.0, deadline - time.monotonic()))):
+            if self.error is not None:
+                raise SimulatorError(f"the virtual shoe stopped: {self.error}") from self.error
+            if time.monotonic() >= deadline or (self._thread is not None and not self._thread.is_alive()):
+                break
+        if self.error is not None:
+            raise SimulatorError(f"the virtual shoe stopped: {self.error}") from self.error
+        return self._done.is_set()
+
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop dealing and close the link (prompt: the loop wakes at once)."""
+        self._stop.set()
+        if self._wake_w >= 0:
+            try:
+                os.write(self._wake_w, b"x")
+            except OSError:
+                pass
+        if self._thread is not None:
+            self._thread.join(timeout)
+        if self._link is not None:
+            self._link.close()
+        for fd in (self._wake_r, self._wake_w):
+            if fd >= 0:
+                os.close(fd)
+        self._wake_r = self._wake_w = -1
+        if self._truth_io is not None and self._own_truth_io:
+            self._truth_io.close()
+        self._truth_io = None
+
+    def __enter__(self) -> VirtualShoe:
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    # ----- the loop ------------------------------------------------------------
+    def _main(self) -> None:
+        try:
+            _Loop(self).run()
+        except BaseException as exc:  # reported through wait_done() and .error
+            self.error = exc
+
+    def _record(self, event: ShoeEvent) -> None:
+        self._truth.append(event)
+        self._write_truth(event.to_json())
+
+    def _record_wire(self, entry: dict) -> None:
+        self.wire_log.append(entry)
+        self._write_truth(entry)
+
+    def _write_truth(self, obj: dict) -> None:
+        if self._truth_io is not None:
+            self._truth_io.write(json.dumps(obj, separators=(",", ":")) + "\n")
+            self._truth_io.flush()
+
+
+class _Loop:
+    """The shoe's main loop; lives in the background thread."""
+
+    def __init__(self, shoe: VirtualShoe):
+        self.shoe = shoe
+        self.link = shoe._link
+        self.plan = shoe.faults
+        self.native = shoe.protocol == "native"
+        self.noise = LinkNoise(self.plan, random.Random(f"shoed-simulate:{shoe.seed}:link"), shoe.link_stats)
+        self.events = deal(shoe.setup)
+        self.pending: ShoeEvent | None = next(self.events, None)
+        self.now = time.monotonic()
+        self.next_card_at = self.now
+        self.attached_since: float | None = None
+        self.greeted = False
+        self.replug_at: float | None = None
+        self.unplug_wanted = False
+        self.unplug_by: float | None = None
+        self.disconnect_at = set(self.plan.disconnect_at)
+        every = self.plan.disconnect_every
+        self.next_disconnect = self.now + every if every else None
+        self.decoder = None
+        self.fw = None
+        if self.native:
+            from firmware_protocol import Decoder, encode
+
+            from shoed.simulate.firmware import Firmware
+
+            self.encode = encode
+            self.decoder = Decoder()
+            self.fw = Firmware(shoe.serial, shoe.boot, start=self.now)
+            shoe.firmware = self.fw
+
+    def run(self) -> None:
+        shoe = self.shoe
+        while not shoe._stop.is_set():
+            self.now = time.monotonic()
+            self.plug_schedule()
+            self.watch_host()
+            readable = self.wait()
+            if shoe._stop.is_set():
+                return
+            self.now = time.monotonic()
+            self.take_host_input(readable)
+            self.release_events()
+            if self.native and self.ready():
+                self.write_all(self.fw.due(self.now))
+            self.link.flush()
+            self.check_done()
+
+    # ----- plugging ------------------------------------------------------------
+    def plug_schedule(self) -> None:
+        now = self.now
+        if self.replug_at is not None and now >= self.replug_at:
+            self.link.replug()
+            self.replug_at = None
+            self.shoe._record_wire({"kind": "link", "link": "replugged", "address": self.link.address})
+        if self.next_disconnect is not None and now >= self.next_disconnect:
+            self.next_disconnect = now + self.plan.disconnect_every
+            if self.replug_at is None:
+                self.unplug_wanted = True
+                self.unplug_by = now + 1.0
+        if self.unplug_wanted and (not self.link.pending or now >= self.unplug_by):
+            # Unplugged once what was already on its way is written (or after a second at most).
+            self.unplug_wanted = False
+            self.link.unplug()
+            self.shoe.link_stats.disconnects += 1
+            self.replug_at = now + self.plan.reconnect_after
+            after = self.shoe._truth[-1].n if self.shoe._truth else None
+            self.shoe._record_wire({"kind": "link", "link": "unplugged", "after": after})
+
+    def watch_host(self) -> None:
+        attached = self.link.plugged and self.link.attached()
+        if not attached:
+            self.attached_since = None
+            self.greeted = False
+            return
+        if self.attached_since is None:
+            self.attached_since = self.now
+        if self.native and not self.greeted and self.ready():
+            # Like a USB shoe that sees the port opened: Hello, then all not yet acknowledged.
+            self.greeted = True
+            self.write_all(self.fw.on_connect(self.now))
+
+    def ready(self) -> bool:
+        """A host is attached and settled: the shoe may talk."""
+        return self.attached_since is not None and self.now - self.attached_since >= self.shoe.settle
+
+    def wait(self) -> set[int]:
+        link = self.link
+        rfds = [self.shoe._wake_r]
+        if link.plugged:
+            rfds += link.read_fds()
+        wfds = [fd for fd in [link.write_fd()] if fd is not None]
+        timeout = TICK
+        if self.native and self.ready():
+            timeout = min(timeout, self.fw.next_deadline(self.now) - self.now)
+        if self.pending is not None and self.pace_wait() > 0:
+            timeout = min(timeout, self.pace_wait())
+        r, _, _ = select.select(rfds, wfds, [], max(0.0, timeout))
+        if self.shoe._wake_r in r:
+            try:
+                os.read(self.shoe._wake_r, 64)
+            except OSError:
+                pass
+        return set(r)
+
+    def pace_wait(self) -> float:
+        if self.pending is not None and self.pending.kind in (CARD, UNREADABLE):
+            return self.next_card_at - self.now
+        return 0.0
+
+    # ----- from the host -------------------------------------------------------
+    def take_host_input(self, readable: set[int]) -> None:
+        data = self.link.service(readable)
+        if not data or not self.native:
+            return  # the Bee-Tek shoe takes nothing from the host
+        for _, item in self.decoder.feed(data):
+            if hasattr(item, "TYPE"):
+                self.write_all(self.fw.on_host(item, self.now))
+
+    # ----- to the host ---------------------------------------------------------
+    def write_all(self, messages) -> None:
+        for msg in messages:
+            self.write_frame(self.encode(msg), getattr(msg, "NAME", ""), msg.seq, None)
+
+    def write_frame(self, frame: bytes, name: str, seq: int | None, n: int | None) -> None:
+        data, applied = self.noise.apply(frame)
+        if applied:
+            entry = {"kind": "wire", "message": name, "faults": applied}
+            if seq is not None:
+                entry["seq"] = seq
+            if n is not None:
+                entry["n"] = n
+            self.shoe._record_wire(entry)
+        before = self.link.dropped
+        self.link.send(data)
+        dropped = self.link.dropped - before
+        if dropped:
+            self.shoe.link_stats.dropped_bytes += dropped
+            entry = {"kind": "wire", "message": name, "faults": ["dropped"]}
+            if n is not None:
+                entry["n"] = n
+            self.shoe._record_wire(entry)
+
+    def may_release(self, event: ShoeEvent) -> bool:
+        if self.unplug_wanted:
+            return False
+        link_free = len(self.link.pending) < LOW_WATER
+        if self.shoe.pace == 0 and not (self.ready() and link_free):
+            return False  # as fast as the link allows: nobody listening allows nothing
+        if not link_free:
+            return False
+        if event.kind in (CARD, UNREADABLE) and self.now < self.next_card_at:
+            return False
+        if self.native:
+            if event.kind in (CARD, UNREADABLE, CUT_CARD) and self.fw.gate_locked:
+                return False  # the gate holds the next card back
+            if not self.fw.can_send():
+                return False  # the shoe's memory of unacknowledged messages is full
+        return True
+
+    def release_events(self) -> None:
+        from shoed.simulate.wire import beetek_token, native_message
+
+        while self.pending is not None and not self.shoe._stop.is_set():
+            event = self.pending
+            if not self.may_release(event):
+                return
+            self.shoe._record(event)
+            if self.native:
+                msg = self.fw.send(native_message(event), self.now)
+                if self.ready():
+                    self.write_frame(self.encode(msg), msg.NAME, msg.seq, event.n)
+            else:
+                token = beetek_token(event)
+                if token is not None:
+                    self.write_frame(token, event.kind, None, event.n)
+            if event.kind in (CARD, UNREADABLE):
+                self.next_card_at = self.now + self.shoe.pace
+                if event.number in self.disconnect_at:
+                    self.disconnect_at.discard(event.number)
+                    self.unplug_wanted = True
+                    self.unplug_by = self.now + 1.0
+            self.pending = next(self.events, None)
+            if self.shoe.pace and event.kind in (CARD, UNREADABLE):
+                return  # one card per pace interval
+
+    def check_done(self) -> None:
+        if self.pending is not None or self.shoe._done.is_set():
+            return
+        if self.native and self.fw.unacked:
+            return
+        if self.link.pending:
+            return
+        self.shoe._done.set()
