@@ -154,7 +154,13 @@ class TableController:
         }
 
     def checkpoint(self) -> dict:
-        """What carries over from one shoe file of the journal to the next."""
+        """What carries over from one shoe file of the journal to the next.
+
+        Written at the head of each file: when the table has no shoe, or right
+        after a shoe was opened (a fresh shoe: no card seen yet)."""
+        shoe = self.shoe if self.shoe is not None and self.shoe.phase != CLOSED else None
+        if shoe is not None and shoe.total_seen:
+            raise ValueError("a checkpoint is taken only with no shoe or a fresh one")
         return {
             "seq": self.seq,
             "shoes_opened": self.shoes_opened,
@@ -162,11 +168,15 @@ class TableController:
             "alarms": dict(self.alarms),
             "devices": dict(self.devices),
             "misdeal_ids": self.misdeal_ids,
+            "shoe": {"id": shoe.shoe_id, "decks": shoe.decks, "phase": shoe.phase} if shoe else None,
+            "coup_no": self.coup_no,
+            "coup_state": self.coup_state,
+            "burn_mode": self.burn_mode,
         }
 
     @classmethod
     def from_checkpoint(cls, table_id: str, ruleset: Ruleset, decks: int, state: dict, **options) -> TableController:
-        return cls(
+        table = cls(
             table_id,
             ruleset,
             decks,
@@ -178,6 +188,15 @@ class TableController:
             devices=dict(state.get("devices", {})),
             misdeal_ids=int(state.get("misdeal_ids", 0)),
         )
+        shoe = state.get("shoe")
+        if shoe:
+            table.shoe = Shoe(ruleset, int(shoe["decks"]), shoe_id=shoe["id"], phase=shoe.get("phase", BURN_FIRST))
+            table.coup_no = int(state.get("coup_no", 0))
+            table.coup_state = state.get("coup_state", NO_COUP)
+            table.burn_mode = bool(state.get("burn_mode", False))
+            if table.coup_state == OPEN:
+                table.coup = Coup(ruleset)
+        return table
 
     # ----- events ----------------------------------------------------------
     def _emit(self, step: Step, kind: str, **fields) -> dict:

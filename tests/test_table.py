@@ -191,6 +191,20 @@ def test_button_less_shoe_auto_confirms():
 def test_checkpoint_carries_seq_and_lock():
     table, _ = run(dealer_inputs(coups=2))
     table.feed({"kind": "integrity", "text": "journal record 17 corrupt"})
+    with pytest.raises(ValueError):
+        table.checkpoint()  # mid-shoe: the shoe's cards are in the journal, not in a checkpoint
+    table.feed({"kind": "shoe_removed"})
     again = TableController.from_checkpoint("t1", load_ruleset("punto-banco"), 6, table.checkpoint())
     assert again.seq == table.seq and again.locked == "journal record 17 corrupt"
     assert again.feed({"kind": "command", "cmd": "confirm"}).reply["ok"] is False
+
+
+def test_checkpoint_of_a_fresh_shoe_replays_the_rest():
+    inputs = dealer_inputs(coups=3)
+    whole, events = run(inputs)
+    table, head = run(inputs[:1])
+    again = TableController.from_checkpoint("t1", load_ruleset("punto-banco"), 6, table.checkpoint())
+    rest = []
+    for item in inputs[1:]:
+        rest.extend(again.feed(item).events)
+    assert head + rest == events and again.snapshot() == whole.snapshot()

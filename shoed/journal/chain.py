@@ -215,9 +215,7 @@ def links_only_for(header_rec: dict, secret: bytes | None) -> bool:
     return secret is None and header_rec.get("alg") == ALG_HMAC
 
 
-def chain(
-    data: bytes, *, prev: str | None, secret: bytes | None, links_if_keyed: bool = False
-) -> Iterator[dict | Bad]:
+def chain(data: bytes, *, prev: str | None, secret: bytes | None, links_if_keyed: bool = False) -> Iterator[dict | Bad]:
     """Walk one file's records in order: yield each intact, linked record; at the
     first that is not, yield a Bad and stop.
 
@@ -239,8 +237,10 @@ def chain(
         if reason is None and rec["jseq"] != number:
             reason = f"jseq {rec['jseq']} where {number} is due"
         if reason is None and expect_prev is not None and rec["prev"] != expect_prev:
-            reason = "prev does not link to the record before it" if number > 1 else (
-                "prev does not link to the last record of the previous file"
+            reason = (
+                "prev does not link to the record before it"
+                if number > 1
+                else ("prev does not link to the last record of the previous file")
             )
         if reason is not None:
             yield Bad(number, offset, read_jseq, reason)

@@ -123,7 +123,9 @@ class Journal:
         ops: FileOps | None = None,
     ):
         if not isinstance(table_id, str) or not ch.TABLE_RE.fullmatch(table_id):
-            raise ValueError(f"table id {table_id!r}: letters, digits, '_', '.', '-' (up to 64), not starting with a sign")
+            raise ValueError(
+                f"table id {table_id!r}: letters, digits, '_', '.', '-' (up to 64), not starting with a sign"
+            )
         if secret is not None and (not isinstance(secret, bytes) or not secret):
             raise ValueError("the secret is non-empty bytes, or None for an unkeyed journal")
         self.directory = Path(directory)

@@ -448,6 +448,8 @@ def test_cli_marks_and_text(shoed_json, shoed_cli):
     proc = shoed_cli("roads", "B" * 8 + "PTP")
     assert proc.returncode == 0
     assert "Big road" in proc.stdout and "P1" in proc.stdout and "Ask road" in proc.stdout
+    piped = shoed_cli("roads", "--json", "-", input="TTB Pb\n")
+    assert json.loads(piped.stdout)["leading_ties"] == 2
 
 
 def test_cli_bad_results_exit_2(shoed_cli):
