@@ -479,6 +479,18 @@ class TableController:
     def _on_warning(self, item: dict, step: Step) -> None:
         self._emit(step, "device.warning", code=item.get("code"), text=item.get("text"), source=item.get("source"))
 
+    def _on_power(self, item: dict, step: Step) -> None:
+        """The daemon started or stopped (table-game-standards item 6: power on, unclean stop)."""
+        if item.get("state") == "on":
+            clean = bool(item.get("clean", True))
+            self._emit(step, "table.started", clean=clean, recovery=item.get("recovery") or [],
+                       ruleset=self.ruleset.name, locked=self.locked)
+            if not clean:
+                self._emit(step, "alarm", alarm="unclean_stop", active=False,
+                           text="started after an unclean stop; state rebuilt from the journal")
+        else:
+            self._emit(step, "table.stopped", clean=True)
+
     def _on_integrity(self, item: dict, step: Step) -> None:
         """The shell found the journal corrupt (or another integrity fault): play stops."""
         self.locked = item.get("text") or "integrity fault"

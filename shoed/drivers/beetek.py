@@ -42,6 +42,7 @@ Decisions, never guesses:
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from dataclasses import dataclass
@@ -58,9 +59,9 @@ MAX_BODY = 80
 MAX_STRETCH = 160  # a garbled stretch is cut here, so the kept tail never grows past it
 STALE_TAIL = 0.5  # seconds: a token takes ~50 ms at 9600 baud; a tail older than this is broken
 
-# Mode names as the shoe sends them (compared without case and spacing).
+# Mode names as the shoe sends them (compared without case; any other damage makes a mode unknown).
 GAME_MODES = {"game", "gamealarm"}
-BURN_MODES = {"manualburncards"}
+BURN_MODES = {"manual burn cards"}
 
 _WARNING = re.compile(r"W0X([0-9A-F]{1,4})")
 
@@ -131,7 +132,7 @@ def _mode_kind(mode: str | None) -> str | None:
     """"game", "burn" or None (unknown) for a mode as sent; no prefix counts as game."""
     if mode is None:
         return "game"
-    key = "".join(mode.split()).lower()
+    key = mode.strip().lower()
     if key in GAME_MODES:
         return "game"
     if key in BURN_MODES:
@@ -245,17 +246,9 @@ def _stretch(buf: bytes, start: int, final: bool) -> tuple[int, Token | None]:
 
 def tokens(data: bytes, final: bool = True) -> list[Token]:
     """Every token of a whole capture (starts are offsets into `data`)."""
-    out: list[Token] = []
-    view = memoryview(data)
-    pos = 0
-    while pos < len(data):
-        used, token = next_token(view[pos:], final=final)
-        if used == 0:
-            break
-        if token is not None:
-            out.append(Token(**{**token.__dict__, "start": pos + token.start}))
-        pos += used
-    return out
+    stream = TokenStream()
+    found = stream.feed(data) + (stream.flush() if final else [])
+    return [dataclasses.replace(token, start=offset) for offset, token in found]
 
 
 def decode_capture(data: bytes) -> list[dict]:
@@ -293,6 +286,41 @@ def token_reading(token: Token, source: str, offset: int, mono_ns: int, utc_ns: 
                    **common)
 
 
+class TokenStream:
+    """The framer over a stream: keeps the unmatched tail between reads (bounded by the framer).
+
+    Pure: no I/O and no clock; the driver decides when a tail has gone stale
+    and calls `flush`."""
+
+    def __init__(self, offset: int = 0) -> None:
+        self.tail = b""
+        self.offset = offset  # stream offset of the tail's first byte
+
+    def feed(self, data: bytes) -> list[tuple[int, Token]]:
+        """(stream offset, token) for every token completed by `data`."""
+        self.tail += data
+        return self._drain(final=False)
+
+    def flush(self) -> list[tuple[int, Token]]:
+        """The end of the stream (or of a link): what is left becomes garbled tokens."""
+        return self._drain(final=True)
+
+    def _drain(self, final: bool) -> list[tuple[int, Token]]:
+        out = []
+        buf, pos = self.tail, 0
+        view = memoryview(buf)
+        while pos < len(buf):
+            used, token = next_token(view[pos:], final=final)
+            if used == 0:
+                break
+            if token is not None:
+                out.append((self.offset + pos + token.start, token))
+            pos += used
+        self.tail = buf[pos:]
+        self.offset += pos
+        return out
+
+
 class BeeTekDriver(LinkDriver):
     """A Bee-Tek shoe on a serial port (9600 8N1). Nothing is ever sent to it."""
 
@@ -301,42 +329,28 @@ class BeeTekDriver(LinkDriver):
     def __init__(self, url: str, *, baudrate: int = BAUDRATE, **options) -> None:
         self.baudrate = baudrate
         super().__init__(url, **options)
-        self._tail = b""
-        self._tail_offset = 0
+        self._stream = TokenStream()
         self._tail_since = 0.0
 
     def _make_transport(self) -> Transport:
         return SerialTransport(self.url, baudrate=self.baudrate)
 
+    def _readings(self, found, mono_ns: int, utc_ns: int) -> list[Reading]:
+        return [token_reading(token, self.source, offset, mono_ns, utc_ns) for offset, token in found]
+
     def _on_connect(self, mono_ns: int, utc_ns: int) -> list[Reading]:
         # A token cut by the unplug is reported (as garbled) rather than glued to the next link's bytes.
-        return self._flush(final=True, mono_ns=mono_ns, utc_ns=utc_ns)
+        found = self._stream.flush()
+        self._stream = TokenStream(self._offset)
+        return self._readings(found, mono_ns, utc_ns)
 
     def _on_data(self, data: bytes, offset: int, mono_ns: int, utc_ns: int) -> list[Reading]:
-        if not self._tail:
-            self._tail_offset = offset
-        self._tail += data
         self._tail_since = time.monotonic()
-        return self._flush(final=False, mono_ns=mono_ns, utc_ns=utc_ns)
-
-    def _flush(self, final: bool, mono_ns: int, utc_ns: int) -> list[Reading]:
-        out = []
-        buf, base, pos = self._tail, self._tail_offset, 0
-        view = memoryview(buf)
-        while pos < len(buf):
-            used, token = next_token(view[pos:], final=final)
-            if used == 0:
-                break
-            if token is not None:
-                out.append(token_reading(token, self.source, base + pos + token.start, mono_ns, utc_ns))
-            pos += used
-        self._tail = buf[pos:]
-        self._tail_offset = base + pos
-        return out
+        return self._readings(self._stream.feed(data), mono_ns, utc_ns)
 
     def _next_tick(self) -> float | None:
-        return self._tail_since + STALE_TAIL if self._tail else None
+        return self._tail_since + STALE_TAIL if self._stream.tail else None
 
     def _on_tick(self, mono_ns: int) -> list[Reading]:
         # Nothing came to finish the tail: the rest of that token was lost on the line.
-        return self._flush(final=True, mono_ns=mono_ns, utc_ns=time.time_ns())
+        return self._readings(self._stream.flush(), mono_ns, time.time_ns())

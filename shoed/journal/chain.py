@@ -151,7 +151,7 @@ def check_line(
         return None, "empty line"
     try:
         rec = _decoder.decode(line)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, UnicodeDecodeError):  # msgspec lets bad UTF-8 in a key through as the latter
         return None, "not valid JSON (torn or damaged)"
     if not isinstance(rec, dict):
         return None, "not a JSON object"

@@ -287,22 +287,29 @@ def _masks(key: tuple):
 
 def _index_tables():
     a, b, c, d = (x.ravel() for x in np.indices((VALUES,) * 4))  # draw order P1, B1, P2, B2
+    # Swapping a hand's two cards changes neither the weight of the prefix (it
+    # depends only on which values it holds), nor the totals: keep one order of
+    # each hand and count it as many times as it has orders. 3025 prefixes, not 10**4.
+    keep = (a <= c) & (b <= d)
+    a, b, c, d = a[keep], b[keep], c[keep], d[keep]
+    orders = (1 + (a < c).astype(np.int64)) * (1 + (b < d))
     positions = np.stack([a, b, c, d])
     # How many earlier cards of the prefix share each card's value.
     before_b = (b == a).astype(np.int64)
     before_c = (c == a).astype(np.int64) + (c == b)
     before_d = (d == a).astype(np.int64) + (d == b) + (d == c)
     group = ((a + c) % VALUES) * VALUES + (b + d) % VALUES  # (player total, banker total)
-    # For the second moments Q[g, e, f] = sum of W4 * occ_e * occ_f over a group.
-    moment_bins = np.concatenate(
-        [group * 100 + positions[i] * 10 + positions[j] for i in range(4) for j in range(4)]
-    ).astype(np.intp)
+    # For the second moments Q[g, e, f] = sum of W4 * occ_e * occ_f over a group,
+    # which is symmetric in (e, f): the position pairs i == j (first, four of
+    # them) and i < j (six) suffice.
+    pairs = [(i, i) for i in range(4)] + [(i, j) for i in range(4) for j in range(i + 1, 4)]
+    moment_bins = np.concatenate([group * 100 + positions[i] * 10 + positions[j] for i, j in pairs]).astype(np.intp)
     r = np.arange(VALUES)
     shift = (r[:, None] - r[None, :]) % VALUES  # [final total, added card] -> earlier total
-    return a, b, c, d, before_b, before_c, before_d, moment_bins, shift
+    return a, b, c, d, orders, before_b, before_c, before_d, moment_bins, shift
 
 
-_A, _B, _C, _D, _BEFORE_B, _BEFORE_C, _BEFORE_D, _MOMENT_BINS, _SHIFT = _index_tables()
+_A, _B, _C, _D, _ORDERS, _BEFORE_B, _BEFORE_C, _BEFORE_D, _MOMENT_BINS, _SHIFT = _index_tables()
 _CARD = np.arange(VALUES)
 _EYE = np.eye(VALUES, dtype=np.int64)
 
@@ -327,13 +334,17 @@ def exact_counts(ruleset: Ruleset, composition: Composition) -> Counts:
     n = np.array(n_list, dtype=np.int64)
 
     # Weight of every four-card value prefix: ordered draws without replacement.
-    w4 = n[_A] * (n[_B] - _BEFORE_B) * (n[_C] - _BEFORE_C) * (n[_D] - _BEFORE_D)
+    w4 = n[_A] * (n[_B] - _BEFORE_B) * (n[_C] - _BEFORE_C) * (n[_D] - _BEFORE_D) * _ORDERS
     # Grouped by (player total, banker total), the second moments of how often
     # each value occurs in the prefix are all the third cards need:
     #   Q[p, b, e, f] = sum W4 * occ_e * occ_f,  Occ = sum W4 * occ_v,  A = sum W4.
-    # float64 sums are exact here: they stay below 16 * N**4 < 2**53.
-    q = np.bincount(_MOMENT_BINS, np.tile(w4.astype(np.float64), 16), minlength=10**4)
-    q = q.astype(np.int64).reshape(VALUES, VALUES, VALUES, VALUES)
+    # float64 sums are exact here: they stay below 16 * N**4 < 2**52.
+    # Half weight on i == j, so that adding the transpose counts i < j both ways
+    # and i == j once; halves of integers are exact in float64 too.
+    w4f = w4.astype(np.float64)
+    half = np.bincount(_MOMENT_BINS, np.concatenate((np.tile(w4f * 0.5, 4), np.tile(w4f, 6))), minlength=10**4)
+    half = half.reshape(VALUES, VALUES, VALUES, VALUES)
+    q = (half + half.transpose(0, 1, 3, 2)).astype(np.int64)
     occ = q.sum(axis=3) // 4  # every prefix holds four cards
     a = occ.sum(axis=2) // 4
 

@@ -165,22 +165,6 @@ def draw_face(label: str, rng: np.random.Generator, style: CardStyle | None = No
             return F.suit_shape_mask(suit, height, np.random.default_rng(suit_seed))
         return F.suit_mask(suit, height, font)
 
-    # Centre: pips, an ace's large pip, or a court card's picture box.
-    rank_no = RANKS.index(rank_text) + 1
-    if 2 <= rank_no <= 10:
-        pip_h = int(FACE_H * rng.uniform(0.085, 0.115))
-        pip = suit_of(pip_h)
-        spread = rng.uniform(0.9, 1.1)
-        for fx, fy in _PIP_LAYOUT[rank_no]:
-            fx = 0.5 + (fx - 0.5) * spread
-            m = pip if fy <= 0.5 else pip[::-1, ::-1]
-            _paint(face, m, int(fx * FACE_W - m.shape[1] / 2), int(fy * FACE_H - m.shape[0] / 2), ink)
-    elif rank_no == 1:
-        pip = suit_of(int(FACE_H * rng.uniform(0.16, 0.34)))
-        _paint(face, pip, (FACE_W - pip.shape[1]) // 2, (FACE_H - pip.shape[0]) // 2, ink)
-    else:
-        _draw_court(face, rng, suit_of, ink)
-
     # Corner indices: top-left, then the same turned half a turn at bottom-right.
     rank_h = int(rng.uniform(*style.rank_mm) * PX_PER_MM)
     rank = F.rank_mask(font, rank_text, rank_h)
@@ -197,24 +181,41 @@ def draw_face(label: str, rng: np.random.Generator, style: CardStyle | None = No
     block[: rank.shape[0], rx : rx + rank.shape[1]] = rank
     sx = (column - symbol.shape[1]) // 2
     block[rank.shape[0] + gap :, sx : sx + symbol.shape[1]] = symbol
+    # Centre: pips, an ace's large pip, or a court card's picture box.
+    rank_no = RANKS.index(rank_text) + 1
+    if 2 <= rank_no <= 10:
+        pip_h = int(FACE_H * rng.uniform(0.085, 0.115))
+        pip = suit_of(pip_h)
+        spread = rng.uniform(0.9, 1.1)
+        for fx, fy in _PIP_LAYOUT[rank_no]:
+            fx = 0.5 + (fx - 0.5) * spread
+            m = pip if fy <= 0.5 else pip[::-1, ::-1]
+            _paint(face, m, int(fx * FACE_W - m.shape[1] / 2), int(fy * FACE_H - m.shape[0] / 2), ink)
+    elif rank_no == 1:
+        pip = suit_of(int(FACE_H * rng.uniform(0.16, 0.34)))
+        _paint(face, pip, (FACE_W - pip.shape[1]) // 2, (FACE_H - pip.shape[0]) // 2, ink)
+    else:
+        _draw_court(face, rng, suit_of, ink, left=mx + column + int(1.5 * PX_PER_MM))
+
     four = rng.uniform() < style.four_index_p
     boxes = []
     for turned in (False, True):
         work = face[::-1, ::-1] if turned else face
-        _paint(work, block, mx, my, ink)
-        box = (mx, my, mx + column, my + index_h)
-        if four:
-            _paint(work, block, FACE_W - mx - column, my, ink)
-        if turned:
-            box = (FACE_W - box[2], FACE_H - box[3], FACE_W - box[0], FACE_H - box[1])
-        boxes.append(box)
+        places = [mx, FACE_W - mx - column] if four else [mx]
+        for x in places:
+            _paint(work, block, x, my, ink)
+            box = (x, my, x + column, my + index_h)
+            if turned:
+                box = (FACE_W - box[2], FACE_H - box[3], FACE_W - box[0], FACE_H - box[1])
+            boxes.append(box)
     face = np.ascontiguousarray(face)
     return Face(face, alpha, label, font.label, boxes)
 
 
-def _draw_court(face: np.ndarray, rng: np.random.Generator, suit_of, ink) -> None:
-    """A court card's framed picture: coloured shapes, the same turned half a turn."""
-    x0, y0 = int(FACE_W * rng.uniform(0.17, 0.21)), int(FACE_H * rng.uniform(0.11, 0.14))
+def _draw_court(face: np.ndarray, rng: np.random.Generator, suit_of, ink, left: int) -> None:
+    """A court card's framed picture: coloured shapes, the same turned half a turn,
+    in a frame starting right of the index (`left`)."""
+    x0, y0 = max(left, int(FACE_W * rng.uniform(0.17, 0.21))), int(FACE_H * rng.uniform(0.11, 0.14))
     x1, y1 = FACE_W - x0, FACE_H - y0
     half = np.zeros((FACE_H // 2 - y0, x1 - x0, 3), np.uint8)
     half[:] = face[y0, x0]
@@ -394,7 +395,7 @@ def _occlude(img: np.ndarray, hom: np.ndarray, face: Face, rng: np.random.Genera
         else:  # a finger reaching in: a long rounded blob
             a = rng.uniform(0, 2 * np.pi)
             end = centre + np.array([np.cos(a), np.sin(a)]) * radius * 3
-            cv2.line(img, tuple(int(v) for v in centre), tuple(int(v) for v in end), skin, int(radius * 2), cv2.LINE_AA)
+            cv2.line(img, tuple(int(v) for v in centre), tuple(int(v) for v in end), skin, int(radius * 1.3), cv2.LINE_AA)
     if keep is not None and rng.uniform() < 0.7:
         # and something over the middle of the card, away from the kept index
         mid = _project(hom, [[FACE_W * rng.uniform(0.35, 0.65), FACE_H * rng.uniform(0.35, 0.65)]])[0]
@@ -408,7 +409,7 @@ def _light(img: np.ndarray, rng: np.random.Generator, hom: np.ndarray | None, gl
     gain = 0.85 + 0.3 * _smooth_noise(h, w, rng, 3) * rng.uniform(0.3, 1.0)
     ramp = np.linspace(rng.uniform(0.6, 1.0), rng.uniform(0.9, 1.15), w if rng.uniform() < 0.5 else h, dtype=np.float32)
     gain = gain * (ramp[None, :] if len(ramp) == w else ramp[:, None])
-    cast = np.array([rng.uniform(0.8, 1.05), rng.uniform(0.9, 1.05), rng.uniform(0.95, 1.15)], np.float32)
+    cast = np.array([rng.uniform(0.85, 1.05), rng.uniform(0.94, 1.04), rng.uniform(0.96, 1.12)], np.float32)
     out *= gain[..., None] * cast
     if hom is not None and rng.uniform() < 0.4:  # a soft glare spot on the card, off the kept index
         for _ in range(10):

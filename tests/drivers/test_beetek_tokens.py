@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from shoed.drivers.beetek import MAX_STRETCH, decode_capture, next_token, token_reading, tokens
+from shoed.drivers.beetek import MAX_STRETCH, TokenStream, decode_capture, next_token, token_reading, tokens
 
 # (stream, expected readings as (kind, mode, card, code)), why
 CASES = [
@@ -76,26 +76,12 @@ CASES = [
 
 
 def feed(chunks: list[bytes]) -> list[tuple]:
-    """Feed chunks as a driver does (keeping the tail), then flush the end as final."""
-    tail = b""
-    base = 0
+    """Feed chunks as the driver does (the tail kept between reads), then flush the end."""
+    stream = TokenStream()
     out = []
-
-    def drain(final: bool) -> None:
-        nonlocal tail, base
-        while tail:
-            used, token = next_token(tail, final=final)
-            if used == 0:
-                break
-            if token is not None:
-                out.append((base + token.start, token))
-            tail, base = tail[used:], base + used
-
     for chunk in chunks:
-        tail += chunk
-        drain(False)
-    drain(True)
-    return out
+        out += stream.feed(chunk)
+    return out + stream.flush()
 
 
 def summary(stream: bytes, found) -> list[tuple]:

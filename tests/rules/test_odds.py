@@ -410,7 +410,7 @@ def test_malformed_compositions_are_refused(composition):
 
 def test_a_live_shoe_after_some_coups():
     # The use it was made for: recompute after every coup from the cards dealt.
-    dealt = [parse_card(c) for c in "9S 8H 9D 8C 4S 4H 3D 3C KS 2C".split()]
+    dealt = [parse_card(c) for c in ["9S", "8H", "9D", "8C", "4S", "4H", "3D", "3C", "KS", "2C"]]
     counts = odds.exact_counts(STANDARD, odds.remaining(8, dealt))
     assert counts.total == falling(406, 6)
     edge = odds.house_edge(STANDARD, counts)

@@ -1,0 +1,59 @@
+"""`shoed run`: the daemon itself.
+
+With no configuration it runs the embedded default, which needs no hardware:
+a virtual shoe on a pseudo-terminal, read through the native serial driver.
+"""
+
+from __future__ import annotations
+
+
+def register(sub) -> None:
+    p = sub.add_parser("run", help="run the table daemon (no config: the built-in virtual shoe)")
+    p.add_argument("--config", metavar="FILE", help="TOML configuration (see README: Configuration)")
+    p.add_argument("--table", help="table id")
+    p.add_argument("--ruleset", help="ruleset name or .toml path")
+    p.add_argument("--decks", type=int, help="number of decks")
+    p.add_argument("--journal", dest="journal_dir", metavar="DIR", help="journal directory")
+    p.add_argument("--keys", dest="key_dir", metavar="DIR", help="CURVE key directory (server key, clients/)")
+    p.add_argument("--pub", dest="events", metavar="ENDPOINT", help="events PUB endpoint (tcp://127.0.0.1:5556)")
+    p.add_argument("--snapshot", metavar="ENDPOINT", help="snapshot and catch-up endpoint (tcp://127.0.0.1:5557)")
+    p.add_argument("--commands", metavar="ENDPOINT", help="command endpoint (tcp://127.0.0.1:5558)")
+    p.add_argument("--source", metavar="DRIVER:URL", action="append",
+                   help="a shoe source in priority order, e.g. native:/dev/shoe-native, beetek:/dev/shoe-beetek")
+    p.add_argument("--sim-pace", type=float, help="virtual shoe: seconds between cards (default 1.5; 0 = flat out)")
+    p.add_argument("--sim-seed", type=int, help="virtual shoe: shuffle seed")
+    p.add_argument("--sim-shoes", type=int, help="virtual shoe: stop after this many shoes (default: for ever)")
+    p.add_argument("--log-level", default="INFO")
+    p.add_argument("--log-json", action="store_true", default=None, help="JSON log lines even on a terminal")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from shoed import logs
+    from shoed.cli import CommandError
+    from shoed.config import ConfigError, Source, load_config, with_options
+    from shoed.daemon import Daemon, DaemonError
+    from shoed.rules.ruleset import RulesetError
+
+    logs.setup(args.log_level, json_lines=args.log_json)
+    try:
+        config = load_config(args.config)
+        sources = None
+        if args.source:
+            sources = []
+            for text in args.source:
+                driver, sep, url = text.partition(":")
+                if not sep or not driver:
+                    raise ConfigError(f"--source {text!r}: write DRIVER:URL, e.g. native:/dev/ttyACM0")
+                sources.append(Source(driver, url))
+            sources = tuple(sources)
+        config = with_options(
+            config, table=args.table, ruleset=args.ruleset, decks=args.decks, journal_dir=args.journal_dir,
+            key_dir=args.key_dir, events=args.events, snapshot=args.snapshot, commands=args.commands,
+            sources=sources, sim_pace=args.sim_pace, sim_seed=args.sim_seed, sim_shoes=args.sim_shoes,
+        )
+        if sources is not None and config.embedded_default:
+            config = with_options(config, embedded_default=False)
+        return Daemon(config).run()
+    except (ConfigError, DaemonError, RulesetError) as exc:
+        raise CommandError(str(exc)) from None

@@ -1,0 +1,369 @@
+"""The daemon: wires the shoe, the table controller, the journal and ZeroMQ.
+
+One loop, one thread owns everything: it polls the shoe driver with a short
+timeout, serves the snapshot and command sockets, and sends heartbeats. Every
+input goes the same way:
+
+    input -> controller -> journal (write + fsync) -> acknowledge to the shoe -> publish
+
+so nothing is acknowledged or published that is not durably journaled
+(table-game-standards.md items 13, 19). At start the state is rebuilt by
+replaying the current shoe's journal file through the same controller; nothing
+is published before that has passed (item 4), and READY goes to systemd only
+then.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from shoed import logs
+from shoed.config import Config
+from shoed.notify import Notifier
+from shoed.replay import Replay, checkpoint_record, step_record
+from shoed.rules.ruleset import load_ruleset, with_decks
+from shoed.table import TableController
+
+log = logs.get("shoed.daemon")
+
+POLL_TIMEOUT = 0.005  # seconds the loop waits on the shoe before serving sockets
+RECENT_EVENTS = 20_000  # events kept in memory for catch-up; older ones come from the journal
+
+
+class DaemonError(Exception):
+    """A start-up failure with a clear, one-line reason."""
+
+
+def input_from_reading(reading) -> dict:
+    """A driver's Reading as a controller input (also what the journal keeps: raw bytes in hex)."""
+    item = reading.to_json()
+    item["kind"] = reading.kind
+    return item
+
+
+class VirtualShoeProcess:
+    """The built-in virtual shoe, run as its own process on a pseudo-terminal."""
+
+    def __init__(self, ruleset: str, pace: float, seed: int | None, shoes: int, decks: int | None) -> None:
+        self.dir = tempfile.mkdtemp(prefix="shoed-virtual-")
+        self.link = os.path.join(self.dir, "shoe")
+        cmd = [sys.executable, "-m", "shoed", "simulate", "--protocol", "native", "--ruleset", ruleset,
+               "--pace", str(pace), "--link", self.link]
+        if seed is not None:
+            cmd += ["--seed", str(seed)]
+        if shoes:
+            cmd += ["--shoes", str(shoes)]
+        if decks:
+            cmd += ["--decks", str(decks)]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        ready, _, _ = select.select([self.proc.stdout], [], [], 15)
+        first = self.proc.stdout.readline().strip() if ready else ""
+        if not first:
+            self.stop()
+            raise DaemonError("the virtual shoe did not start (no pseudo-terminal path within 15 s)")
+        self.path = first
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+
+
+class Daemon:
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.stopping = False
+        self.exit_code = 0
+        self.notifier = Notifier()
+        self.virtual: VirtualShoeProcess | None = None
+        self.drivers: list = []
+        self.journal = None
+        self.controller: TableController | None = None
+        self.publisher = None
+        self.snapshots = None
+        self.commands = None
+        self.curve = None
+        self.context = None
+        self.poller = None
+        self.recent: collections.deque = collections.deque(maxlen=RECENT_EVENTS)
+        self.gate_locked: bool | None = None
+        self.last_watchdog = 0.0
+        self.ready_at: float | None = None
+        self.started_at = time.monotonic()
+
+    # ----- start --------------------------------------------------------
+    def start(self) -> None:
+        cfg = self.config
+        if cfg.embedded_default:
+            log.info(
+                "embedded default configuration: virtual shoe on a pseudo-terminal read through the native "
+                "serial driver, punto-banco, no hardware needed",
+                table=cfg.table, ruleset=cfg.ruleset, events=cfg.events, snapshot=cfg.snapshot,
+                commands=cfg.commands, journal=cfg.journal_dir,
+            )
+        logs.bind(table=cfg.table)
+        ruleset = load_ruleset(cfg.ruleset)
+        decks = cfg.decks or ruleset.decks
+        if decks != ruleset.decks:
+            ruleset = with_decks(ruleset, decks)
+        self._open_journal()
+        self._rebuild(ruleset, decks)
+        self._bind_sockets()
+        self._open_sources()
+        # Start-up record: power on, and whether the last stop was clean.
+        self.handle({"kind": "power", "state": "on", "clean": self._last_stop_clean,
+                     "recovery": [n.to_json() for n in self.journal.recovery]})
+        self.ready_at = time.monotonic()
+        self.notifier.ready(f"table {cfg.table} ready")
+        log.info("ready", seconds=round(self.ready_at - self.started_at, 3), seq=self.controller.seq,
+                 journal=str(self.journal.path))
+
+    def _open_journal(self) -> None:
+        from shoed.journal import Journal, JournalError, JournalLocked
+
+        secret = None
+        if self.config.journal_secret_file:
+            secret = Path(self.config.journal_secret_file).read_bytes().strip()
+        self.journal_locked_reason = None
+        try:
+            self.journal = Journal(self.config.journal_dir, self.config.table, secret)
+        except JournalLocked as exc:
+            raise DaemonError(f"the journal is corrupt in the middle ({exc}); the table stays locked: "
+                              f"run `shoed journal verify {self.config.journal_dir}` and call surveillance") from None
+        except JournalError as exc:
+            raise DaemonError(f"cannot open the journal: {exc}") from None
+        for note in self.journal.recovery:
+            log.warning("journal recovery", note=note.to_json())
+
+    def _rebuild(self, ruleset, decks: int) -> None:
+        """Replay the current file of the journal to rebuild the controller."""
+        from shoed.journal import iter_records
+
+        state = Replay()
+        self._last_stop_clean = True
+        path = self.journal.path
+        if path is not None:
+            for record in iter_records(path, self._secret()):
+                state.feed(record, path.name)
+            last = state.last_record or {}
+            self._last_stop_clean = last.get("kind") == "step" and last.get("input", {}).get("kind") == "power" \
+                and last["input"].get("state") == "off"
+        if state.controller is None:
+            self.controller = TableController(self.config.table, ruleset, decks, auto_confirm=self._auto_confirm())
+            self.journal.open_shoe("table")
+            self.journal.append(checkpoint_record(self.controller))
+        else:
+            self.controller = state.controller
+            if state.controller.ruleset.name != ruleset.name:
+                log.warning("the journal's table runs another ruleset; it stays until the shoe closes",
+                            journal_ruleset=state.controller.ruleset.name, configured=ruleset.name)
+            if state.differences:
+                first = state.differences[0]
+                self.controller.feed({"kind": "integrity",
+                                      "text": f"replay of {path.name} differs at jseq {first.jseq}: {first.reason}"})
+            log.info("state rebuilt from the journal", file=path.name, steps=state.steps, seq=self.controller.seq,
+                     coup=self.controller.coup_no or None)
+        self.controller.auto_confirm = self._auto_confirm()
+
+    def _secret(self):
+        if self.config.journal_secret_file:
+            return Path(self.config.journal_secret_file).read_bytes().strip()
+        return None
+
+    def _auto_confirm(self) -> bool:
+        if self.config.auto_confirm is not None:
+            return bool(self.config.auto_confirm)
+        return any(s.driver == "beetek" for s in self.config.sources)
+
+    def _bind_sockets(self) -> None:
+        import zmq
+
+        from shoed.net.commands import CommandServer
+        from shoed.net.curve import ServerCurve
+        from shoed.net.publisher import Publisher
+        from shoed.net.snapshot import SnapshotServer
+
+        cfg = self.config
+        self.context = zmq.Context()
+        key_dir = Path(cfg.key_dir)
+        if cfg.curve_commands or cfg.curve_publish:
+            self.curve = ServerCurve.from_key_dir(key_dir) if hasattr(ServerCurve, "from_key_dir") else None
+        pub_curve = self.curve if cfg.curve_publish else None
+        self.publisher = Publisher(self.context, cfg.events, cfg.table, pub_curve, last_seq=self.controller.seq)
+        self.snapshots = SnapshotServer(self.context, cfg.snapshot, cfg.table, self.snapshot, self.events_between,
+                                        curve=pub_curve)
+        self.commands = CommandServer(self.context, cfg.commands, self.command,
+                                      curve=self.curve if cfg.curve_commands else None)
+        self.poller = zmq.Poller()
+        for sock in [*self.snapshots.sockets(), *self.commands.sockets()]:
+            self.poller.register(sock, zmq.POLLIN)
+
+    def _open_sources(self) -> None:
+        from shoed.drivers import open_driver
+
+        cfg = self.config
+        for source in cfg.sources:
+            if source.driver == "virtual":
+                self.virtual = VirtualShoeProcess(cfg.ruleset, cfg.sim_pace, cfg.sim_seed, cfg.sim_shoes, cfg.decks)
+                log.info("virtual shoe started", pty=self.virtual.path, link=self.virtual.link, pace=cfg.sim_pace)
+                driver = open_driver("native", self.virtual.link)
+            else:
+                driver = open_driver(source.driver, source.url, **source.options)
+            self.drivers.append(driver)
+
+    # ----- the loop -------------------------------------------------------
+    def run(self) -> int:
+        def stop(signum, frame):
+            self.stopping = True
+
+        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGINT, stop)
+        try:
+            self.start()
+            while not self.stopping:
+                self.step()
+        except DaemonError:
+            raise
+        finally:
+            self.shutdown()
+        return self.exit_code
+
+    def step(self) -> None:
+        """One turn of the loop: the shoe, the sockets, the heartbeat, the watchdog."""
+        from shoed.journal import JournalError
+
+        for driver in self.drivers:
+            for reading in driver.poll(POLL_TIMEOUT if len(self.drivers) == 1 else POLL_TIMEOUT / len(self.drivers)):
+                try:
+                    self.handle(input_from_reading(reading))
+                except JournalError as exc:
+                    self._journal_failed(exc)
+                    return
+                driver.acknowledge(reading)
+        for sock, _ in self.poller.poll(0):
+            if self.commands and sock in self.commands.sockets():
+                self.commands.handle(sock)
+            else:
+                self.snapshots.handle(sock)
+        self.publisher.maybe_heartbeat()
+        self._update_gate()
+        now = time.monotonic()
+        if self.notifier.watchdog_interval and now - self.last_watchdog >= self.notifier.watchdog_interval:
+            self.notifier.watchdog()
+            self.last_watchdog = now
+
+    def handle(self, item: dict) -> dict | None:
+        """Feed one input through the controller, journal it with its events, publish."""
+        item.setdefault("mono_ns", time.monotonic_ns())
+        item.setdefault("utc_ns", time.time_ns())
+        controller = self.controller
+        step = controller.feed(item)
+        self.journal.append(step_record(item, step.events))
+        for event in step.events:
+            self.publisher.publish(event)
+            self.recent.append(event)
+            if event["kind"] == "shoe.opened":
+                logs.bind(shoe=event["shoe"])
+            elif event["kind"] == "coup.opened":
+                logs.bind(coup=event["coup"])
+        # A shoe opened in this step: its journal file starts now, with a checkpoint.
+        if any(e["kind"] == "shoe.opened" for e in step.events) and controller.shoe is not None \
+                and self.journal.shoe != controller.shoe.shoe_id:
+            self.journal.open_shoe(controller.shoe.shoe_id)
+            self.journal.append(checkpoint_record(controller))
+        return step.reply
+
+    def command(self, cmd: str, args: dict, client: str | None) -> dict:
+        """A command from the console or the pit, with the key that sent it."""
+        from shoed.journal import JournalError
+
+        try:
+            reply = self.handle({"kind": "command", "cmd": cmd, "args": args, "client": client})
+        except JournalError as exc:
+            self._journal_failed(exc)
+            return {"ok": False, "error": "the journal cannot be written; the table is stopped"}
+        return reply or {"ok": True}
+
+    def _update_gate(self) -> None:
+        locked = not self.controller.card_due
+        if locked != self.gate_locked:
+            for driver in self.drivers:
+                driver.set_gate(locked)
+            self.gate_locked = locked
+
+    def _journal_failed(self, exc: Exception) -> None:
+        """The journal cannot be written (disk full, I/O error): nothing more is
+        acknowledged or published; the gate is locked and the daemon stops."""
+        log.critical("journal write failed: the gate is locked and the table stops", error=str(exc))
+        for driver in self.drivers:
+            try:
+                driver.set_gate(True)
+            except Exception:  # noqa: BLE001 - stopping anyway
+                pass
+        self.notifier.status(f"ALARM: journal write failed: {exc}")
+        self.exit_code = 3
+        self.stopping = True
+
+    # ----- state for late joiners --------------------------------------------
+    def snapshot(self) -> dict:
+        snap = self.controller.snapshot()
+        snap["journal_head"] = self.journal.head if self.journal else None
+        return snap
+
+    def events_between(self, first: int, last: int) -> list[dict]:
+        """Events with seq in [first, last], from memory or else from the journal."""
+        if self.recent and self.recent[0]["seq"] <= first:
+            return [e for e in self.recent if first <= e["seq"] <= last]
+        from shoed.journal import iter_records
+        from shoed.journal.recall import events_of
+
+        out = []
+        for record in iter_records(self.config.journal_dir, self._secret()):
+            if record.get("kind") != "step":
+                continue
+            for event in events_of(record):
+                if first <= event.get("seq", -1) <= last:
+                    out.append(event)
+        return out
+
+    # ----- stop -------------------------------------------------------------
+    def shutdown(self) -> None:
+        self.notifier.stopping()
+        if self.journal is not None and self.controller is not None and self.exit_code == 0:
+            try:
+                self.handle({"kind": "power", "state": "off", "clean": True})
+            except Exception as exc:  # noqa: BLE001 - a failing journal at stop is logged, nothing more
+                log.error("could not journal the stop", error=str(exc))
+        for driver in self.drivers:
+            try:
+                driver.close()
+            except Exception:  # noqa: BLE001
+                pass
+        if self.virtual is not None:
+            self.virtual.stop()
+        for part in (self.commands, self.snapshots, self.publisher):
+            if part is not None:
+                try:
+                    part.close()
+                except Exception:  # noqa: BLE001
+                    pass
+        if self.curve is not None:
+            self.curve.close()
+        if self.context is not None:
+            self.context.term()
+        if self.journal is not None:
+            self.journal.close()
+        self.notifier.close()
+        log.info("stopped", exit_code=self.exit_code)

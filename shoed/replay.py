@@ -1,0 +1,124 @@
+"""Replaying a journal through the table controller.
+
+One mechanism serves two purposes: at start-up the daemon rebuilds its state
+by replaying the current shoe's file, and `shoed replay` lets surveillance
+drive every recorded input through the same controller and see any event that
+differs from what was recorded.
+
+Journal records written by the daemon (besides the journal's own file header):
+- `checkpoint`: at the head of each file: the table, its ruleset and the
+  controller state carried over (seq, locks, a freshly opened shoe);
+- `step`: one input (as received, with its timestamps and raw bytes) and the
+  events it produced, written together, fsync'd before anything is
+  acknowledged or published.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from shoed.rules.ruleset import load_ruleset, with_decks
+from shoed.table import TableController
+
+CHECKPOINT = "checkpoint"
+STEP = "step"
+
+
+def checkpoint_record(table: TableController) -> dict:
+    return {
+        "kind": CHECKPOINT,
+        "table": table.table_id,
+        "ruleset": table.ruleset.name,
+        "decks": table.decks,
+        "auto_confirm": table.auto_confirm,
+        "state": table.checkpoint(),
+    }
+
+
+def step_record(item: dict, events: list[dict]) -> dict:
+    return {"kind": STEP, "input": item, "events": events}
+
+
+def controller_from_checkpoint(record: dict) -> TableController:
+    ruleset = load_ruleset(record["ruleset"])
+    decks = int(record["decks"])
+    if ruleset.min_decks <= decks <= ruleset.max_decks:
+        ruleset = with_decks(ruleset, decks)
+    return TableController.from_checkpoint(
+        record["table"], ruleset, decks, record.get("state", {}), auto_confirm=bool(record.get("auto_confirm"))
+    )
+
+
+@dataclass
+class Difference:
+    jseq: int | None
+    file: str | None
+    seq: int | None
+    reason: str
+    recorded: list = field(default_factory=list)
+    replayed: list = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {
+            "file": self.file, "jseq": self.jseq, "seq": self.seq, "reason": self.reason,
+            "recorded": self.recorded, "replayed": self.replayed,
+        }
+
+
+@dataclass
+class Replay:
+    """The state of a replay: the controller and what differed so far."""
+
+    controller: TableController | None = None
+    steps: int = 0
+    events: int = 0
+    differences: list[Difference] = field(default_factory=list)
+    last_record: dict | None = None
+
+    def feed(self, record: dict, file: str | None = None) -> list[dict]:
+        """Take one journal record; return the events its input produced again."""
+        kind = record.get("kind")
+        self.last_record = record
+        if kind == CHECKPOINT:
+            if self.controller is None:
+                self.controller = controller_from_checkpoint(record)
+            else:
+                now = self.controller.checkpoint() if self._checkpointable() else None
+                if now is not None and now != record.get("state"):
+                    self.differences.append(
+                        Difference(record.get("jseq"), file, now.get("seq"), "checkpoint differs from the replayed state",
+                                   [record.get("state")], [now])
+                    )
+                    self.controller = controller_from_checkpoint(record)
+            return []
+        if kind != STEP:
+            return []
+        if self.controller is None:
+            self.differences.append(Difference(record.get("jseq"), file, None, "a step before any checkpoint"))
+            return []
+        step = self.controller.feed(record["input"])
+        self.steps += 1
+        self.events += len(step.events)
+        recorded = record.get("events", [])
+        if step.events != recorded:
+            first = recorded[0]["seq"] if recorded else (step.events[0]["seq"] if step.events else None)
+            self.differences.append(
+                Difference(record.get("jseq"), file, first, "replayed events differ from the recorded ones",
+                           recorded, step.events)
+            )
+        return step.events
+
+    def _checkpointable(self) -> bool:
+        try:
+            self.controller.checkpoint()
+            return True
+        except ValueError:
+            return False
+
+
+def replay(records: Iterable[tuple[str | None, dict]]) -> Iterator[tuple[dict, list[dict], Replay]]:
+    """Replay (file, record) pairs in order; yields each record with its replayed events."""
+    state = Replay()
+    for file, record in records:
+        yield record, state.feed(record, file), state

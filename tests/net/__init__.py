@@ -1,0 +1,1 @@
+"""Tests of shoed.net: real ZeroMQ sockets on loopback."""

@@ -1,0 +1,221 @@
+"""CURVE key files, allow-lists and the authenticator (shoed.net.curve).
+
+table-game-standards item 15: CURVE needs a running ZAP authenticator with an
+allow-list, started before the socket binds; without one, any client that
+knows the server key gets in.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+
+import pytest
+import zmq
+
+from shoed.net.curve import (
+    ClientCurve,
+    CurveError,
+    ServerCurve,
+    create_key_pair,
+    load_allow_list,
+    load_key_pair,
+    load_public_key,
+)
+
+
+def test_key_pair_files_and_modes(tmp_path):
+    public_file, secret_file, key = create_key_pair(tmp_path / "keys", "dealer-console-1")
+    assert public_file.name == "dealer-console-1.key"
+    assert secret_file.name == "dealer-console-1.key_secret"
+    assert stat.S_IMODE(secret_file.stat().st_mode) == 0o600
+    assert stat.S_IMODE(public_file.stat().st_mode) == 0o644
+    assert len(key) == 40
+    assert load_public_key(public_file).decode() == key
+    public, secret = load_key_pair(secret_file)
+    assert public.decode() == key and secret != public
+    assert b"secret-key" not in public_file.read_bytes()
+    # Nothing left behind but the two files.
+    assert sorted(p.name for p in (tmp_path / "keys").iterdir()) == ["dealer-console-1.key", "dealer-console-1.key_secret"]
+
+
+def test_existing_key_pair_is_never_overwritten(tmp_path):
+    public_file, secret_file, _ = create_key_pair(tmp_path, "pit")
+    before = secret_file.read_bytes()
+    with pytest.raises(CurveError, match="already exists"):
+        create_key_pair(tmp_path, "pit")
+    assert secret_file.read_bytes() == before
+
+
+@pytest.mark.parametrize("name", ["", "../evil", "a/b", "x.key", "x.key_secret", ".hidden", "a b"])
+def test_key_names_are_plain_file_names(tmp_path, name):
+    with pytest.raises(CurveError, match="key name"):
+        create_key_pair(tmp_path, name)
+
+
+def test_secret_key_readable_by_others_is_refused(tmp_path):
+    _, secret_file, _ = create_key_pair(tmp_path, "console")
+    os.chmod(secret_file, 0o644)
+    with pytest.raises(CurveError, match="chmod 600"):
+        load_key_pair(secret_file)
+
+
+def test_public_file_is_not_a_key_pair(tmp_path):
+    public_file, _, _ = create_key_pair(tmp_path, "console")
+    with pytest.raises(CurveError, match="no secret key"):
+        load_key_pair(public_file)
+
+
+def test_allow_list_names_keys_by_file(tmp_path):
+    made = {name: create_key_pair(tmp_path / "made", name) for name in ("console", "pit-boss")}
+    allow = tmp_path / "allow"
+    allow.mkdir()
+    for public_file, _, _ in made.values():
+        shutil.copy(public_file, allow)
+    (allow / "README").write_text("not a key, not *.key: ignored")
+    keys = load_allow_list(allow)
+    assert keys == {made[n][2].encode(): n for n in made}
+
+
+# (file name, content, error)
+BAD_ALLOW_FILES = [
+    ("broken.key", "metadata\ncurve\n", "No public key"),
+    ("short.key", 'curve\n    public-key = "abc"\n', "40-character"),
+    ("notz85.key", 'curve\n    public-key = "' + "~" * 40 + '"\n', "not valid Z85"),
+]
+
+
+@pytest.mark.parametrize(("name", "content", "error"), BAD_ALLOW_FILES)
+def test_allow_list_fails_loudly_on_bad_files(tmp_path, name, content, error):
+    (tmp_path / name).write_text(content)
+    with pytest.raises(CurveError, match=error):
+        load_allow_list(tmp_path)
+
+
+def test_secret_key_in_allow_list_is_refused(tmp_path):
+    _, secret_file, _ = create_key_pair(tmp_path / "made", "console")
+    shutil.copy(secret_file, tmp_path / "console.key")
+    with pytest.raises(CurveError, match="secret key"):
+        load_allow_list(tmp_path)
+
+
+def test_missing_allow_list_directory(tmp_path):
+    with pytest.raises(CurveError, match="does not exist"):
+        load_allow_list(tmp_path / "nope")
+
+
+def _handshake(ctx, server_socket_setup, client: ClientCurve, timeout_ms=500) -> bool:
+    """Does a message from `client` reach a ROUTER configured by `server_socket_setup`?"""
+    srv = ctx.socket(zmq.ROUTER)
+    srv.linger = 0
+    server_socket_setup(srv)
+    port = srv.bind_to_random_port("tcp://127.0.0.1")
+    cli = ctx.socket(zmq.DEALER)
+    cli.linger = 0
+    client.apply(cli)
+    cli.connect(f"tcp://127.0.0.1:{port}")
+    cli.send(b"hello")
+    try:
+        return bool(srv.poll(timeout_ms))
+    finally:
+        srv.close(0)
+        cli.close(0)
+
+
+def test_without_zap_handler_curve_admits_anyone(ctx, keys):
+    """The trap item 15 warns of, shown on bare libzmq: the reason ServerCurve exists."""
+    public, secret = load_key_pair(keys.server_secret_file)
+
+    def bare(sock):
+        sock.curve_server = True
+        sock.curve_publickey, sock.curve_secretkey = public, secret
+
+    assert _handshake(ctx, bare, keys.client("stranger"))
+
+
+def test_server_curve_admits_allowed_and_refuses_strangers(ctx, keys):
+    with keys.server(ctx) as curve:
+        assert _handshake(ctx, curve.apply, keys.client("dealer-console"))
+        assert not _handshake(ctx, curve.apply, keys.client("stranger"))
+
+
+def test_client_with_wrong_server_key_is_refused(ctx, keys):
+    with keys.server(ctx) as curve:
+        good = keys.client("dealer-console")
+        wrong = ClientCurve(good.public_key, good.secret_key, keys.client("pit-boss").public_key)
+        assert not _handshake(ctx, curve.apply, wrong)
+
+
+def test_stopped_authenticator_refuses_everyone(ctx, keys):
+    """ZAP_ENFORCE_DOMAIN: if the authenticator goes away, the door shuts rather than opens."""
+    curve = keys.server(ctx)
+    sockets = []
+
+    def setup(sock):
+        curve.apply(sock)
+        sockets.append(sock)
+
+    srv = ctx.socket(zmq.ROUTER)
+    srv.linger = 0
+    setup(srv)
+    port = srv.bind_to_random_port("tcp://127.0.0.1")
+    curve.close()
+    cli = ctx.socket(zmq.DEALER)
+    cli.linger = 0
+    keys.client("dealer-console").apply(cli)
+    cli.connect(f"tcp://127.0.0.1:{port}")
+    cli.send(b"hello")
+    assert not srv.poll(500)
+    with pytest.raises(CurveError, match="not running"):
+        curve.apply(ctx.socket(zmq.ROUTER))
+    srv.close(0)
+    cli.close(0)
+
+
+def test_socket_of_another_context_is_refused(ctx, keys):
+    other = zmq.Context()
+    try:
+        with keys.server(ctx) as curve:
+            sock = other.socket(zmq.ROUTER)
+            with pytest.raises(CurveError, match="another ZeroMQ context"):
+                curve.apply(sock)
+            sock.close(0)
+    finally:
+        other.term()
+
+
+def test_per_domain_allow_lists(ctx, keys, tmp_path):
+    """Displays may read events without being allowed to send commands."""
+    displays = tmp_path / "displays"
+    displays.mkdir()
+    shutil.copy(keys.clients_dir / "stranger.key", displays / "lobby-display.key")
+    with keys.server(ctx, {"commands": keys.allow_dir, "events": displays}) as curve:
+        assert _handshake(ctx, lambda s: curve.apply(s, "events"), keys.client("stranger"))
+        assert not _handshake(ctx, lambda s: curve.apply(s, "commands"), keys.client("stranger"))
+        assert curve.client_name(keys.client_keys["stranger"], "events") == "lobby-display"
+        with pytest.raises(CurveError, match="no allow-list"):
+            curve.apply(ctx.socket(zmq.ROUTER), "shoed")
+
+
+def test_reload_takes_added_and_removed_keys(ctx, keys, tmp_path):
+    allow = tmp_path / "allow"
+    shutil.copytree(keys.allow_dir, allow)
+    with keys.server(ctx, allow) as curve:
+        assert not _handshake(ctx, curve.apply, keys.client("stranger"))
+        shutil.copy(keys.clients_dir / "stranger.key", allow / "new-pit-laptop.key")
+        (allow / "pit-boss.key").unlink()
+        assert curve.reload() == {"shoed": 2}
+        assert _handshake(ctx, curve.apply, keys.client("stranger"))
+        assert not _handshake(ctx, curve.apply, keys.client("pit-boss"))
+        assert curve.client_name(keys.client_keys["stranger"]) == "new-pit-laptop"
+
+
+def test_reload_with_a_bad_file_keeps_the_old_list(ctx, keys, tmp_path):
+    allow = tmp_path / "allow"
+    shutil.copytree(keys.allow_dir, allow)
+    with keys.server(ctx, allow) as curve:
+        (allow / "junk.key").write_text("junk")
+        with pytest.raises(CurveError):
+            curve.reload()
+        assert _handshake(ctx, curve.apply, keys.client("dealer-console"))

@@ -1,0 +1,72 @@
+"""`shoed keys new | allow | list` (shoed/commands/keys.py)."""
+
+from __future__ import annotations
+
+import json
+import stat
+
+from shoed.cli import main
+from shoed.net.curve import load_allow_list, load_public_key
+
+
+def test_keys_new_prints_public_key_and_writes_private_secret(tmp_path, shoed_cli):
+    proc = shoed_cli("keys", "new", "dealer-console-1", "--dir", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    public_key = proc.stdout.splitlines()[0]
+    assert load_public_key(tmp_path / "dealer-console-1.key").decode() == public_key
+    assert stat.S_IMODE((tmp_path / "dealer-console-1.key_secret").stat().st_mode) == 0o600
+
+
+def test_keys_new_json_and_refusal_to_overwrite(tmp_path, capsys):
+    assert main(["keys", "new", "pit", "--dir", str(tmp_path), "--json"]) == 0
+    made = json.loads(capsys.readouterr().out)
+    assert set(made) == {"name", "public_key", "public_file", "secret_file"}
+    assert main(["keys", "new", "pit", "--dir", str(tmp_path)]) == 2
+    assert "already exists" in capsys.readouterr().err
+
+
+def test_keys_allow_copies_a_public_key_and_lists_it(tmp_path, capsys):
+    main(["keys", "new", "pit-laptop", "--dir", str(tmp_path / "client")])
+    allow = tmp_path / "allow"
+    allow.mkdir()
+    capsys.readouterr()
+    assert main(["keys", "allow", str(tmp_path / "client" / "pit-laptop.key"), "--dir", str(allow)]) == 0
+    key = load_public_key(tmp_path / "client" / "pit-laptop.key")
+    assert load_allow_list(allow) == {key: "pit-laptop"}
+    assert "allowed pit-laptop" in capsys.readouterr().out
+    # Allowing it again is harmless.
+    assert main(["keys", "allow", str(tmp_path / "client" / "pit-laptop.key"), "--dir", str(allow)]) == 0
+    assert "already allowed" in capsys.readouterr().out
+    assert main(["keys", "list", "--dir", str(allow), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == [{"name": "pit-laptop", "public_key": key.decode()}]
+
+
+def test_keys_allow_refuses_a_secret_key(tmp_path, capsys):
+    main(["keys", "new", "console", "--dir", str(tmp_path / "client")])
+    allow = tmp_path / "allow"
+    allow.mkdir()
+    capsys.readouterr()
+    secret_renamed = tmp_path / "client" / "console-copy.key"
+    secret_renamed.write_bytes((tmp_path / "client" / "console.key_secret").read_bytes())
+    assert main(["keys", "allow", str(tmp_path / "client" / "console.key_secret"), "--dir", str(allow)]) == 2
+    assert main(["keys", "allow", str(secret_renamed), "--dir", str(allow)]) == 2
+    assert "secret key" in capsys.readouterr().err
+    assert list(allow.iterdir()) == []
+
+
+def test_keys_allow_name_clash_needs_a_new_name(tmp_path, capsys):
+    for d in ("a", "b"):
+        main(["keys", "new", "console", "--dir", str(tmp_path / d)])
+    allow = tmp_path / "allow"
+    allow.mkdir()
+    assert main(["keys", "allow", str(tmp_path / "a" / "console.key"), "--dir", str(allow)]) == 0
+    capsys.readouterr()
+    assert main(["keys", "allow", str(tmp_path / "b" / "console.key"), "--dir", str(allow)]) == 2
+    assert "--name" in capsys.readouterr().err
+    assert main(["keys", "allow", str(tmp_path / "b" / "console.key"), "--dir", str(allow), "--name", "console-b"]) == 0
+    assert sorted(load_allow_list(allow).values()) == ["console", "console-b"]
+
+
+def test_keys_list_of_missing_directory_is_a_clear_error(tmp_path, capsys):
+    assert main(["keys", "list", "--dir", str(tmp_path / "nope")]) == 2
+    assert "does not exist" in capsys.readouterr().err
