@@ -208,3 +208,35 @@ def test_checkpoint_of_a_fresh_shoe_replays_the_rest():
     for item in inputs[1:]:
         rest.extend(again.feed(item).events)
     assert head + rest == events and again.snapshot() == whole.snapshot()
+
+
+@pytest.mark.parametrize("name", ["punto-banco", "baccarat-royal", "macau-casinos-austria"])
+def test_every_event_follows_the_schema(name):
+    from shoed.events import validate
+
+    decks = load_ruleset(name).decks
+    inputs = dealer_inputs(name, decks, seed=11)
+    # Add a misdeal and its correction, a void and a power cycle so those kinds are checked too.
+    inputs.insert(0, {"kind": "power", "state": "on", "clean": False, "mono_ns": 1, "utc_ns": T0})
+    table, events = run(inputs, ruleset=name, decks=decks)
+    spare = next(str(c) for c in full_deck() if table.shoe.seen[c] < decks)  # still in the shoe
+    events += table.feed({"kind": "card", "card": spare, "mode": "game", "mono_ns": 2, "utc_ns": T0}).events
+    events += table.feed({"kind": "command", "cmd": "burn_card", "args": {}, "client": "pit"}).events
+    events += table.feed({"kind": "link", "link": "lost", "source": "native:/dev/x"}).events
+    events += table.feed({"kind": "shoe_removed"}).events
+    kinds_seen = set()
+    for event in events:
+        validate(event)
+        kinds_seen.add(event["kind"])
+    assert {"shoe.opened", "card", "coup.result", "misdeal", "misdeal.corrected", "shoe.closed",
+            "device.lost", "table.started", "alarm"} <= kinds_seen
+
+
+def test_schema_command_prints_json_schema():
+    import json
+
+    from tests.conftest import run_shoed
+
+    schema = json.loads(run_shoed("schema", check=True).stdout)
+    assert schema["version"] == "1.0" and "$defs" in schema
+    assert "CoupResult" in schema["$defs"]

@@ -378,7 +378,7 @@ def exact_counts(ruleset: Ruleset, composition: Composition) -> Counts:
 
 def exact_counts_reference(ruleset: Ruleset, composition: Composition) -> Counts:
     """The same counts by plain nested loops over the ten value classes, with
-    Python integers throughout: slow (about 0.2 s) but evidently right. The
+    Python integers throughout: slow (a tenth of a second or so) but plainly right. The
     fast engine is tested against it, and uses it beyond int64's range."""
     key = _tableau_key(ruleset)
     comp = _checked(composition)

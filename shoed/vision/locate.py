@@ -1,0 +1,266 @@
+"""Finding a card in a photograph and flattening it to an upright canonical card.
+
+A card face is a bright, card-shaped (63 x 88 mm) convex quadrilateral with
+rounded corners. Candidates come from two segmentations of a downscaled copy
+(bright-and-unsaturated regions at a few thresholds, and closed edges); each
+outline's convex hull is reduced to the quadrilateral that encloses it with the
+least added area (so a corner hidden by a finger is restored), its sides are
+refitted to the outline, and candidates are scored on shape, size, fill and
+aspect ratio. The winner's corners are scaled back to the full image, which is
+warped to a portrait card of CANON_W x CANON_H pixels.
+
+Portrait is all that must be known: a card's indices sit in opposite corners
+and are the same turned half a turn, so both portrait warps read alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+CANON_W, CANON_H = 300, 420
+CARD_ASPECT = 88.0 / 63.0
+DETECT_SIDE = 960  # long side of the copy the search runs on
+
+
+@dataclass(frozen=True)
+class CardQuad:
+    """A card's outline: corners TL, TR, BR, BL of a portrait card, in image pixels."""
+
+    corners: np.ndarray  # (4, 2) float32
+    score: float
+    aspect: float  # long side / short side as seen
+
+    @property
+    def ambiguous(self) -> bool:
+        """Seen so obliquely that the long side might be the short one."""
+        return self.aspect < 1.2
+
+    def turned(self) -> CardQuad:
+        """The other portrait reading (a quarter turn): for ambiguous outlines."""
+        return CardQuad(np.roll(self.corners, -1, axis=0), self.score, self.aspect)
+
+    def as_list(self) -> list[list[float]]:
+        return [[round(float(x), 1), round(float(y), 1)] for x, y in self.corners]
+
+
+def downscale(image: np.ndarray, side: int = DETECT_SIDE) -> tuple[np.ndarray, float]:
+    h, w = image.shape[:2]
+    f = side / max(h, w)
+    if f >= 1.0:
+        return image, 1.0
+    return cv2.resize(image, (round(w * f), round(h * f)), interpolation=cv2.INTER_AREA), f
+
+
+def find_card(image: np.ndarray) -> CardQuad | None:
+    """The most card-like quadrilateral in a BGR image, or None."""
+    quads = find_quads(image)
+    return quads[0] if quads else None
+
+
+def find_quads(image: np.ndarray, limit: int = 3) -> list[CardQuad]:
+    """Card-like quadrilaterals, best first (at most `limit`), in full-image pixels."""
+    small, f = downscale(image)
+    h, w = small.shape[:2]
+    hsv = cv2.cvtColor(small, cv2.COLOR_BGR2HSV)
+    sat, val = hsv[..., 1].astype(np.int16), hsv[..., 2].astype(np.int16)
+    white = np.clip(val - sat, 0, 255).astype(np.uint8)  # bright and unsaturated: card stock
+    white = cv2.GaussianBlur(white, (5, 5), 0)
+    masks = []
+    otsu, _ = cv2.threshold(white, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    for t in (otsu, otsu * 0.8 + 255 * 0.2, otsu * 0.75):
+        masks.append(white > t)
+    gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
+    med = float(np.median(gray))
+    edges = cv2.Canny(cv2.GaussianBlur(gray, (5, 5), 0), max(10, 0.5 * med), max(30, 1.2 * med))
+    edges = cv2.dilate(edges, np.ones((3, 3), np.uint8))
+    kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))
+    min_area = 0.01 * h * w
+    found: list[CardQuad] = []
+    outlines = []
+    for m in masks:
+        m = cv2.morphologyEx(m.astype(np.uint8) * 255, cv2.MORPH_OPEN, kernel)
+        contours, _ = cv2.findContours(m, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+        outlines += contours
+    contours, _ = cv2.findContours(edges, cv2.RETR_LIST, cv2.CHAIN_APPROX_NONE)
+    outlines += contours
+    for contour in outlines:
+        area = cv2.contourArea(contour)
+        if area < min_area:
+            continue
+        quad = _outline_quad(contour, area, white, (h, w))
+        if quad is not None:
+            found.append(quad)
+    found.sort(key=lambda q: -q.score)
+    best: list[CardQuad] = []
+    for q in found:  # drop near-duplicates of a better candidate
+        if all(np.abs(q.corners - b.corners).max() > 0.03 * max(h, w) for b in best):
+            best.append(q)
+        if len(best) >= limit:
+            break
+    return [CardQuad((q.corners / f).astype(np.float32), q.score, q.aspect) for q in best]
+
+
+def _outline_quad(contour: np.ndarray, area: float, white: np.ndarray, shape) -> CardQuad | None:
+    hull = cv2.convexHull(contour)
+    hull_area = cv2.contourArea(hull)
+    if hull_area <= 0:
+        return None
+    peri = cv2.arcLength(hull, True)
+    poly = cv2.approxPolyDP(hull, 0.01 * peri, True).reshape(-1, 2).astype(np.float64)
+    if len(poly) < 4:
+        return None
+    poly = _reduce_to_quad(poly)
+    if poly is None:
+        return None
+    poly = _refit_sides(poly, contour.reshape(-1, 2).astype(np.float64))
+    if poly is None:
+        return None
+    quad_area = abs(_signed_area(poly))
+    if quad_area <= 0:
+        return None
+    h, w = shape
+    # corners may lie a little outside the picture (a card cut by the frame's edge is not wanted)
+    if (poly[:, 0] < -0.01 * w).any() or (poly[:, 0] > 1.01 * w).any() or (poly[:, 1] < -0.01 * h).any() or (
+        poly[:, 1] > 1.01 * h
+    ).any():
+        return None
+    fill = area / quad_area  # how much of the quadrilateral the outline covers
+    if fill < 0.7 or fill > 1.08:
+        return None
+    sides = np.linalg.norm(poly - np.roll(poly, -1, axis=0), axis=1)
+    pair_a, pair_b = sides[0] + sides[2], sides[1] + sides[3]
+    aspect = max(pair_a, pair_b) / max(min(pair_a, pair_b), 1e-6)
+    if not 1.0 <= aspect <= 2.0:
+        return None
+    if min(sides) < 0.35 * max(sides):
+        return None
+    for i in range(4):  # no corner flatter than 45 or sharper than 135 degrees
+        a, b, c = poly[i - 1], poly[i], poly[(i + 1) % 4]
+        u, v = a - b, c - b
+        cos = np.dot(u, v) / (np.linalg.norm(u) * np.linalg.norm(v) + 1e-9)
+        if abs(cos) > 0.71:
+            return None
+    # Brightness inside against a ring just outside: a card face stands out.
+    mask = np.zeros(white.shape, np.uint8)
+    cv2.fillConvexPoly(mask, np.round(poly).astype(np.int32), 255)
+    inside = cv2.mean(white, mask)[0]
+    ring = cv2.dilate(mask, np.ones((9, 9), np.uint8)) & ~mask
+    outside = cv2.mean(white, ring)[0] if ring.any() else 0.0
+    contrast = max(0.0, inside - outside) / 255.0
+    aspect_fit = float(np.exp(-((np.log(aspect / CARD_ASPECT) / 0.2) ** 2)))
+    size = quad_area / (h * w)
+    score = (min(fill, 1.0) ** 3) * (0.3 + aspect_fit) * (0.2 + contrast) * (size**0.35) * (0.5 + inside / 510)
+    corners = _portrait_order(poly)
+    return CardQuad(corners.astype(np.float32), float(score), float(aspect))
+
+
+def _signed_area(p: np.ndarray) -> float:
+    x, y = p[:, 0], p[:, 1]
+    return 0.5 * float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))
+
+
+def _intersect(p1, p2, p3, p4):
+    """Intersection of line p1-p2 with line p3-p4, or None when parallel."""
+    d1, d2 = p2 - p1, p4 - p3
+    den = d1[0] * d2[1] - d1[1] * d2[0]
+    if abs(den) < 1e-9:
+        return None
+    t = ((p3[0] - p1[0]) * d2[1] - (p3[1] - p1[1]) * d2[0]) / den
+    return p1 + t * d1
+
+
+def _reduce_to_quad(poly: np.ndarray) -> np.ndarray | None:
+    """Drop edges of a convex polygon one by one, each time the one whose removal
+    (extending its neighbours to meet) adds the least area, until four remain."""
+    pts = [p for p in poly]
+    while len(pts) > 4:
+        n = len(pts)
+        best, best_cost, best_point = None, np.inf, None
+        for i in range(n):
+            a, b, c, d = pts[i - 1], pts[i], pts[(i + 1) % n], pts[(i + 2) % n]
+            x = _intersect(a, b, c, d)
+            if x is None:
+                continue
+            # the new vertex must lie beyond the removed edge (outside), forming a triangle b-x-c
+            cost = abs(_signed_area(np.array([b, x, c])))
+            if np.dot(x - b, b - a) < 0 or np.dot(x - c, c - d) < 0:
+                continue
+            if cost < best_cost:
+                best, best_cost, best_point = i, cost, x
+        if best is None:
+            return None
+        i = best
+        new = pts[:]
+        new[i] = best_point
+        del new[(i + 1) % n]
+        pts = new
+    return np.array(pts)
+
+
+def _refit_sides(quad: np.ndarray, outline: np.ndarray) -> np.ndarray | None:
+    """Fit each side to the outline points along its middle part, then meet the
+    sides again: corners of the card's rectangle, not of its rounded outline."""
+    lines = []
+    for i in range(4):
+        a, b = quad[i], quad[(i + 1) % 4]
+        d = b - a
+        length = np.linalg.norm(d)
+        if length < 1:
+            return None
+        u = d / length
+        rel = outline - a
+        t = rel @ u
+        dist = np.abs(rel[:, 0] * u[1] - rel[:, 1] * u[0])
+        near = (t > 0.15 * length) & (t < 0.85 * length) & (dist < max(2.0, 0.02 * length))
+        if near.sum() >= 8:
+            vx, vy, x0, y0 = cv2.fitLine(outline[near].astype(np.float32), cv2.DIST_HUBER, 0, 0.01, 0.01).ravel()
+            lines.append((np.array([x0, y0], float), np.array([x0 + vx, y0 + vy], float)))
+        else:
+            lines.append((a, b))
+    out = []
+    for i in range(4):
+        p = _intersect(*lines[i - 1], *lines[i])
+        if p is None:
+            return None
+        out.append(p)
+    refined = np.array(out)
+    if np.abs(refined - quad).max() > 0.1 * max(np.ptp(quad[:, 0]), np.ptp(quad[:, 1])):
+        return quad  # refit went astray: keep the enclosing quadrilateral
+    return refined
+
+
+def _portrait_order(poly: np.ndarray) -> np.ndarray:
+    """Clockwise on screen, starting so that the first side is a short side."""
+    if _signed_area(poly) < 0:  # image y runs down: positive area is clockwise on screen
+        poly = poly[::-1]
+    sides = np.linalg.norm(poly - np.roll(poly, -1, axis=0), axis=1)
+    if sides[0] + sides[2] > sides[1] + sides[3]:
+        poly = np.roll(poly, -1, axis=0)
+    # start from the corner nearest the picture's top-left, among the two short-side starts
+    if poly[2].sum() < poly[0].sum():
+        poly = np.roll(poly, -2, axis=0)
+    return poly
+
+
+def warp_card(image: np.ndarray, quad: CardQuad, size: tuple[int, int] = (CANON_W, CANON_H)) -> np.ndarray:
+    """The card flattened to a portrait `size` (width, height) image."""
+    corners = quad.corners.astype(np.float64)
+    w, h = size
+    span = max(np.linalg.norm(corners[0] - corners[3]), np.linalg.norm(corners[1] - corners[2]))
+    x0, y0 = np.floor(corners.min(axis=0)).astype(int)
+    x1, y1 = np.ceil(corners.max(axis=0)).astype(int)
+    x0, y0 = max(x0 - 2, 0), max(y0 - 2, 0)
+    x1, y1 = min(x1 + 2, image.shape[1]), min(y1 + 2, image.shape[0])
+    crop = image[y0:y1, x0:x1]
+    corners = corners - (x0, y0)
+    f = 1.0
+    if span > 1.6 * h:  # shrink a large card first: warping would alias
+        f = 1.6 * h / span
+        crop = cv2.resize(crop, None, fx=f, fy=f, interpolation=cv2.INTER_AREA)
+        corners = corners * f
+    dst = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
+    m = cv2.getPerspectiveTransform(corners.astype(np.float32), dst)
+    return cv2.warpPerspective(crop, m, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
