@@ -360,7 +360,7 @@ def _warp_face(face: Face, corners: np.ndarray, w: int, h: int) -> tuple[np.ndar
         scale = max(span / FACE_H * 1.3, 0.05)
         img = cv2.resize(img, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
         alpha = cv2.resize(alpha, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
-    src = np.array([[0, 0], [FACE_W, 0], [FACE_W, FACE_H], [0, FACE_H]], np.float32) * scale
+    src = (np.array([[0, 0], [FACE_W, 0], [FACE_W, FACE_H], [0, FACE_H]]) * scale).astype(np.float32)
     m = cv2.getPerspectiveTransform(src, corners.astype(np.float32))
     warped = cv2.warpPerspective(img, m, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     a = cv2.warpPerspective(alpha, m, (w, h), flags=cv2.INTER_LINEAR, borderValue=0)

@@ -139,10 +139,10 @@ def test_a_keyed_chain_cannot_be_rewritten_without_the_secret(build):
 
 
 HISTORY_DAMAGE = [
-    # (what happened to the files, which file the first bad record is in, its line, reason)
-    ("the middle shoe file deleted", 3, 1, "prev does not link to the last record of the previous file"),
+    # (what happened to the files, which file (of those left) holds the first bad record, its line, reason)
+    ("the middle shoe file deleted", 2, 1, "prev does not link to the last record of the previous file"),
     ("the last record of a finished shoe removed", 2, 1, "prev does not link to the last record of the previous file"),
-    ("two shoe files renamed into each other's place", 1, 1, "the first file of a journal must chain to the genesis"),
+    ("two shoe files renamed into each other's place", 1, 1, "header says file 2, the file name 1"),
     ("a file renamed to another table", 1, 1, "header says table 'T1'"),
 ]
 
