@@ -430,9 +430,11 @@ def _frame_start(chunk: bytes) -> int | None:
     """Where an intact frame starts inside a chunk that is not one as a whole, or None.
 
     Garbage (or the tail of a truncated frame) can sit before a frame with no
-    delimiter between them. The frame is a suffix of the chunk whose COBS code
-    bytes chain exactly to the chunk's end and whose CRC matches; take the
-    longest such suffix, so that what is cut off is as little as possible.
+    delimiter between them. The frame is a suffix of the chunk that starts with
+    this version's byte, whose COBS code bytes chain exactly to the chunk's end
+    and whose CRC matches; take the longest such suffix, so that what is cut off
+    is as little as possible. The version byte test is cheap and spares the CRC
+    on almost every wrong start.
     """
     n = len(chunk)
     low = max(1, n - MAX_ENCODED)
@@ -443,7 +445,7 @@ def _frame_start(chunk: bytes) -> int | None:
         if j <= n and reaches[j]:
             reaches[i] = 1
     for i in range(low, n - MIN_FRAME):
-        if reaches[i] and _check_content(_unstuff(chunk[i:])) is None:
+        if reaches[i] and chunk[i] > 1 and chunk[i + 1] == FRAME_VERSION and _check_content(_unstuff(chunk[i:])) is None:
             return i
     return None
 
@@ -497,13 +499,11 @@ def decode(buf: bytes | bytearray | memoryview) -> tuple[int, m.Message | Reject
     Otherwise the item is a Message or a Rejected stretch, and the caller drops
     the first n bytes. Never raises.
     """
-    if isinstance(buf, memoryview):
-        buf = buf.tobytes()
-    elif not isinstance(buf, (bytes, bytearray)):
+    if not isinstance(buf, (bytes, bytearray)):
         try:
-            buf = bytes(buf)
-        except (TypeError, ValueError):
-            return NEED_MORE
+            buf = memoryview(buf).tobytes()
+        except TypeError:
+            return NEED_MORE  # not bytes at all: nothing to decode
     return _next(buf, 0, 0)
 
 

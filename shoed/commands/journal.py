@@ -20,7 +20,7 @@ def register(sub) -> None:
 
     ver = jsub.add_parser("verify", help="check every hash and link of a journal file or directory")
     ver.add_argument("path", metavar="PATH", help="a journal file, or a directory of them")
-    ver.add_argument("--key-file", metavar="FILE", help="the secret of a keyed journal, as hex digits")
+    ver.add_argument("--secret-file", metavar="FILE", help="the HMAC secret of a keyed journal")
     ver.add_argument("--json", action="store_true", help="print one JSON object")
     ver.set_defaults(func=run_verify)
 
@@ -28,7 +28,7 @@ def register(sub) -> None:
     rec.add_argument("path", metavar="PATH", help="a journal file, or a directory of them")
     rec.add_argument("--last", type=_positive, default=10, metavar="N", help="how many coups (default 10)")
     rec.add_argument("--table", help="the table, when the directory holds several tables' journals")
-    rec.add_argument("--key-file", metavar="FILE", help="the secret of a keyed journal, as hex digits")
+    rec.add_argument("--secret-file", metavar="FILE", help="the HMAC secret of a keyed journal")
     rec.add_argument("--json", action="store_true", help="print one JSON object")
     rec.set_defaults(func=run_recall)
 
@@ -45,31 +45,28 @@ def _positive(text: str) -> int:
     return value
 
 
-def read_key(path: str | None) -> bytes | None:
-    """The secret from a key file holding hex digits (whitespace ignored)."""
+def read_secret(path: str | None) -> bytes | None:
+    """The secret from a file, as the daemon reads its journal_secret_file:
+    the file's bytes with surrounding whitespace removed."""
     from shoed.cli import CommandError
 
     if path is None:
         return None
     try:
-        with open(path, encoding="ascii") as f:
-            text = f.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CommandError(f"cannot read key file {path}: {exc}") from None
-    try:
-        key = bytes.fromhex("".join(text.split()))
-    except ValueError:
-        raise CommandError(f"key file {path} does not hold hex digits") from None
-    if not key:
-        raise CommandError(f"key file {path} is empty")
-    return key
+        with open(path, "rb") as f:
+            secret = f.read().strip()
+    except OSError as exc:
+        raise CommandError(f"cannot read the secret file {path}: {exc}") from None
+    if not secret:
+        raise CommandError(f"the secret file {path} is empty")
+    return secret
 
 
 def run_verify(args) -> int:
     from shoed.cli import CommandError
     from shoed.journal.reader import verify
 
-    secret = read_key(args.key_file)
+    secret = read_secret(args.secret_file)
     try:
         report = verify(args.path, secret)
     except FileNotFoundError as exc:
@@ -81,11 +78,15 @@ def run_verify(args) -> int:
             print(f"note: {note}", file=sys.stderr)
         if report.ok:
             heads = "; ".join(f"table {t} head {h}" for t, h in report.heads.items()) or "no records"
-            print(f"intact: {report.files} files, {report.records} records; {heads}")
+            print(f"intact: {_count(report.files, 'file')}, {_count(report.records, 'record')}; {heads}")
         else:
             print(f"NOT INTACT at {report.first_bad}")
-            print(f"{report.records} records before it are intact")
+            print(f"{_count(report.records, 'record')} before it {'is' if report.records == 1 else 'are'} intact")
     return 0 if report.ok else 1
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def run_recall(args) -> int:
@@ -93,7 +94,7 @@ def run_recall(args) -> int:
     from shoed.journal.reader import read_recent
     from shoed.journal.recall import recall
 
-    secret = read_key(args.key_file)
+    secret = read_secret(args.secret_file)
     try:
         reading = read_recent(args.path, args.last, secret, table=args.table)
     except FileNotFoundError as exc:

@@ -342,7 +342,9 @@ class BeeTekDriver(LinkDriver):
         # A token cut by the unplug is reported (as garbled) rather than glued to the next link's bytes.
         found = self._stream.flush()
         self._stream = TokenStream(self._offset)
-        return self._readings(found, mono_ns, utc_ns)
+        readings = self._readings(found, mono_ns, utc_ns)
+        self._link_up()  # the shoe never answers: an open port is all there is to know
+        return readings
 
     def _on_data(self, data: bytes, offset: int, mono_ns: int, utc_ns: int) -> list[Reading]:
         self._tail_since = time.monotonic()
@@ -351,6 +353,6 @@ class BeeTekDriver(LinkDriver):
     def _next_tick(self) -> float | None:
         return self._tail_since + STALE_TAIL if self._stream.tail else None
 
-    def _on_tick(self, mono_ns: int) -> list[Reading]:
+    def _on_tick(self, mono_ns: int, utc_ns: int) -> list[Reading]:
         # Nothing came to finish the tail: the rest of that token was lost on the line.
-        return self._readings(self._stream.flush(), mono_ns, time.time_ns())
+        return self._readings(self._stream.flush(), mono_ns, utc_ns)

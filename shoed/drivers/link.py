@@ -173,7 +173,14 @@ class SerialTransport(Transport):
 
 
 class LinkDriver(Driver):
-    """A driver over a transport that may go away: poll loop, back-off, link readings."""
+    """A driver over a transport that may go away: poll loop, back-off, link readings.
+
+    Two states are kept apart: the transport (is the port open?) and the link
+    as reported to the daemon (`connected` the first time it is up, `lost`,
+    `restored`). A driver whose shoe talks back (native) reports the link up
+    when the first valid frame arrives; one whose shoe only talks (Bee-Tek)
+    when the port opens.
+    """
 
     def __init__(
         self,
@@ -188,9 +195,9 @@ class LinkDriver(Driver):
         self.backoff_initial = backoff_initial
         self.backoff_max = backoff_max
         self.transport = transport if transport is not None else self._make_transport()
-        self.connected = False
+        self.connected = False  # the transport is open
+        self.link: str | None = None  # None (never up yet), "up" or "down", as reported
         self._opened = False
-        self._ever_connected = False
         self._backoff = backoff_initial
         self._next_attempt = 0.0
         self._offset = 0  # bytes received since open, across reconnects
@@ -203,15 +210,15 @@ class LinkDriver(Driver):
     def _make_transport(self) -> Transport: ...
 
     def _on_connect(self, mono_ns: int, utc_ns: int) -> list[Reading]:
-        """A fresh link: reset framing, greet the shoe."""
+        """The transport (re)opened: reset framing, greet the shoe."""
         return []
 
     @abstractmethod
     def _on_data(self, data: bytes, offset: int, mono_ns: int, utc_ns: int) -> list[Reading]:
         """Bytes received at `offset` of the stream."""
 
-    def _on_tick(self, mono_ns: int) -> list[Reading]:
-        """Periodic work (heartbeats, silence, stale tails); call `self._link_lost` to drop the link."""
+    def _on_tick(self, mono_ns: int, utc_ns: int) -> list[Reading]:
+        """Periodic work (heartbeats, silence, stale tails); `_drop_transport` gives the link up."""
         return []
 
     def _next_tick(self) -> float | None:
@@ -225,7 +232,7 @@ class LinkDriver(Driver):
             return
         self.transport.open()  # raises DriverError: the first open is the daemon's to judge
         self._opened = True
-        self._connect(first=True)
+        self._transport_up()
 
     def close(self) -> None:
         self._opened = False
@@ -242,9 +249,9 @@ class LinkDriver(Driver):
             if self.connected:
                 tick = self._next_tick()
                 if tick is not None and now >= tick:
-                    out += self._on_tick(time.monotonic_ns())
+                    out += self._on_tick(time.monotonic_ns(), time.time_ns())
             if not self.connected and now >= self._next_attempt:
-                self._reconnect()
+                self._reopen()
             out += self._queue
             self._queue = []
             remaining = deadline - time.monotonic()
@@ -256,7 +263,7 @@ class LinkDriver(Driver):
                 try:
                     data = self.transport.read(wait)
                 except LinkDown as exc:
-                    self._link_lost(str(exc))
+                    self._drop_transport(str(exc))
                     data = b""
                 if data:
                     offset = self._offset
@@ -272,13 +279,13 @@ class LinkDriver(Driver):
     # -- link bookkeeping
 
     def _send(self, data: bytes) -> None:
-        """Write to the shoe; a failed write drops the link (the poll loop reconnects)."""
+        """Write to the shoe; a failed write drops the transport (the poll loop reopens it)."""
         if not data or not self.connected:
             return
         try:
             self.transport.write(data)
         except LinkDown as exc:
-            self._link_lost(str(exc))
+            self._drop_transport(str(exc))
 
     def _link_reading(self, state: str, text: str | None = None) -> Reading:
         return Reading(
@@ -286,35 +293,47 @@ class LinkDriver(Driver):
             mono_ns=time.monotonic_ns(), utc_ns=time.time_ns(), link=state, text=text,
         )
 
-    def _link_lost(self, reason: str) -> None:
+    def _link_up(self) -> None:
+        """The shoe is heard: report `connected` (first time) or `restored`."""
+        if self.link == "up":
+            return
+        state = "connected" if self.link is None else "restored"
+        self.link = "up"
+        if state == "restored":
+            log.warning("%s: link restored", self.source)
+        self._queue.append(self._link_reading(state))
+
+    def _link_down(self, reason: str) -> None:
+        if self.link == "down":
+            return
+        self.link = "down"
+        log.warning("%s: link lost: %s", self.source, reason)
+        self._queue.append(self._link_reading("lost", reason))
+
+    def _drop_transport(self, reason: str) -> None:
+        """The device went away (or fell silent): close it, report the loss, reopen after a back-off."""
         if not self.connected:
             return
         self.connected = False
         self.transport.close()
-        log.warning("%s: link lost: %s", self.source, reason)
-        self._queue.append(self._link_reading("lost", reason))
+        self._link_down(reason)
         self._backoff = self.backoff_initial
         self._next_attempt = time.monotonic() + self._backoff
 
-    def _connect(self, first: bool) -> None:
+    def _transport_up(self) -> None:
         self.connected = True
         self._backoff = self.backoff_initial
         self._last_open_error = ""
-        state = "connected" if not self._ever_connected else "restored"
-        self._ever_connected = True
-        self._queue.append(self._link_reading(state))
-        if not first:
-            log.warning("%s: link restored", self.source)
         self._queue += self._on_connect(time.monotonic_ns(), time.time_ns())
 
-    def _reconnect(self) -> None:
+    def _reopen(self) -> None:
         try:
             self.transport.open()
         except DriverError as exc:
             if str(exc) != self._last_open_error:  # say each distinct reason once, not every attempt
                 self._last_open_error = str(exc)
-                log.warning("%s: reconnecting: %s", self.source, exc)
+                log.warning("%s: reopening: %s", self.source, exc)
             self._backoff = min(self.backoff_max, self._backoff * 2)
             self._next_attempt = time.monotonic() + self._backoff
             return
-        self._connect(first=False)
+        self._transport_up()

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from shoed.journal import chain as ch
+from shoed.journal.recall import recall
 from shoed.journal.store import BadRecord
 
 
@@ -159,21 +160,6 @@ def iter_records(path: str | os.PathLike, secret: bytes | None = None) -> Iterat
         yield item[1]
 
 
-# How much of a journal recall reads: enough of the newest files to hold the
-# coups asked for (counted cheaply, without parsing), plus one.
-_COUP_MARKERS = (b'"coup_result"', b'"void"')
-
-
-def recent_files(files: list[tuple[Path, ch.FileName | None]], coups: int) -> list[tuple[Path, ch.FileName | None]]:
-    """The newest files of one table that together hold at least `coups` coup records, and one more."""
-    count, start = 0, len(files)
-    while start > 0 and count < coups:
-        start -= 1
-        data = files[start][0].read_bytes()
-        count += sum(data.count(marker) for marker in _COUP_MARKERS)
-    return files[max(start - 1, 0) :]
-
-
 @dataclass(slots=True)
 class Reading:
     """Records read for display, and where reading stopped if the chain broke."""
@@ -197,10 +183,22 @@ def read_recent(path: str | os.PathLike, coups: int, secret: bytes | None = None
         raise ValueError(f"journals of several tables here ({names}): name one")
     if not tables:
         return Reading([], None, [f"no journal files at {path}"])
+    # Only the newest files are read: one, then twice as many, until they
+    # hold the coups asked for (a journal may hold months of shoes).
+    files = tables[0]
+    take = 1
+    while True:
+        reading = _read(files[-take:], secret)
+        if take >= len(files) or len(recall(reading.records, coups)) >= coups:
+            return reading
+        take = min(len(files), take * 2)
+
+
+def _read(files: list[tuple[Path, ch.FileName | None]], secret: bytes | None) -> Reading:
     records: list[dict] = []
     stopped = None
     notes: list[str] = []
-    for item in _walk([recent_files(tables[0], coups)], secret, links_if_keyed=True):
+    for item in _walk([files], secret, links_if_keyed=True):
         if isinstance(item, BadRecord):
             stopped = item
             break

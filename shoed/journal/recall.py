@@ -5,9 +5,10 @@ outcome, void flag) can be shown in their original order, also while the
 system is in an error state" (table-game-standards.md item 1). Pure: it takes
 journal records (already read and checked) and returns coup lines.
 
-The coups come from events of kind "coup_result" and "void". Where an event
-sits inside a record is decided by `events_of` alone, so a change to the
-record schema is a change to that one function.
+The coups come from events of kind "coup.result" and "coup.void" (also
+spelled "coup_result" and "void"). Where an event sits inside a record is
+decided by `events_of` alone, so a change to the record schema is a change to
+that one function.
 """
 
 from __future__ import annotations
@@ -16,14 +17,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import zip_longest
 
-RESULT = "coup_result"
-VOID = "void"
+# Event kinds, as the brief named them and as shoed.events names them.
+RESULT = frozenset({"coup_result", "coup.result"})
+VOID = frozenset({"void", "coup.void"})
 
 
 def events_of(record: dict) -> list[dict]:
-    """The events a journal record carries: `{"kind": "event", "event": {...}}`,
-    `{"events": [...]}` (a reading journalled with its events), or the record
-    itself when it is a flat event."""
+    """The events a journal record carries: the daemon's `{"kind": "step",
+    "input": {...}, "events": [...]}` (an input journalled with its events),
+    `{"kind": "event", "event": {...}}`, or the record itself when it is a
+    flat event."""
     event = record.get("event")
     if isinstance(event, dict):
         return [event]
@@ -108,13 +111,13 @@ def recall(records: Iterable[dict], last: int = 10) -> list[CoupLine]:
     for record in records:
         for event in events_of(record):
             kind = event.get("kind")
-            if kind not in (RESULT, VOID):
+            if kind not in RESULT and kind not in VOID:
                 continue
             key = (repr(event.get("shoe")), repr(event.get("coup")))
             line = coups.get(key)
             if line is None:
                 line = coups[key] = CoupLine(event.get("shoe"), event.get("coup"))
-            if kind == RESULT:
+            if kind in RESULT:
                 line.player_cards = _cards(event.get("player_cards"))
                 line.banker_cards = _cards(event.get("banker_cards"))
                 line.player_total = event.get("player_total")
@@ -126,4 +129,7 @@ def recall(records: Iterable[dict], last: int = 10) -> list[CoupLine]:
             else:
                 line.void = True
                 line.void_reason = event.get("reason")
+                if not (line.player_cards or line.banker_cards):  # a coup voided before its result
+                    line.player_cards = _cards(event.get("player_cards"))
+                    line.banker_cards = _cards(event.get("banker_cards"))
     return list(coups.values())[-last:] if last > 0 else []

@@ -100,6 +100,23 @@ class FileOps:
         os.fsync(fd)
 
 
+def _write_all(ops: FileOps, fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        n = ops.write(fd, view)
+        if n <= 0:  # a regular file never does this; do not spin if one does
+            raise OSError(errno.EIO, f"write returned {n}")
+        view = view[n:]
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def _utc_now() -> datetime:
     return datetime.now(UTC)
 
@@ -144,15 +161,23 @@ class Journal:
         self._offset = 0
         self._failed: str | None = None
         self.recovery: list[RecoveryNote] = []
-        self.directory.mkdir(parents=True, exist_ok=True)
-        self._dirfd = os.open(self.directory, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            if not self.directory.is_dir():
+                self.directory.mkdir(parents=True)
+                _fsync_dir(self.directory.parent)  # the new directory's own entry is durable too
+            self._dirfd = os.open(self.directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError as exc:
+            raise JournalError(f"cannot open the journal directory {self.directory}: {exc}") from exc
         try:
             fcntl.flock(self._dirfd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            os.close(self._dirfd)
+            self.close()
             raise JournalError(f"{self.directory} is in use by another journal writer") from None
         try:
             self._recover()
+        except OSError as exc:
+            self.close()
+            raise JournalError(f"recovering the journal in {self.directory} failed: {exc}") from exc
         except BaseException:
             self.close()
             raise
@@ -230,9 +255,7 @@ class Journal:
                 if final.exists():
                     raise FileExistsError(errno.EEXIST, "journal file exists", str(final))
                 fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
-                view = memoryview(line)
-                while view:
-                    view = view[self._ops.write(fd, view) :]
+                _write_all(self._ops, fd, line)
                 self._ops.fsync(fd)
                 os.close(fd)
                 fd = None
@@ -295,9 +318,7 @@ class Journal:
     def _write(self, data: bytes) -> None:
         fd, good = self._fd, self._offset
         try:
-            view = memoryview(data)
-            while view:
-                view = view[self._ops.write(fd, view) :]
+            _write_all(self._ops, fd, data)
             self._ops.fsync(fd)
         except OSError as exc:
             # Put the file back as it was before this append: no half record
@@ -416,9 +437,7 @@ class Journal:
         # The evidence is durable before the journal is cut.
         fd = os.open(kept, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o444)
         try:
-            view = memoryview(tail)
-            while view:
-                view = view[os.write(fd, view) :]
+            _write_all(FileOps(), fd, tail)
             os.fsync(fd)
         finally:
             os.close(fd)

@@ -13,7 +13,7 @@ Each accepted request reaches the daemon's handler as a `Command`, which
 carries the public key and allow-list name of the client that sent it, so the
 journal records who did what. Replies:
 
-    {"ok": true, "id": ..., "cmd": NAME, "result": {...}}
+    {"ok": true, "id": ..., "cmd": NAME, ...fields the daemon adds}
     {"ok": false, "id": ..., "error": "..."}
 
 Requests over 64 KiB are answered with an error; over 1 MiB ZeroMQ drops the
@@ -47,7 +47,7 @@ log = logging.getLogger("shoed.net.commands")
 
 Text = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
 CardText = Annotated[str, msgspec.Meta(min_length=2, max_length=3)]  # "9H", "10H", "TD", "H3"
-CoupNumber = Annotated[int, msgspec.Meta(ge=0)]
+MisdealId = Annotated[int, msgspec.Meta(ge=0)]  # the `id` of a "misdeal" event's entry
 RequestId = Annotated[str, msgspec.Meta(max_length=128)] | int | None
 
 
@@ -55,56 +55,46 @@ class _Args(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
     pass
 
 
+class NoArgs(_Args):
+    pass
+
+
 class OpenShoeArgs(_Args):
-    shoe: Text | None = None  # the shoe's id or serial, if the console knows it
-    ruleset: Text | None = None  # built-in ruleset name; the table's default if absent
-
-
-class CloseShoeArgs(_Args):
-    reason: Text | None = None
-
-
-class ConfirmArgs(_Args):
-    coup: CoupNumber | None = None  # guard: confirm only if this is the coup shown
+    decks: Annotated[int, msgspec.Meta(ge=1, le=16)] | None = None  # the ruleset's default if absent
 
 
 class VoidArgs(_Args):
-    reason: Text
-    coup: CoupNumber | None = None
-
-
-class CardCorrectionArgs(_Args):
-    card: CardText | None = None  # the card concerned; the daemon checks it against the deal
-    coup: CoupNumber | None = None
+    reason: Text | None = None
 
 
 class DecideArgs(_Args):
     side: Literal["player", "banker"]
     draw: bool
-    coup: CoupNumber | None = None
+
+
+class CorrectionArgs(_Args):
+    misdeal: MisdealId | None = None  # which open misdeal this corrects; the oldest one if absent
 
 
 class EnterCardArgs(_Args):
     card: CardText
-    coup: CoupNumber | None = None
-
-
-class StatusArgs(_Args):
-    pass
+    misdeal: MisdealId | None = None  # the unreadable-card misdeal this answers
 
 
 # The schema table: command name -> argument shape. Add a command here and the
-# daemon's handler sees it; everything else is refused before it.
+# daemon's handler sees it; everything else is refused before it. Meaning
+# (is there a coup to confirm? is the table locked?) is the daemon's to check.
 COMMANDS: dict[str, type[_Args]] = {
     "open_shoe": OpenShoeArgs,
-    "close_shoe": CloseShoeArgs,
-    "confirm": ConfirmArgs,  # confirm the result / open the next coup
+    "close_shoe": NoArgs,  # the reconciliation of the shoe
+    "confirm": NoArgs,  # confirm the result / open the next coup
     "void": VoidArgs,  # void the coup in play
-    "burn_card": CardCorrectionArgs,  # misdeal correction: the card goes to the discard
-    "return_card": CardCorrectionArgs,  # misdeal correction: the card goes back
+    "burn_card": CorrectionArgs,  # misdeal correction: the card goes to the discard
+    "return_card": CorrectionArgs,  # misdeal correction: the card goes back into the shoe
     "decide": DecideArgs,  # Baccarat Royal: an active player's free choice
     "enter_card": EnterCardArgs,  # manual entry when the shoe could not read a card
-    "status": StatusArgs,
+    "status": NoArgs,
+    "unlock": NoArgs,  # the pit clears an integrity lock
 }
 
 
@@ -124,13 +114,13 @@ class Command:
     name: str
     args: dict  # validated, only the fields the client sent
     id: str | int | None
-    client_key: str  # the sender's CURVE public key, Z85 (40 characters)
+    client_key: str | None  # the sender's CURVE public key, Z85 (40 characters); None only on an insecure endpoint
     client_name: str | None  # its allow-list file stem, e.g. "pit-boss-2"
     peer_address: str | None  # the peer's IP address, for the record
 
     def to_json(self) -> dict:
-        out = {"cmd": self.name, "args": self.args, "client_key": self.client_key}
-        for key in ("id", "client_name", "peer_address"):
+        out = {"cmd": self.name, "args": self.args}
+        for key in ("id", "client_key", "client_name", "peer_address"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
         return out
@@ -168,20 +158,32 @@ def parse_request(body: bytes) -> tuple[str, dict, str | int | None]:
 
 
 class CommandServer:
-    """The CURVE-secured ROUTER socket that hands commands to the daemon."""
+    """The CURVE-secured ROUTER socket that hands commands to the daemon.
+
+    `handler(command)` returns the reply's fields as a dict (`{"ok": False,
+    "error": ...}` to refuse; "ok" is true if absent) or None for a bare
+    `{"ok": true}`, or raises CommandRejected. The reply also carries the
+    request's `id` and `cmd`.
+
+    `curve=None` is refused unless `insecure=True` (a lab bench with no keys):
+    then commands carry no client key.
+    """
 
     def __init__(
         self,
         context: zmq.Context,
         endpoint: str,
-        curve: ServerCurve,
         handler: Callable[[Command], dict | None],
+        curve: ServerCurve | None = None,
         *,
+        insecure: bool = False,
         curve_domain: str = DEFAULT_DOMAIN,
         max_per_handle: int = 16,
     ) -> None:
-        if not isinstance(curve, ServerCurve):
-            raise TypeError("the command endpoint needs a ServerCurve: commands are never taken unauthenticated")
+        if curve is None and not insecure:
+            raise TypeError("the command endpoint needs a ServerCurve (or insecure=True on a lab bench)")
+        if curve is not None and not isinstance(curve, ServerCurve):
+            raise TypeError(f"curve must be a ServerCurve, not {type(curve).__name__}")
         self.curve = curve
         self.curve_domain = curve_domain
         self.handler = handler
@@ -192,13 +194,16 @@ class CommandServer:
             sock.maxmsgsize = HARD_LIMIT_BYTES
             sock.linger = 0
             sock.router_mandatory = 1
-            curve.apply(sock, curve_domain)  # before bind: the ZAP handler is already running
+            if curve is not None:
+                curve.apply(sock, curve_domain)  # before bind: the ZAP handler runs first
             sock.bind(endpoint)
         except Exception:
             sock.close(0)
             raise
         self.socket = sock
         self.endpoint = sock.last_endpoint.decode()
+        if curve is None:
+            log.warning("command endpoint %s takes commands WITHOUT authentication", self.endpoint)
 
     def sockets(self) -> list[zmq.Socket]:
         return [self.socket]
@@ -227,14 +232,15 @@ class CommandServer:
             request_id = wire.salvage_id(body) if len(body) <= MAX_REQUEST_BYTES else None
             name, args, request_id = parse_request(body)
             key = _user_id(frame)
-            if key is None:  # cannot happen on a CURVE socket; refuse rather than journal "nobody"
+            if key is None and self.curve is not None:
+                # Cannot happen on a CURVE socket; refuse rather than journal "nobody".
                 raise CommandRejected("no authenticated client key on this connection")
             command = Command(
                 name=name,
                 args=args,
                 id=request_id,
                 client_key=key,
-                client_name=self.curve.client_name(key, self.curve_domain),
+                client_name=self.curve.client_name(key, self.curve_domain) if key else None,
                 peer_address=_peer_address(frame),
             )
         except CommandRejected as exc:
@@ -251,8 +257,15 @@ class CommandServer:
             self.stats["handler_errors"] += 1
             log.exception("command handler failed on %s", command.to_json())
             return _reply(request_id, ok=False, error=f"internal error handling {name}: {type(exc).__name__}")
-        self.stats["accepted"] += 1
-        return _reply(request_id, ok=True, cmd=name, result=result if result is not None else {})
+        if result is None:
+            result = {}
+        if not isinstance(result, dict):
+            log.error("command handler returned %s for %s", type(result).__name__, name)
+            self.stats["handler_errors"] += 1
+            return _reply(request_id, ok=False, error=f"internal error handling {name}: bad reply")
+        ok = result.get("ok", True) is True
+        self.stats["accepted" if ok else "rejected"] += 1
+        return _reply(request_id, **{**result, "ok": ok, "cmd": name})
 
     def _send(self, envelope: list[bytes], reply: dict) -> None:
         try:
@@ -278,6 +291,7 @@ class CommandServer:
 
 def _reply(request_id, **fields) -> dict:
     reply = {"ok": fields.pop("ok")}
+    fields.pop("id", None)
     if request_id is not None:
         reply["id"] = request_id
     reply.update(fields)

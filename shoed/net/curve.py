@@ -197,16 +197,16 @@ class ServerCurve:
     `allow` is one directory (domain "shoed") or a mapping of ZAP domain to
     directory. One ServerCurve per ZeroMQ context: the authenticator binds
     the context's single ZAP endpoint, and sockets of another context would
-    not reach it.
+    not reach it. Given no context, the authenticator starts on the context
+    of the first socket passed to `apply()` (still before that socket binds).
     """
 
     def __init__(
         self,
-        context: zmq.Context,
+        context: zmq.Context | None,
         server_secret_file: str | os.PathLike,
         allow: str | os.PathLike | Mapping[str, str | os.PathLike],
     ) -> None:
-        self.context = context
         self.public_key, self._secret_key = load_key_pair(server_secret_file)
         if isinstance(allow, Mapping):
             self._dirs = {str(domain): Path(d) for domain, d in allow.items()}
@@ -218,13 +218,38 @@ class ServerCurve:
             if not _NAME_RE.fullmatch(domain):
                 raise CurveError(f"bad ZAP domain name {domain!r}")
         self._providers = {domain: _AllowList(load_allow_list(d)) for domain, d in self._dirs.items()}
-        self._lock = threading.Lock()
-        self._auth = ThreadAuthenticator(context, log=logging.getLogger("shoed.net.zap"))
-        self._auth.start()
-        for domain, provider in self._providers.items():
-            self._auth.configure_curve_callback(domain, provider)
         for domain, provider in self._providers.items():
             log.info("CURVE allow-list %s: %d keys from %s", domain, len(provider.keys), self._dirs[domain])
+        self._lock = threading.Lock()
+        self.context: zmq.Context | None = None
+        self._auth: ThreadAuthenticator | None = None
+        self._closed = False
+        if context is not None:
+            self._start(context)
+
+    @classmethod
+    def from_key_dir(cls, key_dir: str | os.PathLike, context: zmq.Context | None = None) -> ServerCurve:
+        """The daemon's layout: `KEY_DIR/server.key_secret` and the allow-list `KEY_DIR/clients/`.
+
+        Made with `shoed keys new server --dir KEY_DIR`; clients are allowed
+        with `shoed keys allow CLIENT.key --dir KEY_DIR/clients`.
+        """
+        key_dir = Path(key_dir)
+        secret = key_dir / "server.key_secret"
+        if not secret.exists():
+            raise CurveError(f"no server key {secret}: make one with `shoed keys new server --dir {key_dir}`")
+        return cls(context, secret, key_dir / "clients")
+
+    def _start(self, context: zmq.Context) -> None:
+        auth = ThreadAuthenticator(context, log=logging.getLogger("shoed.net.zap"))
+        try:
+            auth.start()
+        except zmq.ZMQError as exc:
+            auth.stop()
+            raise CurveError(f"cannot start the ZAP authenticator (one already runs on this context?): {exc}") from None
+        for domain, provider in self._providers.items():
+            auth.configure_curve_callback(domain, provider)
+        self.context, self._auth = context, auth
 
     @property
     def domains(self) -> tuple[str, ...]:
@@ -241,6 +266,8 @@ class ServerCurve:
         """
         if domain not in self._providers:
             raise CurveError(f"no allow-list for ZAP domain {domain!r} (have {', '.join(self._dirs)})")
+        if self._auth is None and not self._closed:
+            self._start(socket.context)
         if not self.running():
             raise CurveError("the ZAP authenticator is not running; refusing to configure a CURVE socket")
         if socket.context is not self.context:
@@ -272,6 +299,7 @@ class ServerCurve:
         return {domain: len(keys) for domain, keys in fresh.items()}
 
     def close(self) -> None:
+        self._closed = True
         if self._auth is not None:
             self._auth.stop()
             self._auth = None

@@ -28,6 +28,10 @@ from shoed.net.curve import DEFAULT_DOMAIN, ServerCurve
 DEFAULT_ENDPOINT = "tcp://127.0.0.1:5556"
 HEARTBEAT_INTERVAL = 1.0
 
+# Plain ints: building flag enums on every send costs more than the send.
+_FIRST = int(zmq.NOBLOCK | zmq.SNDMORE)
+_LAST = int(zmq.NOBLOCK)
+
 log = logging.getLogger("shoed.net.publisher")
 
 
@@ -114,7 +118,9 @@ class Publisher:
 
     def _send(self, topic: bytes, payload: bytes, counter: str) -> bool:
         try:
-            self.socket.send_multipart([topic, payload], flags=zmq.NOBLOCK)
+            # A multipart message is queued whole or not at all.
+            self.socket.send(topic, _FIRST)
+            self.socket.send(payload, _LAST)
         except zmq.Again:
             self.stats["dropped"] += 1
             return False

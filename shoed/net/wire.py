@@ -13,6 +13,7 @@ Pure functions: no sockets, no clock.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 import msgspec
 
@@ -46,13 +47,25 @@ def check_table_id(table: str) -> str:
 
 def group_of(kind: str) -> str:
     """The topic group of an event kind: its first word (`coup.result` -> `coup`)."""
-    if not isinstance(kind, str) or not _KIND_RE.fullmatch(kind):
+    if not isinstance(kind, str):
+        raise WireError(f"event kind must be a string, not {kind!r}")
+    return _group_of(kind)
+
+
+@lru_cache(maxsize=1024)  # a table has a few dozen kinds; spare the regex per event
+def _group_of(kind: str) -> str:
+    if not _KIND_RE.fullmatch(kind):
         raise WireError(f"event kind must be lower-case words joined by '.', '_' or '-', not {kind!r}")
     return re.split(r"[._-]", kind, maxsplit=1)[0]
 
 
+@lru_cache(maxsize=1024)
+def _topic(table: str, group: str) -> str:
+    return f"{table}.{group}"
+
+
 def topic_for(table: str, kind: str) -> str:
-    return f"{table}.{group_of(kind)}"
+    return _topic(table, group_of(kind))
 
 
 def check_event(event: object, table: str) -> int:

@@ -1,168 +1,236 @@
 """The virtual shoe's firmware for the native protocol, as a pure state machine.
 
-It keeps every reliable message until the host acknowledges it (cumulative
-ACK, sequence numbers compared modulo 2**16) and repeats it unchanged, with the
-same seq, every `resend_after` seconds; it holds new reliable messages back
-while `window` of them wait for an acknowledgement; it answers the host's Hello
-with its own and a StatusRequest with a Status; it locks and unlocks the card
-gate on the host's Gate; it sends a Heartbeat when nothing else was sent for
-`heartbeat_after` seconds. Time comes in as an argument (seconds, monotonic),
-so the machine does no I/O and reads no clock; the shoe's loop feeds it.
+It follows firmware_protocol/SPEC.md from the shoe's side: reliable messages
+are numbered 1, 2, 3 ... and kept in a queue until a cumulative ack releases
+them (§6.1, §6.2); only the oldest 16 (the window) are on the wire, repeated
+byte for byte, oldest first, when 200 ms pass without an ack that releases
+something (go-back-N); unreliable frames carry the number of the latest
+reliable message. After power-on (and whenever a host attaches) the shoe sends
+Hello every second until the host's Hello comes, and sends nothing reliable
+before it; it answers every host Hello with Hello, a heartbeat and its window
+(§8). The gate starts locked and follows the host's Gate; each gate and
+set_time is answered with a status (§10). A heartbeat goes out when nothing
+else was sent for a while (§7).
+
+Time comes in as an argument (seconds, monotonic): no I/O, no clock.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import deque
 from dataclasses import dataclass, replace
 
 from firmware_protocol import messages as m
+from firmware_protocol import session
 
-SEQ_MOD = 1 << 16
-RESEND_AFTER = 0.2  # seconds without an ACK before a reliable message is sent again
-WINDOW = 16  # reliable messages in flight before the shoe holds the next one back
-HEARTBEAT_AFTER = 0.5  # seconds of silence before a heartbeat (the host gives up after 3 s)
+RESEND_AFTER = session.RESEND_MS / 1000
+HELLO_EVERY = session.HELLO_REPEAT_MS / 1000
+HEARTBEAT_AFTER = 0.5  # SPEC.md §7 asks for a frame at least every second; half that leaves a margin
+LINK_LOSS = session.LINK_LOSS_MS / 1000
+LOST_RESEND_EVERY = 1.0  # while the host is silent, the window is repeated at most once a second
+WINDOW = session.WINDOW
+QUEUE_LIMIT = session.QUEUE_MIN  # the shoe holds cards back (locks its gate) before its queue is full
 
 VENDOR = "shoed"
 MODEL = "virtual shoe"
 FIRMWARE = "shoed-simulate 1.0"
 
-
-def seq_le(a: int, b: int) -> bool:
-    """a comes at or before b, modulo 2**16 (a window of half the sequence space)."""
-    return (b - a) % SEQ_MOD < SEQ_MOD // 2
+GATE_LOCKED = "locked"  # SPEC.md §10: a gate is locked at power-on
+GATE_OPEN = "open"  # a gate that starts open (for hosts that never unlock it)
+GATE_NONE = "none"  # a shoe without a gate: Gate messages change nothing
+GATES = (GATE_LOCKED, GATE_OPEN, GATE_NONE)
 
 
 @dataclass
-class _InFlight:
+class _Queued:
     msg: m.Message
-    last_sent: float
-    sends: int = 1
+    first_sent: float | None = None
+    sends: int = 0
 
 
 class Firmware:
-    """One shoe's protocol state from power on."""
+    """One shoe session (one boot number) of the native protocol."""
 
     def __init__(
         self,
         serial: str,
         boot: int,
-        window: int = WINDOW,
-        resend_after: float = RESEND_AFTER,
-        heartbeat_after: float = HEARTBEAT_AFTER,
         start: float = 0.0,
+        gate: str = GATE_LOCKED,
+        window: int = WINDOW,
+        queue_limit: int = QUEUE_LIMIT,
     ):
+        if gate not in GATES:
+            raise ValueError(f"gate is one of {', '.join(GATES)}, not {gate!r}")
         self.serial = serial
         self.boot = boot & 0xFFFFFFFF
-        self.window = window
-        self.resend_after = resend_after
-        self.heartbeat_after = heartbeat_after
         self.start = start
-        self.next_seq = 0
-        self.in_flight: OrderedDict[int, _InFlight] = OrderedDict()
-        self.gate_locked = False
+        self.has_gate = gate != GATE_NONE
+        self.gate_locked = gate == GATE_LOCKED
+        self.window = window
+        self.queue_limit = queue_limit
+        self.last_seq = 0  # number of the latest reliable message (SPEC.md §6.1)
+        self.queue: deque[_Queued] = deque()
+        self.host_hello: m.Hello | None = None  # received on the current attachment
+        self.last_hello_sent: float | None = None
         self.last_tx = start
-        self.utc_offset_ms: int | None = None  # host's clock minus ours, after a SetTime
-        self.host_hello: m.Hello | None = None
-        self.counts = {"resent": 0, "acked": 0, "host_frames": 0, "status": 0}
+        self.last_rx: float | None = None  # last valid frame from the host
+        self.window_sent_at: float | None = None
+        self.released_at: float | None = None
+        self.utc_offset_ms: int | None = None
+        self.counts = {"resent": 0, "released": 0, "host_frames": 0, "stale_acks": 0}
 
-    # ----- sequence numbers ----------------------------------------------------
-    def _take_seq(self) -> int:
-        seq = self.next_seq
-        self.next_seq = (seq + 1) % SEQ_MOD
-        return seq
-
-    def _stamp(self, msg: m.Message) -> m.Message:
-        """Every frame carries the sender's sequence number; unreliable messages
-        take one as well, so the host sees the shoe's stream in order."""
-        return replace(msg, seq=self._take_seq())
-
-    # ----- what the shoe sends -------------------------------------------------
+    # ----- state ---------------------------------------------------------------
     @property
     def unacked(self) -> int:
-        return len(self.in_flight)
+        return len(self.queue)
 
-    def can_send(self) -> bool:
-        """Room in the window for another reliable message."""
-        return len(self.in_flight) < self.window
+    def may_queue(self, pace_zero: bool) -> bool:
+        """Room for one more reliable message. As fast as the link allows (pace
+        0): only while the window has room; at a dealer's pace: until the queue
+        is nearly full (SPEC.md §6.2: the gate locks before it is full)."""
+        limit = self.window if pace_zero else self.queue_limit - 2
+        return len(self.queue) < limit
 
-    def send(self, msg: m.Message, now: float) -> m.Message:
-        """Number a message for sending; a reliable one is kept until acknowledged."""
-        msg = self._stamp(msg)
-        if msg.RELIABLE:
-            self.in_flight[msg.seq] = _InFlight(msg, now)
-        self.last_tx = now
-        return msg
+    def card_may_pass(self) -> bool:
+        return not (self.has_gate and self.gate_locked)
 
-    def hello(self, now: float) -> m.Message:
-        return self.send(
-            m.Hello(vendor=VENDOR, model=MODEL, serial=self.serial, firmware=FIRMWARE, boot=self.boot), now
-        )
-
-    def on_connect(self, now: float) -> list[m.Message]:
-        """The host opened the port: Hello, then everything not yet acknowledged, unchanged."""
-        out = [self.hello(now)]
-        out += self._resend(now, force=True)
-        return out
-
-    def due(self, now: float) -> list[m.Message]:
-        """Repeats of unacknowledged messages, and a heartbeat when idle."""
-        out = self._resend(now)
-        if not out and now - self.last_tx >= self.heartbeat_after:
-            out.append(self.send(m.Heartbeat(uptime_ms=self.uptime_ms(now), unacked=self.unacked), now))
-        return out
-
-    def _resend(self, now: float, force: bool = False) -> list[m.Message]:
-        out = []
-        for item in self.in_flight.values():
-            if force or now - item.last_sent >= self.resend_after:
-                item.last_sent = now
-                item.sends += 1
-                out.append(item.msg)
-                self.counts["resent"] += 1
-        if out:
-            self.last_tx = now
-        return out
-
-    def next_deadline(self, now: float) -> float:
-        """When `due` will next have something to send."""
-        deadline = self.last_tx + self.heartbeat_after
-        if self.in_flight:
-            oldest = min(item.last_sent for item in self.in_flight.values())
-            deadline = min(deadline, oldest + self.resend_after)
-        return max(deadline, now)
+    def host_lost(self, now: float) -> bool:
+        return self.last_rx is None or now - self.last_rx >= LINK_LOSS
 
     def uptime_ms(self, now: float) -> int:
         return int((now - self.start) * 1000) & 0xFFFFFFFF
 
-    # ----- what the host sends -------------------------------------------------
+    # ----- frames out ------------------------------------------------------------
+    def _unreliable(self, msg: m.Message, now: float) -> m.Message:
+        self.last_tx = now
+        return replace(msg, seq=self.last_seq)
+
+    def hello(self, now: float) -> m.Message:
+        self.last_hello_sent = now
+        return self._unreliable(
+            m.Hello(vendor=VENDOR, model=MODEL, serial=self.serial, firmware=FIRMWARE, boot=self.boot), now
+        )
+
+    def heartbeat(self, now: float) -> m.Message:
+        return self._unreliable(m.Heartbeat(uptime_ms=self.uptime_ms(now), unacked=self.unacked), now)
+
+    def status(self, now: float) -> m.Message:
+        utc = 0 if self.utc_offset_ms is None else max(0, int(now * 1000) + self.utc_offset_ms)
+        return self._unreliable(
+            m.Status(
+                gate_locked=self.has_gate and self.gate_locked,
+                shoe_present=True,
+                lid_closed=True,
+                unacked=self.unacked,
+                utc_ms=utc,
+            ),
+            now,
+        )
+
+    def queue_message(self, msg: m.Message, now: float) -> tuple[m.Message, list[m.Message]]:
+        """Number a reliable message and queue it; returns it and what to send now
+        (itself, when it falls inside the window and the host has said Hello)."""
+        self.last_seq = session.seq_next(self.last_seq)
+        msg = replace(msg, seq=self.last_seq)
+        item = _Queued(msg)
+        self.queue.append(item)
+        out = []
+        if self.host_hello is not None and len(self.queue) <= self.window:
+            out.append(self._send_item(item, now))
+        return msg, out
+
+    def _send_item(self, item: _Queued, now: float) -> m.Message:
+        if item.first_sent is None:
+            item.first_sent = now
+        item.sends += 1
+        self.last_tx = now
+        return item.msg
+
+    def _window(self, now: float) -> list[m.Message]:
+        items = list(self.queue)[: self.window]
+        out = [self._send_item(item, now) for item in items]
+        self.counts["resent"] += sum(1 for item in items if item.sends > 1)
+        if items:
+            self.window_sent_at = now
+        return out
+
+    def attached(self, now: float) -> list[m.Message]:
+        """A host opened the link (like DTR rising on a USB shoe): a new Hello
+        exchange is due; nothing reliable goes out before the host's Hello."""
+        self.host_hello = None
+        self.last_rx = None
+        return [self.hello(now)]
+
+    def due(self, now: float) -> list[m.Message]:
+        """What the shoe sends on its own at `now`: Hello repeats, window repeats, heartbeats."""
+        out: list[m.Message] = []
+        if self.host_hello is None:
+            if self.last_hello_sent is None or now - self.last_hello_sent >= HELLO_EVERY:
+                out.append(self.hello(now))
+        elif self.queue and now >= self._resend_deadline(now):
+            out += self._window(now)
+        if not out and now - self.last_tx >= HEARTBEAT_AFTER:
+            out.append(self.heartbeat(now))
+        return out
+
+    def _resend_deadline(self, now: float) -> float:
+        oldest = self.queue[0]
+        marks = [t for t in (self.window_sent_at, self.released_at, oldest.first_sent) if t is not None]
+        if not marks:
+            return now  # never sent: send the window now
+        every = LOST_RESEND_EVERY if self.host_lost(now) else RESEND_AFTER
+        return max(marks) + every
+
+    def next_deadline(self, now: float) -> float:
+        """When `due` will next have something to send."""
+        deadline = self.last_tx + HEARTBEAT_AFTER
+        if self.host_hello is None:
+            hello_at = now if self.last_hello_sent is None else self.last_hello_sent + HELLO_EVERY
+            deadline = min(deadline, hello_at)
+        elif self.queue:
+            deadline = min(deadline, self._resend_deadline(now))
+        return max(deadline, now)
+
+    # ----- frames in -------------------------------------------------------------
     def on_host(self, msg: m.Message, now: float) -> list[m.Message]:
-        """Take one message from the host; returns the shoe's immediate answers."""
+        """Take one valid frame from the host; returns the shoe's immediate answers."""
         self.counts["host_frames"] += 1
-        if isinstance(msg, m.Ack):
-            self.acknowledge(msg.ack)
-            return []
+        self.last_rx = now
         if isinstance(msg, m.Hello):
+            # SPEC.md §8: answer every host Hello with Hello, a heartbeat, then the window.
             self.host_hello = msg
-            return [self.hello(now)]
+            return [self.hello(now), self.heartbeat(now)] + self._window(now)
+        if isinstance(msg, m.Ack):
+            return self.acknowledge(msg.ack, now)
         if isinstance(msg, m.Gate):
-            self.gate_locked = bool(msg.locked)
-            return []
-        if isinstance(msg, m.StatusRequest):
-            self.counts["status"] += 1
-            utc = 0 if self.utc_offset_ms is None else int(now * 1000) + self.utc_offset_ms
-            status = m.Status(
-                gate_locked=self.gate_locked, shoe_present=True, lid_closed=True, unacked=self.unacked, utc_ms=utc
-            )
-            return [self.send(status, now)]
+            if self.has_gate:
+                self.gate_locked = bool(msg.locked)
+            return [self.status(now)]
         if isinstance(msg, m.SetTime):
             self.utc_offset_ms = msg.utc_ms - int(now * 1000)
-            return []
-        return []  # heartbeats keep the link alive; anything else is ignored
+            return [self.status(now)]
+        if isinstance(msg, m.StatusRequest):
+            return [self.status(now)]
+        return []  # heartbeats only keep the link alive
 
-    def acknowledge(self, ack: int) -> int:
-        """Drop every message in flight with seq at or before `ack`; how many went."""
-        gone = [seq for seq in self.in_flight if seq_le(seq, ack % SEQ_MOD)]
-        for seq in gone:
-            del self.in_flight[seq]
-        self.counts["acked"] += len(gone)
-        return len(gone)
+    def acknowledge(self, ack: int, now: float) -> list[m.Message]:
+        """Release what a cumulative ack covers (SPEC.md §6.2) and send the
+        messages that move into the window."""
+        if not self.queue:
+            self.counts["stale_acks"] += 1
+            return []
+        k = session.acked_count(self.queue[0].msg.seq, len(self.queue), ack)
+        if k == 0:
+            self.counts["stale_acks"] += 1
+            return []
+        for _ in range(k):
+            self.queue.popleft()
+        self.counts["released"] += k
+        self.released_at = now
+        out = []
+        if self.host_hello is not None:
+            for item in list(self.queue)[: self.window]:
+                if item.first_sent is None:
+                    out.append(self._send_item(item, now))
+        return out

@@ -62,9 +62,14 @@ class VirtualShoe:
         serial: str | None = None,
         truth_file: str | Path | IO[str] | None = None,
         settle: float = SETTLE,
+        gate: str = "locked",
     ):
         if protocol not in PROTOCOLS:
             raise SimulatorError(f"protocol is one of {', '.join(PROTOCOLS)}, not {protocol!r}")
+        from shoed.simulate.firmware import GATES
+
+        if gate not in GATES:
+            raise SimulatorError(f"gate is one of {', '.join(GATES)}, not {gate!r}")
         if not isinstance(pace, (int, float)) or pace < 0:
             raise SimulatorError(f"pace is a number of seconds between cards (0 or more), not {pace!r}")
         rules = load_ruleset(ruleset) if isinstance(ruleset, (str, Path)) else ruleset
@@ -76,6 +81,7 @@ class VirtualShoe:
         self.protocol = protocol
         self.pace = float(pace)
         self.settle = settle
+        self.gate = gate
         self.boot = secrets.randbits(32)  # drawn at every start, like a power-on: never from the seed
         self.serial = serial or f"VS-{self.seed & 0xFFFFFFFF:08X}"
         self._link_path = link
@@ -206,7 +212,7 @@ class _Loop:
         self.now = time.monotonic()
         self.next_card_at = self.now
         self.attached_since: float | None = None
-        self.greeted = False
+        self.greeting: list | None = None
         self.replug_at: float | None = None
         self.unplug_wanted = False
         self.unplug_by: float | None = None
@@ -222,7 +228,7 @@ class _Loop:
 
             self.encode = encode
             self.decoder = Decoder()
-            self.fw = Firmware(shoe.serial, shoe.boot, start=self.now)
+            self.fw = Firmware(shoe.serial, shoe.boot, start=self.now, gate=shoe.gate)
             shoe.firmware = self.fw
 
     def run(self) -> None:
@@ -235,6 +241,7 @@ class _Loop:
             if shoe._stop.is_set():
                 return
             self.now = time.monotonic()
+            self.watch_host()
             self.take_host_input(readable)
             self.release_events()
             if self.native and self.ready():
@@ -267,14 +274,17 @@ class _Loop:
         attached = self.link.plugged and self.link.attached()
         if not attached:
             self.attached_since = None
-            self.greeted = False
+            self.greeting = None
             return
         if self.attached_since is None:
             self.attached_since = self.now
-        if self.native and not self.greeted and self.ready():
-            # Like a USB shoe that sees the port opened: Hello, then all not yet acknowledged.
-            self.greeted = True
-            self.write_all(self.fw.on_connect(self.now))
+            if self.native:
+                # Like a USB shoe that sees DTR rise: a new Hello exchange (SPEC.md §2, §8).
+                self.greeting = self.fw.attached(self.now)
+        if self.greeting is not None and self.ready():
+            if self.fw.host_hello is None:  # the host may have spoken first
+                self.write_all(self.greeting)
+            self.greeting = None
 
     def ready(self) -> bool:
         """A host is attached and settled: the shoe may talk."""
@@ -306,6 +316,8 @@ class _Loop:
 
     # ----- from the host -------------------------------------------------------
     def take_host_input(self, readable: set[int]) -> None:
+        if self.attached_since is None and self.link.attached():
+            return  # a host just arrived: its session starts at the next turn of the loop
         data = self.link.service(readable)
         if not data or not self.native:
             return  # the Bee-Tek shoe takes nothing from the host
@@ -348,10 +360,10 @@ class _Loop:
         if event.kind in (CARD, UNREADABLE) and self.now < self.next_card_at:
             return False
         if self.native:
-            if event.kind in (CARD, UNREADABLE, CUT_CARD) and self.fw.gate_locked:
+            if event.kind in (CARD, UNREADABLE, CUT_CARD) and not self.fw.card_may_pass():
                 return False  # the gate holds the next card back
-            if not self.fw.can_send():
-                return False  # the shoe's memory of unacknowledged messages is full
+            if not self.fw.may_queue(self.shoe.pace == 0):
+                return False  # window (pace 0) or queue (dealer's pace) full: hold the cards back
         return True
 
     def release_events(self) -> None:
@@ -363,9 +375,10 @@ class _Loop:
                 return
             self.shoe._record(event)
             if self.native:
-                msg = self.fw.send(native_message(event), self.now)
+                msg, now_out = self.fw.queue_message(native_message(event), self.now)
                 if self.ready():
-                    self.write_frame(self.encode(msg), msg.NAME, msg.seq, event.n)
+                    for out in now_out:
+                        self.write_frame(self.encode(out), out.NAME, out.seq, event.n)
             else:
                 token = beetek_token(event)
                 if token is not None:

@@ -229,7 +229,7 @@ def suit_shape_mask(suit: str, height: int, rng: np.random.Generator | None = No
 
 def _stem(canvas, ox, oy, s, top, jitter):
     foot = s * jitter(0.26, 0.4)
-    neck = s * jitter(0.03, 0.07)
+    neck = s * jitter(0.06, 0.1)
     cx = s / 2
     left = []
     for u in np.linspace(0, 1, 12):  # concave flanks widening to the foot

@@ -382,7 +382,11 @@ def _occlude(img: np.ndarray, hom: np.ndarray, face: Face, rng: np.random.Genera
     """Cover part of the card with a finger or a chip. `keep` is the index box that
     must stay visible (None: cover every index box)."""
     boxes = face.index_boxes
-    targets = list(range(len(boxes))) if keep is None else [i for i in range(len(boxes)) if i != keep]
+    if keep is None:
+        targets = list(range(len(boxes)))
+    else:  # a finger over one other index, the rest of the card in view
+        others = [i for i in range(len(boxes)) if i != keep]
+        targets = [others[rng.integers(len(others))]]
     skin = tuple(int(c) for c in (rng.uniform(90, 150), rng.uniform(120, 170), rng.uniform(170, 230)))
     for t in targets:
         x0, y0, x1, y1 = boxes[t]

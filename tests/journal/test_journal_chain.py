@@ -153,8 +153,9 @@ def test_file_names_parse_back(table, shoe, parsed_shoe):
 
 
 def test_a_file_walks_until_the_first_record_that_does_not_link():
-    head, l1 = ch.seal(ch.header(table="T1", shoe="S1", file_seq=1, prev_file=None, opened_utc="x", keyed=False), 1,
-                       ch.GENESIS, None)
+    head, l1 = ch.seal(
+        ch.header(table="T1", shoe="S1", file_seq=1, prev_file=None, opened_utc="x", keyed=False), 1, ch.GENESIS, None
+    )
     r2, l2 = ch.seal({"kind": "reading"}, 2, head["hash"], None)
     _, l3 = ch.seal({"kind": "reading"}, 3, head["hash"], None)  # links past r2
     items = list(ch.chain(l1 + l2 + l3, prev=ch.GENESIS, secret=None))
@@ -163,9 +164,11 @@ def test_a_file_walks_until_the_first_record_that_does_not_link():
 
 
 def test_a_header_is_line_one_only():
-    head, l1 = ch.seal(ch.header(table="T1", shoe="S1", file_seq=1, prev_file=None, opened_utc="x", keyed=False), 1,
-                       ch.GENESIS, None)
-    again, l2 = ch.seal(ch.header(table="T1", shoe="S1", file_seq=1, prev_file=None, opened_utc="x", keyed=False), 2,
-                        head["hash"], None)
+    head, l1 = ch.seal(
+        ch.header(table="T1", shoe="S1", file_seq=1, prev_file=None, opened_utc="x", keyed=False), 1, ch.GENESIS, None
+    )
+    _again, l2 = ch.seal(
+        ch.header(table="T1", shoe="S1", file_seq=1, prev_file=None, opened_utc="x", keyed=False), 2, head["hash"], None
+    )
     bad = list(ch.chain(l1 + l2, prev=None, secret=None))[-1]
     assert isinstance(bad, ch.Bad) and "after line 1" in bad.reason

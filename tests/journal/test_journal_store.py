@@ -11,7 +11,11 @@ from __future__ import annotations
 
 import errno
 import os
+import selectors
+import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -47,7 +51,7 @@ def test_each_record_links_to_the_one_before(tmp_path, clock):
         journal.open_shoe("S1")
         a = journal.append({"kind": "reading"})
         b, c = journal.append_many([{"kind": "reading"}, {"kind": "event", "event": {"kind": "coup_result"}}])
-    header = list(iter_records(tmp_path))[0]
+    header = next(iter(iter_records(tmp_path)))
     assert header["prev"] == GENESIS  # the first record of a table's journal
     assert (a["prev"], b["prev"], c["prev"]) == (header["hash"], a["hash"], b["hash"])
     assert len(lines_of(only_file(tmp_path))) == 4
@@ -61,7 +65,7 @@ def test_files_are_one_per_shoe_and_chain_across(tmp_path, clock):
         assert journal.file_seq == 2 and journal.shoe == "S2" and journal.path == second
     assert first.name == "T1-000001-20240501T200100Z-S1.jsonl"
     assert second.name == "T1-000002-20240501T200200Z-S2.jsonl"
-    header = list(iter_records(second))[0]
+    header = next(iter(iter_records(second)))
     assert header["kind"] == "journal_file" and header["prev"] == last_of_first["hash"]
     assert header["prev_file"] == first.name and header["shoe"] == "S2" and header["table"] == "T1"
     assert first.stat().st_mode & 0o222 == 0  # a finished shoe is made read-only
@@ -326,9 +330,11 @@ def test_a_failed_append_leaves_no_half_record_and_ends_the_journal(tmp_path, cl
 
 
 def test_a_failed_shoe_opening_leaves_no_file(tmp_path, clock):
-    with Journal(tmp_path, "T1", clock=clock, ops=FailingOps(write_budget=0)) as journal:
-        with pytest.raises(JournalError, match="No space left"):
-            journal.open_shoe("S1")
+    with (
+        Journal(tmp_path, "T1", clock=clock, ops=FailingOps(write_budget=0)) as journal,
+        pytest.raises(JournalError, match="No space left"),
+    ):
+        journal.open_shoe("S1")
     assert os.listdir(tmp_path) == []
 
 
@@ -337,7 +343,9 @@ def small_disk(tmp_path):
     """A real 64 KiB filesystem (tmpfs), so that the disk really fills up."""
     mnt = tmp_path / "small"
     mnt.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)], capture_output=True, text=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)], capture_output=True, text=True, check=False
+    )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a small tmpfs here ({done.stderr.strip()}); the injected ENOSPC tests cover this")
     try:
@@ -365,3 +373,64 @@ def test_a_full_disk_raises_and_the_file_stays_consistent(small_disk, clock, gro
     (small_disk / "j" / path.name).chmod(0o644)
     with Journal(small_disk / "j", "T1", clock=clock) as journal:  # the restart finds nothing to repair
         assert journal.recovery == [] and journal.head == head
+
+
+# -- a crash at any moment: nothing acknowledged is lost (item 2) ---------------
+
+
+def test_every_prefix_of_a_journal_recovers_to_its_complete_records(tmp_path, clock):
+    """A power cut can leave the file cut at any byte after the header: opening
+    it keeps exactly the whole records before the cut, and never locks."""
+    source = tmp_path / "source"
+    with Journal(source, "T1", clock=clock) as journal:
+        journal.open_shoe("S1")
+        journal.append({"kind": "reading", "card": "9H"})
+        journal.append_many([{"kind": "reading", "card": "TD"}, {"kind": "event", "event": {"kind": "coup_result"}}])
+    path = only_file(source)
+    data = path.read_bytes()
+    ends = [i + 1 for i, b in enumerate(data) if b == ord("\n")]
+    for cut in range(ends[0], len(data) + 1):
+        directory = tmp_path / f"cut{cut}"
+        directory.mkdir()
+        (directory / path.name).write_bytes(data[:cut])
+        with Journal(directory, "T1", clock=clock) as journal:
+            whole = max(e for e in ends if e <= cut)
+            assert journal.jseq == ends.index(whole) + 1
+            assert [n.removed_bytes for n in journal.recovery] == ([cut - whole] if cut > whole else [])
+            journal.append({"kind": "reading", "card": "after"})
+        assert verify(directory).ok
+
+
+CHILD = """
+import sys
+from shoed.journal import Journal
+journal = Journal(sys.argv[1], "T1")
+journal.open_shoe("S1")
+for i in range(100_000):
+    journal.append_many([{"kind": "reading", "seq": i}, {"kind": "event", "event": {"kind": "card", "seq": i}}])
+    print(journal.jseq, flush=True)  # acknowledged only now: the records are on disk
+"""
+
+
+def test_a_killed_writer_loses_nothing_it_acknowledged(tmp_path):
+    child = subprocess.Popen([sys.executable, "-c", CHILD, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    try:
+        acked = 0
+        sel = selectors.DefaultSelector()
+        sel.register(child.stdout, selectors.EVENT_READ)
+        deadline = time.monotonic() + 60
+        while acked < 200 and time.monotonic() < deadline:
+            if sel.select(timeout=5):
+                line = child.stdout.readline()
+                if not line:
+                    break  # the writer died on its own: the assertion below says so
+                acked = int(line)
+        os.kill(child.pid, signal.SIGKILL)
+    finally:
+        child.kill()
+        child.wait(timeout=30)
+        child.stdout.close()
+    assert acked >= 200
+    with Journal(tmp_path, "T1") as journal:  # the lock died with the writer
+        assert journal.jseq >= acked
+    assert verify(tmp_path).ok

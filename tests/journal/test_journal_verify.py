@@ -8,6 +8,7 @@ secret kept off the box)." Item 5: corruption is found, never guessed past.
 
 from __future__ import annotations
 
+import itertools
 import os
 from pathlib import Path
 
@@ -43,7 +44,7 @@ def test_records_come_back_in_order_across_files(build):
     records = list(iter_records(build(shoes=2, coups=2)))
     assert [r["jseq"] for r in records] == [1, 2, 3, 4, 5, 6, 7] * 2
     assert [r["shoe"] for r in records if r["kind"] == "journal_file"] == ["S1", "S2"]
-    assert all(b["prev"] == a["hash"] for a, b in zip(records, records[1:], strict=False))
+    assert all(b["prev"] == a["hash"] for a, b in itertools.pairwise(records))
 
 
 def test_a_flipped_byte_anywhere_fails_at_exactly_that_record(build):
@@ -204,8 +205,7 @@ def test_reading_yields_what_verifies_then_says_where_it_stops(build):
     second.write_bytes(data[:third_line] + b"X" + data[third_line + 1 :])
     got = []
     with pytest.raises(JournalCorrupt) as corrupt:
-        for rec in iter_records(directory):
-            got.append(rec)
+        got.extend(iter_records(directory))
     assert len(got) == 7 + 2
     assert corrupt.value.bad.line == 3 and Path(corrupt.value.bad.file) == second
 

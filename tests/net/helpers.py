@@ -10,6 +10,7 @@ import shutil
 import threading
 import time
 from pathlib import Path
+from typing import Self
 
 import zmq
 
@@ -63,7 +64,7 @@ class Serving:
             for sock, _ in poller.poll(10):
                 owner[sock].handle(sock)
 
-    def __enter__(self) -> Serving:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 
@@ -140,9 +141,15 @@ class FakeTable:
             pub = Publisher(self.context, self._endpoints[0], self.table, self.curve,
                             last_seq=self.journal[-1]["seq"] if self.journal else None,
                             heartbeat_interval=self.heartbeat)
+        except zmq.ZMQError as exc:  # reported to the test by start()
+            self.error = exc
+            self._ready.set()
+            return
+        try:
             snap = SnapshotServer(self.context, self._endpoints[1], self.table, self.state, self.events_between,
                                   self.curve)
-        except BaseException as exc:  # reported to the test by start()
+        except zmq.ZMQError as exc:
+            pub.close()
             self.error = exc
             self._ready.set()
             return
@@ -184,16 +191,19 @@ class FakeTable:
         self._thread.join(5)
         assert not self._thread.is_alive()
 
-    def __enter__(self) -> FakeTable:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc) -> None:
         self.stop()
 
 
-def collect(client, until, timeout: float = 10.0) -> list[dict]:
-    """Poll a TableClient until `until(received)` holds; fail after `timeout`."""
-    got: list[dict] = []
+def collect(client, until, timeout: float = 10.0, got: list[dict] | None = None) -> list[dict]:
+    """Poll a TableClient until `until(received)` holds; fail after `timeout`.
+
+    With `got`, appends to it (and `until` sees all of it); returns the list.
+    """
+    got = [] if got is None else got
     deadline = time.monotonic() + timeout
     while not until(got):
         assert time.monotonic() < deadline, f"gave up waiting; received {[(e['kind'], e['seq']) for e in got]}"

@@ -17,7 +17,6 @@ import zmq
 from shoed.net.curve import (
     ClientCurve,
     CurveError,
-    ServerCurve,
     create_key_pair,
     load_allow_list,
     load_key_pair,
@@ -41,7 +40,7 @@ def test_key_pair_files_and_modes(tmp_path):
 
 
 def test_existing_key_pair_is_never_overwritten(tmp_path):
-    public_file, secret_file, _ = create_key_pair(tmp_path, "pit")
+    _public_file, secret_file, _ = create_key_pair(tmp_path, "pit")
     before = secret_file.read_bytes()
     with pytest.raises(CurveError, match="already exists"):
         create_key_pair(tmp_path, "pit")

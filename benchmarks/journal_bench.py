@@ -1,0 +1,143 @@
+"""How fast the journal is on this disk: append latency with fsync, verify and recall throughput.
+
+Run: .venv/bin/python benchmarks/journal_bench.py [--dir DIR] [--appends N] [--records N]
+
+DIR must be on the disk the daemon will journal to (the default, a temporary
+directory under /var/tmp, usually is; /tmp may be a tmpfs where fsync costs
+nothing). Figures are printed, not asserted: medians and 99th percentiles of
+one run, and the ratio of the two canonical encoders measured side by side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from shoed.journal import Journal, read_recent, recall, verify
+from shoed.journal import chain as ch
+
+RESULT = {
+    "kind": "event",
+    "event": {
+        "kind": "coup_result",
+        "shoe": "S1",
+        "coup": 1,
+        "player_cards": ["9H", "KS"],
+        "banker_cards": ["TD", "3C", "4H"],
+        "player_total": 9,
+        "banker_total": 7,
+        "winner": "player",
+        "natural": True,
+        "player_pair": False,
+        "banker_pair": False,
+    },
+}
+READING = {
+    "kind": "reading",
+    "shoe": "S1",
+    "card": "4H",
+    "device_seq": 1234,
+    "utc": "2024-05-01T20:01:02.345678Z",
+    "mono_ns": 123456789012,
+    "raw": "02 41 34 48 03 5a",
+}
+
+
+def percentile(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def timed(fn, n: int) -> list[float]:
+    out = []
+    for _ in range(n):
+        t = time.perf_counter_ns()
+        fn()
+        out.append((time.perf_counter_ns() - t) / 1e3)
+    return out
+
+
+def line(name: str, samples_us: list[float]) -> str:
+    return (
+        f"{name:48} median {statistics.median(samples_us):9.1f} us   p99 {percentile(samples_us, 0.99):9.1f} us"
+        f"   (n={len(samples_us)})"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dir", help="where to write (default: a temporary directory under /var/tmp)")
+    parser.add_argument("--appends", type=int, default=400, help="appends timed per case")
+    parser.add_argument("--records", type=int, default=50_000, help="records in the journal verified")
+    args = parser.parse_args()
+    base = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="shoed-journal-bench-", dir="/var/tmp"))
+    print(f"journal bench in {base}")
+    try:
+        run(base, args)
+    finally:
+        if not args.dir:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+def run(base: Path, args) -> None:
+
+    # The pure part of an append: canonical JSON and the hash, both encoders side by side.
+    def seal_msgspec():
+        ch.seal(READING, 7, ch.GENESIS, None)
+
+    def seal_json():
+        body = dict(READING, jseq=7, prev=ch.GENESIS)
+        text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+        body["hash"] = ch.digest(text, None)
+        json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+    m = timed(seal_msgspec, 20_000)
+    j = timed(seal_json, 20_000)
+    print(line("seal one record (msgspec, used)", m))
+    print(line("seal one record (json.dumps)", j))
+    print(f"{'':48} json.dumps / msgspec = {statistics.median(j) / statistics.median(m):.2f}x")
+
+    for keyed in (None, b"k" * 32):
+        tag = "HMAC-SHA-256" if keyed else "SHA-256"
+        with Journal(base / f"append-{tag}", "T1", keyed) as journal:
+            journal.open_shoe("S1")
+            single = timed(lambda journal=journal: journal.append(READING), args.appends)
+            group = timed(lambda journal=journal: journal.append_many([READING, RESULT, RESULT]), args.appends)
+        print(line(f"append 1 record + fsync ({tag})", single))
+        print(line(f"append_many 3 records + 1 fsync ({tag})", group))
+
+    t = time.perf_counter()
+    directory = base / "verify"
+    with Journal(directory, "T1") as journal:
+        # A shoe of 80 coups, each five card readings and its result, as the
+        # daemon would journal them (here 100 coups to a write, to build it fast).
+        for shoe in range(max(1, args.records // 480)):
+            journal.open_shoe(f"S{shoe + 1}")
+            batch = []
+            for coup in range(1, 81):
+                result = {"kind": "event", "event": dict(RESULT["event"], shoe=f"S{shoe + 1}", coup=coup)}
+                batch += [READING] * 5 + [result]
+            journal.append_many(batch)
+    built = time.perf_counter() - t
+    t = time.perf_counter()
+    report = verify(directory)
+    took = time.perf_counter() - t
+    assert report.ok
+    print(f"{'built a journal to verify':48} {report.records} records in {report.files} files, {built:.1f} s")
+    print(f"{'verify (SHA-256)':48} {report.records / took:9.0f} records/s   ({took:.2f} s)")
+    t = time.perf_counter()
+    reading = read_recent(directory, 10)
+    coups = recall(reading.records, 10)
+    took = time.perf_counter() - t
+    print(
+        f"{'recall last 10 coups':48} {took * 1e3:9.1f} ms   ({len(coups)} coups, {len(reading.records)} records read)"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,128 @@
+"""The `native` driver: the shoed firmware protocol over a serial port or any pyserial URL.
+
+URLs: `/dev/ttyACM0`, `/dev/serial/by-id/...` (opened exclusively), `loop://`,
+`socket://host:port`, `rfc2217://host:port`. The protocol logic is
+`NativeSession` (shoed/drivers/native_session.py); this module is the shell
+around it: the poll loop, the port, reconnecting after an unplug, the clock.
+
+Reliable readings (cards, unreadable cards, buttons, cut card, shoe in/out,
+tamper, alarms) carry `shoe_seq` and `detail["boot"]`; the daemon journals
+them and then calls `acknowledge(reading)`, and after its own restart calls
+`set_last_seq(seq, boot)` with the last journaled pair so repeats are dropped.
+Driver methods are called from one thread (the daemon's loop).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import shoed
+from firmware_protocol import Decoder, Rejected, to_json
+from firmware_protocol import messages as m
+from shoed.drivers.base import Reading
+from shoed.drivers.link import LinkDriver, SerialTransport, Transport
+from shoed.drivers.native_session import NativeSession, SessionStats, Timing
+
+BAUDRATE = 115200  # SPEC.md §2 (ignored by USB CDC-ACM shoes)
+
+
+def host_hello(table: str = "", boot: int | None = None) -> m.Hello:
+    """The Hello shoed sends (SPEC.md §5.2): vendor shoed, model the table id, random boot per start."""
+    return m.Hello(
+        vendor="shoed", model=table[:64], serial="", firmware=shoed.__version__,
+        boot=boot if boot is not None else int.from_bytes(os.urandom(4), "little"),
+    )
+
+
+class NativeDriver(LinkDriver):
+    """A shoe speaking the shoed protocol over a byte stream.
+
+    Options: `baudrate` (115200), `table` (sent in our Hello as the model),
+    `heartbeat`, `silence`, `hello_repeat`, `gate_repeat` (seconds; tests shorten
+    them), `backoff_initial`, `backoff_max` (reconnect back-off).
+    """
+
+    name = "native"
+
+    def __init__(self, url: str, *, baudrate: int = BAUDRATE, table: str = "", heartbeat: float | None = None,
+                 silence: float | None = None, hello_repeat: float | None = None, gate_repeat: float | None = None,
+                 **options) -> None:
+        self.baudrate = baudrate
+        timing = Timing()
+        for name, value in (("heartbeat", heartbeat), ("silence", silence), ("hello_repeat", hello_repeat),
+                            ("gate_repeat", gate_repeat)):
+            if value is not None:
+                setattr(timing, name, value)
+        super().__init__(url, **options)
+        self.session = NativeSession(self.source, host_hello(table), timing)
+
+    def _make_transport(self) -> Transport:
+        return SerialTransport(self.url, baudrate=self.baudrate)
+
+    @property
+    def stats(self) -> SessionStats:
+        return self.session.stats
+
+    # -- the shell around the session
+
+    def _flush(self) -> None:
+        self._send(self.session.outgoing())
+
+    def _on_connect(self, mono_ns: int, utc_ns: int) -> list[Reading]:
+        readings = self.session.link_up(self._offset, mono_ns, utc_ns)
+        self._flush()
+        return readings
+
+    def _on_data(self, data: bytes, offset: int, mono_ns: int, utc_ns: int) -> list[Reading]:
+        readings, alive = self.session.receive(data, mono_ns, utc_ns)
+        if alive:
+            self._link_up()
+            readings = self._queue + readings
+            self._queue = []
+        self._flush()
+        return readings
+
+    def _next_tick(self) -> float | None:
+        now_ns = time.monotonic_ns()
+        return time.monotonic() + (self.session.next_due(now_ns) - now_ns) / 1e9
+
+    def _on_tick(self, mono_ns: int, utc_ns: int) -> list[Reading]:
+        if self.session.silent(mono_ns):
+            self._drop_transport(f"no valid frame from the shoe for {self.session.timing.silence:g} s")
+            return []
+        self.session.tick(mono_ns, utc_ns)
+        self._flush()
+        return []
+
+    # -- Driver
+
+    def acknowledge(self, reading: Reading) -> None:
+        self.session.acknowledge(reading, time.monotonic_ns())
+        self._flush()
+
+    def set_gate(self, locked: bool) -> None:
+        self.session.set_gate(locked, time.monotonic_ns())
+        self._flush()
+
+    def set_last_seq(self, seq: int | None, boot: int | None) -> None:
+        self.session.restore(seq, boot)
+
+
+def decode_capture(data: bytes) -> list[dict]:
+    """`shoed decode --driver native`: one dict per frame or rejected stretch, with its stream offset."""
+    decoder = Decoder()
+    out = []
+    for offset, item in decoder.feed(data):
+        line = to_json(item)
+        if isinstance(item, Rejected):
+            line["rejected"] = True
+        else:
+            line = {"offset": offset, **line}
+        out.append(line)
+    if decoder.pending:
+        # The capture ends inside a frame: its start is there, its delimiter never came.
+        tail = bytes(data[decoder.offset:])
+        out.append({"type": "rejected", "kind": "truncated", "reason": "the capture ends before the frame's delimiter",
+                    "offset": decoder.offset, "length": len(tail), "raw": tail.hex(), "rejected": True})
+    return out

@@ -1,0 +1,400 @@
+"""The host's side of the shoed shoe protocol (firmware_protocol/SPEC.md), without I/O.
+
+`NativeSession` is the protocol logic the `native` and `native-usb` drivers
+share: bytes in, Readings out, bytes to send back. It reads no clock (every
+call is given the time) and touches no device, so the same inputs always give
+the same outputs and the rules below are tested without a link.
+
+What it does, with the SPEC sections it follows:
+- Frames are found by `firmware_protocol.Decoder` (§4); a rejected stretch is a
+  `warning` (code `frame_rejected`), never a card. An intact frame with an
+  impossible payload is a firmware fault (§6.3: the card stream is stuck): an
+  `alarm` with code `firmware_fault`, said once until the stream moves again.
+- Hello (§8): sent when a link opens and every second until the shoe answers;
+  a shoe Hello is answered when its boot is new, or when it comes a second or
+  more after our last Hello (the shoe repeats its Hello until it has ours).
+  Then SetTime (hourly too), the gate's state when the daemon set one, and an
+  ack for the last durable message.
+- Reliable messages (§6.3) are taken exactly once: nothing before the shoe's
+  Hello on this link; with no record of the shoe's session, nothing until a
+  heartbeat or status gives `last = seq - unacked`; then only `last + 1`. A
+  duplicate is dropped and the last *durable* seq is acknowledged again; a
+  gap is dropped unacknowledged (the shoe goes back, go-back-N) and reported
+  once as a `warning` with code `seq_gap`.
+- Acks are sent only from `acknowledge`, which the daemon calls after the
+  reading is journaled; they are cumulative, so one ack may cover several.
+- A new boot number means the shoe restarted (§6.4): the `hello` reading says
+  `restarted` and how many messages the old session still held unacknowledged.
+- Heartbeats (§7): one whenever nothing was sent for `heartbeat` seconds;
+  the link counts as silent after `silence` seconds without a valid frame.
+- Gate (§10): repeated every 200 ms until a status shows the state asked for;
+  a shoe that answers `gate_locked = 0` to a lock has no gate (said once).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from firmware_protocol import Decoder, Rejected, encode
+from firmware_protocol import messages as m
+from firmware_protocol import session as rules
+from shoed.drivers.base import Reading
+
+NS = 1_000_000_000
+
+UNREADABLE_CODES = {
+    m.UNREADABLE_NO_INDEX: "no_index",
+    m.UNREADABLE_LOW_CONFIDENCE: "low_confidence",
+    m.UNREADABLE_DOUBLE_FEED: "double_feed",
+}
+TAMPER_SOURCES = {m.TAMPER_LID: "lid", m.TAMPER_CASE: "case"}
+MODES = {m.MODE_GAME: "game", m.MODE_BURN: "burn"}
+
+
+@dataclass
+class Timing:
+    """Protocol timing in seconds (SPEC.md §7, §10); tests shorten them."""
+
+    heartbeat: float = 0.5  # send something at least this often (the SPEC asks for 1 s; half leaves room)
+    silence: float = rules.LINK_LOSS_MS / 1000
+    hello_repeat: float = rules.HELLO_REPEAT_MS / 1000
+    gate_repeat: float = 0.2
+    set_time_every: float = 3600.0
+
+
+@dataclass
+class SessionStats:
+    """Counts shown to the operator (SPEC.md §9): rejected stretches by kind, duplicates, gaps."""
+
+    rejected: dict[str, int] = field(default_factory=dict)
+    duplicates: int = 0
+    gaps: int = 0
+    taken: int = 0
+    acks_sent: int = 0
+
+
+class NativeSession:
+    """Protocol state for one shoe, across links (reconnects) and shoe sessions (boots)."""
+
+    def __init__(self, source: str, host_hello: m.Hello, timing: Timing | None = None) -> None:
+        self.source = source
+        self.host_hello = host_hello
+        self.timing = timing or Timing()
+        self.stats = SessionStats()
+        # The shoe's session and where we are in it (kept across links).
+        self.boot: int | None = None
+        self.last: int | None = None  # last reliable seq taken (delivered) in this boot
+        self.durable: int | None = None  # last reliable seq the daemon acknowledged in this boot
+        self.old_unacked: int | None = None  # unacked count last seen, for a restart report
+        self.gate_wanted: bool | None = None
+        self.gateless = False
+        self.status: m.Status | None = None
+        self.version: tuple[int, int] | None = None
+        # This link.
+        self._decoder = Decoder()
+        self._base = 0
+        self._out = bytearray()
+        self._hello_seen = False
+        self._incompatible = False
+        self._exchanged_boot: int | None = None
+        self._last_rx = 0
+        self._last_tx = 0
+        self._last_hello_tx: int | None = None
+        self._last_time_tx: int | None = None
+        self._gate_tx: int | None = None
+        self._gap_for: int | None = None
+        self._fault_said: bytes | None = None
+        self._said: set[str] = set()
+        self._awaiting: list[str] = []  # requests whose status answer is due, oldest first
+        self._rx = bytearray()  # received bytes the decoder has not consumed yet, for exact raw frames
+        self._started: int | None = None
+
+    # ----- inputs
+
+    def link_up(self, offset: int, now_ns: int, utc_ns: int) -> list[Reading]:
+        """A new link (port opened) at stream `offset`: fresh framing, greet the shoe."""
+        self._decoder = Decoder()
+        self._base = offset
+        self._out.clear()
+        self._hello_seen = False
+        self._incompatible = False
+        self._exchanged_boot = None
+        self._last_rx = now_ns
+        self._gate_tx = None
+        self._gap_for = None
+        self._fault_said = None
+        self._said.clear()
+        self._awaiting.clear()
+        self._rx = bytearray()
+        if self._started is None:
+            self._started = now_ns
+        self._send_hello(now_ns)
+        return []
+
+    def restore(self, seq: int | None, boot: int | None) -> None:
+        """The journal's last durable reliable message (daemon restart): repeats of it are dropped."""
+        self.boot = boot
+        self.last = self.durable = seq if boot is not None else None
+
+    def receive(self, data: bytes, now_ns: int, utc_ns: int) -> tuple[list[Reading], bool]:
+        """Bytes from the shoe: (readings, whether a valid frame arrived)."""
+        out: list[Reading] = []
+        alive = False
+        rx_start = self._decoder.offset
+        self._rx += data
+        for link_offset, item in self._decoder.feed(data):
+            offset = self._base + link_offset
+            if isinstance(item, Rejected):
+                if item.kind in ("version", "type", "payload"):
+                    alive = True  # it passed the CRC: the shoe is there (§7)
+                reading = self._rejected(item, offset, now_ns, utc_ns)
+            else:
+                alive = True
+                start = link_offset - rx_start
+                raw = bytes(self._rx[start:self._rx.index(0, start) + 1])
+                reading = self._message(item, raw, offset, now_ns, utc_ns)
+            if reading is not None:
+                out.append(reading)
+        del self._rx[:self._decoder.offset - rx_start]
+        if alive:
+            self._last_rx = now_ns
+        return out, alive
+
+    def tick(self, now_ns: int, utc_ns: int) -> None:
+        """Timed sends: Hello until answered, gate until obeyed, hourly time, heartbeat when idle."""
+        t = self.timing
+        if not self._hello_seen and self._since(self._last_hello_tx, now_ns) >= t.hello_repeat:
+            self._send_hello(now_ns)
+        if self._hello_seen and not self._incompatible:
+            if self._gate_pending() and self._since(self._gate_tx, now_ns) >= t.gate_repeat:
+                self._send_gate(now_ns)
+            if self._since(self._last_time_tx, now_ns) >= t.set_time_every:
+                self._send_time(now_ns, utc_ns)
+        if now_ns - self._last_tx >= t.heartbeat * NS:
+            uptime_ms = (now_ns - self._started) // 1_000_000 if self._started is not None else 0
+            self._send(m.Heartbeat(uptime_ms=uptime_ms % (1 << 32), unacked=0), now_ns)
+
+    def acknowledge(self, reading: Reading, now_ns: int) -> None:
+        """The daemon journaled `reading`: acknowledge it (and every earlier one) to the shoe."""
+        seq = reading.shoe_seq
+        if seq is None or reading.detail.get("boot") != self.boot:
+            return  # not reliable, or from a session the shoe has since left
+        if self.durable is not None and not rules.seq_after(seq, self.durable):
+            return  # already covered by an earlier ack
+        self.durable = seq
+        if self._hello_seen:
+            self._send_ack(now_ns)
+
+    def set_gate(self, locked: bool, now_ns: int) -> None:
+        self.gate_wanted = locked
+        self._gate_tx = None
+        if self._hello_seen and not self._incompatible and not self.gateless:
+            self._send_gate(now_ns)
+
+    # ----- outputs
+
+    def outgoing(self) -> bytes:
+        """Frames to write to the shoe now (taken: the session forgets them)."""
+        data = bytes(self._out)
+        self._out.clear()
+        return data
+
+    def silent(self, now_ns: int) -> bool:
+        return now_ns - self._last_rx >= self.timing.silence * NS
+
+    def next_due(self, now_ns: int) -> int:
+        """Monotonic ns of the next timed action (send or silence check)."""
+        t = self.timing
+        due = [self._last_tx + int(t.heartbeat * NS), self._last_rx + int(t.silence * NS)]
+        if not self._hello_seen:
+            due.append((self._last_hello_tx or now_ns) + int(t.hello_repeat * NS))
+        elif self._gate_pending():
+            due.append((self._gate_tx or now_ns) + int(t.gate_repeat * NS))
+        return min(due)
+
+    # ----- internals
+
+    @staticmethod
+    def _since(then: int | None, now_ns: int) -> float:
+        return float("inf") if then is None else (now_ns - then) / NS
+
+    def _send(self, msg: m.Message, now_ns: int) -> None:
+        # The host has no reliable messages in 1.0: its seq is always 0 (SPEC.md §6.1).
+        self._out += encode(msg)
+        self._last_tx = now_ns
+
+    def _send_hello(self, now_ns: int) -> None:
+        self._send(self.host_hello, now_ns)
+        self._last_hello_tx = now_ns
+
+    def _send_time(self, now_ns: int, utc_ns: int) -> None:
+        self._send(m.SetTime(utc_ms=utc_ns // 1_000_000), now_ns)
+        self._last_time_tx = now_ns
+        self._expect_status("set_time")
+
+    def _send_gate(self, now_ns: int) -> None:
+        self._send(m.Gate(locked=self.gate_wanted), now_ns)
+        self._gate_tx = now_ns
+        self._expect_status("gate")
+
+    def _expect_status(self, what: str) -> None:
+        self._awaiting.append(what)
+        del self._awaiting[:-16]  # answers lost on the line must not pile up
+
+    def _send_ack(self, now_ns: int) -> None:
+        self._send(m.Ack(ack=self.durable), now_ns)
+        self.stats.acks_sent += 1
+
+    def _gate_pending(self) -> bool:
+        if self.gate_wanted is None or self.gateless:
+            return False
+        return self.status is None or self.status.gate_locked != self.gate_wanted
+
+    def _reading(self, kind: str, raw: bytes, offset: int, now_ns: int, utc_ns: int, **fields) -> Reading:
+        return Reading(kind=kind, source=self.source, raw=raw, offset=offset, mono_ns=now_ns, utc_ns=utc_ns, **fields)
+
+    def _once(self, key: str) -> bool:
+        if key in self._said:
+            return False
+        self._said.add(key)
+        return True
+
+    def _rejected(self, item: Rejected, offset: int, now_ns: int, utc_ns: int) -> Reading | None:
+        self.stats.rejected[item.kind] = self.stats.rejected.get(item.kind, 0) + 1
+        detail = {"reject": item.kind, "length": item.length}
+        if item.kind == "payload":
+            # The shoe will repeat this frame and everything behind it waits (§6.3): a fault for the table.
+            if self._fault_said == item.raw:
+                return None
+            self._fault_said = item.raw
+            return self._reading("alarm", item.raw, offset, now_ns, utc_ns, code="firmware_fault",
+                                 text=f"the shoe sent an impossible message: {item.reason}", detail=detail)
+        if item.kind == "version":
+            if not self._once("version"):
+                return None
+            return self._reading("alarm", item.raw, offset, now_ns, utc_ns, code="incompatible_protocol",
+                                 text=item.reason, detail=detail)
+        if item.kind == "type" and not self._once(f"type:{item.raw[:4].hex()}"):
+            return None
+        return self._reading("warning", item.raw, offset, now_ns, utc_ns, code="frame_rejected", text=item.reason,
+                             detail=detail)
+
+    def _message(self, msg: m.Message, raw: bytes, offset: int, now_ns: int, utc_ns: int) -> Reading | None:
+        if isinstance(msg, m.Hello):
+            return self._hello(msg, raw, offset, now_ns, utc_ns)
+        if isinstance(msg, (m.Heartbeat, m.Status)):
+            if self._hello_seen:
+                self.old_unacked = msg.unacked
+                if self.last is None and not self._incompatible:
+                    # No record of this session: where the shoe stands tells us where to start (§6.3).
+                    self.last = self.durable = rules.last_taken_from(msg.seq, msg.unacked)
+            if isinstance(msg, m.Status):
+                return self._status(msg, raw, offset, now_ns, utc_ns)
+            return None
+        if not msg.RELIABLE:
+            if self._once(f"unexpected:{msg.NAME}"):
+                return self._reading("warning", raw, offset, now_ns, utc_ns, code="unexpected_message",
+                                     text=f"the shoe sent a {msg.NAME} message, which only a host sends")
+            return None
+        return self._reliable(msg, raw, offset, now_ns, utc_ns)
+
+    def _hello(self, msg: m.Hello, raw: bytes, offset: int, now_ns: int, utc_ns: int) -> Reading | None:
+        first_here = not self._hello_seen
+        new_boot = msg.boot != self.boot
+        ours_is_old = self._since(self._last_hello_tx, now_ns) >= self.timing.hello_repeat
+        if msg.boot != self._exchanged_boot:
+            # A boot we have not exchanged Hellos with on this link. Soon after our own Hello it is
+            # the shoe's answer; otherwise (a restart, an unsolicited Hello) it needs ours.
+            answer = self._exchanged_boot is not None or ours_is_old
+        else:
+            answer = ours_is_old  # the shoe repeats its Hello: it never got ours
+        self._hello_seen = True
+        self._exchanged_boot = msg.boot
+        if answer:
+            self._send_hello(now_ns)
+        version = rules.negotiate(self.host_hello, msg)
+        detail = {
+            "vendor": msg.vendor, "model": msg.model, "serial": msg.serial, "firmware": msg.firmware,
+            "version": f"{msg.major}.{msg.minor}", "boot": msg.boot,
+        }
+        if new_boot:
+            if self.boot is not None:
+                # The shoe restarted: what its old session held unacknowledged is gone (§6.4).
+                detail["restarted"] = True
+                detail["lost_unacked"] = self.old_unacked
+            self.boot = msg.boot
+            self.last = self.durable = None
+            self.old_unacked = None
+            self.status = None
+            self.gateless = False
+        if version is None:
+            self._incompatible = True
+            if not self._once("incompatible"):
+                return None
+            return self._reading(
+                "alarm", raw, offset, now_ns, utc_ns, code="incompatible_protocol",
+                text=f"the shoe speaks protocol {msg.major}.{msg.minor}, shoed speaks "
+                f"{self.host_hello.major}.{self.host_hello.minor}: nothing is taken from it", detail=detail)
+        self._incompatible = False
+        self.version = version
+        detail["negotiated"] = f"{version[0]}.{version[1]}"
+        if not (first_here or new_boot):
+            return None
+        self._send_time(now_ns, utc_ns)
+        if self.gate_wanted is not None and not self.gateless:
+            self._send_gate(now_ns)
+        if self.durable is not None:
+            self._send_ack(now_ns)  # makes the shoe deliver what it queued meanwhile (§7)
+        return self._reading("hello", raw, offset, now_ns, utc_ns, detail=detail)
+
+    def _status(self, msg: m.Status, raw: bytes, offset: int, now_ns: int, utc_ns: int) -> Reading | None:
+        self.status = msg
+        # The shoe answers set_time, gate and status_request in order, each with a status (§10).
+        answers = self._awaiting.pop(0) if self._awaiting else None
+        if answers == "gate" and self.gate_wanted and not msg.gate_locked and not self.gateless:
+            # A shoe without a gate answers a lock with gate_locked = 0 (§10).
+            self.gateless = True
+            return self._reading("warning", raw, offset, now_ns, utc_ns, code="no_gate",
+                                 text="the shoe has no card gate: set_gate is ignored")
+        return None
+
+    def _reliable(self, msg: m.Message, raw: bytes, offset: int, now_ns: int, utc_ns: int) -> Reading | None:
+        if not self._hello_seen or self._incompatible or self.last is None:
+            return None  # nothing is taken before we know the session and where it stands (§6.3)
+        verdict = rules.classify(self.last, msg.seq)
+        if verdict == rules.DUPLICATE:
+            self.stats.duplicates += 1
+            if self.durable is not None:
+                self._send_ack(now_ns)  # our earlier ack may have been lost
+            return None
+        if verdict == rules.GAP:
+            self.stats.gaps += 1
+            expected = rules.seq_next(self.last)
+            if self._gap_for == expected:
+                return None
+            self._gap_for = expected
+            return self._reading("warning", raw, offset, now_ns, utc_ns, code="seq_gap",
+                                 text=f"seq {msg.seq} arrived while {expected} was due: the shoe will repeat from it",
+                                 detail={"expected": expected, "got": msg.seq, "boot": self.boot})
+        self.last = msg.seq
+        self._gap_for = None
+        self._fault_said = None
+        self.stats.taken += 1
+        return self._reading(**self._fields(msg), raw=raw, offset=offset, now_ns=now_ns, utc_ns=utc_ns)
+
+    def _fields(self, msg: m.Message) -> dict:
+        base = {"shoe_seq": msg.seq, "detail": {"boot": self.boot}}
+        if isinstance(msg, m.CardRead):
+            return {**base, "kind": "card", "card": m.card_text(msg), "mode": MODES[msg.mode],
+                    "confidence": msg.confidence / 255, "faced": msg.faced}
+        if isinstance(msg, m.Unreadable):
+            return {**base, "kind": "unreadable", "mode": MODES[msg.mode],
+                    "code": UNREADABLE_CODES.get(msg.reason, f"vendor_{msg.reason}")}
+        if isinstance(msg, m.Button):
+            return {**base, "kind": "button", "button": m.BUTTON_NAMES[msg.button]}
+        if isinstance(msg, m.Tamper):
+            return {**base, "kind": "tamper", "code": TAMPER_SOURCES.get(msg.source, f"sensor_{msg.source}"),
+                    "detail": {"boot": self.boot, "active": msg.active}}
+        if isinstance(msg, m.Alarm):
+            return {**base, "kind": "alarm", "code": str(msg.code), "text": msg.text}
+        return {**base, "kind": msg.NAME}  # cut_card, shoe_removed, shoe_inserted

@@ -1,0 +1,290 @@
+"""Finding the corner index of a flattened card and turning its marks into features.
+
+A card's index is a rank glyph above a suit symbol, near a corner. On the
+canonical card (locate.CANON_W x CANON_H, portrait) the upright index is in the
+top-left corner; decks that print four indices also have one upright in the
+top-right. The bottom corners hold the same, turned half a turn.
+
+Steps, per corner: normalise the paper (divide by a max-filtered background, so
+shadows, glare gradients and tinted light cancel), measure "ink" as the darkness
+of the darkest colour channel (red and black print alike), binarise, take the
+connected marks that lie wholly inside the corner window, and pair every mark
+that could be a rank (two marks side by side for "10") with a mark below it
+that could be its suit. Each mark becomes a fixed-length feature vector
+(`glyph_vector`) for the classifier; the same function serves training, so the
+classifier sees exactly what it will see at run time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from shoed.vision.locate import CANON_H, CANON_W
+
+WINDOW_W, WINDOW_H = 0.34, 0.45  # the corner window, as fractions of the card
+GLYPH_BOX = 40  # glyphs are drawn into a GLYPH_BOX square before features are taken
+FEATURES = 20 * 20 + 4 * 4 * 8 + 3
+
+
+@dataclass
+class Mark:
+    """A connected mark (or two side by side, for "10") in a corner window."""
+
+    x: int
+    y: int
+    w: int
+    h: int
+    mask: np.ndarray  # bool, h x w
+    labels: tuple[int, ...] = ()
+
+    @property
+    def cx(self) -> float:
+        return self.x + self.w / 2
+
+    @property
+    def bottom(self) -> int:
+        return self.y + self.h
+
+
+@dataclass
+class Pairing:
+    """One way to read a corner: a rank mark and the suit mark under it."""
+
+    rank: Mark
+    suit: Mark
+    redness: float  # how red the print is (0 black .. ~0.7 red)
+    rank_key: int = -1  # rows into the batch of vectors (set by collect_vectors)
+    suit_key: int = -1
+
+
+@dataclass
+class CornerView:
+    """One corner window, as upright ink."""
+
+    name: str  # "top-left", "top-right", "bottom-right", "bottom-left"
+    ink: np.ndarray  # float32 0..1
+    red: np.ndarray  # float32: red minus the larger of green and blue, paper-normalised
+    right: bool  # the card's edge is on the window's right (top-right style corners)
+    pairings: list[Pairing] = field(default_factory=list)
+
+
+def paper_normalised(card: np.ndarray) -> np.ndarray:
+    """Each channel divided by its local paper level (a blurred max filter)."""
+    small = cv2.resize(card, (card.shape[1] // 4, card.shape[0] // 4), interpolation=cv2.INTER_AREA)
+    bg = cv2.dilate(small, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (9, 9)))
+    bg = cv2.GaussianBlur(bg, (0, 0), 2.0)
+    bg = cv2.resize(bg, (card.shape[1], card.shape[0]), interpolation=cv2.INTER_LINEAR).astype(np.float32)
+    return np.clip(card.astype(np.float32) / np.maximum(bg, 12.0), 0.0, 1.0)
+
+
+def ink_and_red(card: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    norm = paper_normalised(card)
+    ink = 1.0 - norm.min(axis=2)
+    red = norm[..., 2] - np.maximum(norm[..., 0], norm[..., 1])
+    return ink, red
+
+
+def corner_views(card: np.ndarray) -> list[CornerView]:
+    """The four corner windows of a canonical card, each turned upright."""
+    ink, red = ink_and_red(card)
+    h, w = ink.shape
+    cw, ch = int(w * WINDOW_W), int(h * WINDOW_H)
+    views = []
+    for name, turned, right in (("top-left", False, False), ("top-right", False, True),
+                                ("bottom-right", True, False), ("bottom-left", True, True)):
+        i, r = (ink[::-1, ::-1], red[::-1, ::-1]) if turned else (ink, red)
+        xs = slice(w - cw, w) if right else slice(0, cw)
+        views.append(CornerView(name, np.ascontiguousarray(i[:ch, xs]), np.ascontiguousarray(r[:ch, xs]), right))
+    return views
+
+
+def threshold(ink: np.ndarray) -> float:
+    """Otsu's level over a window, kept within sane bounds for print on card stock."""
+    u8 = np.clip(ink * 255, 0, 255).astype(np.uint8)
+    t, _ = cv2.threshold(u8, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    return float(np.clip(t / 255.0, 0.28, 0.55))
+
+
+def _corner_mask(view: CornerView) -> np.ndarray:
+    """Where print may be: inside the card's rounded corner, off its very edge."""
+    h, w = view.ink.shape
+    keep = np.ones((h, w), np.uint8)
+    r = int(CANON_W * 0.058)
+    edge = 2
+    keep[:edge, :] = 0
+    if view.right:
+        keep[:, w - edge :] = 0
+        cv2.rectangle(keep, (w - r, 0), (w - 1, r), 0, -1)
+        cv2.circle(keep, (w - 1 - r, r), r, 1, -1)
+    else:
+        keep[:, :edge] = 0
+        cv2.rectangle(keep, (0, 0), (r, r), 0, -1)
+        cv2.circle(keep, (r, r), r, 1, -1)
+    keep[:edge, :] = 0
+    return keep.astype(bool)
+
+
+def find_marks(view: CornerView) -> list[Mark]:
+    """Connected marks wholly inside the window (not running off its inner sides)."""
+    ink = view.ink
+    h, w = ink.shape
+    binary = ((ink > threshold(ink)) & _corner_mask(view)).astype(np.uint8)
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
+    marks = []
+    min_side = max(5, int(CANON_H * 0.014))
+    for k in range(1, n):
+        x, y, bw, bh, area = (int(v) for v in stats[k])
+        if area < 14 or max(bw, bh) < min_side:
+            continue
+        inner_x = (x <= 0) if view.right else (x + bw >= w)
+        if inner_x or y + bh >= h:
+            continue  # runs out of the window: a pip, a picture frame, a pattern
+        outer_x = (x + bw >= w - 3) if view.right else (x <= 3)
+        if (outer_x and bw < bh * 0.25) or (y <= 3 and bh < bw * 0.25):
+            continue  # a sliver of table along the card's edge
+        if bw > w * 0.8 or bh > h * 0.8:
+            continue
+        marks.append(Mark(x, y, bw, bh, labels[y : y + bh, x : x + bw] == k, (k,)))
+    return absorb_fragments(marks)
+
+
+def absorb_fragments(marks: list[Mark]) -> list[Mark]:
+    """Join small pieces lying within a bigger mark's outline (a spade's stem cut
+    off by a thin neck, a serif broken by blur) to that mark."""
+    marks = sorted(marks, key=lambda m: -int(m.mask.sum()))
+    out: list[Mark] = []
+    for m in marks:
+        area = int(m.mask.sum())
+        for i, big in enumerate(out):
+            mx, my = 0.1 * big.w + 1, 0.15 * big.h + 1
+            inside = (m.x >= big.x - mx and m.x + m.w <= big.x + big.w + mx and m.y >= big.y - my
+                      and m.bottom <= big.bottom + my and big.x <= m.cx <= big.x + big.w)
+            if inside and area < 0.25 * int(big.mask.sum()):
+                out[i] = _merge(big, m)
+                break
+        else:
+            out.append(m)
+    return sorted(out, key=lambda m: (m.y, m.x))
+
+
+def _merge(a: Mark, b: Mark) -> Mark:
+    x, y = min(a.x, b.x), min(a.y, b.y)
+    x1, y1 = max(a.x + a.w, b.x + b.w), max(a.y + a.h, b.y + b.h)
+    mask = np.zeros((y1 - y, x1 - x), bool)
+    for m in (a, b):
+        mask[m.y - y : m.y - y + m.h, m.x - x : m.x - x + m.w] |= m.mask
+    return Mark(x, y, x1 - x, y1 - y, mask, a.labels + b.labels)
+
+
+def rank_marks(marks: list[Mark]) -> list[Mark]:
+    """Every mark, plus pairs side by side that could together be "10"."""
+    out = list(marks)
+    for i, a in enumerate(marks):
+        for b in marks[i + 1 :]:
+            left, right = (a, b) if a.x <= b.x else (b, a)
+            gap = right.x - (left.x + left.w)
+            overlap = min(a.bottom, b.bottom) - max(a.y, b.y)
+            tall = max(a.h, b.h)
+            if -0.2 * tall <= gap <= 0.45 * tall and overlap >= 0.7 * tall and 0.7 <= a.h / b.h <= 1.4:
+                out.append(_merge(left, right))
+    return out
+
+
+def pairings(view: CornerView, marks: list[Mark]) -> list[Pairing]:
+    """Rank-over-suit pairs in plausible index geometry."""
+    h, w = view.ink.shape
+    out = []
+    for r in rank_marks(marks):
+        if not (CANON_H * 0.035 <= r.h <= CANON_H * 0.22) or r.y > CANON_H * 0.2:
+            continue
+        edge_gap = (w - (r.x + r.w)) if view.right else r.x
+        if edge_gap > CANON_W * 0.16:
+            continue
+        for s in marks:
+            if set(s.labels) & set(r.labels):
+                continue
+            gap = s.y - r.bottom
+            if not (-0.12 * r.h <= gap <= 1.0 * r.h):
+                continue
+            if not (0.3 * r.h <= s.h <= 1.35 * r.h) or not (0.25 * r.h <= s.w <= 1.8 * r.h):
+                continue
+            if abs(s.cx - r.cx) > 0.5 * max(r.w, s.w) + 0.12 * r.h:
+                continue
+            out.append(Pairing(r, s, _redness(view, r, s)))
+    return out
+
+
+def _redness(view: CornerView, *marks: Mark) -> float:
+    values = []
+    for m in marks:
+        ink = view.ink[m.y : m.y + m.h, m.x : m.x + m.w]
+        red = view.red[m.y : m.y + m.h, m.x : m.x + m.w]
+        core = m.mask & (ink > 0.5)
+        if core.sum() < 4:
+            core = m.mask
+        values.append(red[core])
+    v = np.concatenate(values)
+    return float(np.median(v)) if v.size else 0.0
+
+
+def glyph_vector(ink: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Features of one mark: `ink` (0..1) and `mask` (bool) cover its bounding box."""
+    near = cv2.dilate(mask.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
+    patch = np.where(near, ink, 0.0).astype(np.float32)
+    ref = float(np.percentile(patch[mask], 90)) if mask.any() else 1.0
+    patch = np.clip(patch / max(ref, 0.15), 0.0, 1.0)
+    h, w = patch.shape
+    s = (GLYPH_BOX - 4) / max(h, w)
+    nw, nh = max(1, round(w * s)), max(1, round(h * s))
+    resized = cv2.resize(patch, (nw, nh), interpolation=cv2.INTER_AREA if s < 1 else cv2.INTER_LINEAR)
+    canvas = np.zeros((GLYPH_BOX, GLYPH_BOX), np.float32)
+    ox, oy = (GLYPH_BOX - nw) // 2, (GLYPH_BOX - nh) // 2
+    canvas[oy : oy + nh, ox : ox + nw] = resized
+    pixels = cv2.resize(canvas, (20, 20), interpolation=cv2.INTER_AREA).ravel()
+    # gradient directions on a 4 x 4 grid of cells: shape that survives stroke weight
+    smooth = cv2.GaussianBlur(canvas, (0, 0), 1.0)
+    gx = cv2.Sobel(smooth, cv2.CV_32F, 1, 0, ksize=3)
+    gy = cv2.Sobel(smooth, cv2.CV_32F, 0, 1, ksize=3)
+    mag, ang = cv2.cartToPolar(gx, gy)
+    bins = (np.floor(ang / (2 * np.pi) * 8).astype(np.int32)) % 8
+    cell = GLYPH_BOX // 4
+    hog = np.zeros((4, 4, 8), np.float32)
+    cy, cx = np.indices(mag.shape) // cell
+    np.add.at(hog, (cy.ravel(), cx.ravel(), bins.ravel()), mag.ravel())
+    hog = hog.ravel()
+    hog /= np.linalg.norm(hog) + 1e-6
+    extra = np.array([np.log(w / h), float(mask.mean()), float(patch[mask].mean()) if mask.any() else 0.0],
+                     np.float32)
+    return np.concatenate([pixels, hog * 4.0, extra]).astype(np.float32)
+
+
+def mark_vector(view: CornerView, m: Mark) -> np.ndarray:
+    return glyph_vector(view.ink[m.y : m.y + m.h, m.x : m.x + m.w], m.mask)
+
+
+def read_views(card: np.ndarray) -> list[CornerView]:
+    """The corner windows of a canonical card with their candidate pairings."""
+    views = corner_views(card)
+    for view in views:
+        view.pairings = pairings(view, find_marks(view))
+    return views
+
+
+def collect_vectors(views: list[CornerView]) -> np.ndarray:
+    """Feature vectors of every mark used by a pairing, one row each; sets the
+    pairings' rank_key and suit_key to their rows."""
+    rows: list[np.ndarray] = []
+    for view in views:
+        seen: dict[tuple, int] = {}
+        for p in view.pairings:
+            for attr in ("rank", "suit"):
+                m = getattr(p, attr)
+                key = (m.x, m.y, m.w, m.h, m.labels)
+                if key not in seen:
+                    seen[key] = len(rows)
+                    rows.append(mark_vector(view, m))
+                setattr(p, attr + "_key", seen[key])
+    return np.stack(rows) if rows else np.zeros((0, FEATURES), np.float32)

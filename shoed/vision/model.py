@@ -1,0 +1,90 @@
+"""The index classifier: a small multilayer perceptron in numpy.
+
+It takes the feature vector of one mark (index.glyph_vector) and answers
+probabilities over 18 classes: the thirteen ranks, the four suit shapes, and
+"none of these" (fragments, foreign letters, picture and pattern pieces), so a
+mark that is neither a rank nor a suit has somewhere to go.
+
+The weights ship in shoed/vision/data/index_model.npz (float16, well under
+1 MB) and are produced by `python -m shoed.vision.train`; nothing is fetched at
+run time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+RANK_CLASSES = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
+SUIT_CLASSES = ("C", "D", "H", "S")
+CLASSES = RANK_CLASSES + SUIT_CLASSES + ("none",)
+NONE = len(CLASSES) - 1
+DEFAULT_PATH = os.path.join(os.path.dirname(__file__), "data", "index_model.npz")
+
+
+class ModelError(RuntimeError):
+    """The model file is missing or not one this code can use."""
+
+
+@dataclass
+class IndexModel:
+    """Weights of the perceptron and the feature scaling it was trained with."""
+
+    mean: np.ndarray
+    scale: np.ndarray
+    layers: list[tuple[np.ndarray, np.ndarray]]
+    info: dict
+
+    def logits(self, x: np.ndarray) -> np.ndarray:
+        h = (np.asarray(x, np.float32) - self.mean) / self.scale
+        for i, (w, b) in enumerate(self.layers):
+            h = h @ w + b
+            if i < len(self.layers) - 1:
+                h = np.maximum(h, 0.0)
+        return h
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        """Class probabilities, one row per feature vector."""
+        if len(x) == 0:
+            return np.zeros((0, len(CLASSES)), np.float32)
+        z = self.logits(x)
+        z = z - z.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        return e / e.sum(axis=1, keepdims=True)
+
+    def save(self, path: str) -> None:
+        arrays = {"mean": self.mean.astype(np.float32), "scale": self.scale.astype(np.float32)}
+        for i, (w, b) in enumerate(self.layers):
+            arrays[f"w{i}"] = w.astype(np.float16)
+            arrays[f"b{i}"] = b.astype(np.float32)
+        arrays["info"] = np.frombuffer(json.dumps(self.info).encode(), np.uint8)
+        np.savez_compressed(path, **arrays)
+
+    @classmethod
+    def load(cls, path: str = DEFAULT_PATH) -> IndexModel:
+        if not os.path.exists(path):
+            raise ModelError(f"index model not found at {path}: build it with `python -m shoed.vision.train`")
+        with np.load(path) as data:
+            layers = []
+            i = 0
+            while f"w{i}" in data:
+                layers.append((data[f"w{i}"].astype(np.float32), data[f"b{i}"].astype(np.float32)))
+                i += 1
+            info = json.loads(bytes(data["info"]).decode())
+            model = cls(data["mean"].astype(np.float32), data["scale"].astype(np.float32), layers, info)
+        if tuple(info.get("classes", ())) != CLASSES:
+            raise ModelError(f"index model at {path} has classes {info.get('classes')}, expected {list(CLASSES)}")
+        return model
+
+
+_default: IndexModel | None = None
+
+
+def default_model() -> IndexModel:
+    global _default
+    if _default is None:
+        _default = IndexModel.load()
+    return _default

@@ -1,0 +1,215 @@
+"""The authenticated command endpoint (shoed.net.commands).
+
+table-game-standards item 15 (CURVE with a running ZAP authenticator and an
+allow-list) and item 6 (manual overrides are recorded: every command reaches
+the daemon with the key that sent it). The command names are the dealer's
+corrections of the Macau statutory rules, Article X (item 9).
+"""
+
+from __future__ import annotations
+
+import pytest
+import zmq
+
+from shoed.net import commands as cm
+from shoed.net.commands import Command, CommandRejected, CommandServer, CommandTimeout, parse_request, send_command
+
+from .helpers import ANY_PORT, Serving
+
+
+class Daemon:
+    """The daemon's side: records every command, refuses some on meaning."""
+
+    def __init__(self) -> None:
+        self.seen: list[Command] = []
+
+    def __call__(self, command: Command):
+        self.seen.append(command)
+        if command.name == "confirm" and command.args.get("coup") == 99:
+            raise CommandRejected("no coup 99 on the table")
+        if command.name == "close_shoe" and command.args.get("reason") == "boom":
+            raise RuntimeError("bug in the daemon")
+        if command.name == "status":
+            return {"coup": 12, "shoe": "open"}
+        return None
+
+
+@pytest.fixture
+def endpoint(ctx, keys):
+    daemon = Daemon()
+    with keys.server(ctx) as curve:
+        server = CommandServer(ctx, ANY_PORT, curve, daemon)
+        with Serving(server):
+            yield server, daemon
+        server.close()
+
+
+def send(server, keys, cmd, args=None, client="dealer-console", timeout=2.0, **kw):
+    return send_command(server.endpoint, cmd, args, keys.client(client), timeout=timeout, **kw)
+
+
+def test_allowed_client_gets_a_reply_and_the_daemon_gets_its_key(endpoint, keys):
+    server, daemon = endpoint
+    reply = send(server, keys, "status", request_id="s1")
+    assert reply == {"ok": True, "id": "s1", "cmd": "status", "result": {"coup": 12, "shoe": "open"}}
+    reply = send(server, keys, "void", {"reason": "card exposed", "coup": 12}, client="pit-boss")
+    assert reply["ok"] and reply["result"] == {}
+    status, void = daemon.seen
+    assert status.client_key == keys.client_keys["dealer-console"]
+    assert status.client_name == "dealer-console"
+    assert void.client_key == keys.client_keys["pit-boss"] and void.client_name == "pit-boss"
+    assert void.args == {"reason": "card exposed", "coup": 12}
+    assert void.peer_address == "127.0.0.1"
+    assert void.to_json() == {
+        "cmd": "void", "args": {"reason": "card exposed", "coup": 12},
+        "client_key": keys.client_keys["pit-boss"], "client_name": "pit-boss", "peer_address": "127.0.0.1",
+    }
+
+
+def test_client_not_on_the_allow_list_gets_no_reply(endpoint, keys):
+    server, daemon = endpoint
+    with pytest.raises(CommandTimeout):
+        send(server, keys, "void", {"reason": "let me in"}, client="stranger", timeout=0.5)
+    assert daemon.seen == []
+    assert server.stats["requests"] == 0  # refused at the handshake, never read
+    assert send(server, keys, "status")["ok"]
+
+
+def test_plain_client_without_curve_gets_no_reply(ctx, endpoint):
+    server, daemon = endpoint
+    sock = ctx.socket(zmq.DEALER)
+    sock.linger = 0
+    sock.connect(server.endpoint)
+    sock.send(b'{"cmd": "status"}')
+    assert not sock.poll(500)
+    sock.close(0)
+    assert daemon.seen == []
+
+
+def test_command_endpoint_needs_curve(ctx):
+    with pytest.raises(TypeError, match="ServerCurve"):
+        CommandServer(ctx, ANY_PORT, None, lambda c: None)
+
+
+# Every command the daemon handles, with arguments of the right shape.
+GOOD = [
+    ("open_shoe", {}),
+    ("open_shoe", {"ruleset": "macau-statutory", "shoe": "BT-0042"}),
+    ("close_shoe", {}),
+    ("confirm", {"coup": 12}),
+    ("void", {"reason": "dealt from the wrong side"}),
+    ("burn_card", {}),
+    ("burn_card", {"card": "KS"}),
+    ("return_card", {"card": "10H", "coup": 3}),
+    ("decide", {"side": "player", "draw": True}),
+    ("decide", {"side": "banker", "draw": False, "coup": 4}),
+    ("enter_card", {"card": "9H"}),
+    ("status", {}),
+]
+
+
+@pytest.mark.parametrize(("cmd", "args"), GOOD)
+def test_parse_request_accepts_each_command(cmd, args):
+    body = cm.wire.encode({"cmd": cmd, "args": args, "id": 5})
+    assert parse_request(body) == (cmd, args, 5)
+
+
+# (request body, words the error must contain)
+BAD = [
+    (b"{not json", "not JSON"),
+    (b"\xff\xfe", "not JSON"),
+    (b'"status"', "Expected `object`"),
+    (b'{"args": {}}', "missing required field `cmd`"),
+    (b'{"cmd": 7}', "Expected `str`, got `int`"),
+    (b'{"cmd": "status", "args": []}', "Expected `object`, got `array`"),
+    (b'{"cmd": "status", "extra": 1}', "unknown field `extra`"),
+    (b'{"cmd": "status", "id": [1]}', "at `$.id`"),
+    (b'{"cmd": "shuffle"}', "unknown command 'shuffle'"),
+    (b'{"cmd": "void", "args": {}}', "bad arguments for void: Object missing required field `reason`"),
+    (b'{"cmd": "void", "args": {"reason": ""}}', "length >= 1"),
+    (b'{"cmd": "decide", "args": {"side": "tie", "draw": true}}', "Invalid enum value 'tie'"),
+    (b'{"cmd": "decide", "args": {"side": "player", "draw": 1}}', "Expected `bool`, got `int`"),
+    (b'{"cmd": "decide", "args": {"side": "player"}}', "missing required field `draw`"),
+    (b'{"cmd": "enter_card", "args": {"card": 9}}', "Expected `str`, got `int` - at `$.card`"),
+    (b'{"cmd": "enter_card", "args": {"card": "nine of hearts"}}', "length <= 3"),
+    (b'{"cmd": "confirm", "args": {"coup": -1}}', ">= 0"),
+    (b'{"cmd": "confirm", "args": {"coup": 1.5}}', "got `float` - at `$.coup`"),
+    (b'{"cmd": "status", "args": {"verbose": true}}', "unknown field `verbose`"),
+]
+
+
+@pytest.mark.parametrize(("body", "words"), BAD)
+def test_parse_request_refuses_with_a_clear_message(body, words):
+    with pytest.raises(CommandRejected) as err:
+        parse_request(body)
+    assert words in str(err.value)
+
+
+@pytest.mark.parametrize(("body", "words"), BAD[::3])
+def test_bad_requests_get_error_replies_and_the_endpoint_keeps_serving(ctx, endpoint, keys, body, words):
+    server, daemon = endpoint
+    sock = ctx.socket(zmq.DEALER)
+    sock.linger = 0
+    keys.client("dealer-console").apply(sock)
+    sock.connect(server.endpoint)
+    sock.send(body)
+    assert sock.poll(2000)
+    reply = cm.wire.decode(sock.recv())
+    assert reply["ok"] is False and words in reply["error"]
+    sock.close(0)
+    assert daemon.seen == []
+    assert send(server, keys, "status")["ok"]
+
+
+def test_unknown_command_error_names_the_known_ones(endpoint, keys):
+    server, _ = endpoint
+    reply = send(server, keys, "reboot", request_id=3)
+    assert reply["id"] == 3 and not reply["ok"]
+    assert "unknown command 'reboot'" in reply["error"] and "enter_card" in reply["error"]
+
+
+def test_large_request_gets_an_error_reply(endpoint, keys):
+    server, daemon = endpoint
+    args = {"reason": "x" * 100_000}
+    size = len(cm.wire.encode({"cmd": "void", "args": args, "id": "big"}))
+    reply = send(server, keys, "void", args, request_id="big")
+    assert reply == {"ok": False, "error": f"request too large: {size} bytes, at most 65536"}
+    assert daemon.seen == []
+
+
+def test_huge_request_is_cut_off_by_zeromq_and_the_endpoint_keeps_serving(endpoint, keys):
+    server, daemon = endpoint
+    with pytest.raises(CommandTimeout):
+        send(server, keys, "void", {"reason": "x" * (2 * 1024 * 1024)}, timeout=0.5)
+    assert daemon.seen == []
+    assert send(server, keys, "status")["ok"]
+
+
+def test_daemon_refusal_and_daemon_bug_are_error_replies(endpoint, keys):
+    server, _daemon = endpoint
+    reply = send(server, keys, "confirm", {"coup": 99}, request_id=1)
+    assert reply == {"ok": False, "id": 1, "error": "no coup 99 on the table"}
+    reply = send(server, keys, "close_shoe", {"reason": "boom"})
+    assert reply == {"ok": False, "error": "internal error handling close_shoe: RuntimeError"}
+    assert send(server, keys, "status")["ok"]
+    assert server.stats["handler_errors"] == 1 and server.stats["rejected"] == 1
+
+
+def test_result_that_is_not_json_is_an_error_reply(ctx, keys):
+    with keys.server(ctx) as curve:
+        server = CommandServer(ctx, ANY_PORT, curve, lambda c: {"when": object()})
+        with Serving(server):
+            reply = send(server, keys, "status", request_id=2)
+        server.close()
+    assert reply == {"ok": False, "id": 2, "error": "internal error: result not JSON"}
+
+
+def test_many_clients_each_get_their_own_reply(endpoint, keys):
+    server, daemon = endpoint
+    for i in range(20):
+        who = ("dealer-console", "pit-boss")[i % 2]
+        reply = send(server, keys, "confirm", {"coup": i}, client=who, request_id=i)
+        assert reply == {"ok": True, "id": i, "cmd": "confirm", "result": {}}
+    assert [(c.args["coup"], c.client_name) for c in daemon.seen] == [
+        (i, ("dealer-console", "pit-boss")[i % 2]) for i in range(20)
+    ]
