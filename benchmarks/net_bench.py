@@ -6,11 +6,13 @@ Measures, over TCP loopback with the real `shoed.net.publisher.Publisher`:
 - the latency from `publish()` to a subscriber's `recv` (monotonic clock,
   shared by the processes on one Linux machine);
 
-first with one subscriber, then with 100 subscribers reading plus one that
-stopped reading with its queue full. The stalled display must not move the
-figures. Prints medians and 99th percentiles, and the ratios of the two runs.
+with one subscriber, with 100 subscribers reading, and with the same 100 plus
+one that stopped reading with its queue full. The stalled display must not
+move the figures: the ratio of the last two runs is the one to watch (the
+first two show what fan-out to 100 costs). Prints medians, 99th percentiles
+and the ratios, all from one invocation.
 
-    .venv/bin/python benchmarks/net_bench.py [--events 2000] [--rate 500]
+    .venv/bin/python benchmarks/net_bench.py [--events 1000] [--rate 200]
 """
 
 from __future__ import annotations
@@ -55,7 +57,8 @@ def measuring_subscriber(endpoint: str, ready, results, expected: int) -> None:
 
 
 def crowd(endpoint: str, count: int, ready, stop) -> None:
-    """`count` subscribers that keep reading, in one process."""
+    """`count` subscribers that keep reading, in one process (in batches, to
+    leave the machine's CPU to the measured subscriber)."""
     import zmq
 
     ctx = zmq.Context()
@@ -69,6 +72,7 @@ def crowd(endpoint: str, count: int, ready, stop) -> None:
         subs.append(sub)
     heard = set()
     while not stop.is_set():
+        time.sleep(0.02)
         for sock, _ in poller.poll(50):
             while True:
                 try:
@@ -102,7 +106,7 @@ def stalled(endpoint: str, ready, stop) -> None:
     ctx.term()
 
 
-def run(events: int, rate: float, crowd_size: int) -> dict:
+def run(events: int, rate: float, crowd_size: int, with_stalled: bool) -> dict:
     import zmq
 
     from shoed.net.publisher import Publisher
@@ -114,6 +118,7 @@ def run(events: int, rate: float, crowd_size: int) -> dict:
     procs = [mpctx.Process(target=measuring_subscriber, args=(pub.endpoint, ready, results, events))]
     if crowd_size:
         procs.append(mpctx.Process(target=crowd, args=(pub.endpoint, crowd_size, ready, stop)))
+    if with_stalled:
         procs.append(mpctx.Process(target=stalled, args=(pub.endpoint, ready, stop)))
     for p in procs:
         p.start()
@@ -129,7 +134,8 @@ def run(events: int, rate: float, crowd_size: int) -> dict:
             raise SystemExit("subscribers did not connect")
     seq = 0
     if crowd_size:
-        # Fill the stalled display's queue and socket buffers before measuring.
+        # Fill the stalled display's queue and socket buffers before measuring
+        # (the same burst without one, so the runs differ only by it).
         pad = "x" * 500
         for _ in range(20_000):
             seq += 1
@@ -167,25 +173,78 @@ def run(events: int, rate: float, crowd_size: int) -> dict:
     }
 
 
+def catch_up(count: int) -> tuple[float, int]:
+    """Seconds for a TableClient to fill `count` missed events from a snapshot endpoint."""
+    import threading
+
+    import zmq
+
+    from shoed.net.client import TableClient
+    from shoed.net.publisher import Publisher
+    from shoed.net.snapshot import SnapshotServer
+
+    journal = [{"table": "t1", "seq": s, "kind": "card", "card": "9H", "side": "player", "coup": s // 5}
+               for s in range(1, count + 1)]
+    ctx = zmq.Context()
+    head = [0]  # what the snapshot says: the client joins at 0 and then hears of `count`
+    pub = Publisher(ctx, "tcp://127.0.0.1:*", "t1")
+    snap = SnapshotServer(ctx, "tcp://127.0.0.1:*", "t1", lambda: {"seq": head[0]},
+                          lambda a, b: journal[a - 1:b])
+    stop = threading.Event()
+
+    def serve():
+        while not stop.is_set():
+            if snap.socket.poll(5):
+                snap.handle(snap.socket)
+
+    server = threading.Thread(target=serve)
+    server.start()
+    client = TableClient(pub.endpoint, snap.endpoint, "t1", context=ctx)
+    got = client.poll(2.0)  # the initial snapshot at seq 0
+    pub.last_seq = count  # the events went out while the display was away
+    started = time.perf_counter()
+    while not got or got[-1]["seq"] < count:
+        pub.heartbeat()
+        got += client.poll(0.01)
+    elapsed = time.perf_counter() - started
+    filled = client.stats["filled"]
+    stop.set()
+    server.join()
+    client.close()
+    pub.close()
+    snap.close()
+    ctx.term()
+    return elapsed, filled
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--events", type=int, default=2000, help="measured events per run")
-    parser.add_argument("--rate", type=float, default=500.0, help="events per second")
-    parser.add_argument("--crowd", type=int, default=99, help="extra reading subscribers in the second run")
+    parser.add_argument("--events", type=int, default=1000, help="measured events per run")
+    parser.add_argument("--rate", type=float, default=200.0, help="events per second")
+    parser.add_argument("--crowd", type=int, default=99, help="extra reading subscribers in the later runs")
     args = parser.parse_args()
-    one = run(args.events, args.rate, 0)
-    many = run(args.events, args.rate, args.crowd)
+    runs = [
+        ("1 subscriber", run(args.events, args.rate, 0, False)),
+        (f"{args.crowd + 1} subscribers", run(args.events, args.rate, args.crowd, False)),
+        (f"{args.crowd + 1} subscribers + 1 stalled", run(args.events, args.rate, args.crowd, True)),
+    ]
     print(f"events per run: {args.events} at {args.rate:g}/s, TCP loopback, one Publisher")
-    print(f"{'':38} {'p50 µs':>9} {'p99 µs':>9}")
-    for label, r in (("1 subscriber", one), (f"{args.crowd + 1} subscribers + 1 stalled", many)):
-        print(f"{label + ': publish() call':38} {r['publish_p50_us']:9.1f} {r['publish_p99_us']:9.1f}")
-        print(f"{label + ': publish to recv':38} {r['latency_p50_us']:9.1f} {r['latency_p99_us']:9.1f}"
-              f"   ({r['received']} received)")
-    print(f"ratio (crowd+stalled / one): latency p50 {many['latency_p50_us'] / one['latency_p50_us']:.2f}, "
-          f"p99 {many['latency_p99_us'] / one['latency_p99_us']:.2f}; "
-          f"publish() p50 {many['publish_p50_us'] / one['publish_p50_us']:.2f}, "
-          f"p99 {many['publish_p99_us'] / one['publish_p99_us']:.2f}")
-    print(f"longest publish() call with the stalled subscriber: {many['publish_max_us']:.0f} µs")
+    print(f"{'':32} {'publish() p50':>14} {'p99 µs':>8} {'to recv p50':>12} {'p99 µs':>8}")
+    for label, r in runs:
+        print(f"{label:32} {r['publish_p50_us']:14.1f} {r['publish_p99_us']:8.1f} "
+              f"{r['latency_p50_us']:12.1f} {r['latency_p99_us']:8.1f}   ({r['received']} received)")
+    (_, one), (_, crowd_only), (_, stalled_run) = runs
+    print(f"stalled / 100 reading: latency p50 {stalled_run['latency_p50_us'] / crowd_only['latency_p50_us']:.2f}, "
+          f"p99 {stalled_run['latency_p99_us'] / crowd_only['latency_p99_us']:.2f}; "
+          f"publish() p50 {stalled_run['publish_p50_us'] / crowd_only['publish_p50_us']:.2f}, "
+          f"p99 {stalled_run['publish_p99_us'] / crowd_only['publish_p99_us']:.2f}")
+    print(f"100 reading / 1: latency p50 {crowd_only['latency_p50_us'] / one['latency_p50_us']:.2f}, "
+          f"p99 {crowd_only['latency_p99_us'] / one['latency_p99_us']:.2f}")
+    print(f"longest publish() call with the stalled subscriber: {stalled_run['publish_max_us']:.0f} µs")
+    for count in (1_000, 10_000):
+        elapsed, filled = catch_up(count)
+        print(f"catch-up of {count} missed events from the snapshot endpoint: {elapsed * 1000:.0f} ms "
+              f"({filled} filled, {filled / elapsed:,.0f} events/s)")
 
 
 if __name__ == "__main__":

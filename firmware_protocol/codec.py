@@ -426,15 +426,21 @@ def _parse(content: bytearray) -> m.Message | tuple[str, str]:
         return PAYLOAD, f"invalid {name} payload (seq {seq}): {exc}"
 
 
+# Frame starts whose CRC the garbage search checks per chunk. Random noise offers one in
+# many thousands of chunks; only noise crafted to look like frame headers reaches the bound.
+_MAX_TRIES = 32
+
+
 def _frame_start(chunk: bytes) -> int | None:
     """Where an intact frame starts inside a chunk that is not one as a whole, or None.
 
     Garbage (or the tail of a truncated frame) can sit before a frame with no
-    delimiter between them. The frame is a suffix of the chunk that starts with
-    this version's byte, whose COBS code bytes chain exactly to the chunk's end
-    and whose CRC matches; take the longest such suffix, so that what is cut off
-    is as little as possible. The version byte test is cheap and spares the CRC
-    on almost every wrong start.
+    delimiter between them. The frame is then a suffix of the chunk that starts
+    with this version's byte and a known type, whose COBS code bytes chain
+    exactly to the chunk's end, and whose CRC matches. Two suffixes can pass only
+    by a CRC coincidence, so the shortest is tried first: the frame is usually
+    right at the end and found at once. The version and type test is cheap and
+    spares the CRC on almost every wrong start.
     """
     n = len(chunk)
     low = max(1, n - MAX_ENCODED)
@@ -444,9 +450,14 @@ def _frame_start(chunk: bytes) -> int | None:
         j = i + chunk[i]
         if j <= n and reaches[j]:
             reaches[i] = 1
-    for i in range(low, n - MIN_FRAME):
-        if reaches[i] and chunk[i] > 1 and chunk[i + 1] == FRAME_VERSION and _check_content(_unstuff(chunk[i:])) is None:
-            return i
+    tries = 0
+    for i in range(n - MIN_FRAME - 1, low - 1, -1):
+        if reaches[i] and chunk[i] > 2 and chunk[i + 1] == FRAME_VERSION and chunk[i + 2] in _UNPACKERS:
+            if _check_content(_unstuff(chunk[i:])) is None:
+                return i
+            tries += 1
+            if tries == _MAX_TRIES:
+                return None  # noise crafted to look like frame starts: give up rather than stall the link
     return None
 
 
@@ -582,7 +593,8 @@ _FIELD_TYPES = {"int": int, "bool": bool, "str": str}
 def from_json(data: dict) -> m.Message:
     """The message a to_json dict describes; ValueError naming the problem otherwise."""
     if not isinstance(data, dict):
-        raise ValueError(f"a message is a JSON object, not {type(data).__name__}")
+        # ValueError like every other bad input here: callers catch one exception for any bad JSON.
+        raise ValueError(f"a message is a JSON object, not {type(data).__name__}")  # noqa: TRY004
     fields = dict(data)
     name = fields.pop("type", None)
     cls = m.MESSAGE_NAMES.get(name) if isinstance(name, str) else None

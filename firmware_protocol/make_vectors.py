@@ -194,8 +194,8 @@ def _stream_cases() -> list[tuple[str, str, bytes]]:
          bytes.fromhex("deadbeef") + a),
         ("truncated_then_frame", "a frame cut off (the shoe reset mid-frame), then the next frame",
          a[:7] + b),
-        ("lost_delimiter", "a frame whose delimiter was corrupted: it is lost (the shoe repeats it), "
-         "the next frame is decoded", lost_delimiter + b),
+        ("lost_delimiter", ("a frame whose delimiter was corrupted: it is lost (the shoe repeats it), "
+                            "the next frame is decoded"), lost_delimiter + b),
         ("corrupt_then_frame", "a frame with a flipped bit, then a good frame", bytes(corrupt) + b + hb),
         ("overflow_then_frame", f"{3 * codec.MAX_WIRE} bytes without a delimiter, then a frame",
          b"\x41" * (3 * codec.MAX_WIRE) + a),

@@ -191,24 +191,50 @@ class Daemon:
         import zmq
 
         from shoed.net.commands import CommandServer
-        from shoed.net.curve import ServerCurve
+        from shoed.net.curve import CurveError, ServerCurve
         from shoed.net.publisher import Publisher
         from shoed.net.snapshot import SnapshotServer
 
         cfg = self.config
         self.context = zmq.Context()
-        key_dir = Path(cfg.key_dir)
         if cfg.curve_commands or cfg.curve_publish:
-            self.curve = ServerCurve.from_key_dir(key_dir) if hasattr(ServerCurve, "from_key_dir") else None
+            self._ensure_keys(Path(cfg.key_dir))
+            try:
+                self.curve = ServerCurve.from_key_dir(cfg.key_dir, self.context)
+            except CurveError as exc:
+                raise DaemonError(str(exc)) from None
         pub_curve = self.curve if cfg.curve_publish else None
-        self.publisher = Publisher(self.context, cfg.events, cfg.table, pub_curve, last_seq=self.controller.seq)
-        self.snapshots = SnapshotServer(self.context, cfg.snapshot, cfg.table, self.snapshot, self.events_between,
-                                        curve=pub_curve)
-        self.commands = CommandServer(self.context, cfg.commands, self.command,
-                                      curve=self.curve if cfg.curve_commands else None)
+        try:
+            self.publisher = Publisher(self.context, cfg.events, cfg.table, pub_curve, last_seq=self.controller.seq)
+            self.snapshots = SnapshotServer(self.context, cfg.snapshot, cfg.table, self.snapshot,
+                                            self.events_between, curve=pub_curve)
+            self.commands = CommandServer(self.context, cfg.commands, self.curve if cfg.curve_commands else None,
+                                          self.command, insecure=not cfg.curve_commands)
+        except zmq.ZMQError as exc:
+            raise DaemonError(f"cannot bind a ZeroMQ endpoint ({exc}); is another daemon using it? "
+                              "Give other endpoints with --pub, --snapshot, --commands") from None
         self.poller = zmq.Poller()
+        self._command_sockets = set(self.commands.sockets())
         for sock in [*self.snapshots.sockets(), *self.commands.sockets()]:
             self.poller.register(sock, zmq.POLLIN)
+
+    def _ensure_keys(self, key_dir: Path) -> None:
+        """First start: make the server's key pair and an empty allow-list. With the
+        embedded default, also a local console key that is allowed, so the
+        integrator can send commands at once (its secret stays in KEY_DIR)."""
+        from shoed.net.curve import create_key_pair
+
+        if (key_dir / "server.key_secret").exists():
+            return
+        key_dir.mkdir(parents=True, exist_ok=True)
+        clients = key_dir / "clients"
+        clients.mkdir(exist_ok=True)
+        _, _, public = create_key_pair(key_dir, "server")
+        log.warning("made the server key pair; allow a client by copying its public .key into clients/",
+                    key_dir=str(key_dir), server_public=public)
+        if self.config.embedded_default:
+            public_file, _, _ = create_key_pair(key_dir, "local-console")
+            (clients / "local-console.key").write_bytes(Path(public_file).read_bytes())
 
     def _open_sources(self) -> None:
         from shoed.drivers import open_driver
@@ -253,7 +279,7 @@ class Daemon:
                     return
                 driver.acknowledge(reading)
         for sock, _ in self.poller.poll(0):
-            if self.commands and sock in self.commands.sockets():
+            if sock in self._command_sockets:
                 self.commands.handle(sock)
             else:
                 self.snapshots.handle(sock)
@@ -285,12 +311,15 @@ class Daemon:
             self.journal.append(checkpoint_record(controller))
         return step.reply
 
-    def command(self, cmd: str, args: dict, client: str | None) -> dict:
-        """A command from the console or the pit, with the key that sent it."""
+    def command(self, command) -> dict:
+        """A command from the console or the pit (a shoed.net.commands.Command), with the key that sent it."""
         from shoed.journal import JournalError
 
+        item = {"kind": "command", "cmd": command.name, "args": command.args,
+                "client": command.client_name or command.client_key, "client_key": command.client_key,
+                "peer": command.peer_address}
         try:
-            reply = self.handle({"kind": "command", "cmd": cmd, "args": args, "client": client})
+            reply = self.handle(item)
         except JournalError as exc:
             self._journal_failed(exc)
             return {"ok": False, "error": "the journal cannot be written; the table is stopped"}

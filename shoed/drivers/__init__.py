@@ -18,12 +18,11 @@ then add a line to `_REGISTRY`.
 from __future__ import annotations
 
 import importlib
-import importlib.util
 from dataclasses import dataclass
 
 from shoed.drivers.base import Driver, DriverError, Reading
 
-__all__ = ["Driver", "DriverError", "Reading", "open_driver", "driver_names", "driver_class", "capture_decoder"]
+__all__ = ["Driver", "DriverError", "Reading", "capture_decoder", "describe", "driver_class", "driver_names", "open_driver"]
 
 
 @dataclass(frozen=True)
@@ -75,8 +74,10 @@ def driver_class(name: str) -> type[Driver]:
     """The Driver subclass registered as `name`, importing its module now."""
     entry = _entry(name)
     for module, install in entry.requires:
-        if importlib.util.find_spec(module) is None:
-            raise DriverError(f"the {name} driver needs {install}")
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            raise DriverError(f"the {name} driver needs {install}") from None
     return getattr(importlib.import_module(entry.module), entry.cls)
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from typing import Self
 
 log = logging.getLogger(__name__)
 
@@ -153,7 +154,7 @@ class Driver(ABC):
             self._said_once.add(key)
             log.warning(message, *args)
 
-    def __enter__(self) -> Driver:
+    def __enter__(self) -> Self:
         self.open()
         return self
 

@@ -80,13 +80,17 @@ class Token:
     looks_like_card: bool = False  # for "garbled": the stretch is recognisably a card report
 
     def to_json(self, base: int = 0) -> dict:
-        out: dict = {"offset": base + self.start, "length": len(self.raw), "kind": self.kind}
+        """One line of `shoed decode`: like the native decoder's, `type` the token's kind, or
+        `type` "rejected" (kind "garbled") for a damaged stretch; `raw` as text."""
+        out: dict = {"offset": base + self.start, "length": len(self.raw)}
         if self.kind == "garbled":
-            out["rejected"] = True
-            out["reason"] = "garbled card token" if self.looks_like_card else "garbled token"
+            out.update(type="rejected", kind="garbled", rejected=True,
+                       reason="garbled card token" if self.looks_like_card else "garbled token")
+        else:
+            out["type"] = self.kind
         for name in ("mode", "card", "code", "text"):
             value = getattr(self, name)
-            if value is not None:
+            if value is not None and not (name == "code" and self.kind == "garbled"):
                 out[name] = value
         out["raw"] = self.raw.decode("latin-1")
         return out
@@ -264,7 +268,8 @@ def token_reading(token: Token, source: str, offset: int, mono_ns: int, utc_ns: 
         detail["mode_sent"] = None
     elif mode is None or token.mode != token.mode.strip():
         detail["mode_sent"] = token.mode
-    common = dict(source=source, raw=token.raw, offset=offset, mono_ns=mono_ns, utc_ns=utc_ns, detail=detail)
+    common = {"source": source, "raw": token.raw, "offset": offset, "mono_ns": mono_ns, "utc_ns": utc_ns,
+              "detail": detail}
     if token.kind == "card":
         if token.mode is None:
             return Reading(kind="unreadable", code="no_mode",

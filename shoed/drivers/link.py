@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import select
 import time
 from abc import ABC, abstractmethod
 
@@ -65,7 +66,7 @@ def open_error(url: str, exc: BaseException, what: str = "serial") -> DriverErro
         group = _node_group(url) or "dialout"
         return DriverError(
             f"permission denied on {url}: add the daemon's user to group '{group}' "
-            f"(usermod -aG {group} USER, then log in again) or install the udev rule from udev/"
+            f"(usermod -aG {group} USER, then log in again) or install udev/70-shoed.rules"
         )
     if code in (errno.EBUSY, errno.EAGAIN, errno.EWOULDBLOCK):
         return DriverError(
@@ -126,8 +127,8 @@ class SerialTransport(Transport):
         if port is not None:
             try:
                 port.close()
-            except Exception:  # the device is gone; closing what is left must not fail
-                pass
+            except (OSError, ValueError, ImportError) as exc:  # the device is gone; closing what is left must not fail
+                log.debug("%s: closing: %s", self.url, exc)
 
     def read(self, timeout: float) -> bytes:
         import serial
@@ -135,8 +136,10 @@ class SerialTransport(Transport):
         port = self.port
         if port is None:
             raise LinkDown("port closed")
+        timeout = max(0.0, timeout)
+        if self._fd is not None:
+            return self._read_fd(timeout)
         try:
-            timeout = max(0.0, timeout)
             if port.timeout != timeout:
                 port.timeout = timeout
             data = port.read(1)
@@ -147,6 +150,22 @@ class SerialTransport(Transport):
             return data
         except (serial.SerialException, OSError) as exc:
             raise LinkDown(str(exc)) from None
+
+    def _read_fd(self, timeout: float) -> bytes:
+        # A local port: select and read the fd directly, without re-setting termios on every read.
+        try:
+            ready, _, _ = select.select([self._fd], [], [], timeout)
+            if not ready:
+                return b""
+            data = os.read(self._fd, 65536)
+        except BlockingIOError:
+            return b""
+        except OSError as exc:
+            raise LinkDown(f"the device went away ({os.strerror(exc.errno) if exc.errno else exc})") from None
+        if not data:
+            # What Linux shows for an unplugged USB serial device (or a second reader): always ready, no data.
+            raise LinkDown("device reports readiness to read but returned no data (unplugged?)")
+        return data
 
     def write(self, data: bytes) -> None:
         import serial

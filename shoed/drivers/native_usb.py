@@ -13,12 +13,15 @@ Options: `backend=` a pyusb backend object (default: libusb found by pyusb).
 from __future__ import annotations
 
 import errno
+import logging
 import math
 import re
 
 from shoed.drivers.base import DriverError
 from shoed.drivers.link import LinkDown, Transport
 from shoed.drivers.native import NativeDriver
+
+log = logging.getLogger(__name__)
 
 _URL = re.compile(r"usb://([0-9a-fA-F]{1,4}):([0-9a-fA-F]{1,4})(?:/(.+))?")
 
@@ -58,8 +61,8 @@ class UsbTransport(Transport):
             where += f" (bus {self.dev.bus}, address {self.dev.address})"
         if code in (errno.EACCES, errno.EPERM):
             return DriverError(
-                f"permission denied on {where}: install the udev rule from udev/ "
-                "and add the daemon's user to the group it names"
+                f"permission denied on {where}: install udev/70-shoed.rules (it gives the shoe to group "
+                "'plugdev') and add the daemon's user to plugdev (usermod -aG plugdev USER)"
             )
         if code == errno.EBUSY:
             return DriverError(
@@ -148,8 +151,8 @@ class UsbTransport(Transport):
 
             try:
                 usb.util.dispose_resources(dev)
-            except Exception:  # the device is gone; releasing what is left must not fail
-                pass
+            except (usb.core.USBError, OSError, ValueError) as exc:  # the device is gone; releasing must not fail
+                log.debug("%s: releasing: %s", self.url, exc)
 
     def read(self, timeout: float) -> bytes:
         import usb.core

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from itertools import count
 from typing import Self
 
@@ -159,6 +159,7 @@ class TableClient:
         request_timeout: float = REQUEST_TIMEOUT,
         max_range: int = 10_000,
         rcvhwm: int = 10_000,
+        sub_options: Mapping[int, int] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.table_id = wire.check_table_id(table_id)
@@ -167,6 +168,7 @@ class TableClient:
         self.heartbeat_timeout = heartbeat_timeout
         self.max_range = max_range
         self.rcvhwm = rcvhwm
+        self.sub_options = dict(sub_options or {})  # e.g. {zmq.RCVBUF: 65536} on a small display
         self._prefixes = tuple(f"{table_id}.{t}" for t in topics)
         self._own_context = context is None
         self.context = context or zmq.Context()
@@ -186,6 +188,8 @@ class TableClient:
         sub = self.context.socket(zmq.SUB)
         sub.linger = 0
         sub.rcvhwm = self.rcvhwm
+        for option, value in self.sub_options.items():
+            sub.setsockopt(option, value)
         if self.curve is not None:
             self.curve.apply(sub)
         # Everything of this table, heartbeats included; topics are filtered

@@ -67,10 +67,13 @@ class Publisher:
         try:
             sock.sndhwm = sndhwm
             sock.linger = 0  # never hold the daemon's shutdown for a slow display
-            # ZMTP heartbeats let the socket notice a dead subscriber's
-            # connection and release its queue.
-            sock.heartbeat_ivl = 1000
-            sock.heartbeat_timeout = 3000
+            # TCP keepalive, not ZMTP heartbeats, finds a vanished display's
+            # connection: ZMTP heartbeats towards a subscriber whose queue is
+            # full trip libzmq 4.3 assertions (zeromq/libzmq#3937, #4364, #4767).
+            sock.tcp_keepalive = 1
+            sock.tcp_keepalive_idle = 30
+            sock.tcp_keepalive_intvl = 10
+            sock.tcp_keepalive_cnt = 3
             if curve is not None:
                 curve.apply(sock, curve_domain)
             sock.bind(endpoint)

@@ -10,7 +10,7 @@ Hello every second until the host's Hello comes, and sends nothing reliable
 before it; it answers every host Hello with Hello, a heartbeat and its window
 (§8). The gate starts locked and follows the host's Gate; each gate and
 set_time is answered with a status (§10). A heartbeat goes out when nothing
-else was sent for a while (§7).
+else was sent for half a second, and at least once a second in any case (§7).
 
 Time comes in as an argument (seconds, monotonic): no I/O, no clock.
 """
@@ -26,6 +26,9 @@ from firmware_protocol import session
 RESEND_AFTER = session.RESEND_MS / 1000
 HELLO_EVERY = session.HELLO_REPEAT_MS / 1000
 HEARTBEAT_AFTER = 0.5  # SPEC.md §7 asks for a frame at least every second; half that leaves a margin
+# A heartbeat at least this often even while busy repeating: a host that lost the
+# one after the Hello exchange learns `last` from the next (SPEC.md §6.3).
+HEARTBEAT_EVERY = 1.0
 LINK_LOSS = session.LINK_LOSS_MS / 1000
 LOST_RESEND_EVERY = 1.0  # while the host is silent, the window is repeated at most once a second
 WINDOW = session.WINDOW
@@ -74,6 +77,7 @@ class Firmware:
         self.host_hello: m.Hello | None = None  # received on the current attachment
         self.last_hello_sent: float | None = None
         self.last_tx = start
+        self.last_heartbeat = start
         self.last_rx: float | None = None  # last valid frame from the host
         self.window_sent_at: float | None = None
         self.released_at: float | None = None
@@ -113,6 +117,7 @@ class Firmware:
         )
 
     def heartbeat(self, now: float) -> m.Message:
+        self.last_heartbeat = now
         return self._unreliable(m.Heartbeat(uptime_ms=self.uptime_ms(now), unacked=self.unacked), now)
 
     def status(self, now: float) -> m.Message:
@@ -170,7 +175,7 @@ class Firmware:
                 out.append(self.hello(now))
         elif self.queue and now >= self._resend_deadline(now):
             out += self._window(now)
-        if not out and now - self.last_tx >= HEARTBEAT_AFTER:
+        if (not out and now - self.last_tx >= HEARTBEAT_AFTER) or now - self.last_heartbeat >= HEARTBEAT_EVERY:
             out.append(self.heartbeat(now))
         return out
 
@@ -184,7 +189,7 @@ class Firmware:
 
     def next_deadline(self, now: float) -> float:
         """When `due` will next have something to send."""
-        deadline = self.last_tx + HEARTBEAT_AFTER
+        deadline = min(self.last_tx + HEARTBEAT_AFTER, self.last_heartbeat + HEARTBEAT_EVERY)
         if self.host_hello is None:
             hello_at = now if self.last_hello_sent is None else self.last_hello_sent + HELLO_EVERY
             deadline = min(deadline, hello_at)

@@ -23,7 +23,7 @@ import select
 import threading
 import time
 from pathlib import Path
-from typing import IO
+from typing import IO, Self
 
 from shoed.rules.ruleset import Ruleset, load_ruleset, with_decks
 from shoed.simulate.dealer import CARD, CUT_CARD, UNREADABLE, DealSetup, ShoeEvent, deal
@@ -123,7 +123,8 @@ class VirtualShoe:
         opened = self._link.open()
         self.address = self._link.address or opened
         if isinstance(self._truth_target, (str, Path)):
-            self._truth_io = open(self._truth_target, "w", encoding="utf-8")
+            # Open for the shoe's whole run; stop() closes it.
+            self._truth_io = open(self._truth_target, "w", encoding="utf-8")  # noqa: SIM115
             self._own_truth_io = True
         elif self._truth_target is not None:
             self._truth_io = self._truth_target
@@ -170,7 +171,7 @@ class VirtualShoe:
             self._truth_io.close()
         self._truth_io = None
 
-    def __enter__(self) -> VirtualShoe:
+    def __enter__(self) -> Self:
         self.start()
         return self
 
@@ -181,7 +182,7 @@ class VirtualShoe:
     def _main(self) -> None:
         try:
             _Loop(self).run()
-        except BaseException as exc:  # reported through wait_done() and .error
+        except Exception as exc:  # noqa: BLE001 - any failure of the thread is reported by wait_done() and .error
             self.error = exc
 
     def _record(self, event: ShoeEvent) -> None:
@@ -223,10 +224,10 @@ class _Loop:
         self.fw = None
         if self.native:
             from firmware_protocol import Decoder, encode
-
             from shoed.simulate.firmware import Firmware
 
             self.encode = encode
+            self.new_decoder = Decoder
             self.decoder = Decoder()
             self.fw = Firmware(shoe.serial, shoe.boot, start=self.now, gate=shoe.gate)
             shoe.firmware = self.fw
@@ -247,6 +248,7 @@ class _Loop:
             if self.native and self.ready():
                 self.write_all(self.fw.due(self.now))
             self.link.flush()
+            shoe.link_stats.dropped_bytes = self.link.dropped
             self.check_done()
 
     # ----- plugging ------------------------------------------------------------
@@ -281,6 +283,7 @@ class _Loop:
             if self.native:
                 # Like a USB shoe that sees DTR rise: a new Hello exchange (SPEC.md §2, §8).
                 self.greeting = self.fw.attached(self.now)
+                self.decoder = self.new_decoder()
         if self.greeting is not None and self.ready():
             if self.fw.host_hello is None:  # the host may have spoken first
                 self.write_all(self.greeting)
@@ -341,9 +344,7 @@ class _Loop:
             self.shoe._record_wire(entry)
         before = self.link.dropped
         self.link.send(data)
-        dropped = self.link.dropped - before
-        if dropped:
-            self.shoe.link_stats.dropped_bytes += dropped
+        if self.link.dropped > before:
             entry = {"kind": "wire", "message": name, "faults": ["dropped"]}
             if n is not None:
                 entry["n"] = n
@@ -375,7 +376,7 @@ class _Loop:
                 return
             self.shoe._record(event)
             if self.native:
-                msg, now_out = self.fw.queue_message(native_message(event), self.now)
+                _, now_out = self.fw.queue_message(native_message(event), self.now)
                 if self.ready():
                     for out in now_out:
                         self.write_frame(self.encode(out), out.NAME, out.seq, event.n)

@@ -131,8 +131,8 @@ def test_filler_alone_is_consumed():
 def test_decode_capture_gives_offsets_and_rejected_stretches():
     data = b" [Game]<Card:4S> ## [Game]<Card:4X> <W0x01> "
     lines = decode_capture(data)
-    assert [(d["offset"], d["length"], d["kind"]) for d in lines] == [
-        (1, 15, "card"), (17, 2, "garbled"), (20, 15, "garbled"), (36, 7, "warning"),
+    assert [(d["offset"], d["length"], d["type"]) for d in lines] == [
+        (1, 15, "card"), (17, 2, "rejected"), (20, 15, "rejected"), (36, 7, "warning"),
     ]
     assert lines[1]["rejected"] and lines[2]["rejected"] and "card" in lines[2]["reason"]
     assert lines[0]["card"] == "4S" and lines[0]["mode"] == "Game"

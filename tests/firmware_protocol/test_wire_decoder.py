@@ -14,13 +14,13 @@ from firmware_protocol import (
     Heartbeat,
     Hello,
     Rejected,
+    codec,
     decode,
     encode,
     from_json,
     messages,
     to_json,
 )
-from firmware_protocol import codec
 
 CARD = CardRead(seq=5, rank=10, suit=1, confidence=250)
 FRAME = encode(CARD)
@@ -155,3 +155,12 @@ BAD_JSON = [
 def test_from_json_refuses_with_a_clear_error(case, data, words):
     with pytest.raises(ValueError, match=words):
         from_json(data)
+
+
+def test_noise_crafted_to_look_like_frame_starts_still_lets_the_frame_through():
+    """SPEC.md §4: the garbage search is bounded, and tries the frame at the end first."""
+    crafted = bytes.fromhex("04011005") * 120
+    used, item = decode(crafted + b"\x00")
+    assert isinstance(item, Rejected) and used == len(crafted) + 1
+    items = Decoder().feed(crafted + FRAME)
+    assert [(o, i) for o, i in items if not isinstance(i, Rejected)] == [(len(crafted), CARD)]

@@ -11,7 +11,8 @@ import zlib
 
 import pytest
 
-from firmware_protocol import EncodeError, codec, decode, encode, messages as m
+from firmware_protocol import EncodeError, codec, decode, encode
+from firmware_protocol import messages as m
 
 
 def content(type_id: int, seq: int, payload: str) -> bytes:

@@ -23,8 +23,8 @@ SPEC = (Path(firmware_protocol.__file__).parent / "SPEC.md").read_text(encoding=
 
 def _examples() -> list[tuple[str, dict, bytes, bytes]]:
     found = []
-    for block in re.findall(r"```text\n(.*?)```", SPEC, re.S):
-        fields = dict(re.findall(r"^(message|content|frame) +(.+)$", block, re.M))
+    for block in re.findall(r"```text\n(.*?)```", SPEC, re.DOTALL):
+        fields = dict(re.findall(r"^(message|content|frame) +(.+)$", block, re.MULTILINE))
         if fields:
             found.append((fields["message"][:60], json.loads(fields["message"]),
                           bytes.fromhex(fields["content"]), bytes.fromhex(fields["frame"])))
@@ -49,7 +49,7 @@ def test_worked_example(title, message, content, frame):
 
 def test_worked_example_garbage_then_card():
     """SPEC.md §12.10: four bytes of noise, then the card of §12.1 at offset 4."""
-    stream = bytes.fromhex(re.search(r"^stream +(.+)$", SPEC, re.M).group(1))
+    stream = bytes.fromhex(re.search(r"^stream +(.+)$", SPEC, re.MULTILINE).group(1))
     items = Decoder().feed(stream)
     assert [(o, type(i).__name__) for o, i in items] == [(0, "Rejected"), (4, "CardRead")]
     assert items[0][1].kind == codec.GARBAGE and items[0][1].length == 4
@@ -152,7 +152,7 @@ def spec_c(tmp_path_factory):
     compiler = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
     if compiler is None:
         pytest.skip("no C compiler on this machine: the C appendix of SPEC.md cannot be compiled here")
-    blocks = re.findall(r"```c\n(.*?)```", SPEC, re.S)
+    blocks = re.findall(r"```c\n(.*?)```", SPEC, re.DOTALL)
     assert len(blocks) == 1
     folder = tmp_path_factory.mktemp("spec_c")
     source = folder / "spec.c"

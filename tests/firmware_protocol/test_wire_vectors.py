@@ -12,8 +12,18 @@ import random
 
 import pytest
 
-from firmware_protocol import Decoder, Message, Rejected, decode, encode, from_json, messages, to_json
-from firmware_protocol import codec, make_vectors
+from firmware_protocol import (
+    Decoder,
+    Message,
+    Rejected,
+    codec,
+    decode,
+    encode,
+    from_json,
+    make_vectors,
+    messages,
+    to_json,
+)
 
 
 def _load(name: str) -> list[dict]:

@@ -25,12 +25,14 @@ class Daemon:
 
     def __call__(self, command: Command):
         self.seen.append(command)
-        if command.name == "confirm" and command.args.get("coup") == 99:
-            raise CommandRejected("no coup 99 on the table")
-        if command.name == "close_shoe" and command.args.get("reason") == "boom":
+        if command.name == "burn_card" and command.args.get("misdeal") == 99:
+            raise CommandRejected("no open misdeal 99")
+        if command.name == "return_card" and command.args.get("misdeal") == 98:
+            return {"ok": False, "error": "misdeal 98 is not a card out of sequence"}
+        if command.name == "void" and command.args.get("reason") == "boom":
             raise RuntimeError("bug in the daemon")
         if command.name == "status":
-            return {"coup": 12, "shoe": "open"}
+            return {"status": {"coup": 12, "shoe": "open"}}
         return None
 
 
@@ -38,7 +40,7 @@ class Daemon:
 def endpoint(ctx, keys):
     daemon = Daemon()
     with keys.server(ctx) as curve:
-        server = CommandServer(ctx, ANY_PORT, curve, daemon)
+        server = CommandServer(ctx, ANY_PORT, daemon, curve)
         with Serving(server):
             yield server, daemon
         server.close()
@@ -51,17 +53,17 @@ def send(server, keys, cmd, args=None, client="dealer-console", timeout=2.0, **k
 def test_allowed_client_gets_a_reply_and_the_daemon_gets_its_key(endpoint, keys):
     server, daemon = endpoint
     reply = send(server, keys, "status", request_id="s1")
-    assert reply == {"ok": True, "id": "s1", "cmd": "status", "result": {"coup": 12, "shoe": "open"}}
-    reply = send(server, keys, "void", {"reason": "card exposed", "coup": 12}, client="pit-boss")
-    assert reply["ok"] and reply["result"] == {}
+    assert reply == {"ok": True, "id": "s1", "cmd": "status", "status": {"coup": 12, "shoe": "open"}}
+    reply = send(server, keys, "void", {"reason": "card exposed"}, client="pit-boss")
+    assert reply == {"ok": True, "cmd": "void"}
     status, void = daemon.seen
     assert status.client_key == keys.client_keys["dealer-console"]
     assert status.client_name == "dealer-console"
     assert void.client_key == keys.client_keys["pit-boss"] and void.client_name == "pit-boss"
-    assert void.args == {"reason": "card exposed", "coup": 12}
+    assert void.args == {"reason": "card exposed"}
     assert void.peer_address == "127.0.0.1"
     assert void.to_json() == {
-        "cmd": "void", "args": {"reason": "card exposed", "coup": 12},
+        "cmd": "void", "args": {"reason": "card exposed"},
         "client_key": keys.client_keys["pit-boss"], "client_name": "pit-boss", "peer_address": "127.0.0.1",
     }
 
@@ -86,25 +88,40 @@ def test_plain_client_without_curve_gets_no_reply(ctx, endpoint):
     assert daemon.seen == []
 
 
-def test_command_endpoint_needs_curve(ctx):
+def test_command_endpoint_needs_curve_unless_told_it_is_a_lab(ctx, keys):
     with pytest.raises(TypeError, match="ServerCurve"):
-        CommandServer(ctx, ANY_PORT, None, lambda c: None)
+        CommandServer(ctx, ANY_PORT, lambda c: None)
+    with pytest.raises(TypeError, match="ServerCurve"):
+        CommandServer(ctx, ANY_PORT, lambda c: None, keys.client("pit-boss"))
+    seen = []
+    with CommandServer(ctx, ANY_PORT, seen.append, insecure=True) as server, Serving(server):
+        sock = ctx.socket(zmq.DEALER)
+        sock.linger = 0
+        sock.connect(server.endpoint)
+        sock.send(b'{"cmd": "status"}')
+        assert sock.poll(2000)
+        assert cm.wire.decode(sock.recv()) == {"ok": True, "cmd": "status"}
+        sock.close(0)
+    assert seen[0].client_key is None and seen[0].to_json() == {"cmd": "status", "args": {}, "peer_address": "127.0.0.1"}
 
 
 # Every command the daemon handles, with arguments of the right shape.
 GOOD = [
     ("open_shoe", {}),
-    ("open_shoe", {"ruleset": "macau-statutory", "shoe": "BT-0042"}),
+    ("open_shoe", {"decks": 8}),
     ("close_shoe", {}),
-    ("confirm", {"coup": 12}),
+    ("confirm", {}),
+    ("void", {}),
     ("void", {"reason": "dealt from the wrong side"}),
     ("burn_card", {}),
-    ("burn_card", {"card": "KS"}),
-    ("return_card", {"card": "10H", "coup": 3}),
+    ("burn_card", {"misdeal": 3}),
+    ("return_card", {"misdeal": 0}),
     ("decide", {"side": "player", "draw": True}),
-    ("decide", {"side": "banker", "draw": False, "coup": 4}),
+    ("decide", {"side": "banker", "draw": False}),
     ("enter_card", {"card": "9H"}),
+    ("enter_card", {"card": "10H", "misdeal": 4}),
     ("status", {}),
+    ("unlock", {}),
 ]
 
 
@@ -125,15 +142,18 @@ BAD = [
     (b'{"cmd": "status", "extra": 1}', "unknown field `extra`"),
     (b'{"cmd": "status", "id": [1]}', "at `$.id`"),
     (b'{"cmd": "shuffle"}', "unknown command 'shuffle'"),
-    (b'{"cmd": "void", "args": {}}', "bad arguments for void: Object missing required field `reason`"),
+    (b'{"cmd": "enter_card", "args": {}}', "bad arguments for enter_card: Object missing required field `card`"),
     (b'{"cmd": "void", "args": {"reason": ""}}', "length >= 1"),
+    (b'{"cmd": "open_shoe", "args": {"decks": 0}}', ">= 1 - at `$.decks`"),
+    (b'{"cmd": "open_shoe", "args": {"decks": "8"}}', "Expected `int | null`, got `str`"),
     (b'{"cmd": "decide", "args": {"side": "tie", "draw": true}}', "Invalid enum value 'tie'"),
     (b'{"cmd": "decide", "args": {"side": "player", "draw": 1}}', "Expected `bool`, got `int`"),
     (b'{"cmd": "decide", "args": {"side": "player"}}', "missing required field `draw`"),
     (b'{"cmd": "enter_card", "args": {"card": 9}}', "Expected `str`, got `int` - at `$.card`"),
     (b'{"cmd": "enter_card", "args": {"card": "nine of hearts"}}', "length <= 3"),
-    (b'{"cmd": "confirm", "args": {"coup": -1}}', ">= 0"),
-    (b'{"cmd": "confirm", "args": {"coup": 1.5}}', "got `float` - at `$.coup`"),
+    (b'{"cmd": "burn_card", "args": {"misdeal": -1}}', ">= 0"),
+    (b'{"cmd": "burn_card", "args": {"misdeal": 1.5}}', "got `float` - at `$.misdeal`"),
+    (b'{"cmd": "confirm", "args": {"coup": 12}}', "unknown field `coup`"),
     (b'{"cmd": "status", "args": {"verbose": true}}', "unknown field `verbose`"),
 ]
 
@@ -187,17 +207,19 @@ def test_huge_request_is_cut_off_by_zeromq_and_the_endpoint_keeps_serving(endpoi
 
 def test_daemon_refusal_and_daemon_bug_are_error_replies(endpoint, keys):
     server, _daemon = endpoint
-    reply = send(server, keys, "confirm", {"coup": 99}, request_id=1)
-    assert reply == {"ok": False, "id": 1, "error": "no coup 99 on the table"}
-    reply = send(server, keys, "close_shoe", {"reason": "boom"})
-    assert reply == {"ok": False, "error": "internal error handling close_shoe: RuntimeError"}
+    reply = send(server, keys, "burn_card", {"misdeal": 99}, request_id=1)
+    assert reply == {"ok": False, "id": 1, "error": "no open misdeal 99"}
+    reply = send(server, keys, "return_card", {"misdeal": 98}, request_id=2)
+    assert reply == {"ok": False, "id": 2, "cmd": "return_card", "error": "misdeal 98 is not a card out of sequence"}
+    reply = send(server, keys, "void", {"reason": "boom"})
+    assert reply == {"ok": False, "error": "internal error handling void: RuntimeError"}
     assert send(server, keys, "status")["ok"]
-    assert server.stats["handler_errors"] == 1 and server.stats["rejected"] == 1
+    assert server.stats["handler_errors"] == 1 and server.stats["rejected"] == 2
 
 
 def test_result_that_is_not_json_is_an_error_reply(ctx, keys):
     with keys.server(ctx) as curve:
-        server = CommandServer(ctx, ANY_PORT, curve, lambda c: {"when": object()})
+        server = CommandServer(ctx, ANY_PORT, lambda c: {"when": object()}, curve)
         with Serving(server):
             reply = send(server, keys, "status", request_id=2)
         server.close()
@@ -208,8 +230,8 @@ def test_many_clients_each_get_their_own_reply(endpoint, keys):
     server, daemon = endpoint
     for i in range(20):
         who = ("dealer-console", "pit-boss")[i % 2]
-        reply = send(server, keys, "confirm", {"coup": i}, client=who, request_id=i)
-        assert reply == {"ok": True, "id": i, "cmd": "confirm", "result": {}}
-    assert [(c.args["coup"], c.client_name) for c in daemon.seen] == [
+        reply = send(server, keys, "burn_card", {"misdeal": i}, client=who, request_id=i)
+        assert reply == {"ok": True, "id": i, "cmd": "burn_card"}
+    assert [(c.args["misdeal"], c.client_name) for c in daemon.seen] == [
         (i, ("dealer-console", "pit-boss")[i % 2]) for i in range(20)
     ]

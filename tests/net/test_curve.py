@@ -17,6 +17,7 @@ import zmq
 from shoed.net.curve import (
     ClientCurve,
     CurveError,
+    ServerCurve,
     create_key_pair,
     load_allow_list,
     load_key_pair,
@@ -218,3 +219,33 @@ def test_reload_with_a_bad_file_keeps_the_old_list(ctx, keys, tmp_path):
         with pytest.raises(CurveError):
             curve.reload()
         assert _handshake(ctx, curve.apply, keys.client("dealer-console"))
+
+
+def test_authenticator_starts_with_the_first_socket_when_no_context_is_given(ctx, keys):
+    curve = ServerCurve(None, keys.server_secret_file, keys.allow_dir)
+    try:
+        assert not curve.running()
+        assert _handshake(ctx, curve.apply, keys.client("dealer-console"))
+        assert curve.running() and curve.context is ctx
+        assert not _handshake(ctx, curve.apply, keys.client("stranger"))
+    finally:
+        curve.close()
+
+
+def test_one_authenticator_per_context(ctx, keys):
+    with keys.server(ctx), pytest.raises(CurveError, match="already runs"):
+        keys.server(ctx)
+
+
+def test_from_key_dir_reads_the_daemons_layout(ctx, keys, tmp_path):
+    with pytest.raises(CurveError, match="shoed keys new server"):
+        ServerCurve.from_key_dir(tmp_path, ctx)
+    create_key_pair(tmp_path, "server")
+    with pytest.raises(CurveError, match="allow-list directory"):
+        ServerCurve.from_key_dir(tmp_path, ctx)
+    shutil.copytree(keys.allow_dir, tmp_path / "clients")
+    with ServerCurve.from_key_dir(tmp_path) as curve:
+        server_side = ClientCurve(keys.client("pit-boss").public_key, keys.client("pit-boss").secret_key,
+                                  load_public_key(tmp_path / "server.key"))
+        assert curve.public_key == server_side.server_key
+        assert _handshake(ctx, curve.apply, server_side)

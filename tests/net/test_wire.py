@@ -31,6 +31,23 @@ def test_topic_is_table_dot_first_word_of_kind(table, kind, topic):
     assert wire.topic_for(table, kind) == topic
 
 
+def test_every_kind_of_the_event_schema_has_a_known_topic_group():
+    import inspect
+
+    import msgspec
+
+    from shoed import events
+
+    kinds = {
+        cls.__struct_config__.tag
+        for _, cls in inspect.getmembers(events, inspect.isclass)
+        if issubclass(cls, msgspec.Struct) and isinstance(cls.__struct_config__.tag, str) and cls is not events.Base
+    }
+    assert len(kinds) > 10
+    for kind in kinds:
+        assert wire.group_of(kind) in wire.GROUPS, kind
+
+
 @pytest.mark.parametrize("kind", ["", "Card", "card..dealt", ".card", "card.", "card dealt", None, 7, "9card"])
 def test_malformed_kinds_are_refused(kind):
     with pytest.raises(wire.WireError):

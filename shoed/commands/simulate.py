@@ -1,0 +1,191 @@
+"""`shoed simulate`: a virtual card-reading shoe on a pseudo-terminal or TCP port.
+
+Prints the path (or socket:// URL) to open on its first line of stdout, then
+deals until every shoe is done (native: and acknowledged by the host) or until
+Ctrl-C / SIGTERM. The ground truth of everything dealt can be written as JSON
+lines with --truth.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def _rate(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"a rate lies between 0 and 1, not {text}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"a number of seconds is 0 or more, not {text}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, not {text}")
+    return value
+
+
+def _card_numbers(text: str) -> tuple[int, ...]:
+    out = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        try:
+            value = int(part)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{part!r} is not a card number (write e.g. 12,40,77)") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"cards are counted from 1, not {value}")
+        out.append(value)
+    if not out:
+        raise argparse.ArgumentTypeError("give at least one card number, e.g. 12,40,77")
+    return tuple(sorted(set(out)))
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "simulate",
+        help="a virtual shoe: deals real shoes by a ruleset on a pty or TCP port",
+        description=(
+            "Run a virtual card-reading shoe. It shuffles, burns and deals coups by the "
+            "ruleset's tableau and speaks the native protocol or the Bee-Tek format on a "
+            "pseudo-terminal (or TCP port). The first line of output is the path to open."
+        ),
+    )
+    p.add_argument("--ruleset", default="punto-banco", help="built-in ruleset name or .toml path (default punto-banco)")
+    p.add_argument("--decks", type=_positive_int, help="decks in the shoe (default: the ruleset's)")
+    p.add_argument("--cut", type=int, metavar="CARDS", help="cut card this many cards from the end (default: the ruleset's)")
+    p.add_argument("--protocol", choices=("native", "beetek"), default="native", help="what the shoe speaks")
+    p.add_argument("--listen", metavar="socket://HOST:PORT", help="serve one TCP client instead of a pty")
+    p.add_argument("--link", metavar="PATH", help="keep a symlink PATH pointing at the current pty (survives replugs)")
+    p.add_argument("--pace", type=_seconds, default=1.5, help="seconds between cards (default 1.5; 0 = as fast as the link allows)")
+    p.add_argument("--shoes", type=_positive_int, default=1, help="shoes to deal, one after the other (default 1)")
+    p.add_argument("--seed", type=int, help="seed of the shuffle, the players' choices and the faults (default: random)")
+    p.add_argument("--serial", help="serial number the shoe reports in its Hello")
+    p.add_argument(
+        "--gate",
+        choices=("locked", "open", "none"),
+        default="locked",
+        help="native: the card gate at power-on (SPEC.md §10: locked until the host unlocks it), "
+        "open, or none (a shoe without a gate)",
+    )
+    p.add_argument("--truth", metavar="FILE", help="write the ground truth as JSON lines to FILE")
+    f = p.add_argument_group("link faults")
+    f.add_argument("--garbage", type=_rate, default=0.0, metavar="RATE", help="per frame: random bytes before it")
+    f.add_argument("--ber", type=_rate, default=0.0, metavar="RATE", help="bit error rate: per bit, flipped")
+    f.add_argument("--lose", type=_rate, default=0.0, metavar="RATE", help="per frame: not sent")
+    f.add_argument("--repeat", type=_rate, default=0.0, metavar="RATE", help="per frame: sent twice")
+    dis = f.add_mutually_exclusive_group()
+    dis.add_argument("--disconnect-every", type=_seconds, metavar="SECONDS", help="unplug the link this often")
+    dis.add_argument("--disconnect-at", type=_card_numbers, metavar="CARD,...", help="unplug after these cards (counted from 1)")
+    f.add_argument("--reconnect-after", type=_seconds, default=0.5, metavar="SECONDS", help="how long the link stays unplugged (default 0.5)")
+    d = p.add_argument_group("dealing faults")
+    d.add_argument("--unreadable", type=_rate, default=0.0, metavar="RATE", help="per card: the reader cannot identify it")
+    d.add_argument("--extra-card", type=_rate, default=0.0, metavar="RATE", help="per coup: one card too many after it is complete")
+    d.add_argument("--missing-card", type=_rate, default=0.0, metavar="RATE", help="per coup: confirm pressed while the last card is due")
+    d.add_argument("--foreign-card", type=_rate, default=0.0, metavar="RATE", help="per game card: a card from another deck slips in")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    import signal
+    import sys
+    import threading
+
+    from shoed.cli import CommandError
+    from shoed.rules.ruleset import RulesetError
+    from shoed.simulate import DealError, FaultPlan, FaultPlanError, SimulatorError, VirtualShoe
+    from shoed.simulate.link import LinkError
+
+    if args.disconnect_every is not None and args.disconnect_every <= 0:
+        raise CommandError("--disconnect-every is a number of seconds above 0")
+    try:
+        plan = FaultPlan(
+            garbage=args.garbage,
+            ber=args.ber,
+            lose=args.lose,
+            repeat=args.repeat,
+            disconnect_every=args.disconnect_every,
+            disconnect_at=args.disconnect_at or (),
+            reconnect_after=args.reconnect_after,
+            unreadable=args.unreadable,
+            extra_card=args.extra_card,
+            missing_card=args.missing_card,
+            foreign_card=args.foreign_card,
+        )
+        shoe = VirtualShoe(
+            ruleset=args.ruleset,
+            protocol=args.protocol,
+            seed=args.seed,
+            pace=args.pace,
+            faults=plan,
+            shoes=args.shoes,
+            link=args.link,
+            listen=args.listen,
+            decks=args.decks,
+            cut_from_end=args.cut,
+            serial=args.serial,
+            truth_file=args.truth,
+            gate=args.gate,
+        )
+        address = shoe.start()
+    except (RulesetError, FaultPlanError, DealError, SimulatorError, LinkError) as exc:
+        raise CommandError(str(exc)) from None
+    except OSError as exc:
+        raise CommandError(f"cannot start the virtual shoe: {exc}") from None
+
+    print(address, flush=True)
+    print(
+        f"shoed simulate: {shoe.setup.ruleset.name}, {shoe.setup.deck_count} decks, {args.shoes} shoe(s), "
+        f"{args.protocol}, seed {shoe.seed}, boot {shoe.boot:08x}",
+        file=sys.stderr,
+        flush=True,
+    )
+
+    stopping = threading.Event()
+
+    def on_signal(signum, frame):
+        stopping.set()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        while not stopping.is_set():
+            if shoe.wait_done(0.2):
+                if args.protocol == "beetek":
+                    stopping.wait(0.5)  # no acknowledgements: give the reader time to drain the line
+                break
+    except SimulatorError as exc:
+        raise CommandError(str(exc)) from None
+    finally:
+        shoe.stop()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    truth = shoe.truth
+    cards = sum(1 for e in truth if e.is_card)
+    status = "done" if shoe.done else "stopped"
+    stats = shoe.link_stats
+    print(
+        f"shoed simulate: {status} after {len(truth)} events ({cards} cards); link: {stats.frames} frames, "
+        f"{stats.lost} lost, {stats.repeated} repeated, {stats.corrupted_frames} corrupted, "
+        f"{stats.garbage_bytes} garbage bytes, {stats.disconnects} unplugs",
+        file=sys.stderr,
+        flush=True,
+    )
+    return 0

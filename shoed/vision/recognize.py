@@ -1,0 +1,178 @@
+"""Identifying the card in a photograph: a card, or no card and the reason.
+
+`identify(image)` finds the card (shoed.vision.locate), flattens it, reads the
+rank-over-suit index in each corner (shoed.vision.index) with the classifier
+(shoed.vision.model), and weighs the evidence:
+
+- rank: the classifier's probability for the best rank of the rank mark;
+- suit: the classifier's suit shapes, constrained by the print's colour
+  (hearts and diamonds red, clubs and spades black) and discounted by how much
+  the suit mark looks like anything other than a suit;
+- corners: a card shows the same index in opposite corners; if two corners are
+  read as different cards with any conviction, the card is unreadable.
+
+Below the confidence threshold the answer is no card (with a reason): a guess
+is never presented as a card. Pure functions of the image: no clock, no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from shoed.vision import index as X
+from shoed.vision import locate as L
+from shoed.vision.model import NONE, RANK_CLASSES, SUIT_CLASSES, IndexModel, default_model
+
+DEFAULT_THRESHOLD = 0.9
+RED_SUITS = "DH"
+
+
+@dataclass(frozen=True)
+class CornerRead:
+    """The best reading of one corner of the flattened card."""
+
+    corner: str
+    card: str
+    confidence: float
+    rank_p: float
+    suit_p: float
+    red_p: float
+
+
+@dataclass(frozen=True)
+class Identification:
+    """What the camera saw. `card` is in the project's notation ("TD", "AS") or
+    None, and then `reason` says why; `confidence` is 0..1 (for None, the
+    confidence of the best reading that was not good enough, or 0)."""
+
+    card: str | None
+    confidence: float
+    reason: str | None = None
+    corners: list[list[float]] | None = None  # card outline in image pixels: TL, TR, BR, BL of the portrait card
+    index: str | None = None  # which corner's index gave the answer
+    reads: tuple[CornerRead, ...] = field(default=(), repr=False)
+
+    def to_json(self) -> dict:
+        out = {"card": self.card, "confidence": round(float(self.confidence), 4)}
+        if self.reason is not None:
+            out["reason"] = self.reason
+        if self.corners is not None:
+            out["corners"] = self.corners
+        if self.index is not None:
+            out["index"] = self.index
+        return out
+
+
+def _label(rank: str, suit: str) -> str:
+    return ("T" if rank == "10" else rank) + suit
+
+
+def red_probability(redness: float) -> float:
+    """How sure the print is red, from its paper-normalised redness (black print
+    measures about 0, red print 0.4 to 0.7)."""
+    return 1.0 / (1.0 + math.exp(-(redness - 0.2) / 0.04))
+
+
+class Recognizer:
+    """Reads cards with a given model and confidence threshold."""
+
+    def __init__(self, model: IndexModel | None = None, threshold: float = DEFAULT_THRESHOLD):
+        self.model = model or default_model()
+        self.threshold = threshold
+
+    def identify(self, image: np.ndarray) -> Identification:
+        image = _as_bgr(image)
+        quads = L.find_quads(image)
+        if not quads:
+            return Identification(None, 0.0, "no card found")
+        best: Identification | None = None
+        for quad in quads:
+            tries = [quad, quad.turned()] if quad.ambiguous else [quad]
+            for q in tries:
+                result = self.read_card(L.warp_card(image, q))
+                result = Identification(result.card, result.confidence, result.reason, q.as_list(), result.index,
+                                        result.reads)
+                if best is None or _rank(result) > _rank(best):
+                    best = result
+            if best is not None and best.card is not None:
+                break
+        return best
+
+    def read_card(self, card: np.ndarray) -> Identification:
+        """Identify a flattened canonical card (locate.CANON_W x CANON_H, BGR)."""
+        views = X.read_views(card)
+        vectors = X.collect_vectors(views)
+        probs = self.model.predict(vectors)
+        reads = []
+        for view in views:
+            best = None
+            for p in view.pairings:
+                read = self._read_pair(view.name, p, probs)
+                if best is None or read.confidence > best.confidence:
+                    best = read
+            if best is not None:
+                reads.append(best)
+        return self._decide(reads)
+
+    def _read_pair(self, corner: str, p: X.Pairing, probs: np.ndarray) -> CornerRead:
+        rp = probs[p.rank_key]
+        sp = probs[p.suit_key]
+        r = int(np.argmax(rp[:13]))
+        red = red_probability(p.redness)
+        weights = np.array([sp[13 + i] * (red if s in RED_SUITS else 1.0 - red) for i, s in enumerate(SUIT_CLASSES)])
+        other = float(sp[:13].sum() + sp[NONE])  # the suit mark looks like a rank or like nothing
+        s = int(np.argmax(weights))
+        suit_p = float(weights[s] / (weights.sum() + other + 1e-9))
+        rank_p = float(rp[r])
+        return CornerRead(corner, _label(RANK_CLASSES[r], SUIT_CLASSES[s]), rank_p * suit_p, rank_p, suit_p, red)
+
+    def _decide(self, reads: list[CornerRead]) -> Identification:
+        if not reads:
+            return Identification(None, 0.0, "no corner index found")
+        reads.sort(key=lambda r: -r.confidence)
+        top = reads[0]
+        confidence = top.confidence
+        for other in reads[1:]:
+            if other.card != top.card:
+                if other.confidence >= 0.5:
+                    return Identification(None, 0.0, f"corner indices disagree ({top.card} or {other.card})",
+                                          reads=tuple(reads))
+                confidence *= 1.0 - other.confidence
+        if confidence < self.threshold:
+            why = "colour unclear" if 0.2 < top.red_p < 0.8 else "low confidence"
+            return Identification(None, round(confidence, 4), why, reads=tuple(reads))
+        return Identification(top.card, round(confidence, 4), None, index=top.corner, reads=tuple(reads))
+
+
+def _rank(result: Identification) -> tuple:
+    return (result.card is not None, result.confidence)
+
+
+def _as_bgr(image: np.ndarray) -> np.ndarray:
+    if not isinstance(image, np.ndarray) or image.ndim not in (2, 3) or image.size == 0:
+        raise ValueError("an image is a non-empty numpy array (height x width x 3, BGR)")
+    if image.dtype != np.uint8:
+        raise ValueError(f"an image has 8-bit pixels, not {image.dtype}")
+    if image.ndim == 2:
+        return np.repeat(image[..., None], 3, axis=2)
+    if image.shape[2] == 4:
+        return np.ascontiguousarray(image[..., :3])
+    if image.shape[2] != 3:
+        raise ValueError(f"an image has 3 colour channels, not {image.shape[2]}")
+    return image
+
+
+_default: Recognizer | None = None
+
+
+def identify(image: np.ndarray, threshold: float = DEFAULT_THRESHOLD) -> Identification:
+    """Identify the one card in a BGR image (numpy uint8 array)."""
+    global _default
+    if _default is None:
+        _default = Recognizer()
+    if threshold == _default.threshold:
+        return _default.identify(image)
+    return Recognizer(_default.model, threshold).identify(image)
