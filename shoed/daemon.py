@@ -59,8 +59,8 @@ class VirtualShoeProcess:
                "--pace", str(pace), "--link", self.link]
         if seed is not None:
             cmd += ["--seed", str(seed)]
-        if shoes:
-            cmd += ["--shoes", str(shoes)]
+        # 0 means for ever: a shoe a dealer's day would never reach.
+        cmd += ["--shoes", str(shoes or 1_000_000)]
         if decks:
             cmd += ["--decks", str(decks)]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
@@ -208,8 +208,9 @@ class Daemon:
             self.publisher = Publisher(self.context, cfg.events, cfg.table, pub_curve, last_seq=self.controller.seq)
             self.snapshots = SnapshotServer(self.context, cfg.snapshot, cfg.table, self.snapshot,
                                             self.events_between, curve=pub_curve)
-            self.commands = CommandServer(self.context, cfg.commands, self.curve if cfg.curve_commands else None,
-                                          self.command, insecure=not cfg.curve_commands)
+            self.commands = CommandServer(self.context, cfg.commands, self.command,
+                                          curve=self.curve if cfg.curve_commands else None,
+                                          insecure=not cfg.curve_commands)
         except zmq.ZMQError as exc:
             raise DaemonError(f"cannot bind a ZeroMQ endpoint ({exc}); is another daemon using it? "
                               "Give other endpoints with --pub, --snapshot, --commands") from None
