@@ -98,6 +98,9 @@ class Daemon:
         self.context = None
         self.poller = None
         self.recent: collections.deque = collections.deque(maxlen=RECENT_EVENTS)
+        self.closed_drivers: dict = {}  # driver -> monotonic time of the next open attempt
+        self.open_tries: dict = {}
+        self.pending_inputs: list[dict] = []  # inputs the shell itself noticed (a shoe that would not open)
         self.gate_locked: bool | None = None
         self.last_watchdog = 0.0
         self.ready_at: float | None = None
@@ -238,17 +241,48 @@ class Daemon:
             (clients / "local-console.key").write_bytes(Path(public_file).read_bytes())
 
     def _open_sources(self) -> None:
-        from shoed.drivers import open_driver
+        from shoed.drivers import DriverError, driver_class
 
         cfg = self.config
         for source in cfg.sources:
             if source.driver == "virtual":
                 self.virtual = VirtualShoeProcess(cfg.ruleset, cfg.sim_pace, cfg.sim_seed, cfg.sim_shoes, cfg.decks)
                 log.info("virtual shoe started", pty=self.virtual.path, link=self.virtual.link, pace=cfg.sim_pace)
-                driver = open_driver("native", self.virtual.link)
+                name, url, options = "native", self.virtual.link, {}
             else:
-                driver = open_driver(source.driver, source.url, **source.options)
+                name, url, options = source.driver, source.url, source.options
+            try:
+                driver = driver_class(name)(url, **options)
+            except (DriverError, TypeError, ValueError) as exc:
+                raise DaemonError(f"source {name}:{url}: {exc}") from None
             self.drivers.append(driver)
+            self.closed_drivers[driver] = 0.0
+        self._open_pending()
+
+    def _open_pending(self) -> None:
+        """Open the sources that are not open yet. A shoe missing at start is not fatal:
+        the table is told the link is lost and the daemon keeps trying, with back-off."""
+        from shoed.drivers import DriverError
+
+        now = time.monotonic()
+        for driver, due in list(self.closed_drivers.items()):
+            if now < due:
+                continue
+            try:
+                driver.open()
+            except DriverError as exc:
+                tries = self.open_tries.get(driver, 0) + 1
+                self.open_tries[driver] = tries
+                self.closed_drivers[driver] = now + min(5.0, 0.2 * 2 ** tries)
+                if tries == 1:
+                    log.error("cannot open the shoe; retrying", source=driver.source, error=str(exc))
+                    self.pending_inputs.append({"kind": "link", "link": "lost", "source": driver.source,
+                                                "detail": {"error": str(exc)}})
+                continue
+            del self.closed_drivers[driver]
+            if self.open_tries.pop(driver, 0):
+                log.info("shoe opened", source=driver.source)
+            self.gate_locked = None  # tell the new link the gate's state
 
     # ----- the loop -------------------------------------------------------
     def run(self) -> int:
@@ -271,7 +305,13 @@ class Daemon:
         """One turn of the loop: the shoe, the sockets, the heartbeat, the watchdog."""
         from shoed.journal import JournalError
 
+        if self.closed_drivers:
+            self._open_pending()
+        while self.pending_inputs:
+            self.handle(self.pending_inputs.pop(0))
         for driver in self.drivers:
+            if driver in self.closed_drivers:
+                continue
             for reading in driver.poll(POLL_TIMEOUT if len(self.drivers) == 1 else POLL_TIMEOUT / len(self.drivers)):
                 try:
                     self.handle(input_from_reading(reading))
@@ -330,7 +370,8 @@ class Daemon:
         locked = not self.controller.card_due
         if locked != self.gate_locked:
             for driver in self.drivers:
-                driver.set_gate(locked)
+                if driver not in self.closed_drivers:
+                    driver.set_gate(locked)
             self.gate_locked = locked
 
     def _journal_failed(self, exc: Exception) -> None:

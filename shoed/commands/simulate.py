@@ -41,6 +41,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number of 0 or more, not {text}")
+    return value
+
+
 def _card_numbers(text: str) -> tuple[int, ...]:
     out = []
     for part in text.split(","):
@@ -71,13 +81,21 @@ def register(sub) -> None:
     )
     p.add_argument("--ruleset", default="punto-banco", help="built-in ruleset name or .toml path (default punto-banco)")
     p.add_argument("--decks", type=_positive_int, help="decks in the shoe (default: the ruleset's)")
-    p.add_argument("--cut", type=int, metavar="CARDS", help="cut card this many cards from the end (default: the ruleset's)")
+    p.add_argument(
+        "--cut", type=int, metavar="CARDS", help="cut card this many cards from the end (default: the ruleset's)"
+    )
     p.add_argument("--protocol", choices=("native", "beetek"), default="native", help="what the shoe speaks")
     p.add_argument("--listen", metavar="socket://HOST:PORT", help="serve one TCP client instead of a pty")
     p.add_argument("--link", metavar="PATH", help="keep a symlink PATH pointing at the current pty (survives replugs)")
-    p.add_argument("--pace", type=_seconds, default=1.5, help="seconds between cards (default 1.5; 0 = as fast as the link allows)")
-    p.add_argument("--shoes", type=_positive_int, default=1, help="shoes to deal, one after the other (default 1)")
-    p.add_argument("--seed", type=int, help="seed of the shuffle, the players' choices and the faults (default: random)")
+    p.add_argument(
+        "--pace", type=_seconds, default=1.5, help="seconds between cards (default 1.5; 0 = as fast as the link allows)"
+    )
+    p.add_argument(
+        "--shoes", type=_count, default=1, help="shoes to deal, one after the other (default 1; 0 = without end)"
+    )
+    p.add_argument(
+        "--seed", type=int, help="seed of the shuffle, the players' choices and the faults (default: random)"
+    )
     p.add_argument("--serial", help="serial number the shoe reports in its Hello")
     p.add_argument(
         "--gate",
@@ -94,13 +112,37 @@ def register(sub) -> None:
     f.add_argument("--repeat", type=_rate, default=0.0, metavar="RATE", help="per frame: sent twice")
     dis = f.add_mutually_exclusive_group()
     dis.add_argument("--disconnect-every", type=_seconds, metavar="SECONDS", help="unplug the link this often")
-    dis.add_argument("--disconnect-at", type=_card_numbers, metavar="CARD,...", help="unplug after these cards (counted from 1)")
-    f.add_argument("--reconnect-after", type=_seconds, default=0.5, metavar="SECONDS", help="how long the link stays unplugged (default 0.5)")
+    dis.add_argument(
+        "--disconnect-at", type=_card_numbers, metavar="CARD,...", help="unplug after these cards (counted from 1)"
+    )
+    f.add_argument(
+        "--reconnect-after",
+        type=_seconds,
+        default=0.5,
+        metavar="SECONDS",
+        help="how long the link stays unplugged (default 0.5)",
+    )
     d = p.add_argument_group("dealing faults")
-    d.add_argument("--unreadable", type=_rate, default=0.0, metavar="RATE", help="per card: the reader cannot identify it")
-    d.add_argument("--extra-card", type=_rate, default=0.0, metavar="RATE", help="per coup: one card too many after it is complete")
-    d.add_argument("--missing-card", type=_rate, default=0.0, metavar="RATE", help="per coup: confirm pressed while the last card is due")
-    d.add_argument("--foreign-card", type=_rate, default=0.0, metavar="RATE", help="per game card: a card from another deck slips in")
+    d.add_argument(
+        "--unreadable", type=_rate, default=0.0, metavar="RATE", help="per card: the reader cannot identify it"
+    )
+    d.add_argument(
+        "--extra-card", type=_rate, default=0.0, metavar="RATE", help="per coup: one card too many after it is complete"
+    )
+    d.add_argument(
+        "--missing-card",
+        type=_rate,
+        default=0.0,
+        metavar="RATE",
+        help="per coup: confirm pressed while the last card is due",
+    )
+    d.add_argument(
+        "--foreign-card",
+        type=_rate,
+        default=0.0,
+        metavar="RATE",
+        help="per game card: a card from another deck slips in",
+    )
     p.set_defaults(func=run)
 
 
@@ -153,7 +195,7 @@ def run(args) -> int:
 
     print(address, flush=True)
     print(
-        f"shoed simulate: {shoe.setup.ruleset.name}, {shoe.setup.deck_count} decks, {args.shoes} shoe(s), "
+        f"shoed simulate: {shoe.setup.ruleset.name}, {shoe.setup.deck_count} decks, {f'{args.shoes} shoe(s)' if args.shoes else 'shoes without end'}, "
         f"{args.protocol}, seed {shoe.seed}, boot {shoe.boot:08x}",
         file=sys.stderr,
         flush=True,

@@ -140,13 +140,13 @@ class SerialTransport(Transport):
         if self._fd is not None:
             return self._read_fd(timeout)
         try:
-            if port.timeout != timeout:
-                port.timeout = timeout
+            # URL ports (socket://, rfc2217://): wait for one byte, then take what is there without waiting
+            # (their in_waiting is not a byte count everywhere).
+            port.timeout = timeout
             data = port.read(1)
             if data:
-                waiting = port.in_waiting
-                if waiting:
-                    data += port.read(waiting)
+                port.timeout = 0
+                data += port.read(65536)
             return data
         except (serial.SerialException, OSError) as exc:
             raise LinkDown(str(exc)) from None

@@ -16,6 +16,7 @@ or one more follows ("one-more") (Art. III). Then the shoe is taken out.
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections import Counter
 from collections.abc import Iterator
@@ -110,14 +111,14 @@ class DealSetup:
 
     ruleset: Ruleset
     seed: int = 0
-    shoes: int = 1
+    shoes: int = 1  # 0: shoe after shoe, without end
     decks: int | None = None  # None: the ruleset's deck count
     cut_from_end: int | None = None  # None: the ruleset's default
     faults: FaultPlan = field(default_factory=FaultPlan)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.shoes, int) or self.shoes < 1:
-            raise DealError(f"shoes must be a whole number of at least 1, not {self.shoes!r}")
+        if not isinstance(self.shoes, int) or self.shoes < 0:
+            raise DealError(f"shoes must be a whole number (0 for no end), not {self.shoes!r}")
         if self.decks is not None and (not isinstance(self.decks, int) or not 1 <= self.decks <= 16):
             raise DealError(f"a shoe holds 1 to 16 decks, not {self.decks!r}")
         size = 52 * self.deck_count
@@ -192,11 +193,12 @@ class _Dealer:
 
     # ----- the run -----------------------------------------------------------
     def run(self) -> Iterator[ShoeEvent]:
-        for shoe in range(1, self.setup.shoes + 1):
+        shoes = itertools.count(1) if self.setup.shoes == 0 else range(1, self.setup.shoes + 1)
+        for shoe in shoes:
             yield from self.shoe_start(shoe)
             while not self.shoe_over():
                 yield from self.deal_coup()
-            left = tuple(str(c) for c in self.cards[self.pos:])
+            left = tuple(str(c) for c in self.cards[self.pos :])
             self.emit(SHOE_REMOVED, left=left)
             yield from self.flush()
 

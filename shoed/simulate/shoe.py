@@ -377,7 +377,7 @@ class _Loop:
             self.shoe._record(event)
             if self.native:
                 _, now_out = self.fw.queue_message(native_message(event), self.now)
-                if self.ready():
+                if self.attached_since is not None:  # (sent only after the host's Hello)
                     for out in now_out:
                         self.write_frame(self.encode(out), out.NAME, out.seq, event.n)
             else:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import select
+import socket
 import threading
 import time
 import tty
@@ -214,6 +215,70 @@ class PtyCable:
         for path in (self.link_path, self.link_path + ".new"):
             if os.path.lexists(path):
                 os.unlink(path)
+
+
+class SocketCable:
+    """A shoe served over TCP (pyserial's socket:// URL), one host at a time; unplug stops listening."""
+
+    def __init__(self) -> None:
+        self.listener: socket.socket | None = None
+        self.client: socket.socket | None = None
+        self.port = 0
+        self.replug()
+
+    @property
+    def url(self) -> str:
+        return f"socket://127.0.0.1:{self.port}"
+
+    def replug(self) -> None:
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen(1)
+        self.port = listener.getsockname()[1]
+        self.listener = listener
+
+    def unplug(self) -> None:
+        for sock in (self.client, self.listener):
+            if sock is not None:
+                sock.close()
+        self.client = self.listener = None
+
+    @property
+    def plugged(self) -> bool:
+        return self.client is not None
+
+    def read(self, timeout: float) -> bytes:
+        if self.listener is None:
+            time.sleep(timeout)
+            return b""
+        if self.client is None:
+            ready, _, _ = select.select([self.listener], [], [], timeout)
+            if ready:
+                self.client, _ = self.listener.accept()
+            return b""
+        ready, _, _ = select.select([self.client], [], [], timeout)
+        if not ready:
+            return b""
+        try:
+            data = self.client.recv(65536)
+        except OSError:
+            data = b""
+        if not data:  # the host closed its end
+            self.client.close()
+            self.client = None
+        return data
+
+    def write(self, data: bytes) -> None:
+        if self.client is not None:
+            try:
+                self.client.sendall(data)
+            except OSError:
+                self.client.close()
+                self.client = None
+
+    def close(self) -> None:
+        self.unplug()
 
 
 class ShoeRunner:

@@ -16,7 +16,7 @@ from firmware_protocol import encode
 from firmware_protocol import messages as m
 from shoed.drivers import open_driver
 from shoed.drivers.base import DriverError
-from tests.drivers.fake_shoes import FakeShoe, PtyCable, ShoeRunner, poll_until
+from tests.drivers.fake_shoes import FakeShoe, PtyCable, ShoeRunner, SocketCable, poll_until
 
 FAST = {"heartbeat": 0.1, "silence": 0.8, "hello_repeat": 0.3, "gate_repeat": 0.1, "backoff_initial": 0.05,
         "backoff_max": 0.2}
@@ -347,3 +347,27 @@ def test_a_second_reader_is_refused(rig, cable):
     rig()
     with pytest.raises(DriverError, match="port busy"):
         open_driver("native", cable.link_path)
+
+
+def test_a_shoe_served_over_tcp_with_a_socket_url():
+    # pyserial URLs (STYLE.md): socket://host:port stands in for /dev/ttyACM0 with no special code.
+    cable = SocketCable()
+    runner = ShoeRunner(FakeShoe(), cable).start()
+    driver = open_driver("native", cable.url, **FAST)
+    try:
+        poll_until(driver, lambda rs: any(r.kind == "hello" for r in rs))
+        for text in ("AC", "2C"):
+            runner.shoe.event(card(text))
+        got = poll_until(driver, lambda rs: len(cards_of(rs)) >= 2)
+        for r in got:
+            driver.acknowledge(r)
+        runner.unplug()
+        runner.shoe.event(card("3C"))
+        got = poll_until(driver, lambda rs: any(r.link == "lost" for r in rs), timeout=5)
+        runner.replug()
+        got += poll_until(driver, lambda rs: len(cards_of(rs)) >= 1, timeout=10)
+        assert cards_of(got) == ["3C"] and [r.link for r in got if r.kind == "link"] == ["lost", "restored"]
+    finally:
+        driver.close()
+        runner.stop()
+        cable.close()

@@ -95,7 +95,7 @@ def test_burn_count_follows_the_first_card(case, rank, burned):
     events = run(seed=seed)
     start = next(i for i, e in enumerate(events) if e.button == "burn_start")
     end = next(i for i, e in enumerate(events) if e.button == "burn_end")
-    burn = events[start + 1:end]
+    burn = events[start + 1 : end]
     assert [e.kind for e in events[: start + 1]] == [SHOE_INSERTED, BUTTON]
     assert all(e.kind == CARD and e.mode == "burn" and e.recipient == BURN for e in burn)
     assert parse_card(burn[0].card).rank == rank
@@ -216,7 +216,17 @@ def test_deal_setup_errors():
     with pytest.raises(DealError, match="decks"):
         DealSetup(PUNTO, decks=0)
     with pytest.raises(DealError, match="shoes"):
-        DealSetup(PUNTO, shoes=0)
+        DealSetup(PUNTO, shoes=-1)
+
+
+def test_shoes_zero_deals_without_end():
+    events = deal(DealSetup(PUNTO, seed=1, shoes=0))
+    removed = 0
+    for e in events:
+        removed += e.kind == SHOE_REMOVED
+        if removed == 5:
+            break
+    assert removed == 5  # and the generator would go on
 
 
 def test_same_seed_same_deal_other_seed_other_deal():
@@ -291,7 +301,7 @@ def test_missing_card_confirm_while_a_card_is_due():
         assert coup.complete and cevs[-1].button == "confirm" and cevs[-1].fault is None
         i = cevs.index(e)
         assert cevs[i + 1].is_card and cevs[i + 1].recipient == e.recipient  # the card that was due
-        assert sum(x.is_card for x in cevs[i + 1:]) == 1  # it was the last one
+        assert sum(x.is_card for x in cevs[i + 1 :]) == 1  # it was the last one
 
 
 def test_foreign_card_is_one_more_than_the_decks_hold():

@@ -31,7 +31,9 @@ def same(messages, truth):
     exp = expected(truth)
     if len(messages) != len(exp):
         return False
-    return all(type(a) is type(b) and {**a.__dict__, "seq": 0} == {**b.__dict__, "seq": 0} for a, b in zip(messages, exp))
+    return all(
+        type(a) is type(b) and {**a.__dict__, "seq": 0} == {**b.__dict__, "seq": 0} for a, b in zip(messages, exp)
+    )
 
 
 @pytest.fixture
@@ -165,12 +167,13 @@ def test_socket_listen_serves_pyserial(shoes):
 
 
 def test_pace_spaces_the_cards(shoes):
-    shoe = shoes(pace=0.05, cut_from_end=300, gate="open")
+    # The gate (locked at power-on) keeps the cards back until this host is there to time them.
+    shoe = shoes(pace=0.05, cut_from_end=300)
     host = NativeHost(shoe.start())
     seen = []
 
     def cards_arrived():
-        for m in host.taken[len(seen):]:
+        for m in host.taken[len(seen) :]:
             seen.append((m, time.monotonic()))
         return shoe.done
 
