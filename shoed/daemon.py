@@ -280,6 +280,9 @@ class Daemon:
                                                 "detail": {"error": str(exc)}})
                 continue
             del self.closed_drivers[driver]
+            link = self.controller.links.get(driver.source)
+            if link is not None:
+                driver.set_last_seq(link["seq"], link["boot"])
             if self.open_tries.pop(driver, 0):
                 log.info("shoe opened", source=driver.source)
             self.gate_locked = None  # tell the new link the gate's state

@@ -87,6 +87,9 @@ class TableController:
     # card after a finished coup opens the next one. An extra card can then not be
     # told from the first card of the next coup: the pit's confirmation is the net.
     auto_confirm: bool = False
+    # Last reliable shoe sequence number journaled per source, with the shoe's boot:
+    # after a restart the driver drops what the shoe repeats from before it.
+    links: dict = field(default_factory=dict)
 
     # ----- public ----------------------------------------------------------
     def feed(self, item: dict) -> Step:
@@ -95,6 +98,8 @@ class TableController:
         self.now_utc = int(item.get("utc_ns", self.now_utc))
         step = Step()
         kind = item.get("kind")
+        if item.get("shoe_seq") is not None and item.get("source"):
+            self.links[item["source"]] = {"seq": item["shoe_seq"], "boot": (item.get("detail") or {}).get("boot")}
         handler = getattr(self, f"_on_{kind}", None)
         if handler is None:
             self._emit(step, "alarm", alarm="unknown_input", active=True, text=f"unknown input kind {kind!r}")
@@ -172,6 +177,7 @@ class TableController:
             "coup_no": self.coup_no,
             "coup_state": self.coup_state,
             "burn_mode": self.burn_mode,
+            "links": dict(self.links),
         }
 
     @classmethod
@@ -187,6 +193,7 @@ class TableController:
             alarms=dict(state.get("alarms", {})),
             devices=dict(state.get("devices", {})),
             misdeal_ids=int(state.get("misdeal_ids", 0)),
+            links=dict(state.get("links", {})),
         )
         shoe = state.get("shoe")
         if shoe:

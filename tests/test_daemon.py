@@ -147,7 +147,8 @@ def test_subscriber_sees_a_whole_shoe_and_a_late_joiner_matches(base):
         coups_a, coups_b = coups_of(snap_a, ev_a), coups_of(snap_b, ev_b)
         assert coups_a == list(range(1, len(coups_a) + 1)) and len(coups_a) > 50
         assert coups_b == coups_a, "the late joiner must end with exactly the daemon's coups"
-        assert late.stats["duplicates"] == 0
+        # (The client drops updates at or below the snapshot's seq, as the Clone pattern says:
+        # none of them is delivered twice.)
         seqs = [e["seq"] for e in ev_b]
         assert seqs == list(range(snap_b["seq"] + 1, snap_b["seq"] + 1 + len(seqs)))
         early.close()

@@ -41,19 +41,42 @@ class Link:
         self.dropped = 0
         self.plugged = False
 
-    # To be provided by the links.
-    def open(self) -> str: ...
-    def close(self) -> None: ...
-    def unplug(self) -> None: ...
-    def replug(self) -> None: ...
-    def read_fds(self) -> list[int]: ...
-    def write_fd(self) -> int | None: ...
-    def attached(self) -> bool: ...
-    def service(self, readable: set[int]) -> bytes: ...
-    def _write(self, data: bytes) -> int: ...
-
+    # ----- provided by each link ------------------------------------------------
     @property
-    def address(self) -> str: ...
+    def address(self) -> str:
+        """What the host opens: a path or a socket:// URL."""
+        raise NotImplementedError
+
+    def open(self) -> str:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def unplug(self) -> None:
+        raise NotImplementedError
+
+    def replug(self) -> None:
+        raise NotImplementedError
+
+    def read_fds(self) -> list[int]:
+        """Descriptors to wait on for the host's bytes (or its arrival)."""
+        raise NotImplementedError
+
+    def write_fd(self) -> int | None:
+        """The descriptor to wait on while bytes are pending, else None."""
+        raise NotImplementedError
+
+    def attached(self) -> bool:
+        """A host has the link open."""
+        raise NotImplementedError
+
+    def service(self, readable: set[int]) -> bytes:
+        """Read what the host sent (accepting a new host where that applies)."""
+        raise NotImplementedError
+
+    def _write(self, data: bytes) -> int:
+        raise NotImplementedError
 
     def send(self, data: bytes) -> None:
         """Queue bytes for the host; dropped when none is attached."""
@@ -103,6 +126,9 @@ class PtyLink(Link):
         return self.symlink or self.slave_path or ""
 
     def open(self) -> str:
+        if self.symlink and os.path.lexists(self.symlink) and not os.path.islink(self.symlink):
+            # Never replace a device node or file: only our own kind of link is repointed.
+            raise LinkError(f"{self.symlink} exists and is not a symlink; refusing to replace it")
         self._create()
         return self.slave_path
 

@@ -119,15 +119,21 @@ class VirtualShoe:
             raise SimulatorError("this virtual shoe is already running")
         if self.protocol == "native":
             import firmware_protocol  # noqa: F401  (fail here, not in the thread)
-        self._link = open_link(self._listen, self._link_path)
-        opened = self._link.open()
-        self.address = self._link.address or opened
         if isinstance(self._truth_target, (str, Path)):
             # Open for the shoe's whole run; stop() closes it.
             self._truth_io = open(self._truth_target, "w", encoding="utf-8")  # noqa: SIM115
             self._own_truth_io = True
         elif self._truth_target is not None:
             self._truth_io = self._truth_target
+        self._link = open_link(self._listen, self._link_path)
+        try:
+            opened = self._link.open()
+        except BaseException:
+            if self._own_truth_io:
+                self._truth_io.close()
+            self._truth_io = None
+            raise
+        self.address = self._link.address or opened
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         self._thread = threading.Thread(target=self._main, name="virtual-shoe", daemon=True)

@@ -211,7 +211,7 @@ def suit_shape_mask(suit: str, height: int, rng: np.random.Generator | None = No
         pts[:, 1] = -pts[:, 1]
         pts = _fit(pts, s * jitter(0.9, 1.08), body)
         cv2.fillPoly(canvas, [_i(pts, ox, oy)], 255, cv2.LINE_AA, 4)
-        _stem(canvas, ox, oy, s, body, jitter)
+        _stem(canvas, ox, oy, s, body * 0.75, jitter)
     elif suit == "C":
         body = s * jitter(0.74, 0.82)
         rad = s * jitter(0.2, 0.24)

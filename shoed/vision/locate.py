@@ -123,8 +123,8 @@ def _outline_quad(contour: np.ndarray, area: float, white: np.ndarray, shape) ->
         return None
     h, w = shape
     # corners may lie a little outside the picture (a card cut by the frame's edge is not wanted)
-    if (poly[:, 0] < -0.01 * w).any() or (poly[:, 0] > 1.01 * w).any() or (poly[:, 1] < -0.01 * h).any() or (
-        poly[:, 1] > 1.01 * h
+    if (poly[:, 0] < -0.05 * w).any() or (poly[:, 0] > 1.05 * w).any() or (poly[:, 1] < -0.05 * h).any() or (
+        poly[:, 1] > 1.05 * h
     ).any():
         return None
     fill = area / quad_area  # how much of the quadrilateral the outline covers

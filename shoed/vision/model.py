@@ -53,7 +53,14 @@ class IndexModel:
         z = self.logits(x)
         z = z - z.max(axis=1, keepdims=True)
         e = np.exp(z)
-        return e / e.sum(axis=1, keepdims=True)
+        p = e / e.sum(axis=1, keepdims=True)
+        # Training spread `smoothing` of every target over all classes; take that
+        # floor back off so a clear mark scores near 1, a doubtful one stays low.
+        eps = float(self.info.get("smoothing", 0.0))
+        if eps:
+            p = np.clip((p - eps / len(CLASSES)) / (1.0 - eps), 0.0, 1.0)
+            p /= np.maximum(p.sum(axis=1, keepdims=True), 1e-9)
+        return p
 
     def save(self, path: str) -> None:
         arrays = {"mean": self.mean.astype(np.float32), "scale": self.scale.astype(np.float32)}

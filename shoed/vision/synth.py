@@ -267,6 +267,15 @@ def draw_blank(rng: np.random.Generator) -> Face:
 # ----- photographing it -------------------------------------------------------------
 
 
+def _gauss(shape: tuple, sigma: float, rng: np.random.Generator) -> np.ndarray:
+    """Gaussian noise, float32, drawn by OpenCV (much faster than numpy for whole
+    pictures) from a seed taken from `rng`, so results stay reproducible."""
+    cv2.setRNGSeed(int(rng.integers(1 << 31)))
+    out = np.empty(shape, np.float32)
+    cv2.randn(out, 0.0, float(sigma))
+    return out
+
+
 def _smooth_noise(h: int, w: int, rng: np.random.Generator, cells: int) -> np.ndarray:
     small = rng.uniform(-1, 1, (max(2, cells * h // max(h, w)), max(2, cells * w // max(h, w)))).astype(np.float32)
     return cv2.resize(small, (w, h), interpolation=cv2.INTER_CUBIC)
@@ -280,7 +289,7 @@ def draw_background(w: int, h: int, rng: np.random.Generator, clutter: int | Non
     img = np.empty((h, w, 3), np.float32)
     img[:] = base
     img += _smooth_noise(h, w, rng, 8)[..., None] * rng.uniform(5, 25)
-    img += rng.normal(0, rng.uniform(3, 10), (h, w, 1)).astype(np.float32)  # felt grain
+    img += _gauss((h, w), rng.uniform(3, 10), rng)[..., None]  # felt grain
     if rng.uniform() < 0.25:  # wood grain stripes
         stripes = np.sin(np.arange(w, dtype=np.float32) / rng.uniform(6, 20) + _smooth_noise(h, w, rng, 4) * 4)
         img += stripes[..., None] * 12
@@ -344,10 +353,13 @@ def _place(w: int, h: int, rng: np.random.Generator, size_frac: tuple[float, flo
     pts[side] *= 1 + k
     pts[(side + 1) % 4] *= 1 + k
     pts += rng.normal(0, tilt * card_h * 0.12, pts.shape)
-    lo, hi = pts.min(axis=0), pts.max(axis=0)
     margin = 0.02 * min(w, h)
-    cx = rng.uniform(margin - lo[0], w - margin - hi[0]) if w - margin - hi[0] > margin - lo[0] else w / 2
-    cy = rng.uniform(margin - lo[1], h - margin - hi[1]) if h - margin - hi[1] > margin - lo[1] else h / 2
+    span = pts.max(axis=0) - pts.min(axis=0)
+    fit = min(1.0, (w - 2 * margin) / span[0], (h - 2 * margin) / span[1])
+    pts = pts * fit * 0.999  # shrink a card that would not fit in the picture whole
+    lo, hi = pts.min(axis=0), pts.max(axis=0)
+    cx = rng.uniform(margin - lo[0], w - margin - hi[0])
+    cy = rng.uniform(margin - lo[1], h - margin - hi[1])
     return pts + (cx, cy)
 
 
@@ -369,8 +381,14 @@ def _warp_face(face: Face, corners: np.ndarray, w: int, h: int) -> tuple[np.ndar
 
 
 def _composite(bg: np.ndarray, fg: np.ndarray, alpha: np.ndarray) -> np.ndarray:
-    a = alpha.astype(np.float32)[..., None] / 255.0
-    return (bg.astype(np.float32) * (1 - a) + fg.astype(np.float32) * a).astype(np.uint8)
+    out = bg.copy()
+    x, y, w, h = cv2.boundingRect(alpha)
+    if w == 0 or h == 0:
+        return out
+    a = alpha[y : y + h, x : x + w].astype(np.float32)[..., None] / 255.0
+    region = bg[y : y + h, x : x + w].astype(np.float32) * (1 - a) + fg[y : y + h, x : x + w].astype(np.float32) * a
+    out[y : y + h, x : x + w] = region.astype(np.uint8)
+    return out
 
 
 def _project(hom: np.ndarray, pts) -> np.ndarray:
@@ -420,11 +438,12 @@ def _light(img: np.ndarray, rng: np.random.Generator, hom: np.ndarray | None, gl
             p = _project(hom, [[FACE_W * rng.uniform(0.2, 0.8), FACE_H * rng.uniform(0.2, 0.8)]])[0]
             if glare_keep is None or np.linalg.norm(p - glare_keep[0]) > glare_keep[1]:
                 break
-        spot = np.zeros((h, w), np.float32)
-        r = min(w, h) * rng.uniform(0.04, 0.12)
-        cv2.ellipse(spot, (int(p[0]), int(p[1])), (int(r * rng.uniform(1, 2)), int(r)), rng.uniform(0, 180), 0, 360,
-                    1.0, -1)
-        spot = cv2.GaussianBlur(spot, (0, 0), r / 2)
+        k = 8  # drawn small and enlarged: it is smooth anyway
+        spot = np.zeros((h // k + 1, w // k + 1), np.float32)
+        r = min(w, h) * rng.uniform(0.04, 0.12) / k
+        cv2.ellipse(spot, (int(p[0] / k), int(p[1] / k)), (int(r * rng.uniform(1, 2)), int(r)), rng.uniform(0, 180),
+                    0, 360, 1.0, -1)
+        spot = cv2.resize(cv2.GaussianBlur(spot, (0, 0), r / 2), (w, h), interpolation=cv2.INTER_LINEAR)
         out += spot[..., None] * rng.uniform(60, 140)
     return np.clip(out, 0, 255).astype(np.uint8)
 
@@ -441,8 +460,8 @@ def _camera(img: np.ndarray, rng: np.random.Generator, blur: float) -> np.ndarra
         rot = cv2.getRotationMatrix2D((k / 2 - 0.5, k / 2 - 0.5), rng.uniform(0, 180), 1.0)
         kernel = cv2.warpAffine(kernel, rot, (k, k))
         img = cv2.filter2D(img, -1, kernel / max(kernel.sum(), 1e-6))
-    noise = rng.normal(0, rng.uniform(1.5, 6), img.shape).astype(np.float32)
-    img = np.clip(img.astype(np.float32) + noise, 0, 255).astype(np.uint8)
+    noise = _gauss(img.shape, rng.uniform(1.5, 6), rng)
+    img = cv2.add(img.astype(np.float32), noise, dtype=cv2.CV_8U)
     ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, int(rng.uniform(60, 95))])
     return cv2.imdecode(buf, cv2.IMREAD_COLOR)
 
@@ -477,9 +496,12 @@ def photograph(
     corners = _place(w, h, rng, size_frac, tilt)
     fg, alpha, hom = _warp_face(face, corners, w, h)
     # a soft shadow under the card
-    shadow = cv2.GaussianBlur(alpha, (0, 0), max(2.0, min(w, h) / 150))
-    off = np.float32([[1, 0, rng.uniform(-1, 1) * min(w, h) / 80], [0, 1, rng.uniform(0, 1) * min(w, h) / 80]])
-    shadow = cv2.warpAffine(shadow, off, (w, h)).astype(np.float32) / 255.0
+    k = 4  # blurred small and enlarged
+    shadow = cv2.resize(alpha, (w // k, h // k), interpolation=cv2.INTER_AREA)
+    shadow = cv2.GaussianBlur(shadow, (0, 0), max(1.0, min(w, h) / 150 / k))
+    off = np.float32([[1, 0, rng.uniform(-1, 1) * min(w, h) / 80 / k], [0, 1, rng.uniform(0, 1) * min(w, h) / 80 / k]])
+    shadow = cv2.warpAffine(shadow, off, (w // k, h // k))
+    shadow = cv2.resize(shadow, (w, h), interpolation=cv2.INTER_LINEAR).astype(np.float32) / 255.0
     bg = (bg.astype(np.float32) * (1 - 0.45 * shadow[..., None])).astype(np.uint8)
     img = _composite(bg, fg, alpha)
     keep = None
@@ -556,7 +578,7 @@ def deal_frames(labels: list[str], rng: np.random.Generator, size: tuple[int, in
                      [-card_w / 2, card_h / 2]])
 
     def noisy(img):
-        n = rng.normal(0, 2.0, img.shape).astype(np.float32)
+        n = _gauss(img.shape, 2.0, rng)
         return np.clip(img.astype(np.float32) * rng.uniform(0.985, 1.015) + n, 0, 255).astype(np.uint8)
 
     for label in labels:

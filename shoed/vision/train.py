@@ -258,7 +258,8 @@ def fit(x: np.ndarray, y: np.ndarray, hidden=(256, 128), epochs: int = 30, batch
         if log:
             log(f"  epoch {epoch + 1}/{epochs}: loss {loss_sum / n:.4f}")
     layers = [(w.copy(), b.copy()) for w, b in params]
-    return IndexModel(mean.astype(np.float32), scale.astype(np.float32), layers, {"classes": list(CLASSES)})
+    return IndexModel(mean.astype(np.float32), scale.astype(np.float32), layers,
+                      {"classes": list(CLASSES), "smoothing": smoothing})
 
 
 def accuracy(model: IndexModel, x: np.ndarray, y: np.ndarray) -> float:

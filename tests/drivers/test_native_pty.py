@@ -6,6 +6,7 @@ reference/table-game-standards.md (what regulators ask: "standards N").
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import random
 import time
@@ -84,7 +85,7 @@ def test_hello_then_cards_in_order_and_acknowledged(rig):
     assert journal[3].kind == "button" and journal[3].button == "confirm"
     assert journal[0].confidence == 1.0 and journal[0].mode == "game" and journal[0].detail["boot"] == 0x5EED1234
     # The raw bytes are the frame as received, and sit at the reported offset of the stream.
-    assert journal[0].raw == encode(card("7H").__class__(**{**card("7H").__dict__, "seq": 1}))
+    assert journal[0].raw == encode(dataclasses.replace(card("7H"), seq=1))
     # The shoe's queue empties once the acks arrive.
     deadline = time.monotonic() + 5
     while runner.shoe.queue and time.monotonic() < deadline:

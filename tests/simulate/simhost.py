@@ -142,20 +142,28 @@ class NativeHost:
 TOKEN = re.compile(rb" \[([^\]]*)\]<([^>]*)> ")
 
 
-def read_beetek(path: str, until, timeout: float) -> bytes:
-    """Read a Bee-Tek stream from `path` until `until(data)` holds or the time is up."""
+def read_beetek(path: str, until, timeout: float, quiet: float = 0.3) -> bytes:
+    """Read a Bee-Tek stream from `path` until `until()` holds and the line has
+    been quiet for `quiet` seconds (what was written is read), or the time is up."""
     fd = os.open(path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
     tty.setraw(fd)
     data = bytearray()
     deadline = time.monotonic() + timeout
+    last_data = time.monotonic()
     try:
-        while time.monotonic() < deadline and not until(bytes(data)):
+        while time.monotonic() < deadline:
             r, _, _ = select.select([fd], [], [], 0.05)
             if r:
                 try:
-                    data += os.read(fd, 65536)
+                    chunk = os.read(fd, 65536)
                 except OSError:
                     break
+                if not chunk:  # the shoe's end of the line is gone
+                    break
+                data += chunk
+                last_data = time.monotonic()
+            elif until() and time.monotonic() - last_data >= quiet:
+                break
     finally:
         os.close(fd)
     return bytes(data)

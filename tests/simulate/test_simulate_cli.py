@@ -43,7 +43,7 @@ def test_beetek_run_to_the_end_with_truth(tmp_path):
     truth_path = tmp_path / "truth.jsonl"
     proc, path = start("--protocol", "beetek", "--pace", "0", "--cut", "290", "--seed", "7", "--truth", str(truth_path))
     assert path.startswith("/dev/pts/")
-    data = read_beetek(path, lambda d: proc.poll() is not None, timeout=20)
+    data = read_beetek(path, lambda: proc.poll() is not None, timeout=20, quiet=0)
     code, err = finish(proc)
     assert code == 0, err
     assert "done after" in err
@@ -84,6 +84,7 @@ def test_sigterm_stops_promptly():
         (["--listen", "tcp://127.0.0.1:7000"], "socket://HOST:PORT"),
         (["--cut", "400"], "the cut card lies 0 to 311 cards from the end"),
         (["--link", "/nonexistent-dir/shoe"], "cannot point /nonexistent-dir/shoe"),
+        (["--link", "/dev/null"], "/dev/null exists and is not a symlink; refusing to replace it"),
         (["--ber", "2"], "a rate lies between 0 and 1"),
         (["--disconnect-at", "a,b"], "is not a card number"),
     ],

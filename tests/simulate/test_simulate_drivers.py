@@ -27,8 +27,7 @@ def read_all(shoe: VirtualShoe, driver, timeout: float, linger: float = 0.0) -> 
             break
     end = time.monotonic() + linger
     while time.monotonic() < end:
-        for reading in driver.poll(0.05):
-            readings.append(reading)
+        readings.extend(driver.poll(0.05))
     return readings
 
 

@@ -133,10 +133,48 @@ def test_unplug_and_replug_through_the_symlink(shoes, tmp_path):
     assert same(host.taken, shoe.truth)
 
 
+def test_unplug_every_few_tenths_of_a_second(shoes, tmp_path):
+    link = str(tmp_path / "shoe-by-id")
+    shoe = shoes(link=link, pace=0.01, gate="open", faults=FaultPlan(disconnect_every=0.3, reconnect_after=0.1))
+    host = deliver(shoe, NativeHost(shoe.start()), timeout=60)
+    assert shoe.link_stats.disconnects >= 2 and host.reopens >= 2
+    assert same(host.taken, shoe.truth)
+
+
+def test_socket_unplug_drops_the_client_and_listens_again(shoes):
+    import socket
+
+    shoe = shoes(listen="socket://127.0.0.1:0", protocol="beetek", faults=FaultPlan(disconnect_at=(4,)))
+    host, port = shoe.start()[len("socket://") :].rsplit(":", 1)
+    data = bytearray()
+    with socket.create_connection((host, int(port)), timeout=5) as conn:
+        while chunk := conn.recv(4096):  # ends when the shoe is unplugged
+            data += chunk
+    assert len(TOKEN.findall(bytes(data))) == 4
+    deadline = time.monotonic() + 10
+    while True:  # refused while unplugged, then served again on the same port
+        try:
+            conn = socket.create_connection((host, int(port)), timeout=5)
+            break
+        except OSError:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    with conn:
+        conn.settimeout(0.3)
+        while time.monotonic() < deadline + 20:
+            try:
+                data += conn.recv(4096)
+            except TimeoutError:
+                if shoe.done:  # done, and 0.3 s without a byte: all read
+                    break
+    assert shoe.link_stats.disconnects == 1
+    assert len(TOKEN.findall(bytes(data))) == sum(1 for e in shoe.truth if e.is_card)
+
+
 def test_beetek_tokens_follow_the_truth(shoes):
     shoe = shoes(protocol="beetek", faults=FaultPlan(unreadable_at=(3, 20)))
     path = shoe.start()
-    data = read_beetek(path, lambda d: shoe.done and d.endswith(b"> "), timeout=20)
+    data = read_beetek(path, lambda: shoe.done, timeout=20)
     tokens = TOKEN.findall(data)
     cards = [e for e in shoe.truth if e.is_card]
     assert len(tokens) == len(cards)
@@ -155,12 +193,15 @@ def test_socket_listen_serves_pyserial(shoes):
     shoe = shoes(listen="socket://127.0.0.1:0", protocol="beetek")
     url = shoe.start()
     assert url.startswith("socket://127.0.0.1:") and not url.endswith(":0")
-    port = serial.serial_for_url(url, timeout=0.2)
+    port = serial.serial_for_url(url, timeout=0.3)
     data = bytearray()
     deadline = time.monotonic() + 20
     try:
-        while time.monotonic() < deadline and not (shoe.done and data.endswith(b"> ")):
-            data += port.read(4096)
+        while time.monotonic() < deadline:
+            chunk = port.read(4096)
+            data += chunk
+            if shoe.done and not chunk:  # done, and 0.3 s without a byte: all read
+                break
     finally:
         port.close()
     assert len(TOKEN.findall(bytes(data))) == sum(1 for e in shoe.truth if e.is_card)

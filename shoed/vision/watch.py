@@ -1,0 +1,196 @@
+"""Noticing each card as it is dealt through a camera's region of interest.
+
+The camera over the shoe's exit sees the same empty patch of table most of the
+time; a card slides in, lies still for a moment, and leaves before the next.
+`CardWatcher` follows that with a cheap test per frame (the region shrunk to a
+thumbnail, compared in grey with the empty background and with the previous
+frame) and runs the full identification only once per card, when it has lain
+still for a few frames. So a card is reported once, however long it lies
+there, and the next one only after the region was empty again.
+
+States: empty -> arriving (something differs from the background) -> present
+(it lay still and was identified) -> empty (the region matched the background
+for a few frames). While empty, the background follows slow changes of light.
+
+A thing that lies still but is not card-shaped (a hand resting in view) is not
+reported; the watcher looks again when the scene changes. A card that is found
+but cannot be read is tried on a few more still frames, then reported as
+unreadable (card None, with the reason).
+
+Deterministic: frames and their timestamps come in as data; no clock, no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from shoed.vision.recognize import Identification, Recognizer
+
+EMPTY, ARRIVING, PRESENT = "empty", "arriving", "present"
+
+
+@dataclass(frozen=True)
+class WatchConfig:
+    """Tuning of the change detection. Defaults suit 25-60 fps cameras."""
+
+    roi: tuple[int, int, int, int] | None = None  # x, y, width, height in frame pixels; None: the whole frame
+    thumb_side: int = 96  # the region is compared as a thumbnail this wide (long side)
+    pixel_change: int = 28  # grey-level difference that makes a thumbnail pixel "changed"
+    present_share: float = 0.12  # share of changed pixels (against the background) meaning "something is there"
+    still_share: float = 0.01  # at most this share changed since the previous frame counts as "still"
+    still_frames: int = 4  # frames in a row still before the card is read
+    empty_frames: int = 3  # frames in a row like the background before the region counts as empty
+    background_rate: float = 0.05  # how fast the empty background follows the light
+    read_attempts: int = 3  # still frames tried before a found card is reported unreadable
+
+    def __post_init__(self) -> None:
+        if self.roi is not None:
+            if len(self.roi) != 4 or any(int(v) != v for v in self.roi) or self.roi[2] <= 0 or self.roi[3] <= 0:
+                raise ValueError(f"roi is x,y,width,height in pixels with a positive size, not {self.roi!r}")
+        if self.still_frames < 1 or self.empty_frames < 1 or self.read_attempts < 1:
+            raise ValueError("still_frames, empty_frames and read_attempts are at least 1")
+
+
+@dataclass(frozen=True)
+class CameraRead:
+    """One card dealt, as the camera read it: `card` ("TD") or None with `reason`."""
+
+    card: str | None
+    confidence: float
+    reason: str | None
+    frame_index: int  # the frame the card was read from
+    mono_ns: int  # that frame's timestamp (monotonic clock of the reader)
+    corners: list[list[float]] | None = None  # the card in frame pixels
+
+    def to_json(self) -> dict:
+        out = {"card": self.card, "confidence": round(float(self.confidence), 4), "frame_index": self.frame_index,
+               "mono_ns": self.mono_ns}
+        if self.reason is not None:
+            out["reason"] = self.reason
+        if self.corners is not None:
+            out["corners"] = self.corners
+        return out
+
+
+class CardWatcher:
+    """Feed it frames in order; it answers a CameraRead per card dealt."""
+
+    def __init__(self, config: WatchConfig | None = None, recognizer: Recognizer | None = None):
+        self.config = config or WatchConfig()
+        self.recognizer = recognizer or Recognizer()
+        self.state = EMPTY
+        self.frames = 0
+        self.identifications = 0  # full identifications run (the expensive part)
+        self._background: np.ndarray | None = None
+        self._previous: np.ndarray | None = None
+        self._still = 0
+        self._empty = 0
+        self._attempts = 0
+        self._last_failure: Identification | None = None
+        self._need_motion = False  # after "no card found": wait for the scene to move before looking again
+
+    def region(self, frame: np.ndarray) -> np.ndarray:
+        roi = self.config.roi
+        if roi is None:
+            return frame
+        x, y, w, h = roi
+        fh, fw = frame.shape[:2]
+        if x < 0 or y < 0 or x + w > fw or y + h > fh:
+            raise ValueError(f"roi {roi} does not fit in a {fw}x{fh} frame")
+        return frame[y : y + h, x : x + w]
+
+    def _thumb(self, region: np.ndarray) -> np.ndarray:
+        h, w = region.shape[:2]
+        f = self.config.thumb_side / max(h, w)
+        size = (max(8, round(w * f)), max(8, round(h * f)))
+        # shrink in two steps: a cheap decimation, then an area average (a 720p frame costs well under 1 ms)
+        step = max(1, int(1 / f) // 2)
+        small = region[::step, ::step] if step > 1 else region
+        small = cv2.resize(small, size, interpolation=cv2.INTER_AREA)
+        grey = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY) if small.ndim == 3 else small
+        return cv2.GaussianBlur(grey, (3, 3), 0).astype(np.int16)
+
+    def feed(self, frame: np.ndarray, frame_index: int, mono_ns: int) -> list[CameraRead]:
+        """Take the next frame; answer the cards it completes (zero or one)."""
+        cfg = self.config
+        self.frames += 1
+        region = self.region(frame)
+        thumb = self._thumb(region)
+        if self._background is None:
+            self._background = thumb.astype(np.float32)
+            self._previous = thumb
+            return []
+        changed = float(np.mean(np.abs(thumb - self._background) > cfg.pixel_change))
+        moving = float(np.mean(np.abs(thumb - self._previous) > cfg.pixel_change))
+        self._previous = thumb
+        out: list[CameraRead] = []
+        occupied = changed >= cfg.present_share
+        vacant = changed < cfg.present_share * 0.5
+        if self.state == EMPTY:
+            if occupied:
+                self.state, self._still, self._attempts, self._last_failure = ARRIVING, 0, 0, None
+                self._need_motion = False
+            else:
+                cv2.accumulateWeighted(thumb.astype(np.float32), self._background, cfg.background_rate)
+                return out
+        if self.state == ARRIVING:
+            if vacant:
+                self._empty += 1
+                if self._empty >= cfg.empty_frames:
+                    out += self._give_up(frame_index, mono_ns)
+                    self.state, self._empty = EMPTY, 0
+                return out
+            self._empty = 0
+            if moving > cfg.still_share:
+                self._need_motion = False
+            if self._need_motion:
+                return out
+            self._still = self._still + 1 if moving <= cfg.still_share else 0
+            if self._still >= cfg.still_frames:
+                read = self._identify(region, frame_index, mono_ns)
+                if read is not None:
+                    out.append(read)
+                    self.state = PRESENT
+            return out
+        # PRESENT: wait for the region to be empty again
+        if vacant:
+            self._empty += 1
+            if self._empty >= cfg.empty_frames:
+                self.state, self._empty = EMPTY, 0
+        else:
+            self._empty = 0
+        return out
+
+    def _identify(self, region: np.ndarray, frame_index: int, mono_ns: int) -> CameraRead | None:
+        self.identifications += 1
+        result = self.recognizer.identify(region)
+        corners = self._to_frame(result.corners)
+        if result.card is not None:
+            return CameraRead(result.card, result.confidence, None, frame_index, mono_ns, corners)
+        if result.reason == "no card found":
+            self._still = 0  # not a card (yet): look again once the scene has moved and settled
+            self._need_motion = True
+            return None
+        self._attempts += 1
+        self._last_failure = result
+        if self._attempts >= self.config.read_attempts:
+            return CameraRead(None, result.confidence, result.reason, frame_index, mono_ns, corners)
+        self._still = self.config.still_frames - 1  # try the next still frame
+        return None
+
+    def _give_up(self, frame_index: int, mono_ns: int) -> list[CameraRead]:
+        """The region emptied before a good read: report what was seen, if a card was."""
+        if self._last_failure is None:
+            return []
+        f = self._last_failure
+        self._last_failure = None
+        return [CameraRead(None, f.confidence, f.reason, frame_index, mono_ns, self._to_frame(f.corners))]
+
+    def _to_frame(self, corners):
+        if corners is None or self.config.roi is None:
+            return corners
+        x, y = self.config.roi[:2]
+        return [[round(cx + x, 1), round(cy + y, 1)] for cx, cy in corners]
