@@ -21,8 +21,6 @@ shoed.vision.synth; the same seed gives the same files.
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 import time
 
 
@@ -106,7 +104,6 @@ def main(argv: list[str] | None = None) -> int:
         info = synth.write_deal_folder(args.out, labels, args.seed, **options)
         where = "labels.json"
     print(f"{info['frames']} frames, cards {' '.join(info['cards'])} ({time.monotonic() - t0:.1f} s); labels in {where}")
-    json.dump(info, sys.stderr) if False else None
     return 0
 
 
