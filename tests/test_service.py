@@ -1,0 +1,139 @@
+"""Operations: the systemd unit (verify, security rating), the notify protocol with a
+real daemon, the udev rules, and configuration errors."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from shoed.config import ConfigError, config_from_dict, load_config
+from shoed.notify import Notifier
+
+ROOT = Path(__file__).resolve().parents[1]
+ANALYZE = shutil.which("systemd-analyze")
+needs_analyze = pytest.mark.skipif(
+    ANALYZE is None, reason="systemd-analyze is not installed (.ci/run installs Debian's systemd)"
+)
+
+
+def unit_copy(tmp_path: Path) -> Path:
+    """The unit with ExecStart pointing at this environment's shoed, so verify can find it."""
+    shoed = Path(sys.executable).parent / "shoed"
+    text = (ROOT / "systemd" / "shoed.service").read_text()
+    text = text.replace("/usr/local/bin/shoed", str(shoed))
+    path = tmp_path / "shoed.service"
+    path.write_text(text)
+    return path
+
+
+@needs_analyze
+def test_unit_verifies_clean(tmp_path):
+    proc = subprocess.run([ANALYZE, "verify", str(unit_copy(tmp_path))], capture_output=True, text=True, timeout=60)
+    complaints = [line for line in (proc.stdout + proc.stderr).splitlines() if "shoed.service" in line]
+    assert proc.returncode == 0 and not complaints, proc.stdout + proc.stderr
+
+
+@needs_analyze
+def test_unit_security_rating_at_most_2_5(tmp_path):
+    proc = subprocess.run(
+        [ANALYZE, "security", "--offline=true", str(unit_copy(tmp_path))], capture_output=True, text=True, timeout=60
+    )
+    match = re.search(r"Overall exposure level for shoed\.service:\s*([0-9.]+)", proc.stdout + proc.stderr)
+    assert match, proc.stdout + proc.stderr
+    assert float(match.group(1)) <= 2.5
+
+
+def test_unit_declares_what_the_daemon_relies_on():
+    text = (ROOT / "systemd" / "shoed.service").read_text()
+    for needle in ["Type=notify", "WatchdogSec=", "Restart=on-failure", "User=shoed", "ProtectSystem=strict",
+                   "DevicePolicy=closed", "DeviceAllow=char-ttyACM", "NoNewPrivileges=yes", "ReadWritePaths=/var/lib/shoed"]:
+        assert needle in text
+
+
+def test_udev_rules_name_the_native_shoe_and_tag_it():
+    rules = (ROOT / "udev" / "70-shoed.rules").read_text()
+    active = [line for line in rules.splitlines() if line and not line.startswith("#")]
+    joined = "\n".join(active)
+    assert 'ATTRS{idVendor}=="1209"' in joined and 'SYMLINK+="shoe-native' in joined
+    assert 'TAG+="systemd"' in joined and 'GROUP="dialout"' in joined
+    assert "#SUBSYSTEM==\"tty\", ATTRS{idVendor}==\"0403\"" in rules  # the Bee-Tek adapter template
+
+
+def test_notifier_sends_datagrams(tmp_path):
+    path = str(tmp_path / "notify")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    server.bind(path)
+    server.settimeout(2)
+    notifier = Notifier(path)
+    assert notifier.ready("up") and server.recv(256) == b"READY=1\nSTATUS=up"
+    assert notifier.watchdog() and server.recv(256) == b"WATCHDOG=1"
+    notifier.close()
+    server.close()
+
+
+def test_daemon_speaks_sd_notify(tmp_path):
+    """The real daemon under a notify socket: READY after start-up, WATCHDOG, STOPPING on SIGTERM."""
+    base = Path(f"/tmp/shoed-notify-{os.getpid()}")
+    base.mkdir(exist_ok=True)
+    path = str(base / "notify")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    server.bind(path)
+    server.settimeout(30)
+    env = dict(os.environ, NOTIFY_SOCKET=path, WATCHDOG_USEC="400000")
+    env.pop("WATCHDOG_PID", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "shoed", "run", "--journal", str(base / "j"), "--keys", str(base / "k"),
+         "--pub", f"ipc://{base}/e", "--snapshot", f"ipc://{base}/s", "--commands", f"ipc://{base}/c",
+         "--sim-pace", "0.2"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        got = []
+        deadline = time.monotonic() + 30
+        while not any(m.startswith(b"WATCHDOG=1") for m in got) and time.monotonic() < deadline:
+            got.append(server.recv(256))
+        assert got[0].startswith(b"READY=1"), got
+        assert any(m == b"WATCHDOG=1" for m in got)
+        proc.send_signal(signal.SIGTERM)
+        while b"STOPPING=1" not in got and time.monotonic() < deadline:
+            got.append(server.recv(256))
+        assert b"STOPPING=1" in got
+        assert proc.wait(20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        server.close()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_config_file_and_errors(tmp_path):
+    good = tmp_path / "shoed.toml"
+    good.write_text('table = "t7"\nruleset = "macau-statutory"\ndecks = 6\n[[sources]]\ndriver = "native"\n'
+                    'url = "/dev/shoe-native"\n[publish]\nevents = "tcp://127.0.0.1:6000"\n')
+    config = load_config(good)
+    assert (config.table, config.decks, config.events) == ("t7", 6, "tcp://127.0.0.1:6000")
+    assert config.sources[0].driver == "native" and not config.embedded_default
+    with pytest.raises(ConfigError, match="unknown setting"):
+        config_from_dict({"tabel": "x"})
+    with pytest.raises(ConfigError, match="needs a driver"):
+        config_from_dict({"sources": [{"url": "/dev/x"}]})
+    with pytest.raises(ConfigError, match="no configuration file"):
+        load_config(tmp_path / "missing.toml")
+
+
+def test_bad_run_options_are_one_line_errors(tmp_path):
+    from tests.conftest import run_shoed
+
+    proc = run_shoed("run", "--config", str(tmp_path / "nope.toml"))
+    assert proc.returncode == 2 and "no configuration file" in proc.stderr
+    proc = run_shoed("run", "--ruleset", "no-such-game", "--journal", str(tmp_path / "j"), "--keys", str(tmp_path / "k"))
+    assert proc.returncode == 2 and "unknown ruleset" in proc.stderr
