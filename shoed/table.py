@@ -49,7 +49,7 @@ class CommandRejected(Exception):
 
 def utc_text(utc_ns: int) -> str:
     """ISO 8601 UTC with microseconds, from the input's own timestamp."""
-    return _dt.datetime.fromtimestamp(utc_ns / 1e9, _dt.timezone.utc).isoformat(timespec="microseconds").replace(
+    return _dt.datetime.fromtimestamp(utc_ns / 1e9, _dt.UTC).isoformat(timespec="microseconds").replace(
         "+00:00", "Z"
     )
 
