@@ -353,7 +353,23 @@ class Daemon:
                 and self.journal.shoe != controller.shoe.shoe_id:
             self.journal.open_shoe(controller.shoe.shoe_id)
             self.journal.append(checkpoint_record(controller))
+        if self.config.live_odds and item.get("kind") != "odds" and controller.shoe is not None and any(
+                e["kind"] in ("coup.result", "shoe.burn_complete") for e in step.events):
+            self._live_odds()
         return step.reply
+
+    def _live_odds(self) -> None:
+        """Exact odds of the remaining shoe after every coup, fed back as an input."""
+        from shoed.rules.odds import live_odds
+
+        controller = self.controller
+        try:
+            odds = live_odds(controller.ruleset, controller.shoe.remaining_by_rank())
+        except ValueError as exc:  # e.g. more cards seen than the shoe holds (a foreign card)
+            log.warning("live odds not computed", error=str(exc))
+            return
+        if odds is not None:
+            self.handle({"kind": "odds", "odds": odds})
 
     def command(self, command) -> dict:
         """A command from the console or the pit (a shoed.net.commands.Command), with the key that sent it."""

@@ -73,6 +73,13 @@ class ShoeClosed(Base, tag="shoe.closed", kw_only=True):
     reconciliation: dict[str, Any]
 
 
+class ShoeOdds(Base, tag="shoe.odds", kw_only=True):
+    cards_left: int
+    probabilities: dict[str, float]
+    player_expectation: dict[str, float]  # expected net win per unit staked; > 0 favours the player
+    favourable: list[str]
+
+
 # ----- coups -----------------------------------------------------------------
 class CoupOpened(Base, tag="coup.opened", kw_only=True):
     last: bool
@@ -152,6 +159,7 @@ class Alarm(Base, tag="alarm", kw_only=True):
     text: str | None = None
     code: str | None = None
     source: str | None = None
+    bets: list[str] | None = None  # favourable_bet: the bets that favour the player
 
 
 # ----- devices and the table ----------------------------------------------------
@@ -198,7 +206,7 @@ class TableStopped(Base, tag="table.stopped", kw_only=True):
 
 
 Event = (
-    ShoeOpened | ShoeBurnMode | ShoeBurn | ShoeBurnComplete | ShoeCutCard | ShoeFinished | ShoeClosed
+    ShoeOpened | ShoeBurnMode | ShoeBurn | ShoeBurnComplete | ShoeCutCard | ShoeFinished | ShoeClosed | ShoeOdds
     | CoupOpened | Card | CoupDecision | CoupResult | CoupVoid | CoupConfirmed
     | Misdeal | MisdealCorrected | Alarm
     | DeviceConnected | DeviceLost | DeviceRestored | DeviceFallback | DeviceHello | DeviceWarning

@@ -486,6 +486,27 @@ class TableController:
     def _on_warning(self, item: dict, step: Step) -> None:
         self._emit(step, "device.warning", code=item.get("code"), text=item.get("text"), source=item.get("source"))
 
+    def _on_odds(self, item: dict, step: Step) -> None:
+        """Live odds of the remaining shoe, computed by the shell after a coup from this
+        controller's own counts (shoed.rules.odds.live_odds) and fed back as an input, so
+        a replay takes them from the journal instead of counting again. A bet that has
+        turned favourable to the player raises an alarm for surveillance; it clears when
+        no bet is favourable any more."""
+        odds = item.get("odds")
+        if not isinstance(odds, dict) or self.shoe is None:
+            return
+        self._emit(step, "shoe.odds", **{k: odds[k] for k in ("cards_left", "probabilities", "player_expectation",
+                                                              "favourable") if k in odds})
+        favourable = list(odds.get("favourable") or [])
+        was = "favourable_bet" in self.alarms
+        if favourable:
+            text = "favourable to the player: " + ", ".join(
+                f"{b} {odds['player_expectation'][b]:+.4%}" for b in favourable)
+            if self.alarms.get("favourable_bet") != text:
+                self._alarm(step, "favourable_bet", True, text, bets=favourable)
+        elif was:
+            self._alarm(step, "favourable_bet", False, "no bet is favourable to the player any more", bets=[])
+
     def _on_power(self, item: dict, step: Step) -> None:
         """The daemon started or stopped (table-game-standards item 6: power on, unclean stop)."""
         if item.get("state") == "on":

@@ -240,3 +240,32 @@ def test_schema_command_prints_json_schema():
     schema = json.loads(run_shoed("schema", check=True).stdout)
     assert schema["version"] == "1.0" and "$defs" in schema
     assert "CoupResult" in schema["$defs"]
+
+
+def test_live_odds_in_and_favourable_alarm_out():
+    from shoed.events import validate
+    from shoed.rules.odds import live_odds
+
+    table, _ = run(dealer_inputs(coups=2))
+    odds = live_odds(table.ruleset, table.shoe.remaining_by_rank())
+    step = table.feed({"kind": "odds", "odds": odds})
+    assert [e["kind"] for e in step.events] == ["shoe.odds", "alarm"]
+    for event in step.events:
+        validate(event)
+    # punto-banco pays Banco 1:1 without commission (004, AUSZAHLUNGEN): Banco favours the player.
+    assert odds["favourable"] == ["banker"] and table.alarms.get("favourable_bet")
+    # Late in a shoe rich in eights and nines, say, the odds turn: the alarm follows the input.
+    calm = dict(odds, favourable=[])
+    step = table.feed({"kind": "odds", "odds": calm})
+    assert step.events[-1]["kind"] == "alarm" and step.events[-1]["active"] is False
+    assert "favourable_bet" not in table.alarms
+    step = table.feed({"kind": "odds", "odds": calm})
+    assert [e["kind"] for e in step.events] == ["shoe.odds"]  # no alarm repeated while nothing changes
+
+
+def test_tie_turns_favourable_late_in_a_shoe():
+    # A remaining shoe of only tens and faces: every coup is a 0-0 tie, so Tie at 8:1 favours the player.
+    from shoed.rules.odds import live_odds
+
+    odds = live_odds(load_ruleset("macau-statutory"), (0,) * 9 + (8, 8, 8, 8))
+    assert odds["probabilities"]["tie"] == 1.0 and "tie" in odds["favourable"]

@@ -520,3 +520,27 @@ def unpriced_bets(ruleset: Ruleset, counts: Counts) -> list[str]:
     if counts.player_pair is not None:
         return []
     return [name for name in PAIR_BETS if name in ruleset.bets]
+
+
+def live_odds(ruleset: Ruleset, composition: Composition) -> dict | None:
+    """What a table display and surveillance are shown after every coup: the exact
+    probabilities and the player's expectation of every bet on the remaining shoe.
+    None when the ruleset has no fixed tableau or fewer than six cards are left."""
+    if not ruleset.fixed_tableau:
+        return None
+    counts = exact_counts(ruleset, composition)
+    if counts.total == 0:
+        return None
+    expectation = player_expectation(ruleset, counts)
+    total = counts.total
+    probabilities = {"banker": counts.banker / total, "player": counts.player / total, "tie": counts.tie / total}
+    if counts.player_pair is not None:
+        probabilities["player_pair"] = counts.player_pair / total
+        probabilities["banker_pair"] = counts.banker_pair / total
+    return {
+        "cards_left": counts.cards,
+        "remaining_by_rank": list(composition),
+        "probabilities": probabilities,
+        "player_expectation": {k: float(v) for k, v in expectation.items()},
+        "favourable": sorted(k for k, v in expectation.items() if v > 0),
+    }
