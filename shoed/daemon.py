@@ -59,8 +59,7 @@ class VirtualShoeProcess:
                "--pace", str(pace), "--link", self.link]
         if seed is not None:
             cmd += ["--seed", str(seed)]
-        # 0 means for ever: a shoe a dealer's day would never reach.
-        cmd += ["--shoes", str(shoes or 1_000_000)]
+        cmd += ["--shoes", str(shoes or 0)]  # 0: shoe after shoe, without end
         if decks:
             cmd += ["--decks", str(decks)]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
@@ -298,7 +297,9 @@ class Daemon:
             self.start()
             while not self.stopping:
                 self.step()
-        except DaemonError:
+        except DaemonError as exc:
+            # A refused start is an alarm too: `systemctl status` shows why the table is down.
+            self.notifier.status(f"ALARM: {exc}")
             raise
         finally:
             self.shutdown()

@@ -404,3 +404,268 @@ def roads(results: str | Iterable, rows: int = ROWS) -> Roads:
         ask_road=ask_road(big),
         **derived,
     )
+
+
+# ---------------------------------------------------------------------------
+# Incremental roads: one coup at a time, for the table's events and displays.
+#
+# `RoadBuilder.add` takes one result and says what it added to every road, in
+# O(1) amortised time; `RoadBuilder.roads()` is then equal to `roads(results)`
+# (the tests check this after every coup). Where a cell is drawn follows BR6
+# and D6 exactly as `layout` does, one cell at a time (`GridCursor`).
+
+
+class GridCursor:
+    """BR6 one cell at a time: the places `layout` gives, without laying out
+    the whole road again. A new column starts at the first free top cell after
+    the previous column's start; a cell of the same column goes down, or right
+    once it has turned (the dragon tail)."""
+
+    __slots__ = ("rows", "taken", "start", "row", "col", "turned", "column", "index")
+
+    def __init__(self, rows: int = ROWS) -> None:
+        if rows < 1:
+            raise ValueError("a grid needs at least one row")
+        self.rows = rows
+        self.taken: set[tuple[int, int]] = set()
+        self.start = -1
+        self.row = self.col = 0
+        self.turned = False
+        self.column = -1  # logical column of the last cell
+        self.index = -1  # its place in that column
+
+    def new_column(self) -> Place:
+        self.start += 1
+        while (0, self.start) in self.taken:
+            self.start += 1
+        self.row, self.col, self.turned = 0, self.start, False
+        self.column += 1
+        self.index = 0
+        return self._take()
+
+    def extend(self) -> Place:
+        """The next cell of the current column."""
+        if self.column < 0:
+            raise ValueError("no column to extend: start one first")
+        if not self.turned and self.row + 1 < self.rows and (self.row + 1, self.col) not in self.taken:
+            self.row += 1
+        else:
+            self.turned = True
+            self.col += 1
+            while (self.row, self.col) in self.taken:  # as in layout: never overlap
+                self.col += 1
+        self.index += 1
+        return self._take()
+
+    def _take(self) -> Place:
+        self.taken.add((self.row, self.col))
+        return Place(self.row, self.col, self.column, self.index, self.col != self.start)
+
+
+def _place_json(place: Place) -> dict:
+    return {"row": place.row, "col": place.col, "column": place.column, "index": place.index, "tail": place.tail}
+
+
+@dataclass(frozen=True, slots=True)
+class RoadStep:
+    """What one coup added to the roads.
+
+    `big_road` is the cell the coup added (`new_cell` True) or, for a tie, the
+    cell its tie is counted on (BR1), with that cell's content after the coup;
+    None for a tie before the shoe's first decision (BR2: see `leading_ties`).
+    `derived` gives, per derived road, the mark the coup added and where it is
+    drawn, or None (ties and cells before the road's start add none: D5)."""
+
+    position: int  # 1-based place of this result in the shoe's results (as Cell.coup)
+    outcome: Outcome
+    bead_plate: Place  # row and col of the coup on the bead plate (BP2)
+    big_road: Place | None
+    cell: Cell | None
+    new_cell: bool
+    leading_ties: int
+    derived: dict[str, tuple[str, Place] | None]
+    ask_road: dict[str, dict[str, str | None]]  # A1, after this coup
+
+    def to_json(self) -> dict:
+        """The stable JSON form (the `road` of a coup.result event): fields are added, never renamed."""
+        out: dict = {
+            "position": self.position,
+            **self.outcome.to_json(),
+            "bead_plate": {"row": self.bead_plate.row, "col": self.bead_plate.col},
+            "big_road": None,
+            "leading_ties": self.leading_ties,
+        }
+        if self.big_road is not None and self.cell is not None:
+            out["big_road"] = {**_place_json(self.big_road), **self.cell.to_json(), "new": self.new_cell}
+        for name, _ in DERIVED:
+            added = self.derived[name]
+            out[name] = None if added is None else {**_place_json(added[1]), "colour": added[0]}
+        out["ask_road"] = {side: dict(marks) for side, marks in self.ask_road.items()}
+        return out
+
+
+class RoadBuilder:
+    """The roads of a shoe, one coup at a time. `add(result)` returns the
+    RoadStep; `roads()` the whole Roads, equal to `roads(results)`."""
+
+    def __init__(self, rows: int = ROWS) -> None:
+        self.rows = rows
+        self._outcomes: list[Outcome] = []
+        self._leading = 0
+        self._columns: list[list[Cell]] = []
+        self._lengths: list[int] = []
+        self._big = GridCursor(rows)
+        self._big_places: list[Place] = []
+        self._derived: dict[str, list[list[str]]] = {name: [] for name, _ in DERIVED}
+        self._derived_grid = {name: GridCursor(rows) for name, _ in DERIVED}
+
+    @classmethod
+    def from_results(cls, results: str | Iterable, rows: int = ROWS) -> RoadBuilder:
+        builder = cls(rows)
+        for outcome in as_outcomes(results):
+            builder.add(outcome)
+        return builder
+
+    def __len__(self) -> int:
+        return len(self._outcomes)
+
+    @property
+    def results(self) -> tuple[Outcome, ...]:
+        return tuple(self._outcomes)
+
+    def add(self, result) -> RoadStep:
+        """One more coup: an Outcome, its notation ("Bbn") or a finished coup."""
+        (outcome,) = as_outcomes([result])
+        self._outcomes.append(outcome)
+        position = len(self._outcomes)
+        index = position - 1
+        bead = Place(index % self.rows, index // self.rows, index // self.rows, index % self.rows, False)
+        derived: dict[str, tuple[str, Place] | None] = {name: None for name, _ in DERIVED}
+        if outcome.winner == TIE:
+            if not self._columns:  # BR2
+                self._leading += 1
+                place, cell = None, None
+            else:  # BR1: counted on the last decision's cell
+                last = self._columns[-1][-1]
+                cell = Cell(last.winner, last.coup, last.ties + 1, last.ties_before, last.banker_pair,
+                            last.player_pair, last.natural)
+                self._columns[-1][-1] = cell
+                place = self._big_places[-1]
+            return RoadStep(position, outcome, bead, place, cell, False, self._leading, derived, self.ask_road())
+        cell = Cell(outcome.winner, position, 0, 0 if self._columns else self._leading, outcome.banker_pair,
+                    outcome.player_pair, outcome.natural)
+        if self._columns and self._columns[-1][-1].winner == outcome.winner:  # BR3
+            self._columns[-1].append(cell)
+            self._lengths[-1] += 1
+            place = self._big.extend()
+        else:
+            self._columns.append([cell])
+            self._lengths.append(1)
+            place = self._big.new_column()
+        self._big_places.append(place)
+        column, row = len(self._lengths) - 1, self._lengths[-1] - 1
+        for name, k in DERIVED:
+            colour = mark(self._lengths, column, row, k)  # reads only earlier, finished columns
+            if colour is None:
+                continue
+            runs_ = self._derived[name]
+            if runs_ and runs_[-1][-1] == colour:  # D6
+                runs_[-1].append(colour)
+                derived[name] = (colour, self._derived_grid[name].extend())
+            else:
+                runs_.append([colour])
+                derived[name] = (colour, self._derived_grid[name].new_column())
+        return RoadStep(position, outcome, bead, place, cell, True, self._leading, derived, self.ask_road())
+
+    def ask_road(self) -> dict[str, dict[str, str | None]]:
+        """A1 in O(1): the column lengths are kept, not recounted."""
+        out = {}
+        for side, winner in (("banker", BANKER), ("player", PLAYER)):
+            if not self._columns:
+                column, row = 0, 0
+            elif self._columns[-1][-1].winner == winner:
+                column, row = len(self._columns) - 1, self._lengths[-1]
+            else:
+                column, row = len(self._columns), 0
+            out[side] = {name: mark(self._lengths, column, row, k) for name, k in DERIVED}
+        return out
+
+    def pop(self) -> Outcome:
+        """Take the last result back (a coup voided after its result): the roads
+        are built again from the others, O(n) for this rare case."""
+        if not self._outcomes:
+            raise IndexError("no result to take back")
+        *keep, last = self._outcomes
+        fresh = RoadBuilder.from_results(keep, self.rows)
+        for slot in ("_outcomes", "_leading", "_columns", "_lengths", "_big", "_big_places", "_derived",
+                     "_derived_grid"):
+            setattr(self, slot, getattr(fresh, slot))
+        return last
+
+    def roads(self) -> Roads:
+        """Every road so far, equal to `roads(self.results, self.rows)`."""
+        outcomes = tuple(self._outcomes)
+        return Roads(
+            results=outcomes,
+            rows=self.rows,
+            bead_plate=bead_plate(outcomes, self.rows),
+            leading_ties=self._leading,
+            big_road=tuple(tuple(col) for col in self._columns),
+            big_road_grid=tuple(self._big_places),
+            ask_road=self.ask_road(),
+            **{name: tuple(tuple(col) for col in runs_) for name, runs_ in self._derived.items()},
+        )
+
+    def to_json(self) -> dict:
+        """The whole roads' JSON (as `roads --json` without the tally), e.g. for a snapshot."""
+        return self.roads().to_json()
+
+
+# ---------------------------------------------------------------------------
+# Results from the table's events and snapshots.
+
+_WINNERS = {"banker": BANKER, "player": PLAYER, "tie": TIE}
+
+
+def outcome_of(record) -> Outcome | None:
+    """A `coup.result` event, or a coup of a snapshot's `coups` list, as an
+    Outcome; None for a void (voids are not results). A record that names no
+    winner is an error: a result is never guessed."""
+    if record.get("void") or record.get("kind") == "coup.void":
+        return None
+    winner = _WINNERS.get(record.get("winner"))
+    if winner is None:
+        raise ResultsError(f"coup {record.get('coup')}: no winner in {sorted(record)}")
+    return Outcome(winner, bool(record.get("banker_pair")), bool(record.get("player_pair")),
+                   bool(record.get("natural")))
+
+
+def results_of(coups: Iterable) -> tuple[Outcome, ...]:
+    """The results of a snapshot's `coups` list (results and voids, in order)."""
+    return tuple(o for o in map(outcome_of, coups) if o is not None)
+
+
+def results_from_events(events: Iterable, shoe: str | None = None) -> tuple[Outcome, ...]:
+    """The results of one shoe from its events in seq order: `coup.result` adds
+    one, a `coup.void` of the coup that has just had its result takes it back
+    (the pit voided it before the confirm), `shoe.opened` starts again. With
+    `shoe`, only that shoe's events count."""
+    out: list[tuple[int | None, Outcome]] = []
+    for event in events:
+        if shoe is not None and event.get("shoe") != shoe:
+            continue
+        kind = event.get("kind")
+        if kind == "shoe.opened":
+            out = []
+        elif kind == "coup.result":
+            outcome = outcome_of(event)
+            if outcome is not None:
+                out.append((event.get("coup"), outcome))
+        elif kind == "coup.void" and out and out[-1][0] == event.get("coup"):
+            out.pop()
+    return tuple(o for _, o in out)
+
+
+def results_text(outcomes: Iterable) -> str:
+    """Outcomes in the text notation, e.g. "BbnPpT"."""
+    return "".join(str(o) for o in as_outcomes(outcomes))

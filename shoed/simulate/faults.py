@@ -71,15 +71,6 @@ class FaultPlan:
     def link_faults(self) -> bool:
         return bool(self.garbage or self.ber or self.lose or self.repeat)
 
-    def to_json(self) -> dict:
-        """The plan's non-default fields, for the ground-truth header."""
-        out = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if value != f.default:
-                out[f.name] = list(value) if isinstance(value, tuple) else value
-        return out
-
 
 @dataclass
 class LinkStats:

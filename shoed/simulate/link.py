@@ -158,17 +158,19 @@ class PtyLink(Link):
                 raise LinkError(f"cannot point {self.symlink} at {self.slave_path}: {exc.strerror}") from None
 
     def close(self) -> None:
+        # The symlink goes first: a host that sees the line drop and reopens the
+        # path at once must not reach the old pty's number, which may be reused.
+        if self.symlink and os.path.islink(self.symlink):
+            try:
+                os.unlink(self.symlink)
+            except OSError:
+                pass
         if self.master is not None:
             os.close(self.master)
             self.master = None
         self._poll = None
         self.plugged = False
         self.pending.clear()
-        if self.symlink and os.path.islink(self.symlink):
-            try:
-                os.unlink(self.symlink)
-            except OSError:
-                pass
 
     def unplug(self) -> None:
         self.close()
@@ -252,10 +254,12 @@ class SocketLink(Link):
         self.plugged = True
 
     def close(self) -> None:
-        self._drop_client()
+        # Stop listening first: a host that sees its connection end and dials
+        # again at once must be refused, not queued on a socket about to close.
         if self.server is not None:
             self.server.close()
             self.server = None
+        self._drop_client()
         self.plugged = False
 
     def _drop_client(self) -> None:

@@ -209,7 +209,7 @@ def pairings(view: CornerView, marks: list[Mark]) -> list[Pairing]:
             gap = s.y - r.bottom
             if not (-0.12 * r.h <= gap <= 1.0 * r.h):
                 continue
-            if not (0.3 * r.h <= s.h <= 1.35 * r.h) or not (0.25 * r.h <= s.w <= 1.8 * r.h):
+            if not (0.28 * r.h <= s.h <= 1.35 * r.h) or not (0.16 * r.h <= s.w <= 1.8 * r.h):
                 continue
             if abs(s.cx - r.cx) > 0.5 * max(r.w, s.w) + 0.12 * r.h:
                 continue

@@ -70,7 +70,9 @@ def find_quads(image: np.ndarray, limit: int = 3) -> list[CardQuad]:
     white = cv2.GaussianBlur(white, (5, 5), 0)
     masks = []
     otsu, _ = cv2.threshold(white, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
-    for t in (otsu, otsu * 0.8 + 255 * 0.2, otsu * 0.75):
+    # Several levels: one of them usually separates the card from whatever touches it
+    # (a chip, a finger, the glare of the table).
+    for t in (otsu, (otsu + 255) / 2, otsu * 0.75):
         masks.append(white > t)
     gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
     med = float(np.median(gray))
@@ -128,8 +130,11 @@ def _outline_quad(contour: np.ndarray, area: float, white: np.ndarray, shape) ->
     ).any():
         return None
     fill = area / quad_area  # how much of the quadrilateral the outline covers
-    if fill < 0.7 or fill > 1.08:
+    if fill < 0.35 or fill > 1.08:
         return None
+    support = _side_support(poly, contour.reshape(-1, 2).astype(np.float64))
+    if support < 0.55:
+        return None  # the outline does not run along the sides: a blob, not a card
     sides = np.linalg.norm(poly - np.roll(poly, -1, axis=0), axis=1)
     pair_a, pair_b = sides[0] + sides[2], sides[1] + sides[3]
     aspect = max(pair_a, pair_b) / max(min(pair_a, pair_b), 1e-6)
@@ -152,9 +157,30 @@ def _outline_quad(contour: np.ndarray, area: float, white: np.ndarray, shape) ->
     contrast = max(0.0, inside - outside) / 255.0
     aspect_fit = float(np.exp(-((np.log(aspect / CARD_ASPECT) / 0.2) ** 2)))
     size = quad_area / (h * w)
-    score = (min(fill, 1.0) ** 3) * (0.3 + aspect_fit) * (0.2 + contrast) * (size**0.35) * (0.5 + inside / 510)
+    score = (support**3) * (0.3 + aspect_fit) * (0.2 + contrast) * (size**0.35) * (0.5 + inside / 510)
     corners = _portrait_order(poly)
     return CardQuad(corners.astype(np.float32), float(score), float(aspect))
+
+
+def _side_support(quad: np.ndarray, outline: np.ndarray, bins: int = 40) -> float:
+    """Share of the quadrilateral's sides (rounded corners aside) that the outline
+    runs along. A card's edges are mostly in view even when a picture or a finger
+    breaks up its face; a round chip touches the sides of its quadrilateral only
+    at four points."""
+    hit = 0
+    for i in range(4):
+        a, b = quad[i], quad[(i + 1) % 4]
+        d = b - a
+        length = float(np.linalg.norm(d))
+        u = d / max(length, 1e-9)
+        rel = outline - a
+        t = rel @ u
+        dist = np.abs(rel[:, 0] * u[1] - rel[:, 1] * u[0])
+        on = (dist < max(2.0, 0.02 * length)) & (t > 0.08 * length) & (t < 0.92 * length)
+        if on.any():
+            k = ((t[on] / length - 0.08) / 0.84 * bins).astype(int).clip(0, bins - 1)
+            hit += len(np.unique(k))
+    return hit / (4 * bins)
 
 
 def _signed_area(p: np.ndarray) -> float:
@@ -203,31 +229,35 @@ def _reduce_to_quad(poly: np.ndarray) -> np.ndarray | None:
 def _refit_sides(quad: np.ndarray, outline: np.ndarray) -> np.ndarray | None:
     """Fit each side to the outline points along its middle part, then meet the
     sides again: corners of the card's rectangle, not of its rounded outline."""
-    lines = []
-    for i in range(4):
-        a, b = quad[i], quad[(i + 1) % 4]
-        d = b - a
-        length = np.linalg.norm(d)
-        if length < 1:
-            return None
-        u = d / length
-        rel = outline - a
-        t = rel @ u
-        dist = np.abs(rel[:, 0] * u[1] - rel[:, 1] * u[0])
-        near = (t > 0.15 * length) & (t < 0.85 * length) & (dist < max(2.0, 0.02 * length))
-        if near.sum() >= 8:
-            vx, vy, x0, y0 = cv2.fitLine(outline[near].astype(np.float32), cv2.DIST_HUBER, 0, 0.01, 0.01).ravel()
-            lines.append((np.array([x0, y0], float), np.array([x0 + vx, y0 + vy], float)))
-        else:
-            lines.append((a, b))
-    out = []
-    for i in range(4):
-        p = _intersect(*lines[i - 1], *lines[i])
-        if p is None:
-            return None
-        out.append(p)
-    refined = np.array(out)
-    if np.abs(refined - quad).max() > 0.1 * max(np.ptp(quad[:, 0]), np.ptp(quad[:, 1])):
+    refined = quad
+    # Twice: the first pass finds the sides, the second drops what still clings
+    # to them (a chip touching the card, a finger over its edge).
+    for tolerance in (0.03, 0.012):
+        lines = []
+        for i in range(4):
+            a, b = refined[i], refined[(i + 1) % 4]
+            d = b - a
+            length = np.linalg.norm(d)
+            if length < 1:
+                return None
+            u = d / length
+            rel = outline - a
+            t = rel @ u
+            dist = np.abs(rel[:, 0] * u[1] - rel[:, 1] * u[0])
+            near = (t > 0.12 * length) & (t < 0.88 * length) & (dist < max(2.0, tolerance * length))
+            if near.sum() >= 8:
+                vx, vy, x0, y0 = cv2.fitLine(outline[near].astype(np.float32), cv2.DIST_HUBER, 0, 0.01, 0.01).ravel()
+                lines.append((np.array([x0, y0], float), np.array([x0 + vx, y0 + vy], float)))
+            else:
+                lines.append((a, b))
+        out = []
+        for i in range(4):
+            p = _intersect(*lines[i - 1], *lines[i])
+            if p is None:
+                return None
+            out.append(p)
+        refined = np.array(out)
+    if np.abs(refined - quad).max() > 0.2 * max(np.ptp(quad[:, 0]), np.ptp(quad[:, 1])):
         return quad  # refit went astray: keep the enclosing quadrilateral
     return refined
 

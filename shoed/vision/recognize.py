@@ -126,6 +126,11 @@ class Recognizer:
         other = float(sp[:13].sum() + sp[NONE])  # the suit mark looks like a rank or like nothing
         s = int(np.argmax(weights))
         suit_p = float(weights[s] / (weights.sum() + other + 1e-9))
+        # Shape evidence for suits of the other colour is a conflict, not something
+        # the colour may overrule: a black heart is no spade.
+        chosen_red = SUIT_CLASSES[s] in RED_SUITS
+        against = sum(float(sp[13 + i]) for i, x in enumerate(SUIT_CLASSES) if (x in RED_SUITS) != chosen_red)
+        suit_p *= max(0.0, 1.0 - against)
         rank_p = float(rp[r])
         return CornerRead(corner, _label(RANK_CLASSES[r], SUIT_CLASSES[s]), rank_p * suit_p, rank_p, suit_p, red)
 
@@ -141,6 +146,10 @@ class Recognizer:
                     return Identification(None, 0.0, f"corner indices disagree ({top.card} or {other.card})",
                                           reads=tuple(reads))
                 confidence *= 1.0 - other.confidence
+            elif other.confidence >= 0.5:
+                # Another corner says the same. Its print is the same font, so its
+                # doubt is not independent: it counts at half weight.
+                confidence = 1.0 - (1.0 - confidence) * math.sqrt(1.0 - other.confidence)
         if confidence < self.threshold:
             why = "colour unclear" if 0.2 < top.red_p < 0.8 else "low confidence"
             return Identification(None, round(confidence, 4), why, reads=tuple(reads))

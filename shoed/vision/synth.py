@@ -283,7 +283,8 @@ def _smooth_noise(h: int, w: int, rng: np.random.Generator, cells: int) -> np.nd
 
 def draw_background(w: int, h: int, rng: np.random.Generator, clutter: int | None = None) -> np.ndarray:
     """A table: felt (mostly green) or wood or cloth, with clutter lying on it."""
-    kinds = [((40, 100, 20), 0.55), ((90, 60, 20), 0.1), ((30, 60, 110), 0.1), ((60, 60, 60), 0.1), ((25, 25, 110), 0.15)]
+    kinds = [((40, 100, 20), 0.5), ((90, 60, 20), 0.1), ((30, 60, 110), 0.1), ((60, 60, 60), 0.1), ((25, 25, 110), 0.1),
+             ((150, 175, 195), 0.06), ((185, 185, 180), 0.04)]  # BGR: felt, blue, wood, grey, red; light wood, pale cloth
     base = np.array(kinds[rng.choice(len(kinds), p=[k[1] for k in kinds])][0], np.float32)
     base = base * rng.uniform(0.7, 1.3)
     img = np.empty((h, w, 3), np.float32)

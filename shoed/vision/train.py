@@ -69,7 +69,15 @@ def _camera(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     f = target / glyph_h
     small = cv2.resize(mask, (max(3, round(mask.shape[1] * f)), max(3, round(mask.shape[0] * f))),
                        interpolation=cv2.INTER_AREA).astype(np.float32) / 255.0
-    sigma = rng.uniform(0, 1.1)
+    if rng.uniform() < 0.35:  # a card small in the picture: the warp enlarged fewer real pixels
+        h, w = small.shape
+        f2 = rng.uniform(1.3, 3.0)
+        low = cv2.resize(small, (max(2, round(w / f2)), max(2, round(h / f2))), interpolation=cv2.INTER_AREA)
+        small = cv2.resize(low, (w, h), interpolation=cv2.INTER_LINEAR)
+    # Blur in proportion to the glyph: mostly a little, sometimes so much that
+    # shapes run together (a club then looks like a spade, and should look unsure).
+    rel = rng.uniform(0, 0.05) if rng.uniform() < 0.75 else rng.uniform(0.05, 0.16)
+    sigma = rel * small.shape[0] / 1.3
     if sigma > 0.25:
         small = cv2.GaussianBlur(small, (0, 0), sigma)
     contrast = rng.uniform(0.45, 1.0)

@@ -457,3 +457,152 @@ def test_cli_bad_results_exit_2(shoed_cli):
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and "unknown result 'X' at position 3" in proc.stderr
+
+
+# ---------------------------------------------------------------------------
+# Incremental roads (roads.py, "Incremental roads"): one coup at a time, the
+# same roads as computing them from all the results, after every coup.
+from shoed.rules.roads import (  # noqa: E402 - the incremental part's own imports, kept with its tests
+    GridCursor,
+    RoadBuilder,
+    outcome_of,
+    results_from_events,
+    results_of,
+    results_text as notation,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(results_text, st.integers(1, 8))
+def test_builder_equals_roads_after_every_coup(text, rows):
+    builder = RoadBuilder(rows)
+    outcomes = parse_results(text)
+    for n, outcome in enumerate(outcomes, 1):
+        step = builder.add(outcome)
+        whole = roads(outcomes[:n], rows=rows)
+        assert builder.roads() == whole
+        assert step.position == n and step.outcome == outcome and step.ask_road == whole.ask_road
+        # BP2: the coup's bead.
+        assert (step.bead_plate.row, step.bead_plate.col) == ((n - 1) % rows, (n - 1) // rows)
+        assert whole.bead_plate[step.bead_plate.col][step.bead_plate.row] == outcome
+        # BR1-BR3, BR6: the cell added (or the cell a tie is counted on) and where it is drawn.
+        if outcome.winner == "T" and not whole.big_road:
+            assert step.big_road is None and step.cell is None and step.leading_ties == whole.leading_ties
+        else:
+            assert step.big_road == whole.big_road_grid[-1]
+            assert step.cell == whole.big_road[-1][-1]
+            assert step.new_cell == (outcome.winner != "T")
+        # D5, D6: a mark only where the road gains one, drawn where the whole road draws it.
+        before = roads(outcomes[: n - 1], rows=rows)
+        for name, _ in DERIVED:
+            added = step.derived[name]
+            gained = flat(whole.derived(name))[len(flat(before.derived(name))):]
+            if added is None:
+                assert gained == ""
+            else:
+                assert gained == added[0]
+                assert added[1] == whole.grid(name)[-1]
+        assert json.loads(json.dumps(step.to_json()))["position"] == n
+
+
+@settings(max_examples=100, deadline=None)
+@given(results_text, st.integers(1, 8))
+def test_grid_cursor_places_as_layout(text, rows):
+    # BR6: drawn one cell at a time, the same places as laid out at once.
+    lengths = [len(col) for col in roads(text).big_road]
+    cursor, placed = GridCursor(rows), []
+    for length in lengths:
+        placed.append(cursor.new_column())
+        placed.extend(cursor.extend() for _ in range(length - 1))
+    assert tuple(placed) == layout(lengths, rows)
+
+
+@settings(max_examples=100, deadline=None)
+@given(results_text.filter(bool))
+def test_builder_takes_back_the_last_result(text):
+    # A coup voided after its result is not a result (its void leaves the roads as before it).
+    builder = RoadBuilder.from_results(text)
+    outcomes = parse_results(text)
+    assert builder.pop() == outcomes[-1]
+    assert builder.roads() == roads(outcomes[:-1])
+    builder.add(outcomes[-1])
+    assert builder.roads() == roads(outcomes)
+
+
+def test_builder_step_json_for_a_tie_and_a_new_column():
+    builder = RoadBuilder()
+    tie = builder.add("T").to_json()
+    assert tie["big_road"] is None and tie["leading_ties"] == 1 and tie["result"] == "T"
+    first = builder.add("Bbn").to_json()
+    assert first["big_road"] == {
+        "row": 0, "col": 0, "column": 0, "index": 0, "tail": False, "winner": "B", "ties": 0, "ties_before": 1,
+        "banker_pair": True, "player_pair": False, "natural": True, "coup": 2, "new": True,
+    }
+    assert first["bead_plate"] == {"row": 1, "col": 0}
+    builder.add("P")
+    on_p = builder.add("T").to_json()
+    assert on_p["big_road"]["ties"] == 1 and on_p["big_road"]["new"] is False and on_p["big_road"]["col"] == 1
+    step = builder.add("B").to_json()  # columns 1 1 1: big eye boy D1 red
+    assert step["big_eye_boy"] == {"row": 0, "col": 0, "column": 0, "index": 0, "tail": False, "colour": "R"}
+    assert step["small_road"] is None and step["cockroach_pig"] is None
+    assert builder.to_json() == roads("TBbnPTB").to_json()
+
+
+def test_builder_refuses_what_is_not_one_result():
+    builder = RoadBuilder()
+    with pytest.raises(ResultsError):
+        builder.add("BP")
+    with pytest.raises(ResultsError):
+        builder.add("X")
+    with pytest.raises(IndexError):
+        builder.pop()
+    assert len(builder) == 0
+    with pytest.raises(ValueError):
+        GridCursor(0)
+    with pytest.raises(ValueError):
+        GridCursor().extend()
+
+
+# Results from the table's own records: coup.result events and a snapshot's coups.
+RESULT = {"kind": "coup.result", "coup": 1, "winner": "banker", "natural": True, "banker_pair": False,
+          "player_pair": True, "player_cards": ["9H", "9S"], "banker_cards": ["KS", "9D"], "void": False}
+
+
+@pytest.mark.parametrize(
+    "record, expected",
+    [
+        (RESULT, "Bpn"),
+        (RESULT | {"winner": "player", "natural": False, "player_pair": False}, "P"),
+        (RESULT | {"winner": "tie"}, "Tpn"),
+        ({"coup": 4, "void": True, "reason": "misdeal: foreign_card"}, None),  # a snapshot's void
+        ({"kind": "coup.void", "coup": 4, "reason": "voided by the pit"}, None),
+    ],
+)
+def test_outcome_of_a_record(record, expected):
+    outcome = outcome_of(record)
+    assert (None if outcome is None else str(outcome)) == expected
+
+
+def test_outcome_of_a_record_without_a_winner_is_an_error():
+    with pytest.raises(ResultsError, match="coup 3: no winner"):
+        outcome_of({"coup": 3, "void": False})
+
+
+def test_results_of_a_snapshot_skip_voids():
+    coups = [RESULT, {"coup": 2, "void": True, "reason": "x"}, RESULT | {"coup": 3, "winner": "tie"}]
+    assert notation(results_of(coups)) == "BpnTpn"
+
+
+def test_results_from_events_take_back_a_voided_result():
+    def result(coup, winner, shoe="s1"):
+        return RESULT | {"coup": coup, "winner": winner, "natural": False, "player_pair": False, "shoe": shoe}
+
+    events = [
+        {"kind": "shoe.opened", "shoe": "s1"}, result(1, "banker"), result(2, "player"),
+        {"kind": "coup.void", "coup": 2, "shoe": "s1"},  # voided after its result: not a result
+        {"kind": "coup.void", "coup": 3, "shoe": "s1"},  # voided during the coup: nothing to take back
+        result(4, "tie"), {"kind": "card", "coup": 5, "shoe": "s1"},
+        {"kind": "shoe.opened", "shoe": "s2"}, result(1, "player", "s2"),
+    ]
+    assert notation(results_from_events(events)) == "P"
+    assert notation(results_from_events(events, shoe="s1")) == "BT"

@@ -1,0 +1,69 @@
+"""`shoed watch`: a table's live display in a terminal (roads, last coup, statistics, odds, alarms).
+
+It joins late through the table's snapshot and follows its events; the
+display itself is in `shoed.display` (pure state and drawing, and the shell).
+"""
+
+from __future__ import annotations
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "watch",
+        help="live table display in the terminal: last coup, roads, statistics, odds, alarms",
+        description=(
+            "Show a table live: the last coup's cards, totals and winner, the bead plate, big road and "
+            "derived roads, statistics, the live odds (favourable bets highlighted) and active alarms. "
+            "Joins at any time through the snapshot endpoint; across a daemon restart it shows "
+            "'reconnecting' and carries on by itself. Ctrl-C to leave."
+        ),
+    )
+    p.add_argument("endpoint", nargs="?", default="tcp://127.0.0.1:5556", metavar="ENDPOINT",
+                   help="the table's event endpoint (default tcp://127.0.0.1:5556)")
+    p.add_argument("--snapshot", metavar="ENDPOINT",
+                   help="snapshot endpoint (default: the event endpoint's port + 1, e.g. tcp://127.0.0.1:5557)")
+    p.add_argument("--table", default="t1", help="table id (default t1)")
+    p.add_argument("--once", action="store_true",
+                   help="print one screen after the snapshot and exit (scripts, logs); exit 2 if none comes")
+    p.add_argument("--timeout", type=float, default=10.0, help="with --once: seconds to wait for the snapshot")
+    p.add_argument("--width", type=int, help="with --once: columns to draw (default: the terminal's)")
+    p.add_argument("--inline", action="store_true", help="draw below the prompt instead of on the full screen")
+    p.set_defaults(func=run)
+
+
+def snapshot_endpoint(events: str) -> str:
+    """The default snapshot endpoint: tcp with the next port; other transports must be named."""
+    from shoed.cli import CommandError
+
+    scheme, sep, rest = events.partition("://")
+    host, colon, port = rest.rpartition(":")
+    if scheme == "tcp" and sep and colon and port.isdigit():
+        return f"tcp://{host}:{int(port) + 1}"
+    raise CommandError(f"give the snapshot endpoint with --snapshot (cannot derive it from {events})")
+
+
+def run(args) -> int:
+    from shoed.cli import CommandError
+    from shoed.net.wire import WireError, check_table_id
+
+    try:
+        check_table_id(args.table)
+    except WireError as exc:
+        raise CommandError(str(exc)) from None
+    snapshot = args.snapshot or snapshot_endpoint(args.endpoint)
+    if args.once:
+        import sys
+
+        from rich.console import Console
+
+        from shoed.display.live import once
+        from shoed.display.terminal import render
+
+        state = once(args.endpoint, snapshot, args.table, args.timeout)
+        if state is None:
+            raise CommandError(f"no snapshot from {snapshot} within {args.timeout:g} s: is the daemon running?")
+        Console(width=args.width, file=sys.stdout).print(render(state))
+        return 0
+    from shoed.display.live import watch
+
+    return watch(args.endpoint, snapshot, args.table, screen=not args.inline)

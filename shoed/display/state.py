@@ -1,0 +1,348 @@
+"""What a table display knows: a pure fold of the table's snapshot and the events after it.
+
+A display joins late (shoed.net.client.TableClient): it gets a snapshot of the
+table, then every later event once and in seq order. `apply(state, item)`
+takes either and returns the new state; a snapshot replaces what the display
+knew (the table is the authority), an event changes only what it names. No
+I/O and no clock: the shell (`shoed.display.live`) says when the link is
+silent with an item of its own, `{"kind": "watch.connection", "state": ...}`.
+
+The fold follows the table controller's own bookkeeping (shoed/table.py): a
+coup voided after its result is no longer a result, misdeals stay pending
+until corrected or the coup is void, and the alarms the table holds until it
+clears them (`HELD_ALARMS`) are told apart from one-off notices.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from shoed.rules.roads import Outcome, Roads, outcome_of, roads
+
+# Link states, set by the shell.
+CONNECTING, LIVE, RECONNECTING = "connecting", "live", "reconnecting"
+
+# Alarms the table raises and keeps raised until it clears them (TableController._alarm);
+# any other alarm event is a one-off notice.
+HELD_ALARMS = frozenset({"tamper", "foreign_card", "integrity", "favourable_bet"})
+NOTICES_KEPT = 4
+
+# Misdeals that a void leaves pending: they are not about the coup (shoed/table.py, _void).
+_OUTLIVE_VOID = frozenset({"card_after_last_coup", "card_out_of_sequence"})
+
+CARDS_PER_DECK = 52
+EMPTY_ROADS = roads(())
+
+
+@dataclass(frozen=True, slots=True)
+class CoupView:
+    """One coup as the display shows it: being dealt, with its result, or void."""
+
+    number: int | None
+    status: str  # "dealing", "result" or "void"
+    player_cards: tuple[str, ...] = ()
+    banker_cards: tuple[str, ...] = ()
+    player_total: int | None = None
+    banker_total: int | None = None
+    winner: str | None = None  # "player", "banker" or "tie"
+    natural: bool = False
+    player_pair: bool = False
+    banker_pair: bool = False
+    reason: str | None = None  # why it is void
+
+    @classmethod
+    def of_record(cls, record: dict, number: int | None = None) -> CoupView:
+        """From a coup.result or coup.void event, or a snapshot's coup record."""
+        void = bool(record.get("void")) or record.get("kind") == "coup.void"
+        return cls(
+            number=record.get("coup", number) if number is None else number,
+            status="void" if void else "result",
+            player_cards=tuple(record.get("player_cards") or ()),
+            banker_cards=tuple(record.get("banker_cards") or ()),
+            player_total=None if void else record.get("player_total"),
+            banker_total=None if void else record.get("banker_total"),
+            winner=None if void else record.get("winner"),
+            natural=not void and bool(record.get("natural")),
+            player_pair=not void and bool(record.get("player_pair")),
+            banker_pair=not void and bool(record.get("banker_pair")),
+            reason=record.get("reason") if void else None,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class DisplayState:
+    """Everything one table display shows. Build with `initial(table)`, then `apply`."""
+
+    table: str
+    connection: str = CONNECTING
+    seq: int | None = None
+    ruleset: str | None = None
+    decks: int | None = None
+    shoe: str | None = None
+    phase: str | None = None  # burn_first, burning, dealing, finished, closed
+    cards_left: int | None = None
+    cut_card: bool = False
+    last_coup: int | None = None  # the shoe's last coup, once the cut card is out
+    results: tuple[Outcome, ...] = ()
+    result_coups: tuple[int | None, ...] = ()  # the table's coup number of each result
+    roads: Roads = EMPTY_ROADS
+    voids: tuple[tuple[int | None, str], ...] = ()  # (coup, reason)
+    coup: CoupView | None = None  # the coup on the table now
+    last: CoupView | None = None  # the last coup finished (result or void)
+    odds: dict | None = None  # as in a shoe.odds event
+    odds_local: bool = False  # computed by the display from the snapshot, not sent by the table
+    alarms: tuple[tuple[str, str], ...] = ()  # (name, text), held by the table until cleared
+    notices: tuple[tuple[int | None, str, str], ...] = ()  # (coup, name, text), the last few one-off alarms
+    pending: tuple[tuple[int, str, str], ...] = ()  # misdeals awaiting correction: (id, kind, correction)
+    locked: str | None = None
+    devices: tuple[tuple[str, str], ...] = ()  # (source, link state)
+    remaining_by_rank: tuple[int, ...] | None = None  # from the snapshot (for odds computed here)
+    reconciliation: dict | None = None  # from shoe.closed
+    note: str | None = None  # the daemon started or stopped
+    snapshots: int = 0
+    events: int = 0
+
+
+def initial(table: str) -> DisplayState:
+    return DisplayState(table=table)
+
+
+def apply(state: DisplayState, item: dict) -> DisplayState:
+    """The state after one snapshot, event or shell item."""
+    kind = item.get("kind")
+    if kind == "snapshot":
+        return from_snapshot(state, item)
+    if kind == "watch.connection":
+        return replace(state, connection=str(item.get("state")))
+    if kind == "watch.odds":
+        return replace(state, odds=item.get("odds"), odds_local=True)
+    handler = _HANDLERS.get(kind)
+    if kind and kind.startswith("device."):
+        handler = _on_device
+    state = replace(state, seq=item.get("seq", state.seq), events=state.events + 1)
+    return handler(state, item) if handler else state
+
+
+def fold(items, state: DisplayState | None = None, table: str = "t1") -> DisplayState:
+    """Apply items in order, from `state` or from nothing."""
+    state = state if state is not None else initial(table)
+    for item in items:
+        state = apply(state, item)
+    return state
+
+
+# ----- snapshot -----------------------------------------------------------------
+def from_snapshot(state: DisplayState, item: dict) -> DisplayState:
+    """The table's state replaces what the display knew; only the link state is kept."""
+    snap = item.get("state") or {}
+    shoe = snap.get("shoe") or {}
+    coups = list(snap.get("coups") or ())
+    results, numbers, voids = [], [], []
+    for record in coups:
+        outcome = outcome_of(record)
+        if outcome is None:
+            voids.append((record.get("coup"), str(record.get("reason") or "void")))
+        else:
+            results.append(outcome)
+            numbers.append(record.get("coup"))
+    last = CoupView.of_record(coups[-1]) if coups else None
+    coup = last
+    open_coup = snap.get("coup")
+    if open_coup and open_coup.get("state") == "open":
+        coup = CoupView(
+            number=open_coup.get("number"), status="dealing",
+            player_cards=tuple(open_coup.get("player_cards") or ()),
+            banker_cards=tuple(open_coup.get("banker_cards") or ()),
+            player_total=open_coup.get("player_total") if open_coup.get("player_cards") else None,
+            banker_total=open_coup.get("banker_total") if open_coup.get("banker_cards") else None,
+        )
+    alarms = snap.get("alarms") or {}
+    remaining = shoe.get("remaining_by_rank")
+    return DisplayState(
+        table=snap.get("table") or item.get("table") or state.table,
+        connection=state.connection,
+        seq=item.get("seq", snap.get("seq")),
+        ruleset=snap.get("ruleset"),
+        decks=snap.get("decks"),
+        shoe=shoe.get("id"),
+        phase=shoe.get("phase"),
+        cards_left=shoe.get("cards_left"),
+        cut_card=bool(shoe.get("cut_card")),
+        last_coup=shoe.get("last_coup"),
+        results=tuple(results),
+        result_coups=tuple(numbers),
+        roads=roads(results),
+        voids=tuple(voids),
+        coup=coup,
+        last=last,
+        odds=snap.get("odds"),
+        alarms=tuple((str(k), str(v)) for k, v in alarms.items()),
+        pending=tuple(_pending(p) for p in snap.get("pending_misdeals") or ()),
+        locked=snap.get("locked"),
+        devices=tuple(sorted((str(k), str(v)) for k, v in (snap.get("devices") or {}).items())),
+        remaining_by_rank=tuple(remaining) if remaining is not None else None,
+        snapshots=state.snapshots + 1,
+        events=state.events,
+    )
+
+
+def _pending(entry: dict) -> tuple[int, str, str]:
+    return (entry.get("id"), str(entry.get("kind")), str(entry.get("correction")))
+
+
+# ----- events --------------------------------------------------------------------
+def _on_shoe_opened(state: DisplayState, e: dict) -> DisplayState:
+    decks = e.get("decks", state.decks)
+    return replace(
+        state, shoe=e.get("shoe"), ruleset=e.get("ruleset", state.ruleset), decks=decks, phase="burn_first",
+        cards_left=decks * CARDS_PER_DECK if isinstance(decks, int) else None, cut_card=False, last_coup=None,
+        results=(), result_coups=(), roads=EMPTY_ROADS, voids=(), coup=None, last=None, odds=None,
+        odds_local=False, pending=(), remaining_by_rank=None, reconciliation=None,
+    )
+
+
+def _less(state: DisplayState, n: int = 1) -> int | None:
+    return None if state.cards_left is None else state.cards_left - n
+
+
+def _on_shoe_burn(state: DisplayState, e: dict) -> DisplayState:
+    # A burn card read face up is out of the shoe's count of unseen cards; one not read is not.
+    left = _less(state) if e.get("card") else state.cards_left
+    return replace(state, phase="burning", cards_left=left)
+
+
+def _on_burn_complete(state: DisplayState, e: dict) -> DisplayState:
+    return replace(state, phase="dealing")
+
+
+def _on_cut_card(state: DisplayState, e: dict) -> DisplayState:
+    return replace(state, cut_card=True, last_coup=e.get("last_coup"))
+
+
+def _on_shoe_finished(state: DisplayState, e: dict) -> DisplayState:
+    return replace(state, phase="finished")
+
+
+def _on_shoe_closed(state: DisplayState, e: dict) -> DisplayState:
+    return replace(state, phase="closed", reconciliation=e.get("reconciliation"), pending=())
+
+
+def _on_odds(state: DisplayState, e: dict) -> DisplayState:
+    odds = {k: e[k] for k in ("cards_left", "probabilities", "player_expectation", "favourable") if k in e}
+    return replace(state, odds=odds, odds_local=False)
+
+
+def _on_coup_opened(state: DisplayState, e: dict) -> DisplayState:
+    phase = "dealing" if state.phase in (None, "burn_first", "burning") else state.phase  # a game without burn
+    return replace(state, coup=CoupView(number=e.get("coup"), status="dealing"), phase=phase)
+
+
+def _on_card(state: DisplayState, e: dict) -> DisplayState:
+    if e.get("card") is None:
+        return state  # an unreadable card: its misdeal says what to do
+    state = replace(state, cards_left=_less(state))
+    recipient = e.get("recipient")
+    if recipient not in ("player", "banker"):
+        return state  # a foreign or extra card: counted, but in no hand
+    coup = state.coup
+    if coup is None or coup.status != "dealing" or coup.number != e.get("coup"):
+        coup = CoupView(number=e.get("coup"), status="dealing")
+    if recipient == "player":
+        coup = replace(coup, player_cards=coup.player_cards + (e["card"],), player_total=e.get("total"))
+    else:
+        coup = replace(coup, banker_cards=coup.banker_cards + (e["card"],), banker_total=e.get("total"))
+    return replace(state, coup=coup)
+
+
+def _on_coup_result(state: DisplayState, e: dict) -> DisplayState:
+    outcome = outcome_of(e)
+    view = CoupView.of_record(e)
+    if outcome is None:
+        return replace(state, coup=view, last=view)
+    results = state.results + (outcome,)
+    return replace(state, results=results, result_coups=state.result_coups + (e.get("coup"),),
+                   roads=roads(results), coup=view, last=view)
+
+
+def _on_coup_void(state: DisplayState, e: dict) -> DisplayState:
+    results, numbers = state.results, state.result_coups
+    if numbers and numbers[-1] == e.get("coup"):  # voided after its result: no longer a result
+        results, numbers = results[:-1], numbers[:-1]
+    view = CoupView.of_record(e)
+    return replace(
+        state, results=results, result_coups=numbers,
+        roads=roads(results) if results != state.results else state.roads,
+        voids=state.voids + ((e.get("coup"), str(e.get("reason") or "void")),), coup=view, last=view,
+        pending=tuple(p for p in state.pending if p[1] in _OUTLIVE_VOID),
+    )
+
+
+def _on_misdeal(state: DisplayState, e: dict) -> DisplayState:
+    detail = e.get("misdeal") or {}
+    if not detail.get("correctable"):
+        return state  # the coup is void: its coup.void follows
+    return replace(state, pending=state.pending + (_pending(detail),))
+
+
+def _on_misdeal_corrected(state: DisplayState, e: dict) -> DisplayState:
+    pending = tuple(p for p in state.pending if p[0] != e.get("misdeal"))
+    # A card put back in the shoe will be read again: it is unseen once more.
+    back = 1 if e.get("correction") == "return_card" and e.get("card") else 0
+    left = None if state.cards_left is None else state.cards_left + back
+    return replace(state, pending=pending, cards_left=left)
+
+
+def _on_alarm(state: DisplayState, e: dict) -> DisplayState:
+    name, active = str(e.get("alarm")), bool(e.get("active"))
+    text = str(e.get("text") or e.get("code") or name)
+    held = dict(state.alarms)
+    locked = state.locked
+    if name == "integrity":
+        locked = text if active else None
+    if active and name in HELD_ALARMS:
+        held[name] = text
+        return replace(state, alarms=tuple(held.items()), locked=locked)
+    if not active and name in held:
+        del held[name]
+        return replace(state, alarms=tuple(held.items()), locked=locked)
+    coup = state.coup.number if state.coup else None
+    notices = (state.notices + ((coup, name, text),))[-NOTICES_KEPT:]
+    return replace(state, notices=notices, locked=locked)
+
+
+def _on_device(state: DisplayState, e: dict) -> DisplayState:
+    word = str(e.get("kind")).partition(".")[2]
+    if word not in ("connected", "lost", "restored", "fallback"):
+        return state  # hello and warnings change no link state
+    devices = dict(state.devices)
+    devices[str(e.get("source"))] = word
+    return replace(state, devices=tuple(sorted(devices.items())))
+
+
+def _on_table_started(state: DisplayState, e: dict) -> DisplayState:
+    how = "" if e.get("clean", True) else " after an unclean stop"
+    return replace(state, note=f"daemon started{how} ({e.get('utc', '')[:19]})")
+
+
+def _on_table_stopped(state: DisplayState, e: dict) -> DisplayState:
+    return replace(state, note=f"daemon stopped ({e.get('utc', '')[:19]})")
+
+
+_HANDLERS = {
+    "shoe.opened": _on_shoe_opened,
+    "shoe.burn": _on_shoe_burn,
+    "shoe.burn_complete": _on_burn_complete,
+    "shoe.cut_card": _on_cut_card,
+    "shoe.finished": _on_shoe_finished,
+    "shoe.closed": _on_shoe_closed,
+    "shoe.odds": _on_odds,
+    "coup.opened": _on_coup_opened,
+    "card": _on_card,
+    "coup.result": _on_coup_result,
+    "coup.void": _on_coup_void,
+    "misdeal": _on_misdeal,
+    "misdeal.corrected": _on_misdeal_corrected,
+    "alarm": _on_alarm,
+    "table.started": _on_table_started,
+    "table.stopped": _on_table_stopped,
+}

@@ -1,0 +1,363 @@
+"""The table display in a terminal: a DisplayState drawn as one rich renderable.
+
+`render(state)` is a pure function: the same state gives the same screen, so
+the tests draw it on a recording console and read the text back. Roads are
+drawn newest on the right; when the terminal is narrower than a road, its
+oldest columns scroll off the left (as on a table's scoreboard) and the
+panel's title says how many are hidden. Colour is never the only sign: Banker
+and Player are letters, red and blue marks of the derived roads are filled
+and hollow circles.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console, ConsoleOptions, Group, RenderResult
+from rich.measure import Measurement
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from shoed.display.state import CONNECTING, LIVE, RECONNECTING, CoupView, DisplayState
+from shoed.rules.roads import DERIVED, ROWS
+from shoed.rules.stats import tally
+
+BANKER_STYLE = "bold bright_white on red3"
+PLAYER_STYLE = "bold bright_white on blue3"
+TIE_STYLE = "bold black on green3"
+WINNER_STYLE = {"B": BANKER_STYLE, "P": PLAYER_STYLE, "T": TIE_STYLE}
+SIDE_NAME = {"banker": "Banker", "player": "Player", "tie": "Tie"}
+MARK = {"R": ("\u25cf", "bold red"), "B": ("\u25cb", "bold bright_blue")}  # red filled, blue hollow
+SUITS = {"S": ("\u2660", ""), "H": ("\u2665", "red"), "D": ("\u2666", "red"), "C": ("\u2663", "")}
+BET_ORDER = ("banker", "player", "tie", "player_pair", "banker_pair")
+ROAD_TITLES = {"big_eye_boy": "Big eye boy", "small_road": "Small road", "cockroach_pig": "Cockroach pig"}
+
+
+def card_text(card: str) -> Text:
+    """A card as the dealer says it: 10♦, K♠ (red suits in red)."""
+    rank, suit = card[:-1], card[-1:]
+    symbol, style = SUITS.get(suit, (suit, ""))
+    return Text(("10" if rank == "T" else rank) + symbol, style=style)
+
+
+class Grid:
+    """Cells on a grid of `rows` rows, newest column on the right; the oldest
+    columns that do not fit the width given scroll off the left."""
+
+    def __init__(self, cells: dict[tuple[int, int], Text], rows: int, cell_width: int, min_cols: int = 6) -> None:
+        self.cells = cells
+        self.rows = rows
+        self.cell_width = cell_width
+        self.cols = max((c for _, c in cells), default=-1) + 1
+        self.min_cols = min_cols
+
+    def hidden(self, width: int) -> int:
+        return max(0, self.cols - max(1, width // self.cell_width))
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        widest = max(self.cols, self.min_cols) * self.cell_width
+        return Measurement(min(widest, self.min_cols * self.cell_width), widest)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        first = self.hidden(options.max_width)
+        # An empty board is drawn to the width given, as the table's scoreboard is.
+        last = max(self.cols, first + max(1, options.max_width // self.cell_width))
+        blank = "\u00b7".ljust(self.cell_width)
+        for row in range(self.rows):
+            line = Text(no_wrap=True, overflow="crop")
+            for col in range(first, last):
+                cell = self.cells.get((row, col))
+                if cell is None:
+                    line.append(blank, style="grey30")
+                else:
+                    line.append_text(cell)
+                    line.append(" " * max(0, self.cell_width - cell.cell_len))
+            yield line
+
+
+def _panel(body, title: str, hidden: int = 0, width: int | None = None, **kw) -> Panel:
+    if hidden:
+        long = f" (+{hidden} earlier)"
+        fits = width is None or len(title) + len(long) + 6 <= width
+        title += f"[dim]{long if fits else f' (+{hidden})'}[/]"
+    return Panel(body, title=title, title_align="left", padding=(0, 1), **kw)
+
+
+class RoadPanel:
+    """A road's panel whose title counts the columns scrolled off at the width it gets."""
+
+    def __init__(self, grid: Grid, title: str) -> None:
+        self.grid, self.title = grid, title
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        inner = self.grid.__rich_measure__(console, options)
+        return Measurement(inner.minimum + 4, inner.maximum + 4)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        hidden = self.grid.hidden(options.max_width - 4)  # borders and padding
+        yield _panel(self.grid, self.title, hidden, options.max_width)
+
+
+# ----- parts ----------------------------------------------------------------------
+def header(state: DisplayState) -> Text:
+    line = Text(no_wrap=True, overflow="ellipsis")
+    line.append(f" Table {state.table} ", style="bold reverse")
+    parts = [state.ruleset or "ruleset ?", f"{state.decks} decks" if state.decks else None,
+             f"shoe {state.shoe}" if state.shoe else "no shoe", state.phase,
+             f"seq {state.seq}" if state.seq is not None else None]
+    line.append("  " + " \u00b7 ".join(p for p in parts if p))
+    link = {
+        LIVE: ("  \u25cf live", "bold green"),
+        RECONNECTING: ("  \u25cc reconnecting\u2026", "bold yellow blink"),
+        CONNECTING: ("  \u25cc connecting\u2026", "yellow"),
+    }.get(state.connection, (f"  {state.connection}", "yellow"))
+    line.append(*link)
+    if state.locked:
+        line.append(f"  LOCKED: {state.locked}", style="bold white on red")
+    if state.note:
+        line.append(f"  ({state.note})", style="dim")
+    return line
+
+
+def _hand(name: str, cards: tuple[str, ...], total: int | None, style: str) -> Text:
+    line = Text()
+    line.append(f"{name:<7}", style=style)
+    for card in cards:
+        line.append(" ")
+        line.append_text(card_text(card))
+    if not cards:
+        line.append(" \u2014", style="dim")
+    if total is not None:
+        line.append(f"   = {total}", style="bold")
+    return line
+
+
+def _outcome_line(coup: CoupView, last: bool) -> Text:
+    if coup.status == "void":
+        return Text(f"VOID: {coup.reason or 'void'}", style="bold white on red")
+    if coup.status == "dealing":
+        return Text("dealing\u2026" + ("  (last coup of the shoe)" if last else ""), style="italic")
+    line = Text()
+    winner = coup.winner or "?"
+    if winner == "tie":
+        line.append(f" TIE {coup.player_total} to {coup.banker_total} ", style=TIE_STYLE)
+    else:
+        high, low = ((coup.banker_total, coup.player_total) if winner == "banker"
+                     else (coup.player_total, coup.banker_total))
+        line.append(f" {SIDE_NAME.get(winner, winner).upper()} WINS {high} to {low} ",
+                    style=WINNER_STYLE[winner[0].upper()])
+    marks = [m for m, on in (("natural", coup.natural), ("player pair", coup.player_pair),
+                             ("banker pair", coup.banker_pair)) if on]
+    if marks:
+        line.append("  " + ", ".join(marks), style="bold")
+    return line
+
+
+def _previous(coup: CoupView) -> Text:
+    """The coup before the one being dealt, on one dim line."""
+    line = Text(f"coup {coup.number}: ", style="dim", no_wrap=True, overflow="ellipsis")
+    if coup.status == "void":
+        line.append("void", style="dim")
+        return line
+    line.append(f"{SIDE_NAME.get(coup.winner or '', '?')} {coup.player_total}-{coup.banker_total}  P", style="dim")
+    for card in coup.player_cards:
+        line.append(" ")
+        line.append_text(card_text(card))
+    line.append("  B", style="dim")
+    for card in coup.banker_cards:
+        line.append(" ")
+        line.append_text(card_text(card))
+    return line
+
+
+def coup_panel(state: DisplayState) -> Panel:
+    coup = state.coup or state.last
+    if coup is None:
+        return _panel(Text("no coup yet", style="dim"), "Coup")
+    last_of_shoe = coup.number is not None and coup.number == state.last_coup
+    lines = [
+        _hand("Player", coup.player_cards, coup.player_total, "bold bright_blue"),
+        _hand("Banker", coup.banker_cards, coup.banker_total, "bold red"),
+        _outcome_line(coup, last_of_shoe),
+    ]
+    last = state.last
+    if coup.status == "dealing" and last is not None and last.number != coup.number:
+        lines.append(_previous(last))
+    title = f"Coup {coup.number}" if coup.number is not None else "Coup"
+    if last_of_shoe:
+        title += " (last of the shoe)"
+    return _panel(Group(*lines), title)
+
+
+def stats_panel(state: DisplayState) -> Panel:
+    counts = tally(state.results)
+    decisions = counts.banker + counts.player or 1
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True)
+    grid.add_column(justify="right", no_wrap=True)
+    grid.add_column(no_wrap=True)
+    grid.add_row(Text("Banker", style="bold red"), str(counts.banker), f"{100 * counts.banker / decisions:.0f}%")
+    grid.add_row(Text("Player", style="bold bright_blue"), str(counts.player),
+                 f"{100 * counts.player / decisions:.0f}%")
+    grid.add_row(Text("Tie", style="bold green"), str(counts.tie), "")
+    grid.add_row("Pairs", f"B {counts.banker_pairs}", f"P {counts.player_pairs}")
+    grid.add_row("Naturals", str(counts.naturals), "")
+    grid.add_row("Results", str(counts.coups), f"voids {len(state.voids)}")
+    grid.add_row("Cards left", "?" if state.cards_left is None else str(state.cards_left), "")
+    if state.cut_card:
+        grid.add_row(Text("Cut card", style="bold"), "", f"last coup {state.last_coup}")
+    return _panel(grid, "Statistics")
+
+
+def odds_panel(state: DisplayState) -> Panel:
+    odds = state.odds
+    if not odds:
+        return _panel(Text("after the next coup", style="dim"), "Odds")
+    probabilities = odds.get("probabilities") or {}
+    expectation = odds.get("player_expectation") or {}
+    favourable = set(odds.get("favourable") or ())
+    bets = [b for b in BET_ORDER if b in probabilities or b in expectation]
+    bets += sorted((set(probabilities) | set(expectation)) - set(bets))
+    table = Table(box=None, padding=(0, 1), show_edge=False, header_style="bold")
+    table.add_column("bet", no_wrap=True)
+    table.add_column("wins", justify="right")
+    table.add_column("player exp.", justify="right")
+    for bet in bets:
+        p, e = probabilities.get(bet), expectation.get(bet)
+        good = bet in favourable
+        table.add_row(
+            ("\u2605 " if good else "  ") + bet.replace("_", " "),
+            "" if p is None else f"{100 * p:.2f}%",
+            "" if e is None else f"{100 * e:+.3f}%",
+            style="bold black on yellow" if good else None,
+        )
+    title = f"Odds ({odds.get('cards_left', '?')} cards)"
+    if state.odds_local:
+        title += " [dim]computed here[/]"
+    return _panel(table, title)
+
+
+def bead_grid(state: DisplayState) -> Grid:
+    cells: dict[tuple[int, int], Text] = {}
+    rows = state.roads.rows
+    for i, outcome in enumerate(state.results):
+        text = Text(outcome.winner, style=WINNER_STYLE[outcome.winner])
+        marks = str(outcome)[1:]
+        if marks:
+            text.append(marks, style="bold yellow")
+        cells[(i % rows, i // rows)] = text
+    return Grid(cells, rows, 4)
+
+
+def big_road_grid(state: DisplayState) -> Grid:
+    road = state.roads
+    cells: dict[tuple[int, int], Text] = {}
+    for place in road.big_road_grid:
+        cell = road.big_road[place.column][place.index]
+        text = Text(cell.winner, style=WINNER_STYLE[cell.winner])
+        if cell.ties:
+            text.append(str(cell.ties) if cell.ties < 10 else "+", style="bold green")
+        cells[(place.row, place.col)] = text
+    return Grid(cells, road.rows, 3, min_cols=12)
+
+
+def derived_grid(state: DisplayState, name: str) -> Grid:
+    road = state.roads
+    columns = road.derived(name)
+    cells = {}
+    for place in road.grid(name):
+        symbol, style = MARK[columns[place.column][place.index]]
+        cells[(place.row, place.col)] = Text(symbol, style=style)
+    return Grid(cells, road.rows, 2, min_cols=8)
+
+
+def ask_panel(state: DisplayState) -> Panel:
+    lines = []
+    for side in ("banker", "player"):
+        line = Text(f"if {SIDE_NAME[side]}:", style="bold red" if side == "banker" else "bold bright_blue")
+        for name, _ in DERIVED:
+            colour = state.roads.ask_road[side][name]
+            symbol, style = MARK[colour] if colour else ("-", "dim")
+            line.append(" ")
+            line.append(symbol, style=style)
+        lines.append(line)
+    lines.append(Text("eye, small, cockroach", style="dim"))
+    lines.append(Text.assemble(("\u25cf", "bold red"), " red  ", ("\u25cb", "bold bright_blue"), " blue"))
+    return _panel(Group(*lines), "Ask road")
+
+
+def alarms_panel(state: DisplayState) -> Panel:
+    lines = []
+    for name, text in state.alarms:
+        lines.append(Text(f"\u26a0 {name}: {text}", style="bold white on red"))
+    for misdeal_id, kind, correction in state.pending:
+        lines.append(Text(f"misdeal {misdeal_id}: {kind.replace('_', ' ')} \u2014 {correction}", style="bold yellow"))
+    for coup, name, text in state.notices:
+        where = f"coup {coup}: " if coup is not None else ""
+        lines.append(Text(f"{where}{name}: {text}", style="yellow"))
+    for source, link in state.devices:
+        if link not in ("connected", "restored"):
+            lines.append(Text(f"shoe {source}: {link}", style="bold yellow"))
+    if not lines:
+        lines.append(Text("no alarm", style="green"))
+    style = "red" if state.alarms or state.locked else ("yellow" if state.pending else "")
+    return _panel(Group(*lines), "Alarms", border_style=style or "none")
+
+
+WIDE = 110  # columns from which the panels sit three and four abreast
+
+
+class TableDisplay:
+    """The whole display of one table, laid out for the width it is given."""
+
+    def __init__(self, state: DisplayState) -> None:
+        self.state = state
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        state, wide = self.state, options.max_width >= WIDE
+        yield header(state)
+        if wide:
+            yield _row((coup_panel(state), 4), (stats_panel(state), 3), (odds_panel(state), 4))
+        else:
+            yield coup_panel(state)
+            yield _row((stats_panel(state), 1), (odds_panel(state), 1))
+        road = state.roads
+        big_title = "Big road"
+        if road.leading_ties:
+            big_title += f" ({road.leading_ties} ties before the first decision)"
+        bead = RoadPanel(bead_grid(state), "Bead plate")
+        big = RoadPanel(big_road_grid(state), big_title)
+        derived = [RoadPanel(derived_grid(state, name), ROAD_TITLES[name]) for name, _ in DERIVED]
+        if wide:
+            yield _row((bead, 2), (big, 3))
+            yield _row(*((panel, 3) for panel in derived), (ask_panel(state), 2))
+        else:
+            yield bead
+            yield big
+            yield _row(*((panel, 1) for panel in derived))
+            yield ask_panel(state)
+        yield alarms_panel(state)
+
+
+def _row(*cells) -> Table:
+    row = Table.grid(expand=True, padding=(0, 1))
+    for _, ratio in cells:
+        row.add_column(ratio=ratio)
+    row.add_row(*(cell for cell, _ in cells))
+    return row
+
+
+def render(state: DisplayState) -> TableDisplay:
+    """The whole display of one table (a rich renderable)."""
+    return TableDisplay(state)
+
+
+def screen_text(state: DisplayState, width: int = 120) -> str:
+    """The display as plain text at `width` columns (tests, logs, `shoed watch --once`)."""
+    import io
+
+    console = Console(record=True, width=width, file=io.StringIO(), color_system=None, legacy_windows=False)
+    console.print(render(state))
+    return console.export_text()
+
+
+__all__ = ["ROWS", "Grid", "card_text", "render", "screen_text"]

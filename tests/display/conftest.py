@@ -1,0 +1,67 @@
+"""A real shoe for the display tests: the daemon run once on the virtual shoe, its
+events as two displays received them (one from the start, one joining late), and
+its journal for the reports."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.test_daemon import DaemonProcess
+
+TABLE = "t1"
+
+
+@dataclass
+class RecordedShoe:
+    base: Path
+    journal: Path
+    early: list[dict]  # snapshot and events of a display there from the start
+    late: list[dict]  # of a display that joined mid-shoe
+    joined_at: int  # results in the late display's snapshot
+
+
+def short_dir() -> Path:
+    # ipc paths must stay short (108 bytes).
+    path = Path(f"/tmp/shoed-dsp-{os.getpid()}-{time.monotonic_ns() % 10**9}")
+    path.mkdir()
+    return path
+
+
+def until_closed(items: list[dict]) -> bool:
+    return any(i.get("kind") == "shoe.closed" for i in items)
+
+
+@pytest.fixture(scope="package")
+def recorded_shoe():
+    from shoed.net.client import TableClient
+
+    base = short_dir()
+    d = DaemonProcess(base, "--sim-pace", "0.01", "--sim-seed", "11", "--sim-shoes", "1")
+    early_items: list[dict] = []
+    late_items: list[dict] = []
+    late = None
+    try:
+        early = TableClient(d.events, d.snapshot, TABLE)
+        deadline = time.monotonic() + 90
+        while not (until_closed(early_items) and late is not None and until_closed(late_items)):
+            assert time.monotonic() < deadline, "the shoe did not finish"
+            early_items.extend(early.poll(0.05))
+            results = sum(i.get("kind") == "coup.result" for i in early_items)
+            if late is None and results >= 25:
+                late = TableClient(d.events, d.snapshot, TABLE)  # a display switched on mid-shoe
+            if late is not None:
+                late_items.extend(late.poll(0.05))
+        early.close()
+        late.close()
+    finally:
+        assert d.stop() == 0
+    snapshot = late_items[0]
+    assert snapshot["kind"] == "snapshot"
+    yield RecordedShoe(base, base / "journal", early_items, late_items, len(snapshot["state"]["coups"]))
+    subprocess.run(["rm", "-rf", str(base)], check=False)

@@ -1,0 +1,213 @@
+"""A damaged journal and a full disk under the real daemon (table-game-standards items 13, 18, 19, 20).
+
+| case | what the daemon does | checked here |
+|---|---|---|
+| torn last record (a crash mid-write) | cuts it off at start, keeps it as `<file>.torn-<offset>`, logs and journals the recovery, runs on | the shoe finishes; every card once, in order; verify and replay clean |
+| corrupted record in the middle | refuses to start: exit 2, one line naming the record, `STATUS=ALARM` to systemd; nothing is repaired, nothing acknowledged, nothing published | the files are byte for byte unchanged; once surveillance has put the record back, the shoe resumes and no card was lost |
+| disk full | the failed append is cut back; the shoe's gate is locked; `STATUS=ALARM`, exit 3; a restart on the still-full disk refuses with one line | a display's events are exactly the journal's; the shoe holds the card that could not be journaled; after space is freed the shoe resumes, every card once |
+
+The shoe is the virtual shoe: in its own process for the first two, in this
+process for the full disk (so that its gate and its unacknowledged queue can be
+looked at). The full disk is a real 128 KiB tmpfs; without the privilege to
+mount one the test is skipped and says so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.reliability.harness import (
+    Daemon,
+    Display,
+    NotifyListener,
+    Simulator,
+    draw_order,
+    journal_events,
+    journal_inputs,
+    remove_dir,
+    replay_journal,
+    short_dir,
+    truth_cards,
+    verify_journal,
+)
+
+
+@pytest.fixture
+def base():
+    path = short_dir()
+    yield path
+    subprocess.run(["umount", "-l", str(path / "journal")], capture_output=True, check=False)
+    remove_dir(path)
+
+
+def every_card_once(truth: list[dict], journal: Path) -> None:
+    inputs = journal_inputs(journal)
+    events = journal_events(journal)
+    assert [i["card"] for i in inputs if i["kind"] == "card"] == truth_cards(truth)
+    dealt = [c for e in events if e["kind"] == "coup.result" for c in draw_order(e)]
+    assert dealt == truth_cards(truth, ("player", "banker"))
+    closed = [e for e in events if e["kind"] == "shoe.closed"]
+    assert closed and all(e["reconciliation"]["balanced"] for e in closed)
+
+
+def shoe_file(journal: Path) -> Path:
+    return sorted(journal.glob("t1-*.jsonl"))[-1]
+
+
+def digests(journal: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(journal.iterdir())}
+
+
+def test_torn_last_record_is_cut_logged_and_the_daemon_runs_on(base):
+    sim = Simulator(base, seed=31, pace=0.005)
+    daemon = None
+    try:
+        daemon = Daemon(base, "--source", sim.source)
+        daemon.wait_for(lambda line: (line.get("coup") or 0) >= 5, 30, "coup 5")
+        assert daemon.stop() == 0
+        # The last record (the stop) is cut in the middle, as a crash during its write leaves it.
+        path = shoe_file(base / "journal")
+        path.chmod(0o644)
+        data = path.read_bytes()
+        start = data.rstrip(b"\n").rfind(b"\n") + 1
+        cut = start + (len(data) - start) // 2
+        path.write_bytes(data[:cut])
+        daemon = Daemon(base, "--source", sim.source)
+        note = daemon.wait_for(lambda line: line.get("event") == "journal recovery", 5, "the recovery")["note"]
+        assert note["action"] == "truncated_torn_tail" and note["offset"] == start
+        assert note["kept_as"] == f"{path.name}.torn-{start}"
+        assert (base / "journal" / note["kept_as"]).read_bytes() == data[start:cut]
+        assert sim.wait_done(120) == 0, sim.summary
+        assert daemon.stop() == 0
+    finally:
+        if daemon is not None:
+            daemon.stop()
+        sim.stop()
+    started = [e for e in journal_events(base / "journal") if e["kind"] == "table.started"]
+    assert started[-1]["recovery"][0]["action"] == "truncated_torn_tail"
+    assert started[-1]["clean"] is False  # the record of the clean stop is what was lost
+    every_card_once(sim.truth(), base / "journal")
+    assert verify_journal(base / "journal")["exit"] == 0
+    assert replay_journal(base / "journal")["identical"] is True
+
+
+def test_corrupted_middle_record_keeps_the_table_locked_until_surveillance_has_looked(base):
+    sim = Simulator(base, seed=32, pace=0.005)
+    notify = NotifyListener(base / "notify")
+    daemon = None
+    try:
+        daemon = Daemon(base, "--source", sim.source)
+        daemon.wait_for(lambda line: (line.get("coup") or 0) >= 5, 30, "coup 5")
+        assert daemon.stop() == 0
+        journal = base / "journal"
+        path = shoe_file(journal)
+        path.chmod(0o644)
+        original = path.read_bytes()
+        lines = original.split(b"\n")
+        victim = 10  # line 11 of the shoe's file: a card of the first coups
+        offset = sum(len(x) + 1 for x in lines[:victim]) + len(lines[victim]) // 2
+        damaged = bytearray(original)
+        damaged[offset] ^= 0x01
+        path.write_bytes(bytes(damaged))
+        before = digests(journal)
+
+        refused = Daemon(base, "--source", sim.source, wait_ready=False, env=notify.env())
+        code = refused.wait_exit(30)
+        assert code == 2
+        message = [line["event"] for line in refused.lines if "corrupt" in str(line.get("event"))]
+        assert len(message) == 1 and message[0].startswith("shoed: the journal is corrupt in the middle")
+        assert f"{path.name} line {victim + 1}" in message[0] and "shoed journal verify" in message[0]
+        assert any(m.startswith("STATUS=ALARM") for m in notify.drain()), notify.messages
+        assert not any(m.startswith("READY=1") for m in notify.messages)
+        assert digests(journal) == before, "nothing was repaired or written"
+        report = verify_journal(journal)
+        assert report["exit"] == 1 and report["first_bad"]["line"] == victim + 1
+
+        # Surveillance compares with its copy and puts the record back; the table resumes.
+        path.write_bytes(original)
+        daemon = Daemon(base, "--source", sim.source)
+        assert sim.wait_done(120) == 0, sim.summary
+        assert daemon.stop() == 0
+    finally:
+        if daemon is not None:
+            daemon.stop()
+        sim.stop()
+        notify.close()
+    every_card_once(sim.truth(), base / "journal")
+    assert verify_journal(base / "journal")["exit"] == 0
+
+
+def mount_small_tmpfs(path: Path, size: str) -> None:
+    path.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here ({done.stderr.strip()}): the disk-full case needs root")
+
+
+def test_disk_full_locks_the_gate_raises_the_alarm_and_publishes_nothing_unjournaled(base):
+    from shoed.simulate import VirtualShoe
+
+    journal = base / "journal"
+    mount_small_tmpfs(journal, "128k")
+    notify = NotifyListener(base / "notify")
+    shoe = VirtualShoe(ruleset="punto-banco", protocol="native", seed=33, pace=0.0, link=str(base / "shoe"),
+                       truth_file=str(base / "truth.jsonl"))
+    shoe.start()
+    daemon = display = None
+    try:
+        daemon = Daemon(base, "--source", f"native:{base / 'shoe'}", env=notify.env())
+        display = Display(daemon)
+        deadline = time.monotonic() + 60
+        while daemon.proc.poll() is None:
+            assert time.monotonic() < deadline, "the disk never filled"
+            display.poll(0.05)
+        assert daemon.wait_exit(10) == 3
+        display.poll(0.3)
+        critical = [line for line in daemon.lines if line.get("level") == "critical"]
+        assert critical and "journal write failed: the gate is locked" in critical[0]["event"]
+        assert "No space left on device" in critical[0]["error"]
+        assert any(m.startswith("STATUS=ALARM: journal write failed") for m in notify.drain()), notify.messages
+        # The shoe's gate was locked before the daemon stopped; what could not be journaled
+        # was not acknowledged, so the shoe still holds it.
+        time.sleep(0.3)
+        assert shoe.firmware.gate_locked is True
+        journaled = journal_events(journal)
+        assert display.events, "the display saw the shoe dealt until the disk filled"
+        last_seen = display.events[-1]["seq"]
+        by_seq = {e["seq"]: e for e in journaled}
+        assert all(by_seq.get(e["seq"]) == e for e in display.events), "every published event is journaled"
+        assert last_seen == max(by_seq), "the last journaled event was published; nothing after it"
+        taken = [i["card"] for i in journal_inputs(journal) if i["kind"] == "card"]
+        held = [str(q.msg) for q in shoe.firmware.queue]
+        sent = truth_cards([e.to_json() for e in shoe.truth])
+        assert taken == sent[: len(taken)] and len(taken) < len(sent), "the disk filled mid-shoe"
+        assert verify_journal(journal)["exit"] == 0, "the failed append left no half record"
+
+        # Restarted on the still-full disk, the daemon refuses with one line and stays down.
+        again = Daemon(base, "--source", f"native:{base / 'shoe'}", wait_ready=False)
+        assert again.wait_exit(30) == 2
+        assert any("journal" in str(line.get("event")) and "space" in str(line.get("event")).lower()
+                   for line in again.lines), again.lines[-5:]
+        assert shoe.firmware.gate_locked is True
+
+        # Space is freed: the table resumes, the shoe delivers what it held, and no card was lost.
+        subprocess.run(["mount", "-o", "remount,size=8m", str(journal)], check=True, capture_output=True)
+        daemon = Daemon(base, "--source", f"native:{base / 'shoe'}")
+        assert shoe.wait_done(120), "the shoe finished"
+        assert daemon.stop() == 0
+        assert held, "the shoe held at least one message while the table was stopped"
+    finally:
+        if display is not None:
+            display.close()
+        if daemon is not None:
+            daemon.stop()
+        shoe.stop()
+        notify.close()
+    every_card_once([e.to_json() for e in shoe.truth], journal)
+    assert verify_journal(journal)["exit"] == 0

@@ -1,0 +1,67 @@
+"""Shared fixtures of the camera fallback tests: generated photographs and videos.
+
+Everything is drawn by shoed.vision.synth from fixed seeds, once per test
+session, in memory or under a temporary folder; no picture is stored in the
+repository. Sizes are phone resolutions, the two smaller ones, to keep the
+whole folder well under a minute on one core.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from shoed.vision import synth
+
+TEST_SIZES = ((1280, 960), (960, 1280))
+
+
+def shoot(count: int, seed: int, style: str = "classic", kinds=("card",), **options) -> list[synth.Shot]:
+    """`count` photographs, cards dealt from shuffled whole decks (every card of
+    a deck once before any repeats)."""
+    rng = np.random.default_rng(seed)
+    st = synth.STYLES[style]()
+    labels: list[str] = []
+    shots = []
+    for i in range(count):
+        if not labels:
+            labels = list(rng.permutation(synth.all_labels()))
+        kind = kinds[i % len(kinds)]
+        label = labels.pop() if kind in ("card", "hidden") else None
+        size = TEST_SIZES[i % len(TEST_SIZES)]
+        shots.append(synth.photograph(label, rng, st, kind=kind, size=size, **options))
+    return shots
+
+
+@pytest.fixture(scope="session")
+def recognizer():
+    from shoed.vision.recognize import Recognizer
+
+    return Recognizer()
+
+
+@pytest.fixture(scope="session")
+def classic_shots():
+    return shoot(104, seed=2024)  # two decks
+
+
+@pytest.fixture(scope="session")
+def held_out_shots():
+    return shoot(52, seed=2025, style="held-out")
+
+
+@pytest.fixture(scope="session")
+def hard_shots():
+    """Pictures in which no card can be read: the table alone, card backs,
+    blank cards, faces with every corner index covered."""
+    return shoot(24, seed=2026, kinds=("empty", "back", "blank", "hidden"))
+
+
+@pytest.fixture(scope="session")
+def deal_video(tmp_path_factory):
+    """A dealing video (MJPG .avi) of eight cards and its labels."""
+    folder = tmp_path_factory.mktemp("deal")
+    path = str(folder / "deal.avi")
+    cards = ["8H", "TD", "KS", "AC", "5D", "QH", "2S", "9C"]
+    info = synth.write_deal_video(path, cards, seed=77)
+    return path, info
