@@ -191,7 +191,9 @@ def test_disk_full_locks_the_gate_raises_the_alarm_and_publishes_nothing_unjourn
 
         # Restarted on the still-full disk, the daemon refuses with one line and stays down.
         again = Daemon(base, "--source", f"native:{base / 'shoe'}", wait_ready=False)
-        assert again.wait_exit(30) == 2
+        code = again.wait_exit(30)
+        print(again.lines)
+        assert code == 2
         assert any("journal" in str(line.get("event")) and "space" in str(line.get("event")).lower()
                    for line in again.lines), again.lines[-5:]
         assert shoe.firmware.gate_locked is True

@@ -1,0 +1,80 @@
+"""Finding the corner index (rank above suit) on a flattened card.
+
+The index is a rank glyph above a suit symbol in two opposite corners (four
+on some decks); ten is two digits side by side (issue: camera fallback).
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from shoed.vision import index as X
+from shoed.vision import locate as L
+from shoed.vision import synth
+
+
+def flat_face(label: str, seed: int = 3, style=None) -> tuple[np.ndarray, synth.Face]:
+    """A drawn face scaled straight to the canonical card, on white (no photograph)."""
+    face = synth.draw_face(label, np.random.default_rng(seed), style)
+    img = face.image.copy()
+    img[face.alpha < 128] = (40, 110, 30)  # the felt shows at the rounded corners
+    return cv2.resize(img, (L.CANON_W, L.CANON_H), interpolation=cv2.INTER_AREA), face
+
+
+@pytest.mark.parametrize("label", ["AS", "7H", "TD", "QC", "KD", "JS", "2C", "9H"])
+def test_the_top_left_index_is_paired_where_it_was_printed(label):
+    card, face = flat_face(label)
+    views = X.read_views(card)
+    top_left = views[0]
+    assert top_left.name == "top-left"
+    assert top_left.pairings, "no rank-over-suit pair found"
+    # the printed index box, in canonical pixels
+    x0, y0, x1, y1 = (v * L.CANON_W / synth.FACE_W for v in face.index_boxes[0])
+    found = [p for p in top_left.pairings
+             if abs(p.rank.x - x0) < 4 and abs(p.rank.y - y0) < 4 and abs(p.suit.bottom - y1) < 4]
+    assert found, [(p.rank.x, p.rank.y, p.suit.bottom) for p in top_left.pairings]
+
+
+def test_ten_is_read_as_one_mark_from_two_digits():
+    card, _ = flat_face("TS", seed=11)
+    pairs = X.read_views(card)[0].pairings
+    assert any(len(p.rank.labels) == 2 for p in pairs)  # "1" and "0" merged
+
+
+@pytest.mark.parametrize("label, red", [("5H", True), ("5D", True), ("5C", False), ("5S", False)])
+def test_print_colour_is_measured(label, red):
+    card, _ = flat_face(label)
+    pair = X.read_views(card)[0].pairings[0]
+    assert (pair.redness > 0.3) if red else (pair.redness < 0.1), pair.redness
+
+
+def test_marks_running_out_of_the_window_are_not_index_marks():
+    card = np.full((L.CANON_H, L.CANON_W, 3), 250, np.uint8)
+    # a picture frame line entering the corner window from the middle of the card
+    cv2.rectangle(card, (60, 50), (280, 400), (20, 20, 20), 3)
+    view = X.corner_views(card)[0]
+    assert X.find_marks(view) == []
+
+
+def test_the_card_edge_is_not_a_mark():
+    card = np.full((L.CANON_H, L.CANON_W, 3), 250, np.uint8)
+    card[:, :3] = (30, 90, 20)  # a sliver of felt along the left edge (the warp was a little wide)
+    card[:2, :] = (30, 90, 20)
+    assert X.find_marks(X.corner_views(card)[0]) == []
+
+
+def test_glyph_vector_is_fixed_length_and_scale_free():
+    big = np.zeros((60, 40), np.float32)
+    cv2.putText(big, "K", (2, 55), cv2.FONT_HERSHEY_SIMPLEX, 2.0, 1.0, 5, cv2.LINE_AA)
+    small = cv2.resize(big, (20, 30), interpolation=cv2.INTER_AREA)
+    va = X.glyph_vector(big, big > 0.4)
+    vb = X.glyph_vector(small, small > 0.4)
+    assert va.shape == vb.shape == (X.FEATURES,)
+    assert np.corrcoef(va[:400], vb[:400])[0, 1] > 0.9
+
+
+def test_a_blank_card_has_no_index():
+    card = np.full((L.CANON_H, L.CANON_W, 3), 245, np.uint8)
+    assert all(not v.pairings for v in X.read_views(card))

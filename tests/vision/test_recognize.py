@@ -1,0 +1,156 @@
+"""Identifying the card in a photograph, and never guessing one.
+
+The deck: "Macau Baccarat is played with eight decks, each containing 52
+cards" (000_d4ec7517cfa8ef6c.txt, opening paragraph); every one of the 52
+faces must be readable from a photograph (issue: camera fallback).
+
+Never guessing: "a garbled token must be reported as unreadable (never
+guessed)" (reference/beetek-shoe.md, consequences for a driver) and "an
+uncorrectable corruption of critical data stops play rather than guessing"
+(reference/table-game-standards.md, item 5). For the camera: below the
+confidence threshold the answer is no card, with a reason.
+
+Accuracy floors below were measured on these very sets (fixed seeds) with the
+shipped model, then lowered by a margin: classic 104/104, held-out 52/52 when
+written (see benchmarks/vision_bench.py for larger sets).
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from shoed.vision.recognize import DEFAULT_THRESHOLD, Identification, Recognizer, identify
+
+CLASSIC_FLOOR = 0.95
+HELD_OUT_FLOOR = 0.85
+
+
+def tally(recognizer, shots):
+    right = wrong = unread = 0
+    mistakes = []
+    for shot in shots:
+        result = recognizer.identify(shot.image)
+        if result.card is None:
+            unread += 1
+        elif result.card == shot.card:
+            right += 1
+        else:
+            wrong += 1
+            mistakes.append((shot.card, result.card, result.confidence))
+    return right, wrong, unread, mistakes
+
+
+def test_every_card_of_two_decks_in_the_style_it_learnt(recognizer, classic_shots):
+    right, wrong, unread, mistakes = tally(recognizer, classic_shots)
+    assert wrong == 0, f"cards reported wrongly: {mistakes}"
+    assert right / len(classic_shots) >= CLASSIC_FLOOR, (right, unread)
+
+
+def test_a_deck_in_lettering_it_never_saw(recognizer, held_out_shots):
+    # held-out style: stroke font and OpenCV's "uni" font, smaller suit under the rank,
+    # index closer to the edge, yellowish stock (shoed.vision.synth.held_out_style)
+    right, wrong, unread, mistakes = tally(recognizer, held_out_shots)
+    assert wrong == 0, f"cards reported wrongly: {mistakes}"
+    assert right / len(held_out_shots) >= HELD_OUT_FLOOR, (right, unread)
+
+
+@pytest.mark.parametrize(
+    "kind, reasons",
+    [
+        ("empty", {"no card found"}),  # the table alone
+        ("back", {"no card found", "no corner index found", "low confidence"}),  # a card face down
+        ("blank", {"no card found", "no corner index found"}),  # a white card without print
+        ("hidden", {"no card found", "no corner index found", "low confidence", "colour unclear"}),  # indices covered
+    ],
+)
+def test_no_card_where_none_can_be_read(recognizer, hard_shots, kind, reasons):
+    shots = [s for s in hard_shots if s.kind == kind]
+    assert shots
+    for shot in shots:
+        result = recognizer.identify(shot.image)
+        assert result.card is None, f"{kind}: reported {result.card} ({result.confidence})"
+        assert result.reason.split(" (")[0] in reasons, result.reason
+
+
+def test_a_wrong_card_is_never_above_the_threshold(recognizer, classic_shots, held_out_shots, hard_shots):
+    """Across every picture of the session, wrong answers stay below the threshold
+    even when the threshold is lowered to 0.7: the margin behind 0.9."""
+    lenient = Recognizer(recognizer.model, threshold=0.7)
+    for shot in classic_shots[:40] + held_out_shots[:26] + hard_shots:
+        result = lenient.identify(shot.image)
+        assert result.card is None or result.card == shot.card, (shot.card, result)
+
+
+@pytest.mark.parametrize("turns", [1, 2, 3])
+def test_any_rotation_reads_the_same(recognizer, classic_shots, turns):
+    for shot in classic_shots[:6]:
+        upright = recognizer.identify(shot.image)
+        turned = recognizer.identify(np.ascontiguousarray(np.rot90(shot.image, turns)))
+        assert turned.card == upright.card == shot.card
+
+
+def test_colour_constrains_the_suit(recognizer, classic_shots):
+    """Hearts and diamonds are red, clubs and spades black: a red card printed in
+    grey is not a black suit, it is unreadable."""
+    checked = 0
+    for shot in classic_shots[:30]:
+        grey = cv2.cvtColor(cv2.cvtColor(shot.image, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR)
+        result = recognizer.identify(grey)
+        if shot.card[-1] in "HD":
+            assert result.card is None, (shot.card, result)
+            checked += 1
+        else:
+            assert result.card in (None, shot.card), (shot.card, result)
+    assert checked >= 10
+
+
+def test_the_answer_says_where_the_card_is(recognizer, classic_shots):
+    shot = classic_shots[0]
+    result = recognizer.identify(shot.image)
+    assert result.card == shot.card
+    truth = np.array(shot.corners)
+    found = np.array(result.corners)
+    # the same four corners, in some order, within 2% of the picture's size
+    error = min(np.abs(np.roll(found, k, axis=0) - truth).max() for k in range(4))
+    assert error < 0.02 * max(shot.image.shape[:2])
+    assert result.index in ("top-left", "top-right", "bottom-right", "bottom-left")
+    assert set(result.to_json()) >= {"card", "confidence", "corners", "index"}
+
+
+def test_a_higher_threshold_only_withholds(recognizer, classic_shots):
+    strict = Recognizer(recognizer.model, threshold=0.999999)
+    for shot in classic_shots[:8]:
+        normal, high = recognizer.identify(shot.image), strict.identify(shot.image)
+        assert high.card in (None, normal.card)
+        if high.card is None:
+            assert high.reason and high.confidence == normal.confidence
+
+
+@pytest.mark.parametrize(
+    "image, message",
+    [
+        (np.zeros((0, 0, 3), np.uint8), "non-empty"),
+        (np.zeros((10, 10, 3), np.float32), "8-bit"),
+        (np.zeros((10, 10, 2), np.uint8), "3 colour channels"),
+        ("picture.jpg", "numpy array"),
+    ],
+)
+def test_bad_input_is_a_clear_error(image, message):
+    with pytest.raises(ValueError, match=message):
+        identify(image)
+
+
+def test_grey_and_bgra_images_are_taken(classic_shots):
+    shot = classic_shots[1]
+    bgra = cv2.cvtColor(shot.image, cv2.COLOR_BGR2BGRA)
+    assert identify(bgra).card == shot.card
+    grey = cv2.cvtColor(shot.image, cv2.COLOR_BGR2GRAY)
+    assert identify(grey).card in (None, shot.card)
+
+
+def test_identification_json():
+    none = Identification(None, 0.0, "no card found")
+    assert none.to_json() == {"card": None, "confidence": 0.0, "reason": "no card found"}
+    assert DEFAULT_THRESHOLD == 0.9
