@@ -120,13 +120,20 @@ class Daemon:
         decks = cfg.decks or ruleset.decks
         if decks != ruleset.decks:
             ruleset = with_decks(ruleset, decks)
+        from shoed.journal import JournalError
+
         self._open_journal()
-        self._rebuild(ruleset, decks)
-        self._bind_sockets()
-        self._open_sources()
-        # Start-up record: power on, and whether the last stop was clean.
-        self.handle({"kind": "power", "state": "on", "clean": self._last_stop_clean,
-                     "recovery": [n.to_json() for n in self.journal.recovery]})
+        try:
+            self._rebuild(ruleset, decks)
+            self._bind_sockets()
+            self._open_sources()
+            # Start-up record: power on, and whether the last stop was clean.
+            self.handle({"kind": "power", "state": "on", "clean": self._last_stop_clean,
+                         "recovery": [n.to_json() for n in self.journal.recovery]})
+        except JournalError as exc:  # e.g. the disk is still full: nothing was acknowledged or published
+            self.exit_code = 3
+            raise DaemonError(f"the journal cannot be written ({exc}); the table stays stopped: "
+                              f"free space for {self.config.journal_dir} and start again") from None
         self.ready_at = time.monotonic()
         self.notifier.ready(f"table {cfg.table} ready")
         log.info("ready", seconds=round(self.ready_at - self.started_at, 3), seq=self.controller.seq,
@@ -312,7 +319,11 @@ class Daemon:
         if self.closed_drivers:
             self._open_pending()
         while self.pending_inputs:
-            self.handle(self.pending_inputs.pop(0))
+            try:
+                self.handle(self.pending_inputs.pop(0))
+            except JournalError as exc:
+                self._journal_failed(exc)
+                return
         for driver in self.drivers:
             if driver in self.closed_drivers:
                 continue
@@ -324,10 +335,13 @@ class Daemon:
                     return
                 driver.acknowledge(reading)
         for sock, _ in self.poller.poll(0):
-            if sock in self._command_sockets:
-                self.commands.handle(sock)
-            else:
-                self.snapshots.handle(sock)
+            try:
+                if sock in self._command_sockets:
+                    self.commands.handle(sock)
+                else:
+                    self.snapshots.handle(sock)
+            except Exception:  # noqa: BLE001 - what a network peer sends must never stop the table
+                log.exception("a request could not be served; the table runs on")
         self.publisher.maybe_heartbeat()
         self._update_gate()
         now = time.monotonic()

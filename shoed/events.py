@@ -116,6 +116,7 @@ class CoupResult(Base, tag="coup.result", kw_only=True):
     rotate: list[str] = []
     void: bool = False
     sources: list[str] = []
+    road: dict[str, Any] | None = None  # what this coup added to the roads (shoed.rules.roads.RoadStep)
 
 
 class CoupVoid(Base, tag="coup.void", kw_only=True):

@@ -21,12 +21,14 @@ by hand, deal the missing card), otherwise the coup is void.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 from dataclasses import dataclass, field
 
 from shoed.rules import misdeal as md
 from shoed.rules.cards import Card, CardError, parse_card
 from shoed.rules.coup import Coup, hand_total, settlement_json
 from shoed.rules.ruleset import Ruleset
+from shoed.rules.roads import RoadBuilder, outcome_of
 from shoed.rules.shoe import BURN_FIRST, BURNING, CLOSED, DEALING, FINISHED, Shoe
 
 SCHEMA_VERSION = "1.0"
@@ -47,11 +49,23 @@ class CommandRejected(Exception):
     """A command that cannot be carried out now; its message goes back to the sender."""
 
 
+@functools.lru_cache(maxsize=64)  # the events of one input share its time: formatted once
 def utc_text(utc_ns: int) -> str:
     """ISO 8601 UTC with microseconds, from the input's own timestamp."""
     return _dt.datetime.fromtimestamp(utc_ns / 1e9, _dt.UTC).isoformat(timespec="microseconds").replace(
         "+00:00", "Z"
     )
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed(text: str) -> Card:
+    return parse_card(text)
+
+
+def card_of(text) -> Card:
+    """parse_card, remembered: card texts repeat (52 identities) and a Card is immutable.
+    Errors are not remembered: a bad text raises CardError every time."""
+    return _parsed(text) if type(text) is str else parse_card(text)
 
 
 @dataclass
@@ -75,6 +89,8 @@ class TableController:
     coup_no: int = 0
     coup_state: str = NO_COUP
     coup_cards_source: list = field(default_factory=list)
+    roads: RoadBuilder = field(default_factory=RoadBuilder)  # the shoe's roads, one coup at a time
+    odds: dict | None = None  # the last live odds of the shoe, for the snapshot
     results: list[dict] = field(default_factory=list)  # finished coups of this shoe (results and voids)
     pending: list[dict] = field(default_factory=list)  # open misdeals, each {id, misdeal, card}
     misdeal_ids: int = 0
@@ -115,7 +131,10 @@ class TableController:
     @property
     def card_due(self) -> bool:
         """True while the table expects a card from the shoe (the gate may open)."""
-        if self.locked or self.shoe is None or self.pending:
+        if self.locked or self.shoe is None:
+            return False
+        # A missing card is corrected by dealing it (Art. X): that card must pass the gate.
+        if any(p["kind"] != md.MISSING_CARD for p in self.pending):
             return False
         if self.shoe.phase in (BURN_FIRST, BURNING):
             return True
@@ -149,6 +168,8 @@ class TableController:
                 else None
             ),
             "coups": list(self.results),
+            "roads": self.roads.to_json(),
+            "odds": self.odds,
             "coup": coup,
             "pending_misdeals": [p | {} for p in self.pending],
             "locked": self.locked,
@@ -232,6 +253,9 @@ class TableController:
             self._void(step, f"misdeal: {misdeal.kind}")
 
     def _void(self, step: Step, reason: str, by: str | None = None) -> None:
+        if self.coup_state == COMPLETE and self.results and not self.results[-1]["void"]:
+            self.results.pop()  # a voided result is no result: not in the coups, not on the roads
+            self.roads.pop()
         record = {
             "coup": self.coup_no,
             "void": True,
@@ -262,6 +286,7 @@ class TableController:
         self.shoe = Shoe(self.ruleset, decks or self.decks, shoe_id=shoe_id)
         self.coup, self.coup_no, self.coup_state = None, 0, NO_COUP
         self.results, self.pending, self.burn_mode = [], [], False
+        self.roads, self.odds = RoadBuilder(), None
         self._emit(step, "shoe.opened", source=source, decks=self.shoe.decks, ruleset=self.ruleset.name,
                    burn=self.ruleset.burn)
         if self.shoe.phase == DEALING:
@@ -329,7 +354,8 @@ class TableController:
         self.coup_state = COMPLETE
         payload = {k: v for k, v in record.items() if k != "coup"}
         payload["settlement"] = settlement_json(result.settlement)
-        self._emit(step, "coup.result", **payload, sources=list(self.coup_cards_source))
+        road = self.roads.add(outcome_of(record)).to_json()
+        self._emit(step, "coup.result", **payload, sources=list(self.coup_cards_source), road=road)
         self.shoe.counts.coups += result.cards
 
     # ----- cards ---------------------------------------------------------------
@@ -339,7 +365,7 @@ class TableController:
         if text is None:
             return self._on_unreadable(item, step)
         try:
-            card = parse_card(text)
+            card = card_of(text)
         except CardError as exc:
             # A card that does not parse was not read: never guessed.
             self._emit(step, "alarm", alarm="bad_card", active=True, text=str(exc), source=source)
@@ -495,6 +521,7 @@ class TableController:
         odds = item.get("odds")
         if not isinstance(odds, dict) or self.shoe is None:
             return
+        self.odds = {k: odds[k] for k in ("cards_left", "probabilities", "player_expectation", "favourable") if k in odds}
         self._emit(step, "shoe.odds", **{k: odds[k] for k in ("cards_left", "probabilities", "player_expectation",
                                                               "favourable") if k in odds})
         favourable = list(odds.get("favourable") or [])
@@ -556,8 +583,6 @@ class TableController:
             self._require_shoe()
             if self.coup_state not in (OPEN, COMPLETE):
                 raise CommandRejected("no coup to void")
-            if self.coup_state == COMPLETE:
-                self.results.pop()
             self._void(step, str(args.get("reason") or "voided by the pit"), by)
         elif cmd == "decide":
             self._decide(step, str(args.get("side")), bool(args.get("draw")), by)

@@ -51,6 +51,10 @@ TAMPER_SOURCES = {m.TAMPER_LID: "lid", m.TAMPER_CASE: "case"}
 MODES = {m.MODE_GAME: "game", m.MODE_BURN: "burn"}
 
 
+# A shoe is taken to have no gate after this many locks answered "unlocked" in a row.
+GATELESS_AFTER = 3
+
+
 @dataclass
 class Timing:
     """Protocol timing in seconds (SPEC.md §7, §10); tests shorten them."""
@@ -105,7 +109,11 @@ class NativeSession:
         self._gap_for: int | None = None
         self._fault_said: bytes | None = None
         self._said: set[str] = set()
-        self._awaiting: list[str] = []  # requests whose status answer is due, oldest first
+        self._awaiting: list = []  # requests whose status answer is due, oldest first
+        # Locks answered "unlocked" in a row. One such answer can be a status that
+        # answered an earlier request (answers lost on the line, or sent before a
+        # daemon restart); only a shoe that keeps answering a lock so has no gate.
+        self._unlocked_answers = 0
         self._rx = bytearray()  # received bytes the decoder has not consumed yet, for exact raw frames
         self._started: int | None = None
 
@@ -235,9 +243,9 @@ class NativeSession:
     def _send_gate(self, now_ns: int) -> None:
         self._send(m.Gate(locked=self.gate_wanted), now_ns)
         self._gate_tx = now_ns
-        self._expect_status("gate")
+        self._expect_status(("gate", self.gate_wanted))
 
-    def _expect_status(self, what: str) -> None:
+    def _expect_status(self, what) -> None:
         self._awaiting.append(what)
         del self._awaiting[:-16]  # answers lost on the line must not pile up
 
@@ -351,7 +359,11 @@ class NativeSession:
         self.status = msg
         # The shoe answers set_time, gate and status_request in order, each with a status (§10).
         answers = self._awaiting.pop(0) if self._awaiting else None
-        if answers == "gate" and self.gate_wanted and not msg.gate_locked and not self.gateless:
+        if msg.gate_locked:
+            self._unlocked_answers = 0
+        elif answers == ("gate", True) and self.gate_wanted and not self.gateless:
+            self._unlocked_answers += 1
+        if self._unlocked_answers >= GATELESS_AFTER and not self.gateless:
             # A shoe without a gate answers a lock with gate_locked = 0 (§10).
             self.gateless = True
             return self._reading("warning", raw, offset, now_ns, utc_ns, code="no_gate",

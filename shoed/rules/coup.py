@@ -21,6 +21,7 @@ from shoed.rules.ruleset import CHOICE, DRAW, Ruleset
 
 PLAYER, BANKER, TIE = "player", "banker", "tie"
 DEAL_ORDER = (PLAYER, BANKER, PLAYER, BANKER)
+_UNKNOWN = object()  # Coup._next before it is worked out
 
 
 def hand_total(cards) -> int:
@@ -108,6 +109,9 @@ class Coup:
     banker: tuple[Card, ...] = ()
     order: tuple[str, ...] = ()  # recipient of each card, in draw order
     decisions: tuple[tuple[str, bool], ...] = field(default=())  # (side, draws)
+    # `next`, worked out once: the controller asks it several times per card. Not part of
+    # the coup's value (not compared, not hashed, not given to the constructor).
+    _next: object = field(default=_UNKNOWN, init=False, repr=False, compare=False)
 
     # ----- what is due -------------------------------------------------
     @property
@@ -132,6 +136,13 @@ class Coup:
     @property
     def next(self) -> str | None:
         """'player', 'banker', 'decision:player', 'decision:banker', or None when complete."""
+        due = self._next
+        if due is _UNKNOWN:
+            due = self._due()
+            object.__setattr__(self, "_next", due)  # a cache on an immutable value
+        return due
+
+    def _due(self) -> str | None:
         n = len(self.order)
         if n < 4:
             return DEAL_ORDER[n]

@@ -16,12 +16,12 @@ _LAZY = {
     "Identification": "shoed.vision.recognize",
     "Recognizer": "shoed.vision.recognize",
     "identify": "shoed.vision.recognize",
-    "CameraRead": "shoed.vision.source",
+    "CameraRead": "shoed.vision.watch",
     "CameraSource": "shoed.vision.source",
     "CameraError": "shoed.vision.source",
 }
 
-__all__ = sorted(_LAZY)
+__all__ = ["CameraError", "CameraRead", "CameraSource", "Identification", "Recognizer", "identify"]
 
 
 def __getattr__(name: str):

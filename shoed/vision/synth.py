@@ -216,7 +216,7 @@ def _draw_court(face: np.ndarray, rng: np.random.Generator, suit_of, ink, left: 
     """A court card's framed picture: coloured shapes, the same turned half a turn,
     in a frame starting right of the index (`left`)."""
     x0, y0 = max(left, int(FACE_W * rng.uniform(0.17, 0.21))), int(FACE_H * rng.uniform(0.11, 0.14))
-    x1, y1 = FACE_W - x0, FACE_H - y0
+    x1 = FACE_W - x0
     half = np.zeros((FACE_H // 2 - y0, x1 - x0, 3), np.uint8)
     half[:] = face[y0, x0]
     palette = [(40, 50, 190), (160, 80, 30), (40, 190, 230), (30, 30, 30), (150, 180, 230), (60, 130, 60)]

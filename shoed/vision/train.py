@@ -66,7 +66,7 @@ def _camera(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return np.zeros((8, 8), np.float32)
     glyph_h = ys.max() - ys.min() + 1
     target = math.exp(rng.uniform(math.log(12), math.log(64)))
-    f = target / glyph_h
+    f = min(1.0, target / glyph_h)  # only ever shrink (a glyph thinned away to a speck stays a speck)
     small = cv2.resize(mask, (max(3, round(mask.shape[1] * f)), max(3, round(mask.shape[0] * f))),
                        interpolation=cv2.INTER_AREA).astype(np.float32) / 255.0
     if rng.uniform() < 0.35:  # a card small in the picture: the warp enlarged fewer real pixels

@@ -123,7 +123,8 @@ def test_shoed_watch_in_a_real_terminal(base):
     d = DaemonProcess(base, *SIM)
     server = f"shoed-watch-test-{base.name}"
     try:
-        command = f"{sys.executable} -m shoed watch {d.events} --snapshot {d.snapshot}"
+        # The pane's own size, not COLUMNS/LINES a test runner may have exported.
+        command = f"env -u COLUMNS -u LINES {sys.executable} -m shoed watch {d.events} --snapshot {d.snapshot}"
         subprocess.run(["tmux", "-L", server, "new-session", "-d", "-x", "130", "-y", "45", command], check=True,
                        timeout=10)
         deadline = time.monotonic() + 30
@@ -131,10 +132,13 @@ def test_shoed_watch_in_a_real_terminal(base):
         while time.monotonic() < deadline:
             text = subprocess.run(["tmux", "-L", server, "capture-pane", "-p"], capture_output=True, text=True,
                                   timeout=10).stdout
-            if "\u25cf live" in text and "Coup " in text and "Player " in text:
+            if "\u25cf live" in text and "Coup " in text and "Alarms" in text:
                 break
             time.sleep(0.3)
-        assert "\u25cf live" in text and "Big road" in text and "Bead plate" in text, text
+        lines = text.splitlines()
+        assert "\u25cf live" in lines[0] and max(len(line) for line in lines) > 120, text  # the whole pane
+        for part in ("Coup ", "Statistics", "Odds", "Bead plate", "Big road", "Big eye boy", "Ask road", "Alarms"):
+            assert part in text, (part, text)
     finally:
         subprocess.run(["tmux", "-L", server, "kill-server"], check=False, timeout=10)
         assert d.stop() == 0

@@ -202,3 +202,27 @@ def test_a_coup_being_dealt(recorded_shoe):
     cards = [e for e in items[: cut + 1] if e.get("kind") == "card" and e.get("coup") == 30]
     assert card_text(cards[0]["card"]).plain in body[0] and card_text(cards[1]["card"]).plain in body[1]
     assert body[2].startswith("dealing") and body[3].startswith("coup 29: ")
+
+
+def test_roads_in_coup_results_match_the_roads(recorded_shoe):
+    # When the table puts what each coup added to the roads into its coup.result
+    # (shoed.rules.roads.RoadStep), that is what the whole roads say at that coup.
+    events = [i for i in recorded_shoe.early if i["kind"] != "snapshot"]
+    results = [e for e in events if e["kind"] == "coup.result"]
+    if not any("road" in e for e in results):
+        pytest.skip("this daemon's coup.result events carry no `road` yet")
+    done = []
+    for event in events:
+        if event["kind"] == "shoe.opened":
+            done = []
+        if event["kind"] in ("coup.result", "coup.void"):
+            done.append(event)
+        if event["kind"] != "coup.result":
+            continue
+        whole = roads(results_from_events(done))
+        step = event["road"]
+        if step["big_road"] is not None:
+            p = whole.big_road_grid[-1]
+            assert (step["big_road"]["row"], step["big_road"]["col"]) == (p.row, p.col)
+            assert step["big_road"]["ties"] == whole.big_road[-1][-1].ties
+        assert step["ask_road"] == whole.ask_road

@@ -306,3 +306,23 @@ class NotifyListener:
 
     def close(self) -> None:
         self.sock.close()
+
+
+def controller_inputs(shoe_events, source: str = "native:/dev/shoe-native", start_ns: int = 1_700_000_000_000_000_000,
+                      step_ns: int = 1_500_000_000) -> list[dict]:
+    """The virtual dealer's shoe events as the daemon feeds them to the table controller
+    (what the native driver's readings become), with times 1.5 s apart."""
+    out = []
+    for i, e in enumerate(shoe_events):
+        item: dict = {"kind": e.kind, "source": source, "mono_ns": 1_000_000_000 + i * step_ns,
+                      "utc_ns": start_ns + i * step_ns, "shoe_seq": i + 1}
+        if e.kind == "card":
+            item |= {"card": e.card, "mode": e.mode, "confidence": 1.0}
+        elif e.kind == "unreadable":
+            item |= {"mode": e.mode, "code": "no_index"}
+        elif e.kind == "button":
+            item["button"] = e.button
+        elif e.kind == "alarm":
+            item |= {"code": str(e.code), "text": e.text}
+        out.append(item)
+    return out

@@ -15,6 +15,7 @@ mount one the test is skipped and says so.
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -189,13 +190,15 @@ def test_disk_full_locks_the_gate_raises_the_alarm_and_publishes_nothing_unjourn
         assert taken == sent[: len(taken)] and len(taken) < len(sent), "the disk filled mid-shoe"
         assert verify_journal(journal)["exit"] == 0, "the failed append left no half record"
 
-        # Restarted on the still-full disk, the daemon refuses with one line and stays down.
+        # Restarted on the still-full disk, the daemon journals its start if that still fits and
+        # stops again at the first record that does not (exit 3), or refuses at once (exit 2):
+        # either way with one line, the gate locked, and nothing published that is not journaled.
         again = Daemon(base, "--source", f"native:{base / 'shoe'}", wait_ready=False)
-        code = again.wait_exit(30)
-        print(again.lines)
-        assert code == 2
-        assert any("journal" in str(line.get("event")) and "space" in str(line.get("event")).lower()
-                   for line in again.lines), again.lines[-5:]
+        assert again.wait_exit(30) in (2, 3)
+        assert not any("Traceback" in str(line.get("event")) for line in again.lines), again.lines[-5:]
+        display.poll(0.3)
+        by_seq = {e["seq"]: e for e in journal_events(journal)}
+        assert all(by_seq.get(e["seq"]) == e for e in display.events)
         assert shoe.firmware.gate_locked is True
 
         # Space is freed: the table resumes, the shoe delivers what it held, and no card was lost.
@@ -213,3 +216,23 @@ def test_disk_full_locks_the_gate_raises_the_alarm_and_publishes_nothing_unjourn
         notify.close()
     every_card_once([e.to_json() for e in shoe.truth], journal)
     assert verify_journal(journal)["exit"] == 0
+
+
+def test_a_full_disk_at_the_first_start_is_refused_with_one_line(base):
+    journal = base / "journal"
+    mount_small_tmpfs(journal, "64k")
+    fd = os.open(journal / "filler", os.O_WRONLY | os.O_CREAT)  # every byte of the filesystem taken
+    try:
+        for size in (65536, 4096, 512, 64, 1):
+            try:
+                while os.write(fd, b"x" * size):
+                    pass
+            except OSError:
+                pass
+    finally:
+        os.close(fd)
+    refused = Daemon(base, "--source", f"native:{base / 'no-shoe'}", wait_ready=False)
+    assert refused.wait_exit(30) == 2
+    last = refused.lines[-1]["event"]
+    assert last.startswith("shoed: the journal cannot be written (") and "No space left on device" in last
+    assert "free space for" in last and not any("Traceback" in str(line.get("event")) for line in refused.lines)

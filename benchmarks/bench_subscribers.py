@@ -1,0 +1,134 @@
+"""Card latency with 1 subscriber, with 100, and with 100 plus one that stopped reading, in one run.
+
+The real daemon and its scripted shoe as in bench_latency.py (a card frame
+written to the pty until its event reaches the measuring subscriber), in three
+phases of one daemon run:
+
+1. the measuring subscriber alone;
+2. 99 more subscribers reading everything (one process, so the machine's two
+   cores are not taken by 99 processes);
+3. the same 100 plus one that connected, read one message and never read
+   again (its socket buffers small): its queue fills at the daemon's
+   high-water mark and the daemon drops what it cannot take, for it alone.
+
+The stalled display must not move the figures: compare phase 3 with phase 2
+(the ratio printed last); phase 2 against phase 1 is what fan-out to 100 costs.
+
+    .venv/bin/python benchmarks/bench_subscribers.py [--cards 3000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import os
+import sys
+import time
+
+from bench_latency import EndToEnd, report_end_to_end
+
+
+def crowd(endpoint: str, count: int, ready, stop) -> None:
+    """`count` subscribers that keep reading, in one process."""
+    import zmq
+
+    ctx = zmq.Context()
+    poller = zmq.Poller()
+    subs = []
+    for _ in range(count):
+        sub = ctx.socket(zmq.SUB)
+        sub.setsockopt(zmq.SUBSCRIBE, b"t1.")
+        sub.connect(endpoint)
+        poller.register(sub, zmq.POLLIN)
+        subs.append(sub)
+    heard = set()
+    while not stop.is_set():
+        for sock, _ in poller.poll(50):
+            while True:
+                try:
+                    sock.recv_multipart(zmq.NOBLOCK)
+                except zmq.Again:
+                    break
+            if sock not in heard:
+                heard.add(sock)
+                if len(heard) == count:
+                    ready.put("crowd")
+    for sub in subs:
+        sub.close(0)
+    ctx.term()
+
+
+def stalled(endpoint: str, ready, stop) -> None:
+    """A display that reads one message and then never again."""
+    import zmq
+
+    ctx = zmq.Context()
+    sub = ctx.socket(zmq.SUB)
+    sub.rcvhwm = 10
+    sub.setsockopt(zmq.RCVBUF, 4096)
+    sub.setsockopt(zmq.SUBSCRIBE, b"t1.")
+    sub.connect(endpoint)
+    sub.poll(60_000)
+    sub.recv_multipart()
+    ready.put("stalled")
+    stop.wait()
+    sub.close(0)
+    ctx.term()
+
+
+def wait_ready(run: EndToEnd, ready, what: str) -> None:
+    deadline = time.monotonic() + 60
+    while ready.empty():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"{what} did not connect")
+        run.pump(0.05)  # the daemon's heartbeats reach them meanwhile
+    ready.get()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cards", type=int, default=3000, help="cards timed per phase")
+    parser.add_argument("--crowd", type=int, default=99, help="extra reading subscribers in phases 2 and 3")
+    parser.add_argument("--journal-dir", default="/var/tmp")
+    args = parser.parse_args()
+    mpctx = mp.get_context("spawn")
+    ready, stop = mpctx.Queue(), mpctx.Event()
+    run = EndToEnd(args.journal_dir)
+    procs = []
+    figures = {}
+    try:
+        one: list = []
+        run.deal(args.cards, one, warm_up=50)
+        procs.append(mpctx.Process(target=crowd, args=(run.daemon.events, args.crowd, ready, stop)))
+        procs[-1].start()
+        wait_ready(run, ready, "the crowd")
+        many: list = []
+        run.deal(args.cards, many, warm_up=50)
+        procs.append(mpctx.Process(target=stalled, args=(run.daemon.events, ready, stop)))
+        procs[-1].start()
+        wait_ready(run, ready, "the stalled subscriber")
+        # Fill the stalled display's queue and buffers before timing (the daemon's SNDHWM is 1000).
+        before = run.events_seen
+        warm: list = []
+        while run.events_seen - before < 5000:
+            run.deal(200, warm)
+        jammed: list = []
+        run.deal(args.cards, jammed, warm_up=0)
+    finally:
+        stop.set()
+        for p in procs:
+            p.join(10)
+            if p.is_alive():
+                p.terminate()
+        run.close()
+    print(f"cards per phase: {args.cards}; real daemon, pty -> subscriber on ipc; {os.cpu_count()} cores")
+    figures["1"] = report_end_to_end(one, "1 subscriber:           ")
+    figures["100"] = report_end_to_end(many, f"{args.crowd + 1} subscribers:        ")
+    figures["stalled"] = report_end_to_end(jammed, f"{args.crowd + 1} + 1 stalled:        ")
+    a, b, c = figures["1"], figures["100"], figures["stalled"]
+    print(f"stalled / {args.crowd + 1} reading: p50 {c['p50'] / b['p50']:.2f}, p99 {c['p99'] / b['p99']:.2f}")
+    print(f"{args.crowd + 1} reading / 1: p50 {b['p50'] / a['p50']:.2f}, p99 {b['p99'] / a['p99']:.2f}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,169 @@
+"""Speed and accuracy of the camera fallback, on one core.
+
+Speed (target: the camera source keeps up with 30 fps at 1280x720 on one core):
+a dealing video is generated first (not timed), then timed, in frames per
+second over the whole video and in milliseconds per frame (medians):
+
+- decode: cv2.VideoCapture reading the MJPG frames alone;
+- source: CameraSource end to end (decode, change detection, identification
+  once per card) - the figure that must reach 30 fps;
+- watch, idle frame: CardWatcher.feed() on a frame that needs no
+  identification (the per-frame cost);
+- identify, per card: the one full identification when a card settles.
+
+Accuracy: generated photographs at phone resolutions (seeds differ from the
+tests'), in the style the classifier learnt ("classic"), in the held-out style
+it never saw (other lettering, smaller suit, yellowish stock), a stress set
+(small, blurred, tilted cards) and a hard set with no readable card (table,
+backs, blank cards, both indices covered). For each: share read right, wrong
+cards (must be 0), unreadable, and median time per photograph.
+
+    .venv/bin/python benchmarks/vision_bench.py [--quick] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import os
+
+# One core: pin the process and keep OpenCV and numpy single-threaded.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import statistics  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+
+import cv2  # noqa: E402
+import numpy as np  # noqa: E402
+
+from shoed.vision import synth  # noqa: E402
+from shoed.vision.recognize import Recognizer  # noqa: E402
+from shoed.vision.source import CameraSource  # noqa: E402
+from shoed.vision.watch import CardWatcher, WatchConfig  # noqa: E402
+
+ROI = (440, 160, 400, 400)
+
+
+def one_core() -> str:
+    cv2.setNumThreads(1)
+    if hasattr(os, "sched_setaffinity"):
+        cpu = sorted(os.sched_getaffinity(0))[0]
+        os.sched_setaffinity(0, {cpu})
+        return f"cpu {cpu}"
+    return "unpinned"
+
+
+def speed(folder: str, cards: int, recognizer: Recognizer) -> None:
+    rng = np.random.default_rng(31)
+    labels = [str(c) for c in rng.choice(synth.all_labels(), size=cards)]
+    path = os.path.join(folder, "deal.avi")
+    t0 = time.perf_counter()
+    info = synth.write_deal_video(path, labels, seed=31, roi=ROI)
+    print(f"dealing video: {info['frames']} frames 1280x720 MJPG, {cards} cards "
+          f"(generated in {time.perf_counter() - t0:.1f} s, not timed)")
+
+    # decode alone
+    cap = cv2.VideoCapture(path)
+    frames = []
+    t0 = time.perf_counter()
+    while True:
+        ok, frame = cap.read()
+        if not ok:
+            break
+        frames.append(frame)
+    decode_s = time.perf_counter() - t0
+    cap.release()
+    print(f"  decode:             {len(frames) / decode_s:7.1f} fps  ({decode_s / len(frames) * 1e3:.2f} ms/frame)")
+
+    # the source end to end
+    runs = []
+    for _ in range(3):
+        source = CameraSource(path, WatchConfig(roi=ROI), recognizer)
+        source.open()
+        t0 = time.perf_counter()
+        got = [r.card for r in source.reads()]
+        runs.append(time.perf_counter() - t0)
+        source.close()
+    best_ok = got == labels
+    med = statistics.median(runs)
+    print(f"  source end to end:  {len(frames) / med:7.1f} fps  (median of 3 runs; target 30) "
+          f"cards read {sum(a == b for a, b in zip(got, labels))}/{len(labels)}{'' if best_ok else ' MISMATCH'}")
+
+    # the watcher frame by frame: idle frames against identifying ones
+    watcher = CardWatcher(WatchConfig(roi=ROI), recognizer)
+    idle, busy = [], []
+    for i, frame in enumerate(frames):
+        before = watcher.identifications
+        t0 = time.perf_counter_ns()
+        watcher.feed(frame, i, i)
+        took = (time.perf_counter_ns() - t0) / 1e6
+        (busy if watcher.identifications > before else idle).append(took)
+    print(f"  watch, idle frame:  {statistics.median(idle):7.3f} ms median, "
+          f"{np.percentile(idle, 99):.3f} ms p99 ({len(idle)} frames)")
+    print(f"  identify, per card: {statistics.median(busy):7.1f} ms median, {max(busy):.1f} ms max "
+          f"({len(busy)} identifications for {cards} cards)")
+
+
+def accuracy(name: str, shots, recognizer: Recognizer) -> None:
+    right = wrong = 0
+    times = []
+    reasons: dict[str, int] = {}
+    mistakes = []
+    for shot in shots:
+        t0 = time.perf_counter()
+        result = recognizer.identify(shot.image)
+        times.append(time.perf_counter() - t0)
+        if result.card is None:
+            key = (result.reason or "").split(" (")[0]
+            reasons[key] = reasons.get(key, 0) + 1
+        elif result.card == shot.card:
+            right += 1
+        else:
+            wrong += 1
+            mistakes.append(f"{shot.card}->{result.card}@{result.confidence:.2f}")
+    n = len(shots)
+    readable = sum(1 for s in shots if s.card is not None)
+    share = f"{right / readable:6.1%} read right" if readable else "  (none readable)"
+    print(f"  {name:10} n={n:4}  {share}  wrong {wrong}  unreadable {n - right - wrong} "
+          f"{dict(sorted(reasons.items()))}  median {statistics.median(times) * 1e3:.0f} ms/photo")
+    for m in mistakes:
+        print(f"      wrong: {m}")
+
+
+def make(count: int, seed: int, style: str = "classic", kinds=("card",), **options):
+    rng = np.random.default_rng(seed)
+    st = synth.STYLES[style]()
+    labels: list[str] = []
+    shots = []
+    for i in range(count):
+        if not labels:
+            labels = list(rng.permutation(synth.all_labels()))
+        kind = kinds[i % len(kinds)]
+        label = labels.pop() if kind in ("card", "hidden") else None
+        shots.append(synth.photograph(label, rng, st, kind=kind, **options))
+    return shots
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="smaller sets (about a minute)")
+    ap.add_argument("--keep", help="write the dealing video here instead of a temporary folder")
+    args = ap.parse_args()
+    where = one_core()
+    recognizer = Recognizer()
+    print(f"vision benchmark, one core ({where}), OpenCV {cv2.__version__}, threshold {recognizer.threshold}")
+    with tempfile.TemporaryDirectory() as tmp:
+        speed(args.keep or tmp, 6 if args.quick else 16, recognizer)
+    k = 1 if args.quick else 4
+    print("accuracy on generated photographs (phone resolutions):")
+    accuracy("classic", make(52 * k, 9001), recognizer)
+    accuracy("held-out", make(52 * k // 2 if k > 1 else 52, 9002, "held-out"), recognizer)
+    accuracy("stress", make(26 * k, 9003, blur=3.0, size_frac=(0.12, 0.35), tilt=0.35, occlusion_p=0.3), recognizer)
+    accuracy("hard", make(10 * k, 9004, kinds=("empty", "back", "blank", "hidden")), recognizer)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,101 @@
+"""`shoed report`: a shoe's scoreboard and statistics from the journal, as a PNG and an HTML page.
+
+For surveillance reports. The journal is read with every hash and link
+checked (a journal that is not intact is refused, and `shoed journal verify`
+says where); the drawing is in `shoed.display` (summary, board, png, html).
+"""
+
+from __future__ import annotations
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "report",
+        help="a shoe's scoreboard and statistics from the journal, as PNG (and HTML) for surveillance",
+        description=(
+            "Draw one shoe of a journal: bead plate, big road, derived roads, and the statistics "
+            "(results, pairs, naturals, coups, voids, misdeals, reconciliation, alarms) with where in the "
+            "journal they come from. The PNG needs Pillow (pip install 'shoed[report]'); the HTML page is "
+            "self-contained (inline SVG). By default the last shoe opened in the journal."
+        ),
+    )
+    p.add_argument("journal", metavar="JOURNAL", help="journal directory or file")
+    p.add_argument("--out", metavar="FILE", help="PNG to write")
+    p.add_argument("--html", metavar="FILE", help="HTML page to write")
+    p.add_argument("--shoe", metavar="ID", help="the shoe (default: the last one opened)")
+    p.add_argument("--table", metavar="ID", help="the table, when the journal directory holds several")
+    p.add_argument("--secret-file", metavar="FILE", help="the journal's HMAC secret, for a keyed journal")
+    p.add_argument("--list", action="store_true", help="list the journal's shoes and exit")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from pathlib import Path
+
+    from shoed.cli import CommandError
+    from shoed.display.summary import SummaryError, shoes_in, summarize
+    from shoed.journal import JournalCorrupt, iter_records
+
+    if not (args.out or args.html or args.list):
+        raise CommandError("say what to write: --out FILE.png and/or --html FILE.html (or --list)")
+    secret = None
+    if args.secret_file:
+        try:
+            secret = Path(args.secret_file).read_bytes().strip()
+        except OSError as exc:
+            raise CommandError(f"cannot read {args.secret_file}: {exc.strerror}") from None
+    try:
+        records = list(iter_records(args.journal, secret))
+    except FileNotFoundError as exc:
+        raise CommandError(str(exc) if str(exc) else f"no journal at {args.journal}") from None
+    except JournalCorrupt as exc:
+        raise CommandError(f"{exc}: no report from a journal that is not intact "
+                           f"(see shoed journal verify {args.journal})") from None
+    if args.list:
+        for table, shoe, coups in shoes_in(records):
+            print(f"{table}\t{shoe}\t{coups} coups")
+        return 0
+    try:
+        summary = summarize(records, shoe=args.shoe, table=args.table)
+    except SummaryError as exc:
+        raise CommandError(str(exc)) from None
+
+    written = []
+    if args.out:
+        from shoed.display.board import scoreboard
+        from shoed.display.png import ReportError, write_png
+
+        board = scoreboard(summary)
+        try:
+            write_png(board, args.out)
+        except ReportError as exc:
+            raise CommandError(str(exc)) from None
+        written.append(f"{args.out} ({board.width}x{board.height})")
+    if args.html:
+        from shoed.display.html import report_html
+
+        try:
+            _write_text(Path(args.html), report_html(summary))
+        except OSError as exc:
+            raise CommandError(f"cannot write {args.html}: {exc.strerror or exc}") from None
+        written.append(args.html)
+    counts = summary.counts()
+    print(f"shoe {summary.shoe} of table {summary.table}: {counts['coups']} coups, {counts['results']} results, "
+          f"{counts['voids']} voids, {counts['misdeals']} misdeals; wrote {', '.join(written)}")
+    return 0
+
+
+def _write_text(path, text: str) -> None:
+    """Whole or not at all: a temporary file, fsync'd, renamed."""
+    import os
+
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        raise

@@ -1,0 +1,143 @@
+"""A shoe's report as one self-contained HTML page: the board as inline SVG, the figures as tables.
+
+Pure: `report_html(summary)` returns the page's text. Nothing is fetched: no
+script, no stylesheet, no font, no image from elsewhere, so the page can be
+archived with a surveillance report and opened anywhere. Every figure sits
+in a cell with a `data-stat` (counts) or `data-recon` (reconciliation)
+attribute, so a program can read the page back.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from shoed.display.board import Board, Circle, Label, Line, Rect, scoreboard
+from shoed.display.summary import ShoeSummary
+
+FONT = "DejaVu Sans, Helvetica, Arial, sans-serif"
+
+
+def _n(value: float) -> str:
+    return f"{value:.2f}".rstrip("0").rstrip(".")
+
+
+def svg(board: Board) -> str:
+    """The board as an SVG element."""
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{board.width}" height="{board.height}" '
+        f'viewBox="0 0 {board.width} {board.height}" font-family="{FONT}" role="img">',
+        f'<rect width="100%" height="100%" fill="{board.background}"/>',
+    ]
+    for s in board.shapes:
+        if isinstance(s, Rect):
+            out.append(f'<rect x="{_n(s.x)}" y="{_n(s.y)}" width="{_n(s.w)}" height="{_n(s.h)}" '
+                       f'fill="{s.fill or "none"}" stroke="{s.stroke or "none"}" stroke-width="{_n(s.width)}"/>')
+        elif isinstance(s, Line):
+            out.append(f'<line x1="{_n(s.x1)}" y1="{_n(s.y1)}" x2="{_n(s.x2)}" y2="{_n(s.y2)}" '
+                       f'stroke="{s.stroke}" stroke-width="{_n(s.width)}" stroke-linecap="round"/>')
+        elif isinstance(s, Circle):
+            out.append(f'<circle cx="{_n(s.cx)}" cy="{_n(s.cy)}" r="{_n(s.r)}" fill="{s.fill or "none"}" '
+                       f'stroke="{s.stroke or "none"}" stroke-width="{_n(s.width)}"/>')
+        elif isinstance(s, Label):
+            if s.anchor == "middle":
+                place = f'x="{_n(s.x)}" y="{_n(s.y)}" text-anchor="middle" dominant-baseline="central"'
+            else:
+                place = f'x="{_n(s.x)}" y="{_n(s.y)}" dominant-baseline="hanging"'
+            weight = ' font-weight="bold"' if s.bold else ""
+            out.append(f'<text {place} font-size="{_n(s.size)}" fill="{s.fill}"{weight}>{escape(s.text)}</text>')
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+STYLE = """
+body { font-family: FONT; color: #212121; margin: 24px; background: #fff; }
+h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 17px; margin: 24px 0 8px; }
+p.sub { color: #616161; margin: 0 0 16px; }
+.board { overflow-x: auto; border: 1px solid #e0e0e0; }
+table { border-collapse: collapse; margin-right: 32px; vertical-align: top; display: inline-table; }
+th, td { text-align: left; padding: 3px 12px 3px 0; border-bottom: 1px solid #eee; font-size: 14px; }
+th { color: #616161; font-weight: normal; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.bad { color: #c62828; font-weight: bold; }
+code { font-size: 12px; word-break: break-all; }
+""".replace("FONT", FONT)
+
+
+def report_html(summary: ShoeSummary) -> str:
+    """The whole page."""
+    board = scoreboard(summary, stats=False)
+    counts = summary.counts()
+    title = f"Table {summary.table} \u00b7 shoe {summary.shoe}"
+    sub = " \u00b7 ".join(x for x in (
+        summary.ruleset, f"{summary.decks} decks" if summary.decks else None,
+        f"opened {summary.opened_utc}" if summary.opened_utc else None,
+        f"closed {summary.closed_utc} ({summary.close_reason})" if summary.closed_utc else "not closed",
+    ) if x)
+    rows = "\n".join(
+        f'<tr><th>{escape(label)}</th><td class="num" data-stat="{key}">{counts[key]}</td></tr>'
+        for key, label in (
+            ("coups", "Coups dealt"), ("results", "Results"), ("banker", "Banker"), ("player", "Player"),
+            ("tie", "Tie"), ("banker_pairs", "Banker pairs"), ("player_pairs", "Player pairs"),
+            ("naturals", "Naturals"), ("voids", "Voids"), ("misdeals", "Misdeals"),
+            ("misdeals_corrected", "Misdeals corrected"), ("burned", "Burned"),
+        )
+    )
+    rec = summary.reconciliation
+    if rec is None:
+        recon = '<p class="bad">No reconciliation: the shoe is not closed in this journal.</p>'
+    else:
+        recon_rows = []
+        for key in ("balanced", "capacity", "seen", "in_coups", "burned", "discarded", "left_in_shoe",
+                    "accounted", "unaccounted", "coups"):
+            value = rec.get(key)
+            shown = ("yes" if value else "NO") if key == "balanced" else value
+            bad = ' class="num bad"' if (key == "balanced" and not value) or (key == "unaccounted" and value) \
+                else ' class="num"'
+            recon_rows.append(f'<tr><th>{escape(key.replace("_", " "))}</th>'
+                              f'<td{bad} data-recon="{key}">{escape(str(shown))}</td></tr>')
+        excess = ", ".join(f"{k} x{v}" for k, v in (rec.get("excess") or {}).items()) or "none"
+        recon_rows.append(f'<tr><th>foreign (excess)</th><td data-recon="excess">{escape(excess)}</td></tr>')
+        recon = "<table>\n" + "\n".join(recon_rows) + "\n</table>"
+    voids = "".join(f"<tr><td class=num>{escape(str(c))}</td><td>{escape(r)}</td></tr>" for c, r in summary.voids)
+    misdeals = "".join(
+        f"<tr><td class=num>{escape(str(m.coup))}</td><td>{escape(m.kind)}</td><td>{escape(m.card or '')}</td>"
+        f"<td>{escape(m.correction)}</td><td>{escape(m.corrected or 'not corrected')}</td></tr>"
+        for m in summary.misdeals
+    )
+    alarms = "".join(f'<tr><th>{escape(name)}</th><td class="num" data-alarm="{escape(name)}">{n}</td></tr>'
+                     for name, n in summary.alarms)
+    p = summary.provenance
+    notes = "".join(f'<p class="bad">{escape(n)}</p>' for n in summary.notes)
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>{escape(title)}</title>
+<style>{STYLE}</style>
+</head>
+<body>
+<h1>{escape(title)}</h1>
+<p class="sub">{escape(sub)}</p>
+{notes}
+<div class="board">
+{svg(board)}
+</div>
+<h2>Statistics</h2>
+<table>
+{rows}
+</table>
+<h2>Reconciliation</h2>
+{recon}
+<h2>Voids</h2>
+{"<table><tr><th>coup</th><th>reason</th></tr>" + voids + "</table>" if voids else "<p>none</p>"}
+<h2>Misdeals</h2>
+{"<table><tr><th>coup</th><th>kind</th><th>card</th><th>rule</th><th>done</th></tr>" + misdeals + "</table>"
+ if misdeals else "<p>none</p>"}
+<h2>Alarms raised</h2>
+{"<table>" + alarms + "</table>" if alarms else "<p>none</p>"}
+<h2>Journal</h2>
+<p>{escape(p.describe().capitalize())} ({p.records} steps), events seq
+{summary.seq[0]}&ndash;{summary.seq[1]}. Every record's hash and link was checked as it was read. Hash of the shoe's last record: <code data-hash="last">{escape(str(p.last_hash))}</code></p>
+</body>
+</html>
+"""

@@ -1,0 +1,191 @@
+"""One shoe of a journal summed up for a surveillance report: results, roads, counts, and where it came from.
+
+Pure: it takes journal records already read and checked (shoed.journal.iter_records
+proves every hash and link as it reads) and returns a ShoeSummary. Everything
+in it is counted from the events the table journaled, nothing is inferred:
+results from `coup.result` (less those voided after their result), voids from
+`coup.void`, misdeals from `misdeal` with their `misdeal.corrected`, the
+reconciliation from `shoe.closed` (absent while the shoe is still open).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from shoed.journal.recall import events_of
+from shoed.rules.roads import Outcome, results_from_events
+from shoed.rules.stats import Tally, tally
+
+
+class SummaryError(ValueError):
+    """The journal does not hold the shoe asked for."""
+
+
+@dataclass(frozen=True, slots=True)
+class MisdealLine:
+    coup: int | None
+    id: int | None
+    kind: str
+    correctable: bool
+    correction: str  # what the rules ask for
+    corrected: str | None  # what was done (burn_card, return_card, enter_card), None if not corrected
+    card: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """Where in the journal the shoe's records are."""
+
+    spans: tuple[tuple[int | None, int, int], ...]  # (file number, first and last record's jseq) per file
+    records: int
+    last_hash: str | None  # hash of the shoe's last record: compare with `shoed journal verify`
+
+    def describe(self) -> str:
+        """E.g. "file 1 record 6, file 2 records 3-569" (jseq counts lines within each file)."""
+        parts = []
+        for file_seq, first, last in self.spans:
+            where = f"record {first}" if first == last else f"records {first}-{last}"
+            parts.append(f"file {file_seq if file_seq is not None else '?'} {where}")
+        return ", ".join(parts) or "no records"
+
+
+@dataclass(frozen=True, slots=True)
+class ShoeSummary:
+    table: str
+    shoe: str
+    ruleset: str | None
+    decks: int | None
+    opened_utc: str | None
+    closed_utc: str | None
+    close_reason: str | None
+    results: tuple[Outcome, ...]
+    coups: int  # coups dealt: every coup with a result or a void
+    voids: tuple[tuple[int | None, str], ...]
+    misdeals: tuple[MisdealLine, ...]
+    burned: int
+    burn_first: str | None
+    last_coup: int | None  # set by the cut card
+    alarms: tuple[tuple[str, int], ...]  # alarms raised during the shoe: (name, times)
+    reconciliation: dict | None
+    last_odds: dict | None
+    provenance: Provenance
+    seq: tuple[int | None, int | None] = (None, None)  # first and last event seq of the shoe
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def tally(self) -> Tally:
+        return tally(self.results)
+
+    def counts(self) -> dict:
+        """The figures of the report, by name (the HTML's data-stat attributes)."""
+        t = self.tally
+        return {
+            "coups": self.coups, "results": t.coups, "banker": t.banker, "player": t.player, "tie": t.tie,
+            "banker_pairs": t.banker_pairs, "player_pairs": t.player_pairs, "naturals": t.naturals,
+            "voids": len(self.voids), "misdeals": len(self.misdeals),
+            "misdeals_corrected": sum(m.corrected is not None for m in self.misdeals),
+            "burned": self.burned,
+        }
+
+
+def shoes_in(records) -> list[tuple[str, str, int]]:
+    """(table, shoe, coups dealt: with a result or a void) of every shoe opened in the records, in order."""
+    found: dict[tuple[str, str], set] = {}
+    for record in records:
+        if record.get("kind") != "step":
+            continue
+        for event in events_of(record):
+            key = (event.get("table"), event.get("shoe"))
+            if event.get("kind") == "shoe.opened":
+                found.setdefault(key, set())
+            elif event.get("kind") in ("coup.result", "coup.void") and key in found:
+                found[key].add(event.get("coup"))
+    return [(table, shoe, len(coups)) for (table, shoe), coups in found.items()]
+
+
+def summarize(records, shoe: str | None = None, table: str | None = None) -> ShoeSummary:
+    """The summary of one shoe (by default the last one opened) of the records."""
+    records = list(records)
+    shoes = [s for s in shoes_in(records) if table is None or s[0] == table]
+    if not shoes:
+        raise SummaryError("no shoe was opened in this journal" + (f" at table {table}" if table else ""))
+    tables = sorted({t for t, _, _ in shoes})
+    if table is None and len(tables) > 1:
+        raise SummaryError(f"journals of several tables here ({', '.join(tables)}): name one with --table")
+    if shoe is None:
+        table_id, shoe_id, _ = shoes[-1]
+    else:
+        match = [s for s in shoes if s[1] == shoe]
+        if not match:
+            listed = ", ".join(f"{s} ({n} coups)" for _, s, n in shoes[-10:])
+            raise SummaryError(f"no shoe {shoe} in this journal; its last shoes: {listed}")
+        table_id, shoe_id, _ = match[-1]
+
+    events: list[dict] = []
+    spans: list[list] = []  # [file number, first jseq, last jseq]
+    records_held, last_hash = 0, None
+    file_seq = None
+    for record in records:
+        if record.get("kind") == "journal_file":
+            file_seq = record.get("file_seq")
+            continue
+        if record.get("kind") != "step":
+            continue
+        mine = [e for e in events_of(record) if e.get("shoe") == shoe_id and e.get("table") == table_id]
+        if not mine:
+            continue
+        events.extend(mine)
+        if spans and spans[-1][0] == file_seq:
+            spans[-1][2] = record.get("jseq")
+        else:
+            spans.append([file_seq, record.get("jseq"), record.get("jseq")])
+        records_held, last_hash = records_held + 1, record.get("hash")
+    return _summary(table_id, shoe_id, events, Provenance(tuple(tuple(x) for x in spans), records_held, last_hash))
+
+
+def _summary(table: str, shoe: str, events: list[dict], provenance: Provenance) -> ShoeSummary:
+    opened = next((e for e in events if e.get("kind") == "shoe.opened"), {})
+    closed = next((e for e in reversed(events) if e.get("kind") == "shoe.closed"), None)
+    corrected = {e.get("misdeal"): e.get("correction") for e in events if e.get("kind") == "misdeal.corrected"}
+    misdeals = []
+    for e in events:
+        if e.get("kind") != "misdeal":
+            continue
+        detail = e.get("misdeal") or {}
+        misdeals.append(MisdealLine(
+            coup=e.get("coup"), id=detail.get("id"), kind=str(detail.get("kind")),
+            correctable=bool(detail.get("correctable")), correction=str(detail.get("correction")),
+            corrected=corrected.get(detail.get("id")), card=detail.get("card"),
+        ))
+    coups = {e.get("coup") for e in events if e.get("kind") in ("coup.result", "coup.void")}
+    burns = [e for e in events if e.get("kind") == "shoe.burn"]
+    cut = next((e for e in events if e.get("kind") == "shoe.cut_card"), None)
+    raised = Counter(e.get("alarm") for e in events if e.get("kind") == "alarm" and e.get("active"))
+    odds = [e for e in events if e.get("kind") == "shoe.odds"]
+    notes = []
+    if closed is None:
+        notes.append("the shoe is not closed in this journal: no reconciliation yet")
+    seqs = [e.get("seq") for e in events]
+    return ShoeSummary(
+        table=table,
+        shoe=shoe,
+        ruleset=opened.get("ruleset"),
+        decks=opened.get("decks"),
+        opened_utc=opened.get("utc"),
+        closed_utc=closed.get("utc") if closed else None,
+        close_reason=closed.get("reason") if closed else None,
+        results=results_from_events(events, shoe=shoe),
+        coups=len(coups),
+        voids=tuple((e.get("coup"), str(e.get("reason") or "")) for e in events if e.get("kind") == "coup.void"),
+        misdeals=tuple(misdeals),
+        burned=len(burns),
+        burn_first=next((e.get("card") for e in burns if e.get("exposed")), None),
+        last_coup=cut.get("last_coup") if cut else None,
+        alarms=tuple(sorted(raised.items())),
+        reconciliation=closed.get("reconciliation") if closed else None,
+        last_odds=odds[-1] if odds else None,
+        provenance=provenance,
+        seq=(seqs[0], seqs[-1]) if seqs else (None, None),
+        notes=tuple(notes),
+    )

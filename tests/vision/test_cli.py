@@ -1,0 +1,83 @@
+"""`shoed vision identify` and `shoed vision watch` at the command line.
+
+`identify --json` prints a JSON list of {"file", "card", "confidence"}, with
+"reason" when "card" is null: a stable contract used by outside tests (issue:
+camera fallback). A missing or unreadable file is a reason, not a failure:
+the exit status stays 0.
+"""
+
+from __future__ import annotations
+
+import json
+
+import cv2
+import pytest
+
+
+@pytest.fixture(scope="module")
+def photos(tmp_path_factory, classic_shots, hard_shots):
+    folder = tmp_path_factory.mktemp("photos")
+    paths = {}
+    for name, shot in (("card.jpg", classic_shots[3]), ("table.jpg", hard_shots[0])):
+        cv2.imwrite(str(folder / name), shot.image)
+        paths[name] = str(folder / name)
+    (folder / "notes.txt").write_text("not a picture")
+    paths["notes.txt"] = str(folder / "notes.txt")
+    paths["missing.jpg"] = str(folder / "missing.jpg")
+    paths["card"] = classic_shots[3].card
+    return paths
+
+
+def test_identify_json_contract(shoed_cli, photos):
+    files = [photos["card.jpg"], photos["table.jpg"], photos["missing.jpg"], photos["notes.txt"]]
+    proc = shoed_cli("vision", "identify", *files, "--json", timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert [e["file"] for e in out] == files
+    card, table, missing, notes = out
+    assert card == {"file": files[0], "card": photos["card"], "confidence": card["confidence"]}
+    assert 0.9 <= card["confidence"] <= 1.0
+    for entry, reason in ((table, "no card found"), (missing, "no such file"), (notes, "cannot read file")):
+        assert entry["card"] is None
+        assert set(entry) == {"file", "card", "confidence", "reason"}
+        assert entry["reason"].startswith(reason)
+
+
+def test_identify_text(shoed_cli, photos):
+    proc = shoed_cli("vision", "identify", photos["card.jpg"], photos["missing.jpg"], timeout=120)
+    assert proc.returncode == 0
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith(f"{photos['card.jpg']}: {photos['card']} (")
+    assert lines[1] == f"{photos['missing.jpg']}: unreadable: no such file"
+
+
+def test_identify_needs_an_image(shoed_cli):
+    assert shoed_cli("vision", "identify").returncode == 2
+
+
+def test_bad_threshold_is_one_line(shoed_cli, photos):
+    proc = shoed_cli("vision", "identify", photos["card.jpg"], "--threshold", "1.5")
+    assert proc.returncode == 2 and proc.stderr.strip() == "shoed: --threshold must be in (0, 1], not 1.5"
+
+
+def test_watch_prints_one_line_per_card(shoed_cli, deal_video):
+    path, info = deal_video
+    roi = ",".join(str(v) for v in info["roi"])
+    proc = shoed_cli("vision", "watch", path, "--roi", roi, "--json", timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    reads = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [r["card"] for r in reads] == info["cards"]
+    assert all({"card", "confidence", "frame_index", "mono_ns"} <= set(r) for r in reads)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["/nonexistent.avi"], "shoed: no such camera, video or folder: /nonexistent.avi"),
+        (["0", "--roi", "1,2,3"], "shoed: bad --roi '1,2,3': write X,Y,W,H in pixels, e.g. 400,120,480,480"),
+    ],
+)
+def test_watch_errors_are_one_line(shoed_cli, args, message):
+    proc = shoed_cli("vision", "watch", *args)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == message
