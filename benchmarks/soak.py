@@ -48,8 +48,7 @@ def main() -> None:
     rss: list[tuple[int, int]] = []
     started = time.monotonic()
     try:
-        daemon = Daemon(base, "--sim-pace", "0", "--sim-shoes", str(args.shoes), "--sim-seed", str(args.seed),
-                        "--log-level", "WARNING")
+        daemon = Daemon(base, "--sim-pace", "0", "--sim-shoes", str(args.shoes), "--sim-seed", str(args.seed))
         display = Display(daemon)
         closed = 0
         while closed < args.shoes:

@@ -16,6 +16,7 @@ then.
 from __future__ import annotations
 
 import collections
+import json
 import os
 import select
 import signal
@@ -35,11 +36,22 @@ from shoed.table import TableController
 log = logs.get("shoed.daemon")
 
 POLL_TIMEOUT = 0.005  # seconds the loop waits on the shoe before serving sockets
-RECENT_EVENTS = 20_000  # events kept in memory for catch-up; older ones come from the journal
+# Events kept in memory for catch-up (about 8 shoes; ~1 kB each); older ones come from the journal.
+RECENT_EVENTS = 5_000
 
 
 class DaemonError(Exception):
     """A start-up failure with a clear, one-line reason."""
+
+
+def _checkpoint_seq(path) -> int:
+    """The seq a journal file starts from (its checkpoint, line 2); -1 when it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            f.readline()
+            return int(json.loads(f.readline())["state"]["seq"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return -1
 
 
 def input_from_reading(reading) -> dict:
@@ -129,6 +141,7 @@ class Daemon:
             self._open_sources()
             # Start-up record: power on, and whether the last stop was clean.
             self.handle({"kind": "power", "state": "on", "clean": self._last_stop_clean,
+                     "sources": [driver.source for driver in self.drivers],
                          "recovery": [n.to_json() for n in self.journal.recovery]})
         except JournalError as exc:  # e.g. the disk is still full: nothing was acknowledged or published
             self.exit_code = 3
@@ -428,19 +441,33 @@ class Daemon:
         return snap
 
     def events_between(self, first: int, last: int) -> list[dict]:
-        """Events with seq in [first, last], from memory or else from the journal."""
+        """Events with seq in [first, last], from memory or else from the journal files that hold them."""
         if self.recent and self.recent[0]["seq"] <= first:
             return [e for e in self.recent if first <= e["seq"] <= last]
         from shoed.journal import iter_records
+        from shoed.journal.reader import journal_files
         from shoed.journal.recall import events_of
 
+        files = [path for chain in journal_files(self.config.journal_dir).tables
+                 for path, name in chain if name is not None and name.table == self.config.table]
+        # Each file opens with a checkpoint of the seq before it: start at the last file that begins
+        # before `first`. Reading (and proving) the whole journal here stalled the loop: 8 s at 1,000 shoes.
+        start = 0
+        for i in range(len(files) - 1, -1, -1):
+            if _checkpoint_seq(files[i]) < first:
+                start = i
+                break
         out = []
-        for record in iter_records(self.config.journal_dir, self._secret()):
-            if record.get("kind") != "step":
-                continue
-            for event in events_of(record):
-                if first <= event.get("seq", -1) <= last:
-                    out.append(event)
+        for path in files[start:]:
+            for record in iter_records(path, self._secret()):
+                if record.get("kind") != "step":
+                    continue
+                for event in events_of(record):
+                    seq = event.get("seq", -1)
+                    if seq > last:
+                        return out
+                    if first <= seq:
+                        out.append(event)
         return out
 
     # ----- stop -------------------------------------------------------------

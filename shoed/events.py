@@ -184,6 +184,20 @@ class DeviceFallback(Base, tag="device.fallback", kw_only=True):
     detail: dict[str, Any] = {}
 
 
+class DevicePrimary(Base, tag="device.primary", kw_only=True):
+    """The first reader in priority order deals again (detail.previous: the fallback)."""
+
+    source: str | None = None
+    detail: dict[str, Any] = {}
+
+
+class CardDuplicate(Base, tag="card.duplicate", kw_only=True):
+    """A card read by a second reader after another had already dealt it: counted once."""
+
+    card: str
+    source: str | None = None
+
+
 class DeviceHello(Base, tag="device.hello", kw_only=True):
     source: str | None = None
     detail: dict[str, Any] = {}
@@ -210,7 +224,7 @@ Event = (
     ShoeOpened | ShoeBurnMode | ShoeBurn | ShoeBurnComplete | ShoeCutCard | ShoeFinished | ShoeClosed | ShoeOdds
     | CoupOpened | Card | CoupDecision | CoupResult | CoupVoid | CoupConfirmed
     | Misdeal | MisdealCorrected | Alarm
-    | DeviceConnected | DeviceLost | DeviceRestored | DeviceFallback | DeviceHello | DeviceWarning
+    | DeviceConnected | DeviceLost | DeviceRestored | DeviceFallback | DevicePrimary | CardDuplicate | DeviceHello | DeviceWarning
     | TableStarted | TableStopped
 )
 

@@ -33,6 +33,9 @@ from shoed.rules.shoe import BURN_FIRST, BURNING, CLOSED, DEALING, FINISHED, Sho
 
 SCHEMA_VERSION = "1.0"
 
+UNKNOWN = "?"  # a card a reader saw but could not identify
+TRACKED = 416  # reads kept in step per reader: a whole 8-deck shoe
+
 # Coup states.
 NO_COUP = "none"  # between coups: waiting for the confirm that opens the next
 OPEN = "open"  # cards are due
@@ -106,6 +109,15 @@ class TableController:
     # Last reliable shoe sequence number journaled per source, with the shoe's boot:
     # after a restart the driver drops what the shoe repeats from before it.
     links: dict = field(default_factory=dict)
+    # Failover between readers (a shoe, a camera over its exit), in priority order, set by
+    # the power-on input. The first reader not reported lost deals; the reads of the others
+    # are kept in step with what was dealt (`ahead`: read but not dealt yet; `behind`: dealt
+    # but not read yet), so a card seen by two readers counts once, and a reader that takes
+    # over deals at once what it saw before the one it replaces could deliver it.
+    priority: tuple = ()
+    active_source: str | None = None
+    ahead: dict = field(default_factory=dict)
+    behind: dict = field(default_factory=dict)
 
     # ----- public ----------------------------------------------------------
     def feed(self, item: dict) -> Step:
@@ -199,6 +211,10 @@ class TableController:
             "coup_state": self.coup_state,
             "burn_mode": self.burn_mode,
             "links": dict(self.links),
+            "priority": list(self.priority),
+            "active_source": self.active_source,
+            "ahead": {k: list(v) for k, v in self.ahead.items()},
+            "behind": {k: list(v) for k, v in self.behind.items()},
         }
 
     @classmethod
@@ -215,6 +231,10 @@ class TableController:
             devices=dict(state.get("devices", {})),
             misdeal_ids=int(state.get("misdeal_ids", 0)),
             links=dict(state.get("links", {})),
+            priority=tuple(state.get("priority", ())),
+            active_source=state.get("active_source"),
+            ahead={k: list(v) for k, v in state.get("ahead", {}).items()},
+            behind={k: list(v) for k, v in state.get("behind", {}).items()},
         )
         shoe = state.get("shoe")
         if shoe:
@@ -362,15 +382,87 @@ class TableController:
     def _on_card(self, item: dict, step: Step) -> None:
         source = item.get("source", "shoe")
         text = item.get("card")
+        if source in self.priority and source != self.active_source:
+            return self._shadow_read(step, text, source)
         if text is None:
+            self._track_dealt(step, None, source)
             return self._on_unreadable(item, step)
         try:
             card = card_of(text)
         except CardError as exc:
             # A card that does not parse was not read: never guessed.
             self._emit(step, "alarm", alarm="bad_card", active=True, text=str(exc), source=source)
+            self._track_dealt(step, None, source)
             return self._on_unreadable(item | {"card": None}, step)
+        if self.priority and source in self.priority:
+            behind = self.behind.get(source)
+            if behind:
+                first = behind.pop(0)
+                if first in (str(card), UNKNOWN):
+                    # Dealt already from another reader while this one was away: counted once.
+                    self._emit(step, "card.duplicate", card=str(card), source=source)
+                    return
+                behind.clear()  # it did not see those cards: from here on it reads afresh
+            self._track_dealt(step, str(card), source)
         self._take_card(step, card, item, source)
+
+    # ----- failover between readers --------------------------------------------
+    def _shadow_read(self, step: Step, text: str | None, source: str) -> None:
+        """A read from a reader that is not dealing: keep it in step with the table."""
+        seen = text if text is not None else UNKNOWN
+        behind = self.behind.setdefault(source, [])
+        if behind:
+            first = behind.pop(0)
+            if UNKNOWN in (first, seen) or first == seen:
+                return
+            self._alarm(step, "reader_mismatch", True, f"{source} read {seen} where {first} was dealt")
+            behind.clear()
+        ahead = self.ahead.setdefault(source, [])
+        ahead.append(seen)
+        del ahead[:-TRACKED]
+
+    def _track_dealt(self, step: Step, card: str | None, source: str) -> None:
+        """A card left the shoe through the dealing reader: the others see it now or later."""
+        seen = card if card is not None else UNKNOWN
+        for other in self.priority:
+            if other == source:
+                continue
+            ahead = self.ahead.get(other)
+            if ahead:
+                first = ahead.pop(0)
+                if UNKNOWN in (first, seen) or first == seen:
+                    continue
+                self._alarm(step, "reader_mismatch", True, f"{other} read {first} where {seen} was dealt")
+                ahead.clear()
+            behind = self.behind.setdefault(other, [])
+            behind.append(seen)
+            del behind[:-TRACKED]
+
+    def _choose_reader(self, step: Step) -> None:
+        """The first reader in priority order that is not lost deals."""
+        if not self.priority:
+            return
+        up = [s for s in self.priority if self.devices.get(s) != "lost"]
+        new = up[0] if up else None
+        old = self.active_source
+        if new == old:
+            return
+        self.active_source = new
+        if new is None:
+            self._alarm(step, "no_reader", True, "every card reader is lost: enter cards by hand")
+            return
+        if "no_reader" in self.alarms:
+            self._alarm(step, "no_reader", False, f"{new} reads again")
+        kind = "device.primary" if new == self.priority[0] else "device.fallback"
+        self._emit(step, kind, source=new, detail={"previous": old})
+        # What the new reader saw before the old one could deliver it is dealt now, in order.
+        for seen in self.ahead.pop(new, []):
+            if seen == UNKNOWN:
+                self._track_dealt(step, None, new)
+                self._on_unreadable({"source": new}, step)
+                continue
+            self._track_dealt(step, seen, new)
+            self._take_card(step, card_of(seen), {"confidence": None}, new)
 
     def _take_card(self, step: Step, card: Card, item: dict, source: str, manual: bool = False) -> None:
         shoe = self.shoe
@@ -497,6 +589,7 @@ class TableController:
         source, state = item.get("source", "shoe"), item.get("link", "lost")
         self.devices[source] = state
         self._emit(step, f"device.{state}", source=source, detail=item.get("detail") or {})
+        self._choose_reader(step)
 
     def _on_hello(self, item: dict, step: Step) -> None:
         self._emit(step, "device.hello", source=item.get("source"), detail=item.get("detail") or {})
@@ -538,11 +631,20 @@ class TableController:
         """The daemon started or stopped (table-game-standards item 6: power on, unclean stop)."""
         if item.get("state") == "on":
             clean = bool(item.get("clean", True))
+            sources = tuple(item.get("sources") or ())
+            if len(sources) > 1 and sources != self.priority:
+                self.priority = sources
+                self.active_source = None
+                self.ahead = {k: v for k, v in self.ahead.items() if k in sources}
+                self.behind = {k: v for k, v in self.behind.items() if k in sources}
+            elif len(sources) <= 1:
+                self.priority, self.active_source, self.ahead, self.behind = (), None, {}, {}
             self._emit(step, "table.started", clean=clean, recovery=item.get("recovery") or [],
                        ruleset=self.ruleset.name, locked=self.locked)
             if not clean:
                 self._emit(step, "alarm", alarm="unclean_stop", active=False,
                            text="started after an unclean stop; state rebuilt from the journal")
+            self._choose_reader(step)
         else:
             self._emit(step, "table.stopped", clean=True)
 

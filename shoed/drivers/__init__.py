@@ -9,6 +9,7 @@ is a `DriverError` naming the package to install.
 | `native`     | shoed firmware protocol over serial    | /dev/ttyACM0, /dev/serial/by-id/..., socket://h:p    |
 | `native-usb` | shoed firmware protocol over USB bulk  | usb://1d50:6150, usb://1d50:6150/SERIAL              |
 | `beetek`     | Bee-Tek ASCII reader, 9600 8N1         | /dev/ttyUSB0, /dev/serial/by-id/...                  |
+| `camera`     | camera over the shoe's exit (OpenCV)   | 0, /dev/video0, a video file, a folder, rtsp://...   |
 
 Adding a driver: write `shoed/drivers/<name>.py` with a `Driver` subclass and,
 if it has its own wire format, a `decode_capture(data)` for `shoed decode`;
@@ -49,6 +50,11 @@ _REGISTRY: dict[str, _Entry] = {
         "shoed.drivers.beetek", "BeeTekDriver",
         (("serial", "pyserial: pip install pyserial"),),
         "shoed.drivers.beetek", "Bee-Tek card-reading shoe, ASCII at 9600 8N1",
+    ),
+    "camera": _Entry(
+        "shoed.drivers.camera", "CameraDriver",
+        (("cv2", "OpenCV: pip install 'shoed[camera]'"), ("numpy", "numpy: pip install numpy")),
+        "", "a camera over the shoe's exit (OpenCV card recognition), the fallback reader",
     ),
 }
 
@@ -91,4 +97,6 @@ def open_driver(name: str, url: str, **options) -> Driver:
 def capture_decoder(name: str):
     """`decode_capture(data: bytes) -> list[dict]` for the wire format of driver `name`."""
     entry = _entry(name)
+    if not entry.capture:
+        raise DriverError(f"the {name} driver reads no byte stream: there is no capture to decode")
     return importlib.import_module(entry.capture).decode_capture

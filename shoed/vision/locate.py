@@ -74,10 +74,7 @@ def find_quads(image: np.ndarray, limit: int = 3) -> list[CardQuad]:
     # (a chip, a finger, the glare of the table).
     for t in (otsu, (otsu + 255) / 2, otsu * 0.75):
         masks.append(white > t)
-    gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
-    med = float(np.median(gray))
-    edges = cv2.Canny(cv2.GaussianBlur(gray, (5, 5), 0), max(10, 0.5 * med), max(30, 1.2 * med))
-    edges = cv2.dilate(edges, np.ones((3, 3), np.uint8))
+    gray = cv2.GaussianBlur(cv2.cvtColor(small, cv2.COLOR_BGR2GRAY), (5, 5), 0)
     kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))
     min_area = 0.01 * h * w
     found: list[CardQuad] = []
@@ -85,14 +82,19 @@ def find_quads(image: np.ndarray, limit: int = 3) -> list[CardQuad]:
     for m in masks:
         m = cv2.morphologyEx(m.astype(np.uint8) * 255, cv2.MORPH_OPEN, kernel)
         contours, _ = cv2.findContours(m, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
-        outlines += contours
-    contours, _ = cv2.findContours(edges, cv2.RETR_LIST, cv2.CHAIN_APPROX_NONE)
-    outlines += contours
-    for contour in outlines:
-        area = cv2.contourArea(contour)
+        outlines += [(c, False) for c in contours]
+    # Edges find a card on a pale table, where brightness alone does not; two
+    # sensitivities, the faint one for a white card on white cloth.
+    for low, high in ((50, 150), (20, 60)):
+        edges = cv2.dilate(cv2.Canny(gray, low, high), np.ones((3, 3), np.uint8))
+        contours, _ = cv2.findContours(edges, cv2.RETR_LIST, cv2.CHAIN_APPROX_NONE)
+        outlines += [(c, True) for c in contours if len(c) >= 40]
+    for contour, from_edges in outlines:
+        # an edge trace need not be closed: judge its size by its hull
+        area = cv2.contourArea(cv2.convexHull(contour)) if from_edges else cv2.contourArea(contour)
         if area < min_area:
             continue
-        quad = _outline_quad(contour, area, white, (h, w))
+        quad = _outline_quad(contour, area, white, (h, w), from_edges)
         if quad is not None:
             found.append(quad)
     found.sort(key=lambda q: -q.score)
@@ -105,7 +107,8 @@ def find_quads(image: np.ndarray, limit: int = 3) -> list[CardQuad]:
     return [CardQuad((q.corners / f).astype(np.float32), q.score, q.aspect) for q in best]
 
 
-def _outline_quad(contour: np.ndarray, area: float, white: np.ndarray, shape) -> CardQuad | None:
+def _outline_quad(contour: np.ndarray, area: float, white: np.ndarray, shape, from_edges: bool = False
+                  ) -> CardQuad | None:
     hull = cv2.convexHull(contour)
     hull_area = cv2.contourArea(hull)
     if hull_area <= 0:
@@ -129,11 +132,20 @@ def _outline_quad(contour: np.ndarray, area: float, white: np.ndarray, shape) ->
         poly[:, 1] > 1.05 * h
     ).any():
         return None
-    fill = area / quad_area  # how much of the quadrilateral the outline covers
-    if fill < 0.35 or fill > 1.08:
+    # sides lying along the picture's border belong to the picture, not to a card
+    along = 0
+    for i in range(4):
+        a, b = poly[i], poly[(i + 1) % 4]
+        for axis, limit in ((0, 0.0), (0, w - 1.0), (1, 0.0), (1, h - 1.0)):
+            if abs(a[axis] - limit) < 0.01 * (w, h)[axis] and abs(b[axis] - limit) < 0.01 * (w, h)[axis]:
+                along += 1
+    if along >= 2:
+        return None
+    fill = area / quad_area  # how much of the quadrilateral the outline (or its hull) covers
+    if fill < (0.8 if from_edges else 0.35) or fill > 1.08:
         return None
     support = _side_support(poly, contour.reshape(-1, 2).astype(np.float64))
-    if support < 0.55:
+    if support < (0.65 if from_edges else 0.55):
         return None  # the outline does not run along the sides: a blob, not a card
     sides = np.linalg.norm(poly - np.roll(poly, -1, axis=0), axis=1)
     pair_a, pair_b = sides[0] + sides[2], sides[1] + sides[3]

@@ -19,15 +19,18 @@ def run_python(code: str) -> subprocess.CompletedProcess:
 
 
 def test_the_registered_drivers():
-    assert driver_names() == ["native", "native-usb", "beetek"]
+    assert driver_names() == ["native", "native-usb", "beetek", "camera"]
     assert set(describe()) == set(driver_names())
     for name in driver_names():
         assert driver_class(name).name == name
+    for name in ["native", "native-usb", "beetek"]:
         assert callable(capture_decoder(name))
+    with pytest.raises(DriverError, match="no capture"):
+        capture_decoder("camera")
 
 
 def test_an_unknown_driver_names_the_known_ones():
-    with pytest.raises(DriverError, match=r"unknown driver 'bogus': choose one of native, native-usb, beetek"):
+    with pytest.raises(DriverError, match=r"unknown driver 'bogus': choose one of native, native-usb, beetek, camera"):
         open_driver("bogus", "/dev/null")
 
 

@@ -65,7 +65,11 @@ class Daemon:
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
         if wait_ready:
-            self.wait_for(lambda line: line.get("event") == "ready", ready_timeout, "ready")
+            try:
+                self.wait_for(lambda line: line.get("event") == "ready", ready_timeout, "ready")
+            except BaseException:
+                self.stop(signal.SIGKILL)
+                raise
 
     @property
     def pid(self) -> int:
@@ -326,3 +330,48 @@ def controller_inputs(shoe_events, source: str = "native:/dev/shoe-native", star
             item |= {"code": str(e.code), "text": e.text}
         out.append(item)
     return out
+
+
+def write_journal(directory: Path, shoes: int, seed: int = 1, odds: bool = True, fsync: bool = False) -> dict:
+    """A journal as the daemon writes it, made in-process: the virtual dealer's shoes through the
+    table controller, one step record per input, a new file with a checkpoint at each shoe, the live
+    odds fed back after each coup. Without fsync by default (the bytes are the same; it is faster)."""
+    from shoed.journal import FileOps, Journal
+    from shoed.replay import checkpoint_record, step_record
+    from shoed.rules.odds import live_odds
+    from shoed.rules.ruleset import load_ruleset
+    from shoed.simulate.dealer import DealSetup, deal
+    from shoed.table import TableController
+
+    class NoSync(FileOps):
+        def fsync(self, fd: int) -> None:
+            pass
+
+    ruleset = load_ruleset("punto-banco")
+    table = TableController(TABLE, ruleset, ruleset.decks)
+    journal = Journal(directory, TABLE, ops=None if fsync else NoSync())
+    journal.open_shoe("table")
+    journal.append(checkpoint_record(table))
+    counts = {"inputs": 0, "cards": 0, "events": 0}
+
+    def handle(item: dict) -> None:
+        step = table.feed(item)
+        journal.append(step_record(item, step.events))
+        counts["inputs"] += 1
+        counts["events"] += len(step.events)
+        counts["cards"] += item["kind"] == "card"
+        if any(e["kind"] == "shoe.opened" for e in step.events):
+            journal.open_shoe(table.shoe.shoe_id)
+            journal.append(checkpoint_record(table))
+        if odds and table.shoe is not None and any(e["kind"] in ("coup.result", "shoe.burn_complete")
+                                                   for e in step.events):
+            computed = live_odds(table.ruleset, table.shoe.remaining_by_rank())
+            if computed is not None:
+                handle({"kind": "odds", "odds": computed, "mono_ns": item["mono_ns"], "utc_ns": item["utc_ns"]})
+
+    try:
+        for item in controller_inputs(deal(DealSetup(ruleset, seed=seed, shoes=shoes))):
+            handle(item)
+    finally:
+        journal.close()
+    return counts

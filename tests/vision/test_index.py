@@ -66,8 +66,9 @@ def test_the_card_edge_is_not_a_mark():
 
 
 def test_glyph_vector_is_fixed_length_and_scale_free():
-    big = np.zeros((60, 40), np.float32)
-    cv2.putText(big, "K", (2, 55), cv2.FONT_HERSHEY_SIMPLEX, 2.0, 1.0, 5, cv2.LINE_AA)
+    canvas = np.zeros((60, 40), np.uint8)
+    cv2.putText(canvas, "K", (2, 55), cv2.FONT_HERSHEY_SIMPLEX, 2.0, 255, 5, cv2.LINE_AA)
+    big = canvas.astype(np.float32) / 255
     small = cv2.resize(big, (20, 30), interpolation=cv2.INTER_AREA)
     va = X.glyph_vector(big, big > 0.4)
     vb = X.glyph_vector(small, small > 0.4)

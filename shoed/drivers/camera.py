@@ -1,0 +1,94 @@
+"""The `camera` source: a camera over the shoe's exit, as a driver.
+
+It wraps `shoed.vision.source.CameraSource` (OpenCV, imported only here) and
+runs it in a thread of its own, so recognising cards never delays the shoe's
+frames in the daemon's loop; `poll` hands over what the thread has read. A
+card the camera could not identify is an `unreadable` reading with the reason,
+never a guess. URL: a device index (`0`), a device node (`/dev/video0`), a
+video file, a folder of images, or an rtsp:// or http:// stream. Options:
+`realtime` (pace files at their frame rate, default true for files so a
+recorded deal plays as it was dealt).
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+
+from shoed.drivers.base import Driver, DriverError, Reading
+
+
+class CameraDriver(Driver):
+    name = "camera"
+
+    def __init__(self, url: str, **options) -> None:
+        super().__init__(url, **options)
+        self._queue: queue.Queue[Reading] = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._camera = None
+        self._connected: bool | None = None
+
+    def open(self) -> None:
+        from shoed.vision.source import CameraError, CameraSource
+
+        if self._thread is not None:
+            return
+        camera = CameraSource(self.url, realtime=bool(self.options.get("realtime", True)))
+        try:
+            camera.open()
+        except CameraError as exc:
+            raise DriverError(str(exc)) from None
+        self._camera = camera
+        self._stop.clear()
+        self._link("connected")
+        self._connected = True
+        self._thread = threading.Thread(target=self._run, name=f"camera {self.url}", daemon=True)
+        self._thread.start()
+
+    def _link(self, state: str, text: str | None = None) -> None:
+        self._queue.put(Reading(kind="link", source=self.source, raw=b"", offset=0, mono_ns=time.monotonic_ns(),
+                                utc_ns=time.time_ns(), link=state, text=text))
+
+    def _run(self) -> None:
+        camera = self._camera
+        while not self._stop.is_set():
+            try:
+                reads = camera.poll(0.05)
+            except Exception as exc:  # noqa: BLE001 - the thread reports, the daemon decides
+                self._link("lost", f"camera failed: {exc}")
+                self._connected = False
+                return
+            for read in reads:
+                utc = time.time_ns() - (time.monotonic_ns() - read.mono_ns)
+                common = dict(source=self.source, raw=b"", offset=read.frame_index, mono_ns=read.mono_ns, utc_ns=utc,
+                              confidence=float(read.confidence))
+                if read.card:
+                    self._queue.put(Reading(kind="card", card=read.card, **common))
+                else:
+                    self._queue.put(Reading(kind="unreadable", code=read.reason, text=read.reason, **common))
+            if camera.connected != self._connected:
+                self._connected = camera.connected
+                self._link("restored" if camera.connected else "lost")
+            if camera.finished:
+                return  # a file or folder played to its end: the camera saw all it will see
+
+    def poll(self, timeout: float) -> list[Reading]:
+        out: list[Reading] = []
+        try:
+            out.append(self._queue.get(timeout=max(0.0, timeout)) if timeout > 0 else self._queue.get_nowait())
+            while True:
+                out.append(self._queue.get_nowait())
+        except queue.Empty:
+            pass
+        return out
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(5)
+            self._thread = None
+        if self._camera is not None:
+            self._camera.close()
+            self._camera = None
