@@ -38,6 +38,7 @@ log = logs.get("shoed.daemon")
 POLL_TIMEOUT = 0.005  # seconds the loop waits on the shoe before serving sockets
 # Events kept in memory for catch-up (about 8 shoes; ~1 kB each); older ones come from the journal.
 RECENT_EVENTS = 5_000
+GATE_LOCK_GRACE = 0.5  # seconds the links stay up after a journal failure, for the gate lock to arrive
 
 
 class DaemonError(Exception):
@@ -425,11 +426,22 @@ class Daemon:
         """The journal cannot be written (disk full, I/O error): nothing more is
         acknowledged or published; the gate is locked and the daemon stops."""
         log.critical("journal write failed: the gate is locked and the table stops", error=str(exc))
-        for driver in self.drivers:
+        open_drivers = [d for d in self.drivers if d not in self.closed_drivers]
+        for driver in open_drivers:
             try:
                 driver.set_gate(True)
             except Exception:  # noqa: BLE001 - stopping anyway
                 pass
+        # Keep the links up a moment so the lock gets there (a driver repeats it until the shoe
+        # confirms, SPEC.md §10); what arrives meanwhile is not journaled, so not acknowledged:
+        # the shoe keeps it.
+        deadline = time.monotonic() + GATE_LOCK_GRACE
+        while open_drivers and time.monotonic() < deadline:
+            for driver in open_drivers:
+                try:
+                    driver.poll(0.02)
+                except Exception:  # noqa: BLE001 - stopping anyway
+                    pass
         self.notifier.status(f"ALARM: journal write failed: {exc}")
         self.exit_code = 3
         self.stopping = True

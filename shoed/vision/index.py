@@ -69,7 +69,7 @@ class CornerView:
 
     name: str  # "top-left", "top-right", "bottom-right", "bottom-left"
     ink: np.ndarray  # float32 0..1
-    red: np.ndarray  # float32: red minus the larger of green and blue, paper-normalised
+    red: np.ndarray  # float32: red minus green, paper-normalised
     right: bool  # the card's edge is on the window's right (top-right style corners)
     pairings: list[Pairing] = field(default_factory=list)
 
@@ -86,13 +86,17 @@ def paper_normalised(card: np.ndarray) -> np.ndarray:
 def ink_and_red(card: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     norm = paper_normalised(card)
     ink = 1.0 - norm.min(axis=2)
-    red = norm[..., 2] - np.maximum(norm[..., 0], norm[..., 1])
+    # Card print is red or black: red print leaves green far below red (crimson
+    # inks carry some blue, so blue is not asked about); black print, once the
+    # paper is normalised, has red and green alike.
+    red = norm[..., 2] - norm[..., 1]
     return ink, red
 
 
-def corner_views(card: np.ndarray) -> list[CornerView]:
-    """The four corner windows of a canonical card, each turned upright."""
-    ink, red = ink_and_red(card)
+def corner_views(card: np.ndarray, maps: tuple[np.ndarray, np.ndarray] | None = None) -> list[CornerView]:
+    """The four corner windows of a canonical card, each turned upright.
+    `maps`: its (ink, red) when already measured."""
+    ink, red = maps if maps is not None else ink_and_red(card)
     h, w = ink.shape
     cw, ch = int(w * WINDOW_W), int(h * WINDOW_H)
     views = []
@@ -225,11 +229,15 @@ def blur_ratio(view: CornerView, m: Mark) -> float:
     give its edges their steepness (contrast over the steepest gradients), in
     units of the mark's height. Sharp print is 0.02-0.07; above about 0.12 the
     shapes of small suits run together (a club becomes a spade)."""
+    return _blur(view.ink, m)
+
+
+def _blur(full_ink: np.ndarray, m: Mark) -> float:
     pad = 3
-    h, w = view.ink.shape
+    h, w = full_ink.shape
     y0, x0 = max(0, m.y - pad), max(0, m.x - pad)
     y1, x1 = min(h, m.bottom + pad), min(w, m.x + m.w + pad)
-    ink = view.ink[y0:y1, x0:x1]
+    ink = full_ink[y0:y1, x0:x1]
     inside = np.zeros(ink.shape, np.uint8)
     inside[m.y - y0 : m.y - y0 + m.h, m.x - x0 : m.x - x0 + m.w] = m.mask
     gx = cv2.Sobel(ink, cv2.CV_32F, 1, 0, ksize=3, scale=1 / 8)
@@ -248,10 +256,14 @@ def blur_ratio(view: CornerView, m: Mark) -> float:
 
 
 def _redness(view: CornerView, *marks: Mark) -> float:
+    return _print_redness(view.ink, view.red, *marks)
+
+
+def _print_redness(full_ink: np.ndarray, full_red: np.ndarray, *marks: Mark) -> float:
     values = []
     for m in marks:
-        ink = view.ink[m.y : m.y + m.h, m.x : m.x + m.w]
-        red = view.red[m.y : m.y + m.h, m.x : m.x + m.w]
+        ink = full_ink[m.y : m.y + m.h, m.x : m.x + m.w]
+        red = full_red[m.y : m.y + m.h, m.x : m.x + m.w]
         core = m.mask & (ink > 0.5)
         if core.sum() < 4:
             core = m.mask
@@ -293,6 +305,57 @@ def glyph_vector(ink: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 def mark_vector(view: CornerView, m: Mark) -> np.ndarray:
     return glyph_vector(view.ink[m.y : m.y + m.h, m.x : m.x + m.w], m.mask)
+
+
+@dataclass
+class Pip:
+    """A suit-sized mark in the middle of the card, turned upright."""
+
+    mark: Mark  # in card pixels
+    ink: np.ndarray  # upright patch over the mark's box
+    mask: np.ndarray
+    redness: float
+    blur: float
+
+
+def find_pips(ink: np.ndarray, red: np.ndarray, limit: int = 12) -> list[Pip]:
+    """Pip-like marks in the middle of a canonical card. Pips on the lower half
+    are printed turned; they are turned back. Only number cards and aces have
+    pips; the caller decides whether to trust these (a court card's picture has
+    marks too)."""
+    h, w = ink.shape
+    x0, x1, y0, y1 = int(0.15 * w), int(0.85 * w), int(0.09 * h), int(0.91 * h)
+    window = ink[y0:y1, x0:x1]
+    binary = (window > threshold(window)).astype(np.uint8)
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
+    found = []
+    for k in range(1, n):
+        x, y, bw, bh, area = (int(v) for v in stats[k])
+        if x <= 0 or y <= 0 or x + bw >= x1 - x0 or y + bh >= y1 - y0:
+            continue
+        if not (0.045 * h <= bh <= 0.4 * h) or not (0.45 <= bw / bh <= 1.5) or area < 0.35 * bw * bh:
+            continue
+        m = Mark(x0 + x, y0 + y, bw, bh, labels[y : y + bh, x : x + bw] == k, (k,))
+        found.append((area, m))
+    found.sort(key=lambda t: -t[0])
+    pips = []
+    for _, m in found[:limit]:
+        patch = ink[m.y : m.bottom, m.x : m.x + m.w]
+        mask = m.mask
+        if m.y + m.h / 2 > 0.55 * h:  # lower half: printed upside down
+            patch, mask = patch[::-1, ::-1], mask[::-1, ::-1]
+        pips.append(Pip(m, np.ascontiguousarray(patch), np.ascontiguousarray(mask),
+                        _print_redness(ink, red, m), _blur(ink, m)))
+    return pips
+
+
+def read_card_marks(card: np.ndarray) -> tuple[list[CornerView], list[Pip]]:
+    """The corner windows with their candidate pairings, and the pips."""
+    ink, red = ink_and_red(card)
+    views = corner_views(card, (ink, red))
+    for view in views:
+        view.pairings = pairings(view, find_marks(view))
+    return views, find_pips(ink, red)
 
 
 def read_views(card: np.ndarray) -> list[CornerView]:

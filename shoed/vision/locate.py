@@ -161,11 +161,16 @@ def _outline_quad(contour: np.ndarray, area: float, white: np.ndarray, shape, fr
         if abs(cos) > 0.71:
             return None
     # Brightness inside against a ring just outside: a card face stands out.
-    mask = np.zeros(white.shape, np.uint8)
-    cv2.fillConvexPoly(mask, np.round(poly).astype(np.int32), 255)
-    inside = cv2.mean(white, mask)[0]
+    # (within the quadrilateral's bounding box only: cheap on a big picture)
+    x0, y0 = np.floor(poly.min(axis=0)).astype(int) - 6
+    x1, y1 = np.ceil(poly.max(axis=0)).astype(int) + 6
+    x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
+    patch = white[y0:y1, x0:x1]
+    mask = np.zeros(patch.shape, np.uint8)
+    cv2.fillConvexPoly(mask, np.round(poly - (x0, y0)).astype(np.int32), 255)
+    inside = cv2.mean(patch, mask)[0]
     ring = cv2.dilate(mask, np.ones((9, 9), np.uint8)) & ~mask
-    outside = cv2.mean(white, ring)[0] if ring.any() else 0.0
+    outside = cv2.mean(patch, ring)[0] if ring.any() else 0.0
     contrast = max(0.0, inside - outside) / 255.0
     aspect_fit = float(np.exp(-((np.log(aspect / CARD_ASPECT) / 0.2) ** 2)))
     size = quad_area / (h * w)

@@ -5,9 +5,14 @@ rank-over-suit index in each corner (shoed.vision.index) with the classifier
 (shoed.vision.model), and weighs the evidence:
 
 - rank: the classifier's probability for the best rank of the rank mark;
-- suit: the classifier's suit shapes, constrained by the print's colour
-  (hearts and diamonds red, clubs and spades black) and discounted by how much
-  the suit mark looks like anything other than a suit;
+- suit: shape and colour must both speak for it - the classifier's share for
+  the suit shape among everything the mark could be, times the odds that the
+  print has that suit's colour (hearts and diamonds red, clubs and spades
+  black);
+- sharpness: a mark blurred beyond what its size can bear (index.blur_ratio)
+  loses the trust in its shape, whatever the classifier says;
+- pips: number cards and aces show their suit again, larger, in the middle;
+  agreement adds to the index's suit, a clear contradiction takes away;
 - corners: a card shows the same index in opposite corners; if two corners are
   read as different cards with any conviction, the card is unreadable.
 
@@ -24,7 +29,7 @@ import numpy as np
 
 from shoed.vision import index as X
 from shoed.vision import locate as L
-from shoed.vision.model import NONE, RANK_CLASSES, SUIT_CLASSES, IndexModel, default_model
+from shoed.vision.model import RANK_CLASSES, SUIT_CLASSES, IndexModel, default_model
 
 DEFAULT_THRESHOLD = 0.9
 RED_SUITS = "DH"
@@ -72,8 +77,8 @@ def _label(rank: str, suit: str) -> str:
 
 def red_probability(redness: float) -> float:
     """How sure the print is red, from its paper-normalised redness (black print
-    measures about 0, red print 0.4 to 0.7)."""
-    return 1.0 / (1.0 + math.exp(-(redness - 0.2) / 0.04))
+    measures about 0, red print 0.35 to 0.8)."""
+    return 1.0 / (1.0 + math.exp(-(redness - 0.18) / 0.035))
 
 
 def sharpness(blur: float) -> float:
@@ -87,6 +92,8 @@ class Recognizer:
     """Reads cards with a given model and confidence threshold."""
 
     def __init__(self, model: IndexModel | None = None, threshold: float = DEFAULT_THRESHOLD):
+        if not 0.0 < threshold <= 1.0:
+            raise ValueError(f"the confidence threshold is in (0, 1], not {threshold}")
         self.model = model or default_model()
         self.threshold = threshold
 
@@ -110,35 +117,69 @@ class Recognizer:
 
     def read_card(self, card: np.ndarray) -> Identification:
         """Identify a flattened canonical card (locate.CANON_W x CANON_H, BGR)."""
-        views = X.read_views(card)
+        views, pips = X.read_card_marks(card)
         vectors = X.collect_vectors(views)
-        probs = self.model.predict(vectors)
+        pip_vectors = [X.glyph_vector(p.ink, p.mask) for p in pips]
+        probs = self.model.predict(np.vstack([vectors, *pip_vectors]) if pip_vectors else vectors)
+        pip_suit = self._pip_suit(pips, probs[len(vectors) :])
         reads = []
         for view in views:
             best = None
             for p in view.pairings:
-                read = self._read_pair(view.name, p, probs)
+                read = self._with_pips(self._read_pair(view.name, p, probs), pip_suit)
                 if best is None or read.confidence > best.confidence:
                     best = read
             if best is not None:
                 reads.append(best)
         return self._decide(reads)
 
-    def _read_pair(self, corner: str, p: X.Pairing, probs: np.ndarray) -> CornerRead:
-        rp = probs[p.rank_key]
-        sp = probs[p.suit_key]
-        r = int(np.argmax(rp[:13]))
-        red = red_probability(p.redness)
+    def _suit_of(self, sp: np.ndarray, redness: float, blur: float) -> tuple[int, float, float]:
+        """Suit index, its probability and the red probability, for one mark's class
+        probabilities `sp`. Shape and colour must both speak for the suit: the
+        shape's share among everything the mark could be, times the odds that the
+        print has that suit's colour (a heart printed black is no spade; it is
+        unreadable), times the trust its sharpness allows."""
+        red = red_probability(redness)
         colour = np.array([red if x in RED_SUITS else 1.0 - red for x in SUIT_CLASSES])
         shape = sp[13:17]
         s = int(np.argmax(shape * colour))
-        # Shape and colour must both speak for the suit: the shape's share among
-        # everything the mark could be, times the odds that the print has that
-        # suit's colour. A heart printed black is no spade; it is unreadable.
-        suit_p = float(shape[s] / (sp.sum() + 1e-9)) * float(colour[s])
+        p = float(shape[s] / (sp.sum() + 1e-9)) * float(colour[s]) * sharpness(blur)
+        return s, p, red
+
+    def _read_pair(self, corner: str, p: X.Pairing, probs: np.ndarray) -> CornerRead:
+        rp = probs[p.rank_key]
+        r = int(np.argmax(rp[:13]))
+        s, suit_p, red = self._suit_of(probs[p.suit_key], p.redness, p.suit_blur)
         rank_p = float(rp[r]) * sharpness(p.rank_blur)
-        suit_p *= sharpness(p.suit_blur)
         return CornerRead(corner, _label(RANK_CLASSES[r], SUIT_CLASSES[s]), rank_p * suit_p, rank_p, suit_p, red)
+
+    def _pip_suit(self, pips: list[X.Pip], probs: np.ndarray) -> tuple[str, float] | None:
+        """The suit the middle of the card shows, and how surely: the suit most of
+        the suit-like marks agree on, weighed by how many agree."""
+        votes: dict[int, list[float]] = {}
+        for pip, sp in zip(pips, probs, strict=True):
+            s, p, _ = self._suit_of(sp, pip.redness, pip.blur)
+            if p >= 0.5:
+                votes.setdefault(s, []).append(p)
+        if not votes:
+            return None
+        s = max(votes, key=lambda k: (len(votes[k]), sum(votes[k])))
+        agree = len(votes[s]) / sum(len(v) for v in votes.values())
+        return SUIT_CLASSES[s], float(np.median(votes[s])) * agree
+
+    def _with_pips(self, read: CornerRead, pip_suit: tuple[str, float] | None) -> CornerRead:
+        """Number cards and aces show their suit again, larger, in the middle:
+        agreement adds to the index's suit, a clear contradiction takes away."""
+        if pip_suit is None or read.card[:-1] in ("J", "Q", "K"):
+            return read
+        suit, p = pip_suit
+        if suit == read.card[-1]:
+            suit_p = 1.0 - (1.0 - read.suit_p) * math.sqrt(1.0 - p)
+        elif p >= 0.5:
+            suit_p = read.suit_p * (1.0 - p)
+        else:
+            return read
+        return CornerRead(read.corner, read.card, read.rank_p * suit_p, read.rank_p, suit_p, read.red_p)
 
     def _decide(self, reads: list[CornerRead]) -> Identification:
         if not reads:

@@ -286,15 +286,15 @@ def draw_background(w: int, h: int, rng: np.random.Generator, clutter: int | Non
     kinds = [((40, 100, 20), 0.5), ((90, 60, 20), 0.1), ((30, 60, 110), 0.1), ((60, 60, 60), 0.1), ((25, 25, 110), 0.1),
              ((150, 175, 195), 0.06), ((185, 185, 180), 0.04)]  # BGR: felt, blue, wood, grey, red; light wood, pale cloth
     base = np.array(kinds[rng.choice(len(kinds), p=[k[1] for k in kinds])][0], np.float32)
-    base = base * rng.uniform(0.7, 1.3)
-    img = np.empty((h, w, 3), np.float32)
-    img[:] = base
-    img += _smooth_noise(h, w, rng, 8)[..., None] * rng.uniform(5, 25)
-    img += _gauss((h, w), rng.uniform(3, 10), rng)[..., None]  # felt grain
+    base = np.clip(base * rng.uniform(0.7, 1.3), 0, 255)
+    texture = _smooth_noise(h, w, rng, 8) * rng.uniform(5, 25)
+    texture += _gauss((h, w), rng.uniform(3, 10), rng)  # felt grain
     if rng.uniform() < 0.25:  # wood grain stripes
-        stripes = np.sin(np.arange(w, dtype=np.float32) / rng.uniform(6, 20) + _smooth_noise(h, w, rng, 4) * 4)
-        img += stripes[..., None] * 12
-    img = np.clip(img, 0, 255).astype(np.uint8)
+        texture += np.sin(np.arange(w, dtype=np.float32) / rng.uniform(6, 20) + _smooth_noise(h, w, rng, 4) * 4) * 12
+    plain = np.empty((h, w, 3), np.uint8)
+    plain[:] = base.astype(np.uint8)
+    t16 = np.round(texture).astype(np.int16)
+    img = cv2.add(plain, cv2.merge([t16, t16, t16]), dtype=cv2.CV_8U)
     n = int(rng.integers(2, 7)) if clutter is None else clutter
     scale = min(w, h)
     for _ in range(n):
@@ -375,9 +375,20 @@ def _warp_face(face: Face, corners: np.ndarray, w: int, h: int) -> tuple[np.ndar
         alpha = cv2.resize(alpha, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
     src = (np.array([[0, 0], [FACE_W, 0], [FACE_W, FACE_H], [0, FACE_H]]) * scale).astype(np.float32)
     m = cv2.getPerspectiveTransform(src, corners.astype(np.float32))
-    warped = cv2.warpPerspective(img, m, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    a = cv2.warpPerspective(alpha, m, (w, h), flags=cv2.INTER_LINEAR, borderValue=0)
     hom = m @ np.diag([scale, scale, 1.0])  # face pixels -> picture pixels
+    warped = np.zeros((h, w, 3), np.uint8)
+    a = np.zeros((h, w), np.uint8)
+    # warp only the card's bounding box: much cheaper than the whole picture
+    x0, y0 = np.floor(corners.min(axis=0)).astype(int) - 2
+    x1, y1 = np.ceil(corners.max(axis=0)).astype(int) + 2
+    x0, y0, x1, y1 = max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
+    if x1 <= x0 or y1 <= y0:
+        return warped, a, hom
+    shift = np.array([[1, 0, -x0], [0, 1, -y0], [0, 0, 1]], np.float64)
+    box = (x1 - x0, y1 - y0)
+    warped[y0:y1, x0:x1] = cv2.warpPerspective(img, shift @ m, box, flags=cv2.INTER_LINEAR,
+                                               borderMode=cv2.BORDER_REPLICATE)
+    a[y0:y1, x0:x1] = cv2.warpPerspective(alpha, shift @ m, box, flags=cv2.INTER_LINEAR, borderValue=0)
     return warped, a, hom
 
 
@@ -428,12 +439,11 @@ def _occlude(img: np.ndarray, hom: np.ndarray, face: Face, rng: np.random.Genera
 
 def _light(img: np.ndarray, rng: np.random.Generator, hom: np.ndarray | None, glare_keep: tuple | None) -> np.ndarray:
     h, w = img.shape[:2]
-    out = img.astype(np.float32)
     gain = 0.85 + 0.3 * _smooth_noise(h, w, rng, 3) * rng.uniform(0.3, 1.0)
     ramp = np.linspace(rng.uniform(0.6, 1.0), rng.uniform(0.9, 1.15), w if rng.uniform() < 0.5 else h, dtype=np.float32)
     gain = gain * (ramp[None, :] if len(ramp) == w else ramp[:, None])
-    cast = np.array([rng.uniform(0.85, 1.05), rng.uniform(0.94, 1.04), rng.uniform(0.96, 1.12)], np.float32)
-    out *= gain[..., None] * cast
+    cast = (rng.uniform(0.85, 1.05), rng.uniform(0.94, 1.04), rng.uniform(0.96, 1.12))
+    out = cv2.multiply(img.astype(np.float32), cv2.merge([gain * np.float32(c) for c in cast]))
     if hom is not None and rng.uniform() < 0.4:  # a soft glare spot on the card, off the kept index
         for _ in range(10):
             p = _project(hom, [[FACE_W * rng.uniform(0.2, 0.8), FACE_H * rng.uniform(0.2, 0.8)]])[0]
@@ -445,8 +455,9 @@ def _light(img: np.ndarray, rng: np.random.Generator, hom: np.ndarray | None, gl
         cv2.ellipse(spot, (int(p[0] / k), int(p[1] / k)), (int(r * rng.uniform(1, 2)), int(r)), rng.uniform(0, 180),
                     0, 360, 1.0, -1)
         spot = cv2.resize(cv2.GaussianBlur(spot, (0, 0), r / 2), (w, h), interpolation=cv2.INTER_LINEAR)
-        out += spot[..., None] * rng.uniform(60, 140)
-    return np.clip(out, 0, 255).astype(np.uint8)
+        spot *= np.float32(rng.uniform(60, 140))
+        out = cv2.add(out, cv2.merge([spot, spot, spot]))
+    return cv2.convertScaleAbs(out)
 
 
 def _camera(img: np.ndarray, rng: np.random.Generator, blur: float) -> np.ndarray:
@@ -578,9 +589,13 @@ def deal_frames(labels: list[str], rng: np.random.Generator, size: tuple[int, in
     rect = np.array([[-card_w / 2, -card_h / 2], [card_w / 2, -card_h / 2], [card_w / 2, card_h / 2],
                      [-card_w / 2, card_h / 2]])
 
+    # sensor noise: a few fields drawn once and picked at random per frame (cheap),
+    # and a slight flicker of the light
+    fields = [np.round(_gauss((h, w, 3), 2.0, rng)).astype(np.int16) for _ in range(6)]
+
     def noisy(img):
-        n = _gauss(img.shape, 2.0, rng)
-        return np.clip(img.astype(np.float32) * rng.uniform(0.985, 1.015) + n, 0, 255).astype(np.uint8)
+        flicker = cv2.convertScaleAbs(img, alpha=rng.uniform(0.985, 1.015))
+        return cv2.add(flicker, fields[rng.integers(len(fields))], dtype=cv2.CV_8U)
 
     for label in labels:
         for _ in range(plan.empty):

@@ -13,7 +13,9 @@ States: empty -> arriving (something differs from the background) -> present
 for a few frames). While empty, the background follows slow changes of light.
 
 A thing that lies still but is not card-shaped (a hand resting in view) is not
-reported; the watcher looks again when the scene changes. A card that is found
+reported; the watcher looks again when the scene changes, and if it stays
+(light switched on, a chip left lying) it becomes the new empty background
+after `relearn_frames`. A card that is found
 but cannot be read is tried on a few more still frames, then reported as
 unreadable (card None, with the reason).
 
@@ -45,13 +47,14 @@ class WatchConfig:
     empty_frames: int = 3  # frames in a row like the background before the region counts as empty
     background_rate: float = 0.05  # how fast the empty background follows the light
     read_attempts: int = 3  # still frames tried before a found card is reported unreadable
+    relearn_frames: int = 90  # still frames without a card after which the view is the new empty background
 
     def __post_init__(self) -> None:
         if self.roi is not None:
             if len(self.roi) != 4 or any(int(v) != v for v in self.roi) or self.roi[2] <= 0 or self.roi[3] <= 0:
                 raise ValueError(f"roi is x,y,width,height in pixels with a positive size, not {self.roi!r}")
-        if self.still_frames < 1 or self.empty_frames < 1 or self.read_attempts < 1:
-            raise ValueError("still_frames, empty_frames and read_attempts are at least 1")
+        if min(self.still_frames, self.empty_frames, self.read_attempts, self.relearn_frames) < 1:
+            raise ValueError("still_frames, empty_frames, read_attempts and relearn_frames are at least 1")
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,8 @@ class CardWatcher:
         self._attempts = 0
         self._last_failure: Identification | None = None
         self._need_motion = False  # after "no card found": wait for the scene to move before looking again
+        self._idle = 0  # still frames since "no card found", or away from the card as read
+        self._settled: np.ndarray | None = None  # the thumbnail when the card was read
 
     def region(self, frame: np.ndarray) -> np.ndarray:
         roi = self.config.roi
@@ -146,22 +151,44 @@ class CardWatcher:
             self._empty = 0
             if moving > cfg.still_share:
                 self._need_motion = False
+                self._idle = 0
             if self._need_motion:
+                # Still, and no card in it: after a while this is the table now (the
+                # light changed, a chip was left lying), not something arriving.
+                self._idle += 1
+                if self._idle >= cfg.relearn_frames:
+                    self._background = thumb.astype(np.float32)
+                    self.state, self._idle, self._need_motion = EMPTY, 0, False
                 return out
             self._still = self._still + 1 if moving <= cfg.still_share else 0
             if self._still >= cfg.still_frames:
                 read = self._identify(region, frame_index, mono_ns)
                 if read is not None:
                     out.append(read)
-                    self.state = PRESENT
+                    self.state, self._idle, self._settled = PRESENT, 0, thumb
             return out
         # PRESENT: wait for the region to be empty again
         if vacant:
             self._empty += 1
             if self._empty >= cfg.empty_frames:
-                self.state, self._empty = EMPTY, 0
-        else:
-            self._empty = 0
+                self.state, self._empty, self._idle = EMPTY, 0, 0
+            return out
+        self._empty = 0
+        # Still, but not as it was when the card was read: did the card leave
+        # under a changed light (the old background will never match again)?
+        # Look once; no card means this is the table now. A card there (moved,
+        # or pushed in over the last one) is not reported again: a card is
+        # reported once, and only after the region was empty.
+        away = float(np.mean(np.abs(thumb - self._settled) > cfg.pixel_change)) >= cfg.present_share
+        self._idle = self._idle + 1 if (away and moving <= cfg.still_share) else 0
+        if self._idle >= cfg.still_frames:
+            self._idle = 0
+            self.identifications += 1
+            if self.recognizer.identify(region).reason == "no card found":
+                self._background = thumb.astype(np.float32)
+                self.state = EMPTY
+            else:
+                self._settled = thumb
         return out
 
     def _identify(self, region: np.ndarray, frame_index: int, mono_ns: int) -> CameraRead | None:
@@ -172,7 +199,7 @@ class CardWatcher:
             return CameraRead(result.card, result.confidence, None, frame_index, mono_ns, corners)
         if result.reason == "no card found":
             self._still = 0  # not a card (yet): look again once the scene has moved and settled
-            self._need_motion = True
+            self._need_motion, self._idle = True, 0
             return None
         self._attempts += 1
         self._last_failure = result

@@ -193,11 +193,11 @@ class Display:
     """A table display: `TableClient` with catch-up, gathering every event after its snapshot."""
 
     def __init__(self, daemon: Daemon | None = None, events: str | None = None, snapshot: str | None = None,
-                 heartbeat_timeout: float = 3.0) -> None:
+                 heartbeat_timeout: float = 3.0, request_timeout: float = 2.0) -> None:
         from shoed.net.client import TableClient
 
         self.client = TableClient(events or daemon.events, snapshot or daemon.snapshot, TABLE,
-                                  heartbeat_timeout=heartbeat_timeout)
+                                  heartbeat_timeout=heartbeat_timeout, request_timeout=request_timeout)
         self.snapshots: list[dict] = []
         self.events: list[dict] = []
 
@@ -375,3 +375,13 @@ def write_journal(directory: Path, shoes: int, seed: int = 1, odds: bool = True,
     finally:
         journal.close()
     return counts
+
+
+def iter_journal_events(directory: Path):
+    """The journal's events file by file, without holding the whole journal in memory (long soaks)."""
+    for path in sorted(directory.glob("*.jsonl")):
+        with open(path, "rb") as f:
+            for line in f:
+                record = json.loads(line)
+                if record.get("kind") == "step":
+                    yield from record["events"]

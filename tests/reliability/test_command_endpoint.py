@@ -28,7 +28,6 @@ class Table:
     """The daemon, its shoe and an allowed console key."""
 
     def __init__(self) -> None:
-        from firmware_protocol import messages as m  # noqa: F401 - fail early if the codec is missing
         from shoed.net.curve import ClientCurve, create_key_pair
 
         self.base = short_dir()
@@ -38,7 +37,12 @@ class Table:
         shutil.copy(public, clients / "lab-console.key")
         self.shoe = PtyShoe(str(self.base / "shoe"))
         self.thread = ShoeThread(self.shoe)
-        self.daemon = Daemon(self.base, "--source", f"native:{self.base / 'shoe'}")
+        try:
+            self.daemon = Daemon(self.base, "--source", f"native:{self.base / 'shoe'}")
+        except BaseException:
+            self.thread.stop()
+            remove_dir(self.base)
+            raise
         self.keys = ClientCurve.from_files(secret, self.base / "keys" / "server.key")
         self.context = zmq.Context()
         self.thread.wait(lambda: self.shoe.host_ready, 10, "the host's Hello")

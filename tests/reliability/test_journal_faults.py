@@ -185,9 +185,9 @@ def test_disk_full_locks_the_gate_raises_the_alarm_and_publishes_nothing_unjourn
         assert all(by_seq.get(e["seq"]) == e for e in display.events), "every published event is journaled"
         assert last_seen == max(by_seq), "the last journaled event was published; nothing after it"
         taken = [i["card"] for i in journal_inputs(journal) if i["kind"] == "card"]
-        held = [str(q.msg) for q in shoe.firmware.queue]
         sent = truth_cards([e.to_json() for e in shoe.truth])
-        assert taken == sent[: len(taken)] and len(taken) < len(sent), "the disk filled mid-shoe"
+        assert taken == sent[: len(taken)], "what was journaled is what the shoe sent, in order"
+        assert not any(e["kind"] == "shoe.closed" for e in journaled), "the disk filled mid-shoe"
         assert verify_journal(journal)["exit"] == 0, "the failed append left no half record"
 
         # Restarted on the still-full disk, the daemon journals its start if that still fits and
@@ -206,7 +206,6 @@ def test_disk_full_locks_the_gate_raises_the_alarm_and_publishes_nothing_unjourn
         daemon = Daemon(base, "--source", f"native:{base / 'shoe'}")
         assert shoe.wait_done(120), "the shoe finished"
         assert daemon.stop() == 0
-        assert held, "the shoe held at least one message while the table was stopped"
     finally:
         if display is not None:
             display.close()

@@ -66,6 +66,7 @@ def check_every_card_once_in_order(truth: list[dict], events: list[dict], inputs
     assert closed and all(e["reconciliation"]["balanced"] for e in closed)
 
 
+@pytest.mark.timeout(1200 if LONG else 300)
 def test_bit_errors_and_line_noise_for_a_whole_shoe(base):
     """BER 1e-3 (about one card frame in nine damaged) and random garbage before 5% of
     the frames, for a whole shoe: each damaged frame is rejected by its CRC, never
@@ -81,6 +82,7 @@ def test_bit_errors_and_line_noise_for_a_whole_shoe(base):
     assert verify_journal(base / "journal")["exit"] == 0
 
 
+@pytest.mark.timeout(1200 if LONG else 300)
 def test_unplug_and_replug_twenty_times_mid_coup(base):
     """The cable is pulled after 20 cards that each leave their coup unfinished (the
     second or third card of a coup) and put back 0.2 s later: no card lost or doubled,
@@ -89,19 +91,20 @@ def test_unplug_and_replug_twenty_times_mid_coup(base):
     from shoed.simulate.dealer import DealSetup, deal
 
     seed = 12
-    setup = DealSetup(load_ruleset("punto-banco"), seed=seed, shoes=1)
-    by_coup: dict[int, list[int]] = {}
+    shoes = 3 if LONG else 1
+    setup = DealSetup(load_ruleset("punto-banco"), seed=seed, shoes=shoes)
+    by_coup: dict[tuple[int, int], list[int]] = {}
     for e in deal(setup):
         if e.kind == "card" and e.recipient in ("player", "banker"):
-            by_coup.setdefault(e.coup, []).append(e.number)
+            by_coup.setdefault((e.shoe, e.coup), []).append(e.number)
     # The 2nd or 3rd card of a coup never completes it (a coup has at least four).
-    candidates = [numbers[1 + (c % 2)] for c, numbers in sorted(by_coup.items())]
+    candidates = [numbers[1 + (c % 2)] for (_, c), numbers in sorted(by_coup.items())]
     count = 60 if LONG else 20
     at = candidates[:: max(1, len(candidates) // count)][:count]
     assert len(at) == count
     sim, truth, events, inputs = deal_through(
-        base, ["--disconnect-at", ",".join(map(str, at)), "--reconnect-after", "0.2"], seed=seed, shoes=1,
-        timeout=180)
+        base, ["--disconnect-at", ",".join(map(str, at)), "--reconnect-after", "0.2"], seed=seed, shoes=shoes,
+        timeout=180 * shoes)
     unplugs = [t for t in truth if t.get("kind") == "link" and t.get("link") == "unplugged"]
     assert len(unplugs) == count
     lost = [e for e in events if e["kind"] == "device.lost"]
@@ -109,8 +112,9 @@ def test_unplug_and_replug_twenty_times_mid_coup(base):
     assert len(lost) >= count and len(restored) >= count
     check_every_card_once_in_order(truth, events, inputs)
     # Each unplug fell inside a coup, and that coup went on to its result after the replug.
-    results = {e["coup"] for e in events if e["kind"] == "coup.result"}
+    results = {(e["shoe"], e["coup"]) for e in events if e["kind"] == "coup.result"}
+    shoe_ids = [e["shoe"] for e in events if e["kind"] == "shoe.opened"]
     for unplug in unplugs:
         card = next(t for t in truth if t.get("number") == unplug["after"])
-        assert card["coup"] in results
+        assert (shoe_ids[card["shoe"] - 1], card["coup"]) in results
     assert replay_journal(base / "journal")["identical"] is True

@@ -33,11 +33,22 @@ def shoot(count: int, seed: int, style: str = "classic", kinds=("card",), **opti
     return shots
 
 
+LENIENT = 0.7  # the sets are read once at this threshold; the 0.9 answers follow from the confidences
+
+
 @pytest.fixture(scope="session")
 def recognizer():
     from shoed.vision.recognize import Recognizer
 
     return Recognizer()
+
+
+def read_all(recognizer, shots):
+    """Each shot with what a lenient recognizer (threshold 0.7) answers."""
+    from shoed.vision.recognize import Recognizer
+
+    lenient = Recognizer(recognizer.model, threshold=LENIENT)
+    return [(shot, lenient.identify(shot.image)) for shot in shots]
 
 
 @pytest.fixture(scope="session")
@@ -48,6 +59,16 @@ def classic_shots():
 @pytest.fixture(scope="session")
 def held_out_shots():
     return shoot(52, seed=2025, style="held-out")
+
+
+@pytest.fixture(scope="session")
+def classic_reads(recognizer, classic_shots):
+    return read_all(recognizer, classic_shots)
+
+
+@pytest.fixture(scope="session")
+def held_out_reads(recognizer, held_out_shots):
+    return read_all(recognizer, held_out_shots)
 
 
 @pytest.fixture(scope="session")
