@@ -9,6 +9,8 @@ the exit status stays 0.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import cv2
 import pytest
@@ -81,3 +83,12 @@ def test_watch_errors_are_one_line(shoed_cli, args, message):
     proc = shoed_cli("vision", "watch", *args)
     assert proc.returncode == 2
     assert proc.stderr.strip() == message
+
+
+def test_opencv_loads_only_when_vision_runs():
+    """The daemon of a serial shoe never pays for OpenCV: building the command
+    line and importing shoed.vision load neither cv2 nor the model."""
+    code = ("import sys, shoed.cli, shoed.vision; shoed.cli.build_parser(); "
+            "print('cv2' in sys.modules, 'shoed.vision.model' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.split() == ["False", "False"], out.stderr
