@@ -147,6 +147,8 @@ def parse_request(body: bytes) -> tuple[str, dict, str | int | None]:
         raise CommandRejected(f"bad request: {exc}") from None
     except msgspec.DecodeError as exc:
         raise CommandRejected(f"request is not JSON: {exc}") from None
+    except (RecursionError, UnicodeDecodeError) as exc:  # msgspec lets these out: nesting, bad UTF-8 in a key
+        raise CommandRejected(f"request is not JSON: {type(exc).__name__}") from None
     schema = COMMANDS.get(request.cmd)
     if schema is None:
         raise CommandRejected(f"unknown command {request.cmd!r}; known: {', '.join(sorted(COMMANDS))}")

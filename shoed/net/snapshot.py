@@ -138,6 +138,8 @@ class SnapshotServer:
                 raise RequestError(f"bad request: {exc}") from None
             except msgspec.DecodeError as exc:
                 raise RequestError(f"request is not JSON: {exc}") from None
+            except (RecursionError, UnicodeDecodeError) as exc:  # msgspec lets these out
+                raise RequestError(f"request is not JSON: {type(exc).__name__}") from None
             request_id = request.id
             if isinstance(request, SnapshotRequest):
                 self._send(envelope, self._snapshot_reply(request_id))

@@ -95,6 +95,8 @@ def decode(raw: bytes | memoryview) -> object:
         return _decoder.decode(raw)
     except msgspec.DecodeError as exc:
         raise WireError(f"not JSON: {exc}") from None
+    except (RecursionError, UnicodeDecodeError) as exc:  # msgspec lets these out: deep nesting, bad UTF-8 in a key
+        raise WireError(f"not JSON: {type(exc).__name__}") from None
 
 
 def decode_event(topic: bytes, payload: bytes, table: str) -> dict:

@@ -234,9 +234,6 @@ DECODER_ESCAPES = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="shoed.net.commands.parse_request lets msgspec's RecursionError and "
-                   "UnicodeDecodeError out; the daemon survives (its loop catches them) but sends no reply. "
-                   "Fix requested in shoed/net/commands.py; then remove this marker.")
 @pytest.mark.parametrize("body", DECODER_ESCAPES, ids=["deep-nesting", "bad-utf8-key"])
 def test_decoder_escapes_get_an_error_reply(table, body):
     reply = table.raw([body], timeout=1.0)

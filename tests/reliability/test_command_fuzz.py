@@ -46,12 +46,9 @@ requests = st.fixed_dictionaries(
         "extra": json_values})
 
 
-# Found by these tests and reported (shoed/net/commands.py, parse_request): msgspec lets these
-# out for bad UTF-8 inside a key and for very deep nesting. The daemon's loop survives them
-# (tests/reliability/test_command_endpoint.py) but sends no reply. Tolerated here, and only
-# these, until parse_request turns them into CommandRejected; the strict xfail tests below
-# say when that is done.
-KNOWN_ESCAPES = (UnicodeDecodeError, RecursionError)
+# Found by these tests: msgspec lets RecursionError (very deep nesting) and UnicodeDecodeError
+# (bad UTF-8 inside a key) out of its decoder; parse_request now refuses both.
+KNOWN_ESCAPES = ()  # none any more: parse_request refuses both
 
 
 def check(body: bytes):
@@ -102,15 +99,11 @@ def test_valid_requests_with_flipped_bits_or_cut_short(body, flips, cut):
     check(bytes(data[: cut % (len(data) + 1)]))
 
 
-@pytest.mark.xfail(strict=True, raises=UnicodeDecodeError,
-                   reason="parse_request lets UnicodeDecodeError out (bad UTF-8 in a key); fix requested")
 def test_bad_utf8_in_a_key_is_refused():
     with pytest.raises(CommandRejected):
         parse_request(b'{"\xe3md": "status"}')
 
 
-@pytest.mark.xfail(strict=True, raises=RecursionError,
-                   reason="parse_request lets RecursionError out (deeply nested JSON); fix requested")
 def test_deeply_nested_json_is_refused():
     with pytest.raises(CommandRejected):
         parse_request(b'{"cmd": "status", "args": ' + b'{"a": ' * 5000 + b"1" + b"}" * 5001)
