@@ -187,6 +187,9 @@ def draw_face(label: str, rng: np.random.Generator, style: CardStyle | None = No
         pip_h = int(FACE_H * rng.uniform(0.085, 0.115))
         pip = suit_of(pip_h)
         spread = rng.uniform(0.9, 1.1)
+        # printed decks keep the pips clear of the index column
+        clear = mx + column + 1.5 * PX_PER_MM + pip.shape[1] / 2
+        spread = min(spread, (0.5 * FACE_W - clear) / (0.2 * FACE_W))
         for fx, fy in _PIP_LAYOUT[rank_no]:
             fx = 0.5 + (fx - 0.5) * spread
             m = pip if fy <= 0.5 else pip[::-1, ::-1]
@@ -278,7 +281,7 @@ def _gauss(shape: tuple, sigma: float, rng: np.random.Generator) -> np.ndarray:
 
 def _smooth_noise(h: int, w: int, rng: np.random.Generator, cells: int) -> np.ndarray:
     small = rng.uniform(-1, 1, (max(2, cells * h // max(h, w)), max(2, cells * w // max(h, w)))).astype(np.float32)
-    return cv2.resize(small, (w, h), interpolation=cv2.INTER_CUBIC)
+    return cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR)
 
 
 def draw_background(w: int, h: int, rng: np.random.Generator, clutter: int | None = None) -> np.ndarray:
@@ -472,8 +475,8 @@ def _camera(img: np.ndarray, rng: np.random.Generator, blur: float) -> np.ndarra
         rot = cv2.getRotationMatrix2D((k / 2 - 0.5, k / 2 - 0.5), rng.uniform(0, 180), 1.0)
         kernel = cv2.warpAffine(kernel, rot, (k, k))
         img = cv2.filter2D(img, -1, kernel / max(kernel.sum(), 1e-6))
-    noise = _gauss(img.shape, rng.uniform(1.5, 6), rng)
-    img = cv2.add(img.astype(np.float32), noise, dtype=cv2.CV_8U)
+    grain = _gauss(img.shape[:2], rng.uniform(1.5, 6), rng)  # luminance noise: one field for all channels
+    img = cv2.add(img.astype(np.float32), cv2.merge([grain, grain, grain]), dtype=cv2.CV_8U)
     ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, int(rng.uniform(60, 95))])
     return cv2.imdecode(buf, cv2.IMREAD_COLOR)
 
