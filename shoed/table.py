@@ -407,6 +407,12 @@ class TableController:
         self._take_card(step, card, item, source)
 
     # ----- failover between readers --------------------------------------------
+    @property
+    def _fallback_dealing(self) -> bool:
+        """A fallback reader (a camera) deals: it has no dealer's buttons, so the next
+        coup opens with its first card, as for a shoe without buttons."""
+        return bool(self.priority) and self.active_source not in (None, self.priority[0])
+
     def _shadow_read(self, step: Step, text: str | None, source: str) -> None:
         """A read from a reader that is not dealing: keep it in step with the table."""
         seen = text if text is not None else UNKNOWN
@@ -497,7 +503,8 @@ class TableController:
             self._emit(step, "card", card=str(card), recipient="none", **extra)
             self._misdeal(step, md.card_after_last_coup(str(card)), source)
             return
-        if self.auto_confirm and self.coup_state in (COMPLETE, VOID, NO_COUP) and not self.pending and not self.locked:
+        if (self.auto_confirm or self._fallback_dealing) and self.coup_state in (COMPLETE, VOID, NO_COUP) \
+                and not self.pending and not self.locked:
             self._confirm(step, source)
         if self.coup_state != OPEN or self.coup is None:
             index = len(self.coup.order) if self.coup is not None else None

@@ -7,7 +7,8 @@ card the camera could not identify is an `unreadable` reading with the reason,
 never a guess. URL: a device index (`0`), a device node (`/dev/video0`), a
 video file, a folder of images, or an rtsp:// or http:// stream. Options:
 `realtime` (pace files at their frame rate, default true for files so a
-recorded deal plays as it was dealt).
+recorded deal plays as it was dealt) and `roi` ([x, y, width, height]: the
+region where a card comes to rest under the camera).
 """
 
 from __future__ import annotations
@@ -32,10 +33,16 @@ class CameraDriver(Driver):
 
     def open(self) -> None:
         from shoed.vision.source import CameraError, CameraSource
+        from shoed.vision.watch import WatchConfig
 
         if self._thread is not None:
             return
-        camera = CameraSource(self.url, realtime=bool(self.options.get("realtime", True)))
+        roi = self.options.get("roi")
+        try:
+            config = WatchConfig(roi=tuple(int(v) for v in roi)) if roi else WatchConfig()
+        except (TypeError, ValueError) as exc:
+            raise DriverError(f"camera {self.url}: roi is [x, y, width, height] in pixels ({exc})") from None
+        camera = CameraSource(self.url, config, realtime=bool(self.options.get("realtime", True)))
         try:
             camera.open()
         except CameraError as exc:
