@@ -17,7 +17,7 @@ pytest.importorskip("cv2", reason="the camera fallback needs OpenCV (the test ex
 
 from shoed.rules.ruleset import load_ruleset  # noqa: E402
 from shoed.simulate.dealer import DealSetup, deal  # noqa: E402
-from tests.test_daemon import Collector, DaemonProcess, client  # noqa: E402
+from tests.test_daemon import Collector, DaemonProcess, client, draw_order  # noqa: E402
 
 ROI = (440, 160, 400, 400)
 SEED, CUT = 4, 282  # a short shoe: 30 cards before the cut card
@@ -72,8 +72,3 @@ def test_camera_takes_over_when_the_shoe_is_unplugged(tmp_path):
     journaled = [c for r in records if r.get("kind") == "step" for e in r["events"] if e["kind"] == "coup.result"
                  for c in draw_order(e)]
     assert journaled == game
-
-
-def draw_order(result: dict) -> list[str]:
-    p, b = result["player_cards"], result["banker_cards"]
-    return [p[0], b[0], p[1], b[1], *p[2:], *b[2:]]

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from shoed.rules.coup import draw_order as coup_draw_order
 from tests.conftest import run_shoed
 
 TABLE = "t1"
@@ -267,5 +268,4 @@ def test_kill_9_mid_coup_and_restart_resumes(base):
 
 
 def draw_order(result: dict) -> list[str]:
-    p, b = result["player_cards"], result["banker_cards"]
-    return [p[0], b[0], p[1], b[1], *p[2:], *b[2:]]
+    return coup_draw_order(result["player_cards"], result["banker_cards"])

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from itertools import zip_longest
+
+from shoed.rules.coup import draw_order
 
 # Event kinds, as the brief named them and as shoed.events names them.
 RESULT = frozenset({"coup_result", "coup.result"})
@@ -54,9 +55,7 @@ class CoupLine:
     @property
     def draw_order(self) -> list[str]:
         """Player, Banker, Player, Banker, then the Player's third card, then the Banker's."""
-        p, b = self.player_cards, self.banker_cards
-        first = [c for pair in zip_longest(p[:2], b[:2]) for c in pair if c is not None]
-        return first + p[2:] + b[2:]
+        return draw_order(self.player_cards, self.banker_cards)
 
     def to_json(self) -> dict:
         return {

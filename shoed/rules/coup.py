@@ -24,6 +24,15 @@ DEAL_ORDER = (PLAYER, BANKER, PLAYER, BANKER)
 _UNKNOWN = object()  # Coup._next before it is worked out
 
 
+def draw_order(player_cards, banker_cards) -> list:
+    """The cards of a coup in the order they were drawn: Player, Banker, Player, Banker,
+    then the Player's third card, then the Banker's (also for a coup voided part-way)."""
+    first = []
+    for i in range(2):
+        first += [hand[i] for hand in (player_cards, banker_cards) if len(hand) > i]
+    return first + list(player_cards[2:]) + list(banker_cards[2:])
+
+
 def hand_total(cards) -> int:
     return sum(card.value for card in cards) % 10
 

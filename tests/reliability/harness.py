@@ -243,8 +243,9 @@ def journal_inputs(directory: Path) -> list[dict]:
 
 def draw_order(result: dict) -> list[str]:
     """The cards of a coup.result in the order they were dealt (P, B, P, B, then thirds)."""
-    p, b = result["player_cards"], result["banker_cards"]
-    return [p[0], b[0], p[1], b[1], *p[2:], *b[2:]]
+    from shoed.rules.coup import draw_order as coup_draw_order
+
+    return coup_draw_order(result["player_cards"], result["banker_cards"])
 
 
 def truth_cards(truth: list[dict], recipients=("player", "banker", "burn", "extra")) -> list[str]:

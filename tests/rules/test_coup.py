@@ -195,3 +195,21 @@ def test_card_indices_are_draw_order():
     assert [str(c) for c in coup.cards] == ["TS", "3C", "KS", "3D", "5H"]
     assert coup.order == ("player", "banker", "player", "banker", "player")
     assert str(Card(10, "S")) == "TS"
+
+
+@pytest.mark.parametrize(
+    "player, banker, order",
+    [
+        (["TS", "KS"], ["3C", "3D"], ["TS", "3C", "KS", "3D"]),
+        (["TS", "KS", "5H"], ["3C", "3D"], ["TS", "3C", "KS", "3D", "5H"]),
+        (["6S", "TC"], ["2C", "3D", "9H"], ["6S", "2C", "TC", "3D", "9H"]),
+        (["TS", "KS", "5H"], ["3C", "3D", "4D"], ["TS", "3C", "KS", "3D", "5H", "4D"]),
+        (["TS"], ["3C"], ["TS", "3C"]),  # a coup voided after two cards
+    ],
+)
+def test_draw_order(player, banker, order):
+    # "Die 1. und 3. Karte für die „Punto“-Seite, die 2. und 4. Karte für die „Banco“-Seite" (004),
+    # then the Player's third card, then the Banker's.
+    from shoed.rules.coup import draw_order
+
+    assert draw_order(player, banker) == order
