@@ -26,54 +26,7 @@ import sys
 import time
 
 from bench_latency import EndToEnd, report_end_to_end
-
-
-def crowd(endpoint: str, count: int, ready, stop) -> None:
-    """`count` subscribers that keep reading, in one process."""
-    import zmq
-
-    ctx = zmq.Context()
-    poller = zmq.Poller()
-    subs = []
-    for _ in range(count):
-        sub = ctx.socket(zmq.SUB)
-        sub.setsockopt(zmq.SUBSCRIBE, b"t1.")
-        sub.connect(endpoint)
-        poller.register(sub, zmq.POLLIN)
-        subs.append(sub)
-    heard = set()
-    while not stop.is_set():
-        for sock, _ in poller.poll(50):
-            while True:
-                try:
-                    sock.recv_multipart(zmq.NOBLOCK)
-                except zmq.Again:
-                    break
-            if sock not in heard:
-                heard.add(sock)
-                if len(heard) == count:
-                    ready.put("crowd")
-    for sub in subs:
-        sub.close(0)
-    ctx.term()
-
-
-def stalled(endpoint: str, ready, stop) -> None:
-    """A display that reads one message and then never again."""
-    import zmq
-
-    ctx = zmq.Context()
-    sub = ctx.socket(zmq.SUB)
-    sub.rcvhwm = 10
-    sub.setsockopt(zmq.RCVBUF, 4096)
-    sub.setsockopt(zmq.SUBSCRIBE, b"t1.")
-    sub.connect(endpoint)
-    sub.poll(60_000)
-    sub.recv_multipart()
-    ready.put("stalled")
-    stop.wait()
-    sub.close(0)
-    ctx.term()
+from net_bench import crowd, stalled  # the same subscriber processes as the transport benchmark
 
 
 def wait_ready(run: EndToEnd, ready, what: str) -> None:
@@ -99,12 +52,12 @@ def main() -> None:
     try:
         one: list = []
         run.deal(args.cards, one, warm_up=50)
-        procs.append(mpctx.Process(target=crowd, args=(run.daemon.events, args.crowd, ready, stop)))
+        procs.append(mpctx.Process(target=crowd, args=(run.daemon.events, args.crowd, ready, stop, 0.0)))
         procs[-1].start()
         wait_ready(run, ready, "the crowd")
         many: list = []
         run.deal(args.cards, many, warm_up=50)
-        procs.append(mpctx.Process(target=stalled, args=(run.daemon.events, ready, stop)))
+        procs.append(mpctx.Process(target=stalled, args=(run.daemon.events, ready, stop, 60.0)))
         procs[-1].start()
         wait_ready(run, ready, "the stalled subscriber")
         # Fill the stalled display's queue and buffers before timing (the daemon's SNDHWM is 1000).

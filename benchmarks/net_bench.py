@@ -56,9 +56,9 @@ def measuring_subscriber(endpoint: str, ready, results, expected: int) -> None:
     ctx.term()
 
 
-def crowd(endpoint: str, count: int, ready, stop) -> None:
-    """`count` subscribers that keep reading, in one process (in batches, to
-    leave the machine's CPU to the measured subscriber)."""
+def crowd(endpoint: str, count: int, ready, stop, pause: float = 0.02) -> None:
+    """`count` subscribers that keep reading, in one process (in batches `pause`
+    seconds apart, to leave the machine's CPU to the measured subscriber)."""
     import zmq
 
     ctx = zmq.Context()
@@ -72,7 +72,8 @@ def crowd(endpoint: str, count: int, ready, stop) -> None:
         subs.append(sub)
     heard = set()
     while not stop.is_set():
-        time.sleep(0.02)
+        if pause:
+            time.sleep(pause)
         for sock, _ in poller.poll(50):
             while True:
                 try:
@@ -88,8 +89,9 @@ def crowd(endpoint: str, count: int, ready, stop) -> None:
     ctx.term()
 
 
-def stalled(endpoint: str, ready, stop) -> None:
-    """A display that connects, reads one message, and then never again."""
+def stalled(endpoint: str, ready, stop, wait: float = 30.0) -> None:
+    """A display that connects, reads one message (waiting up to `wait` seconds for
+    it), and then never again."""
     import zmq
 
     ctx = zmq.Context()
@@ -98,7 +100,7 @@ def stalled(endpoint: str, ready, stop) -> None:
     sub.setsockopt(zmq.RCVBUF, 4096)
     sub.setsockopt(zmq.SUBSCRIBE, b"t1.")
     sub.connect(endpoint)
-    sub.poll(30_000)
+    sub.poll(int(wait * 1000))
     sub.recv_multipart()
     ready.put("stalled")
     stop.wait()
