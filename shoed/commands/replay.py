@@ -4,11 +4,16 @@ controller and report every event that differs from the recorded ones.
 Surveillance replays a disputed shoe with it; `--publish` sends the replayed
 events on a ZeroMQ PUB socket (at the recorded pace, `--speed X` faster, or
 `--max` flat out) so a display can show the shoe again.
+
+Without `--publish` the shoe files are replayed in `--jobs` processes (one
+per CPU by default) and joined at their seams (shoed.replay_journal): the
+same proof, the same report, as one process gives.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 
@@ -21,6 +26,8 @@ def register(sub) -> None:
     pace.add_argument("--max", action="store_true", help="replay as fast as possible (the default without --publish)")
     p.add_argument("--publish", metavar="ENDPOINT", help="publish the replayed events on a PUB socket")
     p.add_argument("--secret-file", metavar="FILE", help="the journal's HMAC secret, if it is keyed")
+    p.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="replay the shoe files in N processes (default: one per CPU; 1 with --publish)")
     p.add_argument("--json", action="store_true", help="print a JSON report")
     p.set_defaults(func=run)
 
@@ -29,14 +36,14 @@ def run(args) -> int:
     from pathlib import Path
 
     from shoed.cli import CommandError
-    from shoed.journal import JournalCorrupt, iter_records
-    from shoed.replay import Replay
+    from shoed.journal import JournalCorrupt
+    from shoed.replay_journal import replay_journal
 
     path = Path(args.path)
     if not path.exists():
         raise CommandError(f"no journal at {path}")
     secret = Path(args.secret_file).read_bytes().strip() if args.secret_file else None
-    publisher = context = None
+    publisher = context = wire = None
     if args.publish:
         import zmq
 
@@ -47,42 +54,47 @@ def run(args) -> int:
         publisher.linger = 1000
         publisher.bind(args.publish)
         time.sleep(0.3)  # let subscribers connect before the first event
-    state = Replay()
+    jobs = args.jobs if args.jobs is not None else (1 if publisher else os.cpu_count() or 1)
+    if jobs < 1:
+        raise CommandError("--jobs is 1 or more")
+    if publisher is not None and jobs != 1:
+        raise CommandError("--publish sends the events in their recorded order: it needs --jobs 1")
     started = time.monotonic()
     first_mono = None
-    corrupt = None
+
+    def publish(record: dict, events: list) -> None:
+        nonlocal first_mono
+        if args.speed and not args.max:
+            mono = events[0]["mono_ns"]
+            first_mono = first_mono if first_mono is not None else mono
+            due = started + (mono - first_mono) / 1e9 / args.speed
+            delay = due - time.monotonic()
+            if delay > 0:
+                time.sleep(min(delay, 60))
+        for event in events:
+            publisher.send_multipart([wire.topic_for(event["table"], event["kind"]).encode(), wire.encode(event)])
+
     try:
-        for record in iter_records(path, secret):
-            events = state.feed(record, None)
-            if publisher is None or not events:
-                continue
-            if args.speed and not args.max:
-                mono = events[0]["mono_ns"]
-                first_mono = first_mono if first_mono is not None else mono
-                due = started + (mono - first_mono) / 1e9 / args.speed
-                delay = due - time.monotonic()
-                if delay > 0:
-                    time.sleep(min(delay, 60))
-            for event in events:
-                publisher.send_multipart([wire.topic_for(event["table"], event["kind"]).encode(), wire.encode(event)])
-    except JournalCorrupt as exc:
-        corrupt = str(exc)
+        result = replay_journal(path, secret, jobs=jobs, on_events=publish if publisher is not None else None)
     finally:
         if publisher is not None:
             publisher.close()
             context.term()
+    corrupt = str(JournalCorrupt(result.corrupt)) if result.corrupt is not None else None
     report = {
-        "steps": state.steps,
-        "events": state.events,
-        "differences": [d.to_json() for d in state.differences],
+        "steps": result.steps,
+        "events": result.events,
+        "cards": result.cards,
+        "files": result.files,
+        "differences": [d.to_json() for d in result.differences],
         "corrupt": corrupt,
-        "identical": not state.differences and corrupt is None,
+        "identical": result.identical,
     }
     if args.json:
         print(json.dumps(report))
     else:
-        print(f"replayed {state.steps} inputs, {state.events} events")
-        for d in state.differences:
+        print(f"replayed {result.steps} inputs ({result.cards} cards) from {result.files} files, {result.events} events")
+        for d in result.differences:
             print(f"DIFFERENCE at jseq {d.jseq} (seq {d.seq}): {d.reason}")
             print(f"  recorded: {json.dumps(d.recorded)[:400]}")
             print(f"  replayed: {json.dumps(d.replayed)[:400]}")

@@ -93,30 +93,68 @@ def journal_files(path: str | os.PathLike) -> JournalFiles:
     return JournalFiles(chains, strays)
 
 
+def file_records(
+    path: Path, name: ch.FileName | None, secret: bytes | None, *, links_if_keyed: bool = False
+) -> Iterator[dict | BadRecord]:
+    """One file on its own: yield its intact records in order; a BadRecord at the first
+    that is not (or at a header that does not match the file's name), then stop.
+    How it joins the file before it is `seam_fault`'s to say."""
+    first = True
+    for item in ch.chain(path.read_bytes(), prev=None, secret=secret, links_if_keyed=links_if_keyed):
+        if isinstance(item, ch.Bad):
+            yield BadRecord(str(path), item.line, item.jseq, item.reason, item.offset)
+            return
+        if first:
+            first = False
+            reason = ch.check_header(item, name=name, previous=None)
+            if reason is not None:
+                yield BadRecord(str(path), 1, 1, reason, 0)
+                return
+        yield item
+
+
+@dataclass(frozen=True, slots=True)
+class FileEnd:
+    """What the next file of a chain must join: the file's name, number and last hash."""
+
+    name: str
+    file_seq: int
+    hash: str
+
+
+def seam_fault(path: Path, header: dict, before: FileEnd | None) -> BadRecord | None:
+    """Does the file whose header (line 1) this is follow the file that ended as `before`?
+    The oldest file of a table (before None) chains to what it claims."""
+    if before is None:
+        return None
+    if header["prev"] != before.hash:
+        return BadRecord(str(path), 1, 1, "prev does not link to the last record of the previous file", 0)
+    reason = ch.check_header(header, name=None, previous=(before.name, before.file_seq))
+    return BadRecord(str(path), 1, 1, reason, 0) if reason is not None else None
+
+
 def _walk(
     tables: list[list[tuple[Path, ch.FileName | None]]], secret: bytes | None, *, links_if_keyed: bool = False
 ) -> Iterator[tuple[Path, dict] | BadRecord]:
     """Yield (file, record) for every intact record; a BadRecord at the first that
     is not, then stop. The oldest file of each table chains to what it claims."""
     for files in tables:
-        prev_hash: str | None = None
-        previous: tuple[str, int] | None = None
+        before: FileEnd | None = None
         for path, name in files:
-            first = True
-            for item in ch.chain(path.read_bytes(), prev=prev_hash, secret=secret, links_if_keyed=links_if_keyed):
-                if isinstance(item, ch.Bad):
-                    yield BadRecord(str(path), item.line, item.jseq, item.reason, item.offset)
+            header = last = None
+            for item in file_records(path, name, secret, links_if_keyed=links_if_keyed):
+                if isinstance(item, BadRecord):
+                    yield item
                     return
-                if first:
-                    first = False
-                    reason = ch.check_header(item, name=name, previous=previous)
-                    if reason is not None:
-                        yield BadRecord(str(path), 1, 1, reason, 0)
+                if header is None:
+                    header = item
+                    fault = seam_fault(path, header, before)
+                    if fault is not None:
+                        yield fault
                         return
-                    seq = item["file_seq"]
-                prev_hash = item["hash"]
+                last = item
                 yield path, item
-            previous = (path.name, seq)
+            before = FileEnd(path.name, header["file_seq"], last["hash"])
 
 
 def verify(path: str | os.PathLike, secret: bytes | None = None) -> VerifyReport:

@@ -117,9 +117,17 @@ LINE_FAULTS = [
     (b"[1,2]", "not a JSON object"),
     (b'{"hash":"00","jseq":2,"kind":"x","prev":"00"}', "hash does not match"),
     (b'{"jseq":2,"kind":"x","prev":"00"}', "hash, prev or kind missing"),
-    (b'{"kind": "x"}', "not in canonical form"),
+    (b'{"hash": "00","jseq":2,"kind":"x","prev":"00"}', "not in canonical form"),
+    (b'{"hash":"00","jseq":2,"kind":"x","prev":"00","z":{"a":1,"hash":"00","i":2}}', "hash does not match"),
     (b"\x00\x00\x00\x00", "not valid JSON"),
 ]
+
+
+def test_a_line_is_hashed_over_its_own_bytes_without_the_hash_member():
+    sealed, line = ch.seal({"kind": "reading", "card": "TD", "z": {"hash": "ab"}}, 2, "cd" * 32, None)
+    body = {k: v for k, v in sealed.items() if k != "hash"}
+    assert line[:-1].replace(b'"hash":"' + sealed["hash"].encode() + b'",', b"") == ch.canonical(body)
+    assert ch.check_line(line[:-1], None, first=False) == (sealed, None)
 
 
 @pytest.mark.parametrize("line, reason", LINE_FAULTS)

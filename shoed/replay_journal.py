@@ -1,0 +1,165 @@
+"""Replaying a whole journal, file by file, in one process or several.
+
+Every shoe file of the journal starts with a checkpoint (shoed.replay), so a
+file can be proved on its own: its records verified (hashes, links, header)
+and its inputs driven through a controller built from its checkpoint, with
+every event compared. What joins the files is then checked at each seam, in
+order: the file links to the last hash of the file before it and follows it
+in number and name (`shoed.journal.reader.seam_fault`), and it starts in the
+state the file before it ended in (`shoed.replay.checkpoint_difference`, as
+a replay in one pass compares it). So a replay in N processes proves exactly
+what a replay in one does, and reports the same differences; `--jobs 1`
+takes the same path in this process.
+
+With a corrupt record the replay stops there, as in one pass: what comes
+before it is replayed and reported, nothing after it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from shoed.journal import chain as ch
+from shoed.journal.reader import FileEnd, file_records, journal_files, seam_fault
+from shoed.journal.store import BadRecord
+from shoed.replay import CHECKPOINT, STEP, Difference, Replay
+
+
+@dataclass
+class FileReplay:
+    """One file replayed on its own (what a worker process sends back)."""
+
+    path: str
+    header: dict | None = None  # line 1, for the seam
+    end: FileEnd | None = None
+    start_state: dict | None = None  # the state its checkpoint records
+    start_jseq: int | None = None
+    end_state: dict | None = None  # the controller's state at its end, if a checkpoint can be taken there
+    steps: int = 0
+    events: int = 0
+    cards: int = 0
+    differences: list[Difference] = field(default_factory=list)
+    bad: BadRecord | None = None
+
+
+def replay_file(
+    path: Path, name: ch.FileName | None, secret: bytes | None, on_events: Callable[[dict, list], None] | None = None
+) -> FileReplay:
+    """Verify one file and replay its inputs from its own checkpoint."""
+    out = FileReplay(str(path))
+    state = Replay()
+    last = None
+    for item in file_records(path, name, secret):
+        if isinstance(item, BadRecord):
+            out.bad = item
+            break
+        if out.header is None:
+            out.header = item
+        kind = item.get("kind")
+        if kind == CHECKPOINT and out.start_state is None:
+            out.start_state, out.start_jseq = item.get("state") or {}, item["jseq"]
+        elif kind == STEP and item["input"].get("kind") == "card":
+            out.cards += 1
+        events = state.feed(item, path.name)
+        if on_events is not None and events:
+            on_events(item, events)
+        last = item
+    if last is not None:
+        out.end = FileEnd(path.name, out.header["file_seq"], last["hash"])
+    out.end_state = _checkpoint_now(state)
+    out.steps, out.events, out.differences = state.steps, state.events, state.differences
+    return out
+
+
+@dataclass
+class JournalReplay:
+    """The whole journal's replay: what `shoed replay` reports."""
+
+    files: int = 0
+    steps: int = 0
+    events: int = 0
+    cards: int = 0
+    differences: list[Difference] = field(default_factory=list)
+    corrupt: BadRecord | None = None
+
+    @property
+    def identical(self) -> bool:
+        return not self.differences and self.corrupt is None
+
+
+def _checkpoint_now(state: Replay) -> dict | None:
+    return state.controller.checkpoint() if state.controller is not None and state._checkpointable() else None
+
+
+def _checkpoint_difference(now: dict | None, recorded: dict) -> Difference | None:
+    if now is not None and {k: now.get(k) for k in recorded} != recorded:
+        return Difference(None, None, now.get("seq"), "checkpoint differs from the replayed state", [recorded], [now])
+    return None
+
+
+def _job(job: tuple[str, ch.FileName | None, bytes | None]) -> FileReplay:
+    path, name, secret = job
+    return replay_file(Path(path), name, secret)
+
+
+def replay_journal(
+    path: str | os.PathLike,
+    secret: bytes | None = None,
+    *,
+    jobs: int = 1,
+    on_events: Callable[[dict, list], None] | None = None,
+) -> JournalReplay:
+    """Replay the journal at path (a file or a directory). With jobs > 1 the files are
+    replayed in that many processes (on_events needs the one-process order: jobs 1)."""
+    found = journal_files(path)  # .jsonl files not named like journal files are not replayed (verify names them)
+    work = [(str(p), name, secret) for files in found.tables for p, name in files]
+    if jobs > 1 and on_events is not None:
+        raise ValueError("events in recorded order need one process (jobs 1)")
+    results = _results(work, jobs, on_events)
+    try:
+        return _join(found.tables, results)
+    finally:
+        results.close()  # a corrupt file stops the replay: the processes still at work are ended
+
+
+def _results(work: list, jobs: int, on_events) -> Iterator[FileReplay]:
+    if jobs <= 1 or len(work) <= 1:
+        for p, name, secret in work:
+            yield replay_file(Path(p), name, secret, on_events)
+        return
+    import multiprocessing
+
+    with multiprocessing.get_context("fork").Pool(min(jobs, len(work))) as pool:
+        # In order, a few files at a time: the seams are checked as the results come.
+        yield from pool.imap(_job, work, chunksize=max(1, min(16, len(work) // (jobs * 8))))
+
+
+def _join(tables: list, results: Iterator[FileReplay]) -> JournalReplay:
+    total = JournalReplay()
+    for files in tables:
+        before: FileReplay | None = None
+        for _ in files:
+            result = next(results)
+            if result.header is not None:
+                fault = seam_fault(Path(result.path), result.header, before.end if before else None)
+                if fault is not None:
+                    total.corrupt = fault
+                    return total
+                if before is not None and result.start_state is not None:
+                    difference = _checkpoint_difference(before.end_state, result.start_state)
+                    if difference is not None:
+                        difference.file, difference.jseq = Path(result.path).name, result.start_jseq
+                        total.differences.append(difference)
+            total.files += 1
+            total.steps += result.steps
+            total.events += result.events
+            total.cards += result.cards
+            total.differences += result.differences
+            if result.bad is not None:
+                total.corrupt = result.bad
+                return total
+            before = result
+    return total

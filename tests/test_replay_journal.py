@@ -1,0 +1,165 @@
+"""A whole journal replayed file by file (shoed.replay_journal): in one process or
+several it proves exactly what one pass of iter_records through Replay proves,
+and finds the same faults at the same places."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from shoed.journal import JournalCorrupt, iter_records
+from shoed.journal import chain as ch
+from shoed.replay import Replay
+from shoed.replay_journal import replay_journal
+from tests.conftest import run_shoed
+from tests.reliability.harness import write_journal
+
+SHOES = 5
+
+
+@pytest.fixture(scope="module")
+def journal(tmp_path_factory) -> tuple[Path, dict]:
+    directory = tmp_path_factory.mktemp("replay-journal") / "j"
+    counts = write_journal(directory, SHOES, seed=7)
+    return directory, counts
+
+
+def copy(journal: tuple[Path, dict], tmp_path: Path) -> tuple[Path, list[Path]]:
+    directory = tmp_path / "j"
+    directory.mkdir()
+    for f in sorted(journal[0].glob("*.jsonl")):
+        (directory / f.name).write_bytes(f.read_bytes())
+    return directory, sorted(directory.glob("*.jsonl"))
+
+
+def one_pass(directory: Path) -> tuple[Replay, str | None]:
+    """The reference: every record of iter_records through one Replay."""
+    state = Replay()
+    try:
+        for record in iter_records(directory):
+            state.feed(record)
+    except JournalCorrupt as exc:
+        return state, str(exc.bad)
+    return state, None
+
+
+def reseal(directory: Path, change) -> None:
+    """Change records (change(file name, record) -> record) and seal the whole journal again:
+    the chain is intact, so only the replay can tell."""
+    prev = ch.GENESIS
+    for path in sorted(directory.glob("*.jsonl")):
+        lines = []
+        for raw in path.read_bytes().splitlines():
+            record = json.loads(raw)
+            body = change(path.name, {k: v for k, v in record.items() if k not in ch.RESERVED})
+            sealed, line = ch.seal(body, record["jseq"], prev, None)
+            prev = sealed["hash"]
+            lines.append(line)
+        path.chmod(0o644)
+        path.write_bytes(b"".join(lines))
+
+
+def both(directory: Path):
+    one, two = replay_journal(directory, jobs=1), replay_journal(directory, jobs=2)
+    assert (one.files, one.steps, one.events, one.cards) == (two.files, two.steps, two.events, two.cards)
+    assert [d.to_json() for d in one.differences] == [d.to_json() for d in two.differences]
+    assert one.corrupt == two.corrupt
+    return one
+
+
+def test_files_replayed_apart_prove_what_one_pass_proves(journal):
+    directory, counts = journal
+    result = both(directory)
+    reference, corrupt = one_pass(directory)
+    assert corrupt is None and not reference.differences
+    assert result.identical
+    assert result.files == SHOES + 1  # the table's first file, before its first shoe opened
+    assert (result.steps, result.events, result.cards) == (reference.steps, reference.events, counts["cards"])
+    assert result.steps == counts["inputs"] and result.events == counts["events"]
+
+
+def test_an_event_the_rules_do_not_give_is_found_in_whichever_file_it_is(journal, tmp_path):
+    directory, files = copy(journal, tmp_path)
+    target = files[3].name
+    done = []
+
+    def change(name, record):
+        if name == target and not done and record["kind"] == "step" and record["events"] \
+                and record["events"][0]["kind"] == "card":
+            record["events"][0]["card"] = "KS" if record["events"][0]["card"] != "KS" else "QS"
+            done.append(True)
+        return record
+
+    reseal(directory, change)
+    assert run_shoed("journal", "verify", str(directory)).returncode == 0
+    result = both(directory)
+    reference, _ = one_pass(directory)
+    assert len(result.differences) == 1 == len(reference.differences)
+    found = result.differences[0]
+    assert found.file == target and found.reason == "replayed events differ from the recorded ones"
+    assert found.jseq == reference.differences[0].jseq
+
+
+def test_a_file_that_does_not_start_where_the_one_before_ended(journal, tmp_path):
+    directory, files = copy(journal, tmp_path)
+    target = files[2].name
+
+    def change(name, record):
+        if name == target and record["kind"] == "checkpoint":
+            record["state"]["misdeal_ids"] += 1  # changes no event of the file: only the seam tells
+        return record
+
+    reseal(directory, change)
+    result = both(directory)
+    reference, _ = one_pass(directory)
+    # Where the altered file starts, and where the next one starts (it follows the unaltered state).
+    assert [(d.file, d.jseq, d.reason) for d in result.differences] == [
+        (target, 2, "checkpoint differs from the replayed state"),
+        (files[3].name, 2, "checkpoint differs from the replayed state"),
+    ]
+    assert [(d.jseq, d.seq, d.recorded, d.replayed) for d in result.differences] == \
+        [(d.jseq, d.seq, d.recorded, d.replayed) for d in reference.differences]
+
+
+def test_a_missing_file_stops_the_replay_at_the_seam(journal, tmp_path):
+    directory, files = copy(journal, tmp_path)
+    files[3].unlink()
+    result = both(directory)
+    reference, corrupt = one_pass(directory)
+    assert result.corrupt is not None and result.corrupt.file.endswith(files[4].name) and result.corrupt.line == 1
+    assert str(result.corrupt) == corrupt
+    assert result.steps == reference.steps  # everything before the seam, nothing after it
+    assert not result.differences
+
+
+def test_a_corrupt_record_stops_the_replay_there(journal, tmp_path):
+    directory, files = copy(journal, tmp_path)
+    data = bytearray(files[4].read_bytes())
+    line_starts = [0] + [i + 1 for i, b in enumerate(data) if b == ord("\n")][:-1]
+    at = line_starts[40] + 20
+    data[at] ^= 0x01
+    files[4].chmod(0o644)
+    files[4].write_bytes(bytes(data))
+    result = both(directory)
+    reference, corrupt = one_pass(directory)
+    assert result.corrupt is not None and result.corrupt.line == 41 and str(result.corrupt) == corrupt
+    assert result.steps == reference.steps and result.events == reference.events
+
+
+def test_the_command_reports_the_same_whatever_the_jobs(journal):
+    directory, counts = journal
+    reports = []
+    for jobs in ("1", "2", "3"):
+        proc = run_shoed("replay", str(directory), "--json", "--jobs", jobs)
+        assert proc.returncode == 0, proc.stderr
+        reports.append(json.loads(proc.stdout))
+    assert reports[0] == reports[1] == reports[2]
+    assert reports[0]["identical"] is True and reports[0]["cards"] == counts["cards"]
+    assert reports[0]["files"] == SHOES + 1
+
+
+def test_publishing_needs_one_process(journal, tmp_path):
+    proc = run_shoed("replay", str(journal[0]), "--jobs", "2", "--publish", f"ipc://{tmp_path}/p")
+    assert proc.returncode != 0 and "--jobs 1" in proc.stderr
