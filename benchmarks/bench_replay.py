@@ -10,12 +10,13 @@ is skipped (a FileOps whose fsync does nothing): the bytes are the same.
 
 Replay, timed (cards per second; records and events per second):
 
-- verify: every record read back and proved (canonical form, SHA-256, links),
-  `shoed.journal.iter_records`;
+- verify: every record read back and proved (SHA-256 over the line's own
+  bytes, links, headers), `shoed.journal.iter_records`;
 - controller: every recorded input driven through a fresh controller and its
   events compared with the recorded ones, `shoed.replay.Replay.feed`, on
   records already read;
-- both, as `shoed replay` does them.
+- both, as `shoed replay` does them (`shoed.replay_journal`): in one process,
+  and in one process per CPU (the files apart, joined at their seams).
 
     .venv/bin/python benchmarks/bench_replay.py [--shoes 1000] [--dir /var/tmp] [--keep DIR] [--profile]
 
@@ -42,126 +43,32 @@ def generate(directory: Path, shoes: int, odds: bool, seed: int = 1) -> dict:
     return write_journal(directory, shoes, seed=seed, odds=odds)
 
 
-def replay(directory: Path) -> dict:
-    """Time verification and controller replay separately, file by file, on the same records."""
-    from shoed.journal.reader import _walk, journal_files
-    from shoed.replay import Replay
-
-    state = Replay()
-    verify_ns = replay_ns = 0
-    records = cards = 0
-    tables = journal_files(directory).tables
-    for files in tables:
-        for i in range(len(files)):
-            # One file at a time, chained to the one before (as iter_records does).
-            t0 = time.perf_counter_ns()
-            batch = []
-            for item in _walk([files[: i + 1]], None) if i == 0 else _walk_one(files, i):
-                if not isinstance(item, tuple):
-                    raise SystemExit(f"journal not intact: {item}")
-                batch.append(item[1])
-            t1 = time.perf_counter_ns()
-            for record in batch:
-                state.feed(record, None)
-                if record.get("kind") == "step" and record["input"].get("kind") == "card":
-                    cards += 1
-            t2 = time.perf_counter_ns()
-            verify_ns += t1 - t0
-            replay_ns += t2 - t1
-            records += len(batch)
-    return {"verify_s": verify_ns / 1e9, "replay_s": replay_ns / 1e9, "records": records, "cards": cards,
-            "steps": state.steps, "events": state.events, "differences": len(state.differences)}
-
-
-_last_hash: dict = {}
-
-
-def _walk_one(files, i):
-    """The records of file i, checked against the hash the previous file ended with."""
-    from shoed.journal import chain as ch
-
-    path, name = files[i]
-    prev_path, prev_name = files[i - 1]
-    prev = _last_hash.get(prev_path)
-    first = True
-    for item in ch.chain(path.read_bytes(), prev=prev, secret=None):
-        if isinstance(item, ch.Bad):
-            yield item
-            return
-        if first:
-            first = False
-            reason = ch.check_header(item, name=name, previous=(prev_path.name, prev_name.file_seq))
-            if reason is not None:
-                yield ch.Bad(1, 0, 1, reason)
-                return
-        _last_hash[path] = item["hash"]
-        yield path, item
-
-
-def full(directory: Path) -> dict:
-    """What `shoed replay` does: iter_records into Replay.feed, timed as one."""
+def split(directory: Path) -> dict:
+    """Verification and controller replay timed apart: the journal verified and read into memory
+    (`shoed.journal.iter_records`), then every record driven through one Replay."""
     from shoed.journal import iter_records
     from shoed.replay import Replay
 
-    state = Replay()
-    cards = 0
     t0 = time.perf_counter()
-    for record in iter_records(directory):
+    records = list(iter_records(directory))
+    t1 = time.perf_counter()
+    state = Replay()
+    for record in records:
         state.feed(record, None)
-        if record.get("kind") == "step" and record["input"].get("kind") == "card":
-            cards += 1
-    return {"seconds": time.perf_counter() - t0, "cards": cards, "differences": len(state.differences),
-            "steps": state.steps, "events": state.events}
+    t2 = time.perf_counter()
+    cards = sum(1 for r in records if r.get("kind") == "step" and r["input"].get("kind") == "card")
+    return {"verify_s": t1 - t0, "replay_s": t2 - t1, "records": len(records), "cards": cards,
+            "steps": state.steps, "events": state.events, "differences": len(state.differences)}
 
 
-def _file_job(job: tuple[str, str | None, int]) -> dict:
-    """Verify and replay one shoe file on its own: it starts with a checkpoint, so it needs
-    nothing from the files before it but the hash its first record links to (checked at the seam)."""
-    from shoed.journal import chain as ch
-    from shoed.replay import Replay
+def full(directory: Path, jobs: int) -> dict:
+    """What `shoed replay --jobs N` does: every file verified and replayed, the seams joined."""
+    from shoed.replay_journal import replay_journal
 
-    path, _, _ = job
-    state = Replay()
-    first = last = None
-    checkpoint = None
-    cards = 0
-    for item in ch.chain(Path(path).read_bytes(), prev=None, secret=None):
-        if isinstance(item, ch.Bad):
-            return {"path": path, "bad": item.reason}
-        first = first or item
-        last = item
-        if checkpoint is None and item.get("kind") == "checkpoint":
-            checkpoint = item.get("state")
-        state.feed(item, None)
-        if item.get("kind") == "step" and item["input"].get("kind") == "card":
-            cards += 1
-    end = state.controller.checkpoint() if state.controller is not None and state._checkpointable() else None
-    return {"path": path, "bad": None, "prev": first["prev"], "hash": last["hash"], "checkpoint": checkpoint,
-            "end": end, "differences": len(state.differences), "cards": cards, "file_seq": first["file_seq"]}
-
-
-def parallel(directory: Path, processes: int) -> dict:
-    """Both checks, shoe file by shoe file in `processes` processes, then the seams: each file links to
-    the last hash of the file before it, and starts from the state the file before it ended in."""
-    import multiprocessing as mp
-
-    from shoed.journal.reader import journal_files
-
-    files = [str(path) for chain in journal_files(directory).tables for path, _ in chain]
     t0 = time.perf_counter()
-    with mp.get_context("fork").Pool(processes) as pool:
-        results = pool.map(_file_job, [(f, None, i) for i, f in enumerate(files)], chunksize=8)
-    seams = 0
-    for before, after in zip(results, results[1:]):
-        assert before["bad"] is None and after["bad"] is None, (before, after)
-        assert after["prev"] == before["hash"], f"{after['path']} does not link to {before['path']}"
-        if before["end"] is not None and after["checkpoint"] is not None:
-            recorded = after["checkpoint"]  # compared on what it holds, as shoed.replay does
-            assert {k: before["end"].get(k) for k in recorded} == recorded, \
-                f"{after['path']} does not start where {before['path']} ended"
-            seams += 1
-    return {"seconds": time.perf_counter() - t0, "cards": sum(r["cards"] for r in results),
-            "differences": sum(r["differences"] for r in results), "seams": seams}
+    result = replay_journal(directory, jobs=jobs)
+    return {"seconds": time.perf_counter() - t0, "cards": result.cards, "differences": len(result.differences),
+            "steps": result.steps, "events": result.events, "identical": result.identical}
 
 
 def main() -> None:
@@ -194,27 +101,28 @@ def main() -> None:
 
             profiler = cProfile.Profile()
             profiler.enable()
-            full(directory)
+            full(directory, 1)
             profiler.disable()
             pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
             return
-        split = replay(directory)
-        whole = full(directory)
-        assert split["differences"] == 0 and whole["differences"] == 0, "the replay must be identical"
-        cards = whole["cards"]
-        print(f"replay of {split['records']:,} records ({cards:,} cards, {split['events']:,} events), "
-              f"every event identical: {split['differences'] == 0}")
-        print(f"  verify (read, canonical form, SHA-256, links)   {split['verify_s']:7.2f} s   "
-              f"{cards / split['verify_s']:>10,.0f} cards/s   {split['records'] / split['verify_s']:>10,.0f} records/s")
-        print(f"  controller replay + event comparison             {split['replay_s']:7.2f} s   "
-              f"{cards / split['replay_s']:>10,.0f} cards/s   {split['events'] / split['replay_s']:>10,.0f} events/s")
-        print(f"  both, as `shoed replay` does (one pass)          {whole['seconds']:7.2f} s   "
-              f"{cards / whole['seconds']:>10,.0f} cards/s")
-        para = parallel(directory, os.cpu_count() or 2)
-        assert para["differences"] == 0 and para["cards"] == cards
-        print(f"  both, shoe files in {os.cpu_count()} processes + the seams   {para['seconds']:7.2f} s   "
-              f"{cards / para['seconds']:>10,.0f} cards/s   ({para['seams']} seams checked)")
-        rate = cards / whole["seconds"]
+        parts = split(directory)
+        one = full(directory, 1)
+        jobs = os.cpu_count() or 2
+        many = full(directory, jobs)
+        assert parts["differences"] == 0 and one["identical"] and many["identical"], "the replay must be identical"
+        cards = one["cards"]
+        assert parts["cards"] == cards == many["cards"] and parts["steps"] == one["steps"] == many["steps"]
+        print(f"replay of {parts['records']:,} records ({cards:,} cards, {parts['events']:,} events), "
+              f"every event identical: True")
+        print(f"  verify (read, SHA-256 over each line, links)      {parts['verify_s']:7.2f} s   "
+              f"{cards / parts['verify_s']:>10,.0f} cards/s   {parts['records'] / parts['verify_s']:>10,.0f} records/s")
+        print(f"  controller replay + event comparison             {parts['replay_s']:7.2f} s   "
+              f"{cards / parts['replay_s']:>10,.0f} cards/s   {parts['events'] / parts['replay_s']:>10,.0f} events/s")
+        print(f"  both, one process (shoed replay --jobs 1)        {one['seconds']:7.2f} s   "
+              f"{cards / one['seconds']:>10,.0f} cards/s")
+        print(f"  both, {jobs} processes (shoed replay, the default)   {many['seconds']:7.2f} s   "
+              f"{cards / many['seconds']:>10,.0f} cards/s   ({many['seconds'] and one['seconds'] / many['seconds']:.2f}x)")
+        rate = cards / many["seconds"]
         print(f"target 100,000 cards/s for the full validation: {'met' if rate >= 100_000 else 'MISSED'} "
               f"({rate:,.0f})")
     finally:
