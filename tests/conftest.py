@@ -1,25 +1,12 @@
-"""Shared test helpers: run the real `shoed` command line in a subprocess."""
+"""Shared test helpers: run the real `shoed` command line in a subprocess; a short directory for a daemon."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
-
-def run_shoed(*args: str, timeout: float = 60, check: bool = False, input: str | None = None) -> subprocess.CompletedProcess:
-    proc = subprocess.run(
-        [sys.executable, "-m", "shoed", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        input=input,
-    )
-    if check and proc.returncode != 0:
-        raise AssertionError(f"shoed {' '.join(args)} exited {proc.returncode}: {proc.stderr}")
-    return proc
+from tests.daemon_runner import remove_dir, run_shoed, short_dir  # many tests import run_shoed from here
 
 
 @pytest.fixture
@@ -34,3 +21,12 @@ def shoed_json():
         return json.loads(proc.stdout)
 
     return call
+
+
+@pytest.fixture
+def base():
+    """A short private directory for a daemon's ipc sockets, journal and keys (tests/daemon_runner.py),
+    removed afterwards."""
+    path = short_dir()
+    yield path
+    remove_dir(path)

@@ -7,8 +7,6 @@ device event, and every card of the shoe is published exactly once.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 
 import pytest
@@ -17,36 +15,31 @@ pytest.importorskip("cv2", reason="the camera fallback needs OpenCV (the test ex
 
 from shoed.rules.ruleset import load_ruleset  # noqa: E402
 from shoed.simulate.dealer import DealSetup, deal  # noqa: E402
-from tests.test_daemon import Collector, DaemonProcess, client, draw_order  # noqa: E402
+from tests.daemon_runner import Daemon, Simulator  # noqa: E402
+from tests.test_daemon import Collector, client, draw_order  # noqa: E402
 
 ROI = (440, 160, 400, 400)
 SEED, CUT = 4, 282  # a short shoe: 30 cards before the cut card
 
 
-def test_camera_takes_over_when_the_shoe_is_unplugged(tmp_path):
+def test_camera_takes_over_when_the_shoe_is_unplugged(base):
     from shoed.vision.synth import write_deal_video
 
-    base = tmp_path
     truth = [e for e in deal(DealSetup(load_ruleset("punto-banco"), seed=SEED, shoes=1, cut_from_end=CUT))
              if e.kind == "card"]
     game = [e.card for e in truth if e.recipient in ("player", "banker")]
     unplug_at = next(e.number for e in truth if e.recipient in ("player", "banker") and e.coup == 3) + 1
     # The camera over the shoe's exit sees every card that leaves it, burn cards too.
     write_deal_video(str(base / "deal.avi"), [e.card for e in truth], seed=1, roi=ROI)
-    link = base / "shoe"
-    sim = subprocess.Popen(
-        [sys.executable, "-m", "shoed", "simulate", "--link", str(link), "--pace", "0.05", "--seed", str(SEED),
-         "--cut", str(CUT), "--shoes", "1", "--disconnect-at", str(unplug_at), "--reconnect-after", "600"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-    )
+    sim = Simulator(base, "--cut", str(CUT), "--disconnect-at", str(unplug_at), "--reconnect-after", "600",
+                    seed=SEED, pace=0.05, shoes=1)
     config = base / "shoed.toml"
     config.write_text(
-        f'[[sources]]\ndriver = "native"\nurl = "{link}"\n\n'
+        f'[[sources]]\ndriver = "native"\nurl = "{sim.link}"\n\n'
         f'[[sources]]\ndriver = "camera"\nurl = "{base / "deal.avi"}"\nroi = {list(ROI)}\nrealtime = false\n'
     )
     try:
-        assert sim.stdout.readline().strip()
-        d = DaemonProcess(base, "--config", str(config))
+        d = Daemon(base, "--config", str(config))
         try:
             watcher = Collector(client(d))
             deadline = time.monotonic() + 150
@@ -61,8 +54,7 @@ def test_camera_takes_over_when_the_shoe_is_unplugged(tmp_path):
         finally:
             assert d.stop() == 0
     finally:
-        sim.terminate()
-        sim.wait(10)
+        sim.stop()
     assert dealt == game, "every card of the shoe published exactly once, in order"
     assert "device.lost" in kinds and "device.fallback" in kinds
     cards = [e for e in watcher.events if e["kind"] == "card"]

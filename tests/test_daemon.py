@@ -11,69 +11,19 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from shoed.rules.coup import draw_order as coup_draw_order
-from tests.conftest import run_shoed
+from tests.daemon_runner import Daemon, Simulator, run_shoed
 
 TABLE = "t1"
 
 
-class DaemonProcess:
-    """`shoed run` as a child process with ipc endpoints in a private directory."""
-
-    def __init__(self, base: Path, *extra: str) -> None:
-        self.base = base
-        self.events = f"ipc://{base}/events"
-        self.snapshot = f"ipc://{base}/snapshot"
-        self.commands = f"ipc://{base}/commands"
-        self.args = [
-            sys.executable, "-m", "shoed", "run", "--log-json", "--journal", str(base / "journal"),
-            "--keys", str(base / "keys"), "--pub", self.events, "--snapshot", self.snapshot,
-            "--commands", self.commands, *extra,
-        ]
-        self.lines: list[dict] = []
-        self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-        self.wait_for(lambda line: line.get("event") == "ready", 30, "ready")
-
-    def _read(self) -> None:
-        for raw in self.proc.stdout:
-            try:
-                self.lines.append(json.loads(raw))
-            except ValueError:
-                self.lines.append({"event": raw.rstrip()})
-
-    def wait_for(self, predicate, timeout: float, what: str) -> dict:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for line in list(self.lines):
-                if predicate(line):
-                    return line
-            if self.proc.poll() is not None and not self._reader.is_alive():
-                break
-            time.sleep(0.02)
-        raise AssertionError(f"daemon never logged {what}; log tail: {self.lines[-15:]}")
-
-    def stop(self, sig=signal.SIGTERM) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-        try:
-            return self.proc.wait(20)
-        finally:
-            self._reader.join(5)
-
-
-def client(d: DaemonProcess):
+def client(d: Daemon):
     from shoed.net.client import TableClient
 
     return TableClient(d.events, d.snapshot, TABLE)
@@ -121,17 +71,8 @@ def finished(events):
     return any(e["kind"] == "shoe.finished" for e in events)
 
 
-@pytest.fixture
-def base(tmp_path_factory):
-    # ipc paths must stay short (108 bytes): use a short private directory.
-    path = Path(f"/tmp/shoed-test-{os.getpid()}-{time.monotonic_ns() % 10**9}")
-    path.mkdir()
-    yield path
-    subprocess.run(["rm", "-rf", str(path)], check=False)
-
-
 def test_subscriber_sees_a_whole_shoe_and_a_late_joiner_matches(base):
-    d = DaemonProcess(base, "--sim-pace", "0.01", "--sim-seed", "5", "--sim-shoes", "1")
+    d = Daemon(base, "--sim-pace", "0.01", "--sim-seed", "5", "--sim-shoes", "1")
     try:
         a, b = Collector(client(d)), None
         started = time.monotonic()
@@ -166,7 +107,7 @@ def test_subscriber_sees_a_whole_shoe_and_a_late_joiner_matches(base):
 
 
 def test_flipped_byte_in_the_daemons_journal_fails_verify(base):
-    d = DaemonProcess(base, "--sim-pace", "0.01", "--sim-seed", "2", "--sim-shoes", "1")
+    d = Daemon(base, "--sim-pace", "0.01", "--sim-seed", "2", "--sim-shoes", "1")
     d.wait_for(lambda line: line.get("coup", 0) >= 3, 30, "coup 3")
     assert d.stop() == 0
     files = sorted((base / "journal").glob("*.jsonl"))
@@ -189,7 +130,7 @@ def test_commands_need_an_allowed_key(base):
     from shoed.net.commands import CommandTimeout, send_command
     from shoed.net.curve import ClientCurve, create_key_pair
 
-    d = DaemonProcess(base, "--sim-pace", "0.05", "--sim-seed", "3", "--sim-shoes", "1")
+    d = Daemon(base, "--sim-pace", "0.05", "--sim-seed", "3", "--sim-shoes", "1")
     try:
         d.wait_for(lambda line: line.get("coup", 0) >= 2, 30, "coup 2")
         keys = base / "keys"
@@ -225,17 +166,10 @@ def test_commands_need_an_allowed_key(base):
 def test_kill_9_mid_coup_and_restart_resumes(base):
     """A shoe that survives the daemon: the virtual shoe in its own process, the daemon
     killed with SIGKILL in the middle of a coup and started again."""
-    link = base / "shoe"
-    truth = base / "truth.jsonl"
-    sim = subprocess.Popen(
-        [sys.executable, "-m", "shoed", "simulate", "--link", str(link), "--pace", "0.05", "--seed", "9",
-         "--shoes", "1", "--truth", str(truth)],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-    )
+    sim = Simulator(base, seed=9, pace=0.05, shoes=1)
     try:
-        assert sim.stdout.readline().strip()
-        source = ["--source", f"native:{link}"]
-        d = DaemonProcess(base, *source)
+        source = ["--source", sim.source]
+        d = Daemon(base, *source)
         # Kill in the middle of a coup: right after the second card of coup 4.
         watcher = Collector(client(d))
         deadline = time.monotonic() + 60
@@ -244,7 +178,7 @@ def test_kill_9_mid_coup_and_restart_resumes(base):
             watcher.poll(0.01)
         d.stop(signal.SIGKILL)
         watcher.client.close()
-        d2 = DaemonProcess(base, *source)
+        d2 = Daemon(base, *source)
         rebuilt = d2.wait_for(lambda line: line.get("event") == "state rebuilt from the journal", 5, "rebuild")
         assert rebuilt["steps"] > 0 and rebuilt["coup"] >= 4  # killed inside coup 4 or later
         watcher = client(d2)
@@ -252,15 +186,14 @@ def test_kill_9_mid_coup_and_restart_resumes(base):
         watcher.close()
         assert d2.stop() == 0
     finally:
-        sim.terminate()
-        sim.wait(10)
+        sim.stop()
     numbers = coups_of(snap, events)
     assert numbers == list(range(1, len(numbers) + 1))
     records = [json.loads(x) for f in sorted((base / "journal").glob("*.jsonl")) for x in f.read_text().splitlines()]
     results = [e for r in records if r.get("kind") == "step" for e in r["events"] if e["kind"] == "coup.result"]
     assert not [e for r in records if r.get("kind") == "step" for e in r["events"] if e["kind"] == "misdeal"]
     dealt = [c for e in results for c in draw_order(e)]
-    truth_cards = [t["card"] for t in map(json.loads, truth.read_text().splitlines())
+    truth_cards = [t["card"] for t in sim.truth()
                    if t.get("kind") == "card" and t.get("recipient") in ("player", "banker")]
     assert dealt == truth_cards[: len(dealt)] and len(dealt) == len(truth_cards)
     assert run_shoed("journal", "verify", str(base / "journal")).returncode == 0

@@ -3,7 +3,6 @@ real daemon, the udev rules, and configuration errors."""
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import signal
@@ -17,6 +16,7 @@ import pytest
 
 from shoed.config import ConfigError, config_from_dict, load_config
 from shoed.notify import Notifier
+from tests.daemon_runner import Daemon, NotifyListener
 
 ROOT = Path(__file__).resolve().parents[1]
 ANALYZE = shutil.which("systemd-analyze")
@@ -80,39 +80,23 @@ def test_notifier_sends_datagrams(tmp_path):
     server.close()
 
 
-def test_daemon_speaks_sd_notify(tmp_path):
+def test_daemon_speaks_sd_notify(base):
     """The real daemon under a notify socket: READY after start-up, WATCHDOG, STOPPING on SIGTERM."""
-    base = Path(f"/tmp/shoed-notify-{os.getpid()}")
-    base.mkdir(exist_ok=True)
-    path = str(base / "notify")
-    server = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    server.bind(path)
-    server.settimeout(30)
-    env = dict(os.environ, NOTIFY_SOCKET=path, WATCHDOG_USEC="400000")
-    env.pop("WATCHDOG_PID", None)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "shoed", "run", "--journal", str(base / "j"), "--keys", str(base / "k"),
-         "--pub", f"ipc://{base}/e", "--snapshot", f"ipc://{base}/s", "--commands", f"ipc://{base}/c",
-         "--sim-pace", "0.2"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
+    notify = NotifyListener(base / "notify")
+    deadline = time.monotonic() + 30
+    daemon = Daemon(base, "--sim-pace", "0.2", env=notify.env(watchdog_usec=400_000))
     try:
-        got = []
-        deadline = time.monotonic() + 30
-        while not any(m.startswith(b"WATCHDOG=1") for m in got) and time.monotonic() < deadline:
-            got.append(server.recv(256))
-        assert got[0].startswith(b"READY=1"), got
-        assert any(m == b"WATCHDOG=1" for m in got)
-        proc.send_signal(signal.SIGTERM)
-        while b"STOPPING=1" not in got and time.monotonic() < deadline:
-            got.append(server.recv(256))
-        assert b"STOPPING=1" in got
-        assert proc.wait(20) == 0
+        got = notify.until(lambda got: any(m.startswith("WATCHDOG=1") for m in got), deadline - time.monotonic(),
+                           "WATCHDOG=1")
+        assert got[0].startswith("READY=1"), got
+        assert any(m == "WATCHDOG=1" for m in got)
+        daemon.proc.send_signal(signal.SIGTERM)
+        got = notify.until(lambda got: "STOPPING=1" in got, deadline - time.monotonic(), "STOPPING=1")
+        assert "STOPPING=1" in got
+        assert daemon.wait_exit(20) == 0
     finally:
-        if proc.poll() is None:
-            proc.kill()
-        server.close()
-        shutil.rmtree(base, ignore_errors=True)
+        daemon.kill()
+        notify.close()
 
 
 def test_config_file_and_errors(tmp_path):

@@ -4,15 +4,13 @@ its journal for the reports."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.test_daemon import DaemonProcess
+from tests.daemon_runner import Daemon, remove_dir, short_dir
 
 TABLE = "t1"
 
@@ -26,13 +24,6 @@ class RecordedShoe:
     joined_at: int  # results in the late display's snapshot
 
 
-def short_dir() -> Path:
-    # ipc paths must stay short (108 bytes).
-    path = Path(f"/tmp/shoed-dsp-{os.getpid()}-{time.monotonic_ns() % 10**9}")
-    path.mkdir()
-    return path
-
-
 def until_closed(items: list[dict]) -> bool:
     return any(i.get("kind") == "shoe.closed" for i in items)
 
@@ -42,7 +33,7 @@ def recorded_shoe():
     from shoed.net.client import TableClient
 
     base = short_dir()
-    d = DaemonProcess(base, "--sim-pace", "0.01", "--sim-seed", "11", "--sim-shoes", "1")
+    d = Daemon(base, "--sim-pace", "0.01", "--sim-seed", "11", "--sim-shoes", "1")
     early_items: list[dict] = []
     late_items: list[dict] = []
     late = None
@@ -64,4 +55,4 @@ def recorded_shoe():
     snapshot = late_items[0]
     assert snapshot["kind"] == "snapshot"
     yield RecordedShoe(base, base / "journal", early_items, late_items, len(snapshot["state"]["coups"]))
-    subprocess.run(["rm", "-rf", str(base)], check=False)
+    remove_dir(base)

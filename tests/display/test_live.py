@@ -17,9 +17,7 @@ import pytest
 
 from shoed.display.live import Feed, link_state, local_odds
 from shoed.display.state import CONNECTING, LIVE, RECONNECTING, apply, initial
-from tests.conftest import run_shoed
-from tests.display.conftest import short_dir
-from tests.test_daemon import DaemonProcess
+from tests.daemon_runner import Daemon, run_shoed
 
 SIM = ("--sim-pace", "0.05", "--sim-seed", "3", "--sim-shoes", "1")
 
@@ -45,17 +43,10 @@ def wait(feed: Feed, until, timeout: float, what: str) -> None:
         feed.poll(0.1)
 
 
-@pytest.fixture
-def base():
-    path = short_dir()
-    yield path
-    subprocess.run(["rm", "-rf", str(path)], check=False)
-
-
 def test_the_display_carries_on_across_a_daemon_restart(base):
     from shoed.net.client import TableClient
 
-    d = DaemonProcess(base, *SIM)
+    d = Daemon(base, *SIM)
     try:
         feed = Feed(TableClient(d.events, d.snapshot, "t1"), "t1")
         wait(feed, lambda s: s.connection == LIVE and len(s.results) >= 2, 30, "two coups")
@@ -64,7 +55,7 @@ def test_the_display_carries_on_across_a_daemon_restart(base):
     before = feed.state
     wait(feed, lambda s: s.connection == RECONNECTING, 10, "reconnecting")
     assert feed.state.results[: len(before.results)] == before.results  # what it showed stays on the screen
-    d = DaemonProcess(base, *SIM)  # the same journal: the table's seq carries on
+    d = Daemon(base, *SIM)  # the same journal: the table's seq carries on
     try:
         wait(feed, lambda s: s.connection == LIVE and s.seq > before.seq and s.note and "started" in s.note,
              20, "the table again")
@@ -120,7 +111,7 @@ def test_odds_computed_here_from_the_snapshot():
 
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (apt-get install tmux)")
 def test_shoed_watch_in_a_real_terminal(base):
-    d = DaemonProcess(base, *SIM)
+    d = Daemon(base, *SIM)
     server = f"shoed-watch-test-{base.name}"
     try:
         # The pane's own size, not COLUMNS/LINES a test runner may have exported.

@@ -1,10 +1,6 @@
-"""Fixtures for the network tests: a ZeroMQ context, short ipc directories, keys."""
+"""Fixtures for the network tests: a ZeroMQ context, keys (short ipc directories: `base`, tests/conftest.py)."""
 
 from __future__ import annotations
-
-import shutil
-import tempfile
-from pathlib import Path
 
 import pytest
 import zmq
@@ -17,14 +13,6 @@ def ctx():
     context = zmq.Context()
     yield context
     context.destroy(linger=0)
-
-
-@pytest.fixture
-def short_dir():
-    """A short directory for ipc:// endpoints (socket paths are limited to ~100 bytes)."""
-    path = tempfile.mkdtemp(prefix="shoed-net-", dir="/tmp")
-    yield Path(path)
-    shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

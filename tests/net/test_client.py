@@ -137,12 +137,12 @@ def test_topic_filter_delivers_only_the_chosen_groups_without_false_gaps(ctx):
         assert client.stats["gaps"] == 0 and client.stats["events"] == 6
 
 
-def test_daemon_restart_is_caught_up_without_loss_or_repeat(ctx, short_dir):
+def test_daemon_restart_is_caught_up_without_loss_or_repeat(ctx, base):
     """The daemon dies and comes back with the same journal; seq continues.
     Events published before the client's subscription reaches the new daemon
     are filled; the silence triggers a reconnect."""
     journal: list[dict] = []
-    endpoints = {"events_endpoint": f"ipc://{short_dir}/ev", "snapshot_endpoint": f"ipc://{short_dir}/snap"}
+    endpoints = {"events_endpoint": f"ipc://{base}/ev", "snapshot_endpoint": f"ipc://{base}/snap"}
     first = FakeTable(ctx, journal=journal, **endpoints).start()
     with _client(first, heartbeat_timeout=0.5) as client:
         got = collect(client, lambda g: len(g) >= 1)
@@ -164,9 +164,9 @@ def test_daemon_restart_is_caught_up_without_loss_or_repeat(ctx, short_dir):
     _assert_exactly_once_in_order(got, journal)
 
 
-def test_sequence_going_back_is_a_reset(ctx, short_dir):
+def test_sequence_going_back_is_a_reset(ctx, base):
     """A new journal (seq restarts) is not a run of duplicates: the client re-syncs."""
-    endpoints = {"events_endpoint": f"ipc://{short_dir}/ev", "snapshot_endpoint": f"ipc://{short_dir}/snap"}
+    endpoints = {"events_endpoint": f"ipc://{base}/ev", "snapshot_endpoint": f"ipc://{base}/snap"}
     old = FakeTable(ctx, **endpoints).start()
     with _client(old, heartbeat_timeout=0.5) as client:
         collect(client, lambda g: len(g) >= 1)

@@ -1,12 +1,13 @@
 """Real processes for the reliability tests and benchmarks: the daemon, the virtual shoe, a display.
 
-- `Daemon`: `shoed run` as a child process with ipc endpoints in a short
-  private directory, its JSON log lines gathered by a thread;
-- `Simulator`: `shoed simulate --link DIR/shoe` in its own process (so it
-  outlives the daemon's restarts), with its ground truth in a file;
+- `Daemon`, `Simulator`, `NotifyListener`, `short_dir`: the real daemon and
+  the virtual shoe in their own processes (tests/daemon_runner.py, shared by
+  the whole test suite; re-exported here for the benchmarks, which import
+  them from this module);
 - `Display`: a `TableClient` that gathers the snapshot and every later event
   with catch-up, as a table display would;
-- readers for the journal and the ground truth.
+- readers for the journal and the ground truth; `write_journal`, a journal as
+  the daemon writes it, made in-process.
 
 Every wait has a deadline; `stop()` methods are safe to call twice and are
 meant for `finally` blocks.
@@ -16,177 +17,20 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import signal
-import subprocess
-import sys
-import tempfile
-import threading
 import time
 from pathlib import Path
 
+from tests.daemon_runner import (  # noqa: F401 - re-exported for the benchmarks
+    Daemon,
+    NotifyListener,
+    Simulator,
+    remove_dir,
+    run_shoed,
+    short_dir,
+)
+
 TABLE = "t1"
 LONG = os.environ.get("SHOED_SOAK") == "1" or os.environ.get("SHOED_LONG") == "1"
-
-
-def short_dir(prefix: str = "shoed-rel-") -> Path:
-    """A private directory with a short path (ipc socket paths are limited to ~100 bytes)."""
-    return Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
-
-
-def remove_dir(path: Path) -> None:
-    shutil.rmtree(path, ignore_errors=True)
-
-
-def run_shoed(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "shoed", *args], capture_output=True, text=True, timeout=timeout)
-
-
-class Daemon:
-    """`shoed run` in a child process. `extra` are more options (e.g. --source native:PATH)."""
-
-    def __init__(self, base: Path, *extra: str, journal: Path | None = None, env: dict | None = None,
-                 wait_ready: bool = True, ready_timeout: float = 30) -> None:
-        self.base = base
-        self.journal = journal or base / "journal"
-        self.keys = base / "keys"
-        self.events = f"ipc://{base}/events"
-        self.snapshot = f"ipc://{base}/snapshot"
-        self.commands = f"ipc://{base}/commands"
-        self.args = [
-            sys.executable, "-m", "shoed", "run", "--log-json", "--journal", str(self.journal),
-            "--keys", str(self.keys), "--pub", self.events, "--snapshot", self.snapshot,
-            "--commands", self.commands, *extra,
-        ]
-        self.lines: list[dict] = []
-        self.started = time.monotonic()
-        self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                     env=env)
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-        if wait_ready:
-            try:
-                self.wait_for(lambda line: line.get("event") == "ready", ready_timeout, "ready")
-            except BaseException:
-                self.stop(signal.SIGKILL)
-                raise
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
-
-    def _read(self) -> None:
-        for raw in self.proc.stdout:
-            try:
-                line = json.loads(raw)
-            except ValueError:
-                line = {"event": raw.rstrip()}
-            if not isinstance(line, dict):
-                line = {"event": str(line)}
-            self.lines.append(line)
-
-    def wait_for(self, predicate, timeout: float, what: str) -> dict:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for line in list(self.lines):
-                if predicate(line):
-                    return line
-            if self.proc.poll() is not None and not self._reader.is_alive():
-                break
-            time.sleep(0.01)
-        raise AssertionError(f"daemon never logged {what}; exit {self.proc.poll()}; log tail: {self.lines[-12:]}")
-
-    def wait_exit(self, timeout: float) -> int:
-        try:
-            return self.proc.wait(timeout)
-        finally:
-            self._reader.join(5)
-
-    def stop(self, sig: int = signal.SIGTERM, timeout: float = 20) -> int:
-        """Send `sig` (if still running) and wait for the exit status; SIGKILL after `timeout`."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-        try:
-            return self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            return self.proc.wait(10)
-        finally:
-            self._reader.join(5)
-            if self.proc.stdout is not None:
-                self.proc.stdout.close()
-
-    def kill(self) -> None:
-        """kill -9: no clean-up of any kind in the daemon."""
-        if self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(10)
-        self._reader.join(5)
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
-
-    def rss_kb(self) -> tuple[int, int]:
-        """(VmRSS, VmHWM) of the daemon process in kB, from /proc."""
-        fields = {}
-        with open(f"/proc/{self.proc.pid}/status") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                if key in ("VmRSS", "VmHWM"):
-                    fields[key] = int(value.split()[0])
-        return fields["VmRSS"], fields["VmHWM"]
-
-
-class Simulator:
-    """`shoed simulate` on a pty behind `base/shoe`, in its own process; ground truth in `base/truth.jsonl`."""
-
-    def __init__(self, base: Path, *options: str, seed: int = 1, pace: float = 0.0, shoes: int = 1,
-                 name: str = "shoe") -> None:
-        self.link = base / name
-        self.truth_path = base / f"{name}-truth.jsonl"
-        self.args = [sys.executable, "-m", "shoed", "simulate", "--link", str(self.link), "--pace", str(pace),
-                     "--seed", str(seed), "--shoes", str(shoes), "--truth", str(self.truth_path), *options]
-        self.err_path = base / f"{name}-stderr.txt"
-        self._err = open(self.err_path, "w")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=self._err, text=True)
-        import select
-
-        ready, _, _ = select.select([self.proc.stdout], [], [], 20)
-        first = self.proc.stdout.readline().strip() if ready else ""
-        if not first:
-            self.stop()
-            raise AssertionError(f"the simulator did not start: {self.err_path.read_text()[-500:]}")
-        self.address = first
-
-    @property
-    def source(self) -> str:
-        return f"native:{self.link}"
-
-    def wait_done(self, timeout: float) -> int:
-        """The simulator exits once every shoe is dealt and every message acknowledged."""
-        try:
-            return self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            raise AssertionError(f"the simulator did not finish within {timeout:g} s; "
-                                 f"stderr: {self.err_path.read_text()[-500:]}") from None
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
-        self._err.close()
-
-    def truth(self) -> list[dict]:
-        return [json.loads(line) for line in self.truth_path.read_text().splitlines() if line.strip()]
-
-    @property
-    def summary(self) -> str:
-        return self.err_path.read_text().strip().splitlines()[-1] if self.err_path.exists() else ""
 
 
 class Display:
@@ -272,45 +116,17 @@ def card_identities(events: list[dict]) -> list[tuple]:
 
 
 def verify_journal(directory: Path) -> dict:
-    proc = run_shoed("journal", "verify", str(directory), "--json")
+    proc = run_shoed("journal", "verify", str(directory), "--json", timeout=120)
     report = json.loads(proc.stdout) if proc.stdout.strip() else {}
     report["exit"] = proc.returncode
     return report
 
 
 def replay_journal(directory: Path) -> dict:
-    proc = run_shoed("replay", str(directory), "--json")
+    proc = run_shoed("replay", str(directory), "--json", timeout=120)
     report = json.loads(proc.stdout) if proc.stdout.strip() else {}
     report["exit"] = proc.returncode
     return report
-
-
-class NotifyListener:
-    """A systemd notify socket (NOTIFY_SOCKET) that keeps every datagram the daemon sends."""
-
-    def __init__(self, path: Path) -> None:
-        import socket
-
-        self.path = str(path)
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        self.sock.bind(self.path)
-        self.sock.settimeout(0.05)
-        self.messages: list[str] = []
-
-    def env(self) -> dict:
-        env = dict(os.environ, NOTIFY_SOCKET=self.path)
-        env.pop("WATCHDOG_USEC", None)
-        return env
-
-    def drain(self) -> list[str]:
-        while True:
-            try:
-                self.messages.append(self.sock.recv(4096).decode())
-            except (TimeoutError, BlockingIOError):
-                return self.messages
-
-    def close(self) -> None:
-        self.sock.close()
 
 
 def controller_inputs(shoe_events, source: str = "native:/dev/shoe-native", start_ns: int = 1_700_000_000_000_000_000,

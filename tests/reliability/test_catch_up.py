@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.reliability.harness import journal_events, remove_dir, short_dir, write_journal
+from tests.daemon_runner import remove_dir, short_dir
+from tests.reliability.harness import journal_events, write_journal
 
 
 @pytest.fixture(scope="module")

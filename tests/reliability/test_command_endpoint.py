@@ -20,7 +20,8 @@ import time
 import pytest
 import zmq
 
-from tests.reliability.harness import Daemon, journal_inputs, remove_dir, short_dir
+from tests.daemon_runner import Daemon, remove_dir, short_dir
+from tests.reliability.harness import journal_inputs
 from tests.reliability.pty_shoe import PtyShoe, ShoeThread, button, card
 
 

@@ -10,38 +10,15 @@ card). The virtual shoe confirms one coup in three too early, for a whole shoe.
 
 from __future__ import annotations
 
-import pytest
-
-from tests.reliability.harness import (
-    Daemon,
-    Simulator,
-    draw_order,
-    journal_events,
-    journal_inputs,
-    remove_dir,
-    short_dir,
-    truth_cards,
-)
-
-
-@pytest.fixture
-def base():
-    path = short_dir()
-    yield path
-    remove_dir(path)
+from tests.daemon_runner import Daemon, Simulator
+from tests.reliability.harness import draw_order, journal_events, journal_inputs, truth_cards
 
 
 def test_missing_card_is_dealt_through_the_gate_at_a_dealers_pace(base):
-    sim = Simulator(base, "--missing-card", "0.3", seed=5, pace=0.01)
-    daemon = None
-    try:
-        daemon = Daemon(base, "--source", sim.source)
+    with (Simulator(base, "--missing-card", "0.3", seed=5, pace=0.01) as sim,
+          Daemon(base, "--source", sim.source) as daemon):
         assert sim.wait_done(60) == 0, f"the table stopped: {sim.summary}"
         assert daemon.stop() == 0
-    finally:
-        if daemon is not None:
-            daemon.stop()
-        sim.stop()
     truth = sim.truth()
     early = [t for t in truth if t.get("fault") == "missing_card"]
     events = journal_events(base / "journal")

@@ -22,28 +22,23 @@ from pathlib import Path
 
 import pytest
 
+from tests.daemon_runner import Daemon, NotifyListener, Simulator
 from tests.reliability.harness import (
-    Daemon,
     Display,
-    NotifyListener,
-    Simulator,
     draw_order,
     journal_events,
     journal_inputs,
-    remove_dir,
     replay_journal,
-    short_dir,
     truth_cards,
     verify_journal,
 )
 
 
 @pytest.fixture
-def base():
-    path = short_dir()
-    yield path
-    subprocess.run(["umount", "-l", str(path / "journal")], capture_output=True, check=False)
-    remove_dir(path)
+def base(base):
+    """The short directory of tests/conftest.py, its journal unmounted first if a test mounted a tmpfs there."""
+    yield base
+    subprocess.run(["umount", "-l", str(base / "journal")], capture_output=True, check=False)
 
 
 def every_card_once(truth: list[dict], journal: Path) -> None:
@@ -65,12 +60,10 @@ def digests(journal: Path) -> dict[str, str]:
 
 
 def test_torn_last_record_is_cut_logged_and_the_daemon_runs_on(base):
-    sim = Simulator(base, seed=31, pace=0.005)
-    daemon = None
-    try:
-        daemon = Daemon(base, "--source", sim.source)
-        daemon.wait_for(lambda line: (line.get("coup") or 0) >= 5, 30, "coup 5")
-        assert daemon.stop() == 0
+    with Simulator(base, seed=31, pace=0.005) as sim:
+        with Daemon(base, "--source", sim.source) as daemon:
+            daemon.wait_for(lambda line: (line.get("coup") or 0) >= 5, 30, "coup 5")
+            assert daemon.stop() == 0
         # The last record (the stop) is cut in the middle, as a crash during its write leaves it.
         path = shoe_file(base / "journal")
         path.chmod(0o644)
@@ -78,17 +71,13 @@ def test_torn_last_record_is_cut_logged_and_the_daemon_runs_on(base):
         start = data.rstrip(b"\n").rfind(b"\n") + 1
         cut = start + (len(data) - start) // 2
         path.write_bytes(data[:cut])
-        daemon = Daemon(base, "--source", sim.source)
-        note = daemon.wait_for(lambda line: line.get("event") == "journal recovery", 5, "the recovery")["note"]
-        assert note["action"] == "truncated_torn_tail" and note["offset"] == start
-        assert note["kept_as"] == f"{path.name}.torn-{start}"
-        assert (base / "journal" / note["kept_as"]).read_bytes() == data[start:cut]
-        assert sim.wait_done(120) == 0, sim.summary
-        assert daemon.stop() == 0
-    finally:
-        if daemon is not None:
-            daemon.stop()
-        sim.stop()
+        with Daemon(base, "--source", sim.source) as daemon:
+            note = daemon.wait_for(lambda line: line.get("event") == "journal recovery", 5, "the recovery")["note"]
+            assert note["action"] == "truncated_torn_tail" and note["offset"] == start
+            assert note["kept_as"] == f"{path.name}.torn-{start}"
+            assert (base / "journal" / note["kept_as"]).read_bytes() == data[start:cut]
+            assert sim.wait_done(120) == 0, sim.summary
+            assert daemon.stop() == 0
     started = [e for e in journal_events(base / "journal") if e["kind"] == "table.started"]
     assert started[-1]["recovery"][0]["action"] == "truncated_torn_tail"
     assert started[-1]["clean"] is False  # the record of the clean stop is what was lost
@@ -98,13 +87,10 @@ def test_torn_last_record_is_cut_logged_and_the_daemon_runs_on(base):
 
 
 def test_corrupted_middle_record_keeps_the_table_locked_until_surveillance_has_looked(base):
-    sim = Simulator(base, seed=32, pace=0.005)
-    notify = NotifyListener(base / "notify")
-    daemon = None
-    try:
-        daemon = Daemon(base, "--source", sim.source)
-        daemon.wait_for(lambda line: (line.get("coup") or 0) >= 5, 30, "coup 5")
-        assert daemon.stop() == 0
+    with Simulator(base, seed=32, pace=0.005) as sim, NotifyListener(base / "notify") as notify:
+        with Daemon(base, "--source", sim.source) as daemon:
+            daemon.wait_for(lambda line: (line.get("coup") or 0) >= 5, 30, "coup 5")
+            assert daemon.stop() == 0
         journal = base / "journal"
         path = shoe_file(journal)
         path.chmod(0o644)
@@ -117,9 +103,8 @@ def test_corrupted_middle_record_keeps_the_table_locked_until_surveillance_has_l
         path.write_bytes(bytes(damaged))
         before = digests(journal)
 
-        refused = Daemon(base, "--source", sim.source, wait_ready=False, env=notify.env())
-        code = refused.wait_exit(30)
-        assert code == 2
+        with Daemon(base, "--source", sim.source, wait_ready=False, env=notify.env()) as refused:
+            assert refused.wait_exit(30) == 2
         message = [line["event"] for line in refused.lines if "corrupt" in str(line.get("event"))]
         assert len(message) == 1 and message[0].startswith("shoed: the journal is corrupt in the middle")
         assert f"{path.name} line {victim + 1}" in message[0] and "shoed journal verify" in message[0]
@@ -131,14 +116,9 @@ def test_corrupted_middle_record_keeps_the_table_locked_until_surveillance_has_l
 
         # Surveillance compares with its copy and puts the record back; the table resumes.
         path.write_bytes(original)
-        daemon = Daemon(base, "--source", sim.source)
-        assert sim.wait_done(120) == 0, sim.summary
-        assert daemon.stop() == 0
-    finally:
-        if daemon is not None:
-            daemon.stop()
-        sim.stop()
-        notify.close()
+        with Daemon(base, "--source", sim.source) as daemon:
+            assert sim.wait_done(120) == 0, sim.summary
+            assert daemon.stop() == 0
     every_card_once(sim.truth(), base / "journal")
     assert verify_journal(base / "journal")["exit"] == 0
 
@@ -193,8 +173,8 @@ def test_disk_full_locks_the_gate_raises_the_alarm_and_publishes_nothing_unjourn
         # Restarted on the still-full disk, the daemon journals its start if that still fits and
         # stops again at the first record that does not (exit 3), or refuses at once (exit 2):
         # either way with one line, the gate locked, and nothing published that is not journaled.
-        again = Daemon(base, "--source", f"native:{base / 'shoe'}", wait_ready=False)
-        assert again.wait_exit(30) in (2, 3)
+        with Daemon(base, "--source", f"native:{base / 'shoe'}", wait_ready=False) as again:
+            assert again.wait_exit(30) in (2, 3)
         assert not any("Traceback" in str(line.get("event")) for line in again.lines), again.lines[-5:]
         display.poll(0.3)
         by_seq = {e["seq"]: e for e in journal_events(journal)}
@@ -230,8 +210,8 @@ def test_a_full_disk_at_the_first_start_is_refused_with_one_line(base):
                 pass
     finally:
         os.close(fd)
-    refused = Daemon(base, "--source", f"native:{base / 'no-shoe'}", wait_ready=False)
-    assert refused.wait_exit(30) == 2
+    with Daemon(base, "--source", f"native:{base / 'no-shoe'}", wait_ready=False) as refused:
+        assert refused.wait_exit(30) == 2
     last = refused.lines[-1]["event"]
     assert last.startswith("shoed: the journal cannot be written (") and "No space left on device" in last
     assert "free space for" in last and not any("Traceback" in str(line.get("event")) for line in refused.lines)

@@ -22,30 +22,20 @@ import time
 
 import pytest
 
+from tests.daemon_runner import Daemon, Simulator
 from tests.reliability.harness import (
     LONG,
-    Daemon,
     Display,
-    Simulator,
     card_identities,
     coup_outcomes,
     journal_events,
     journal_inputs,
-    remove_dir,
     replay_journal,
-    short_dir,
     truth_cards,
     verify_journal,
 )
 
 SEED = 21
-
-
-@pytest.fixture
-def base():
-    path = short_dir()
-    yield path
-    remove_dir(path)
 
 
 def shoes_closed(n: int):

@@ -15,41 +15,25 @@ from __future__ import annotations
 
 import pytest
 
+from tests.daemon_runner import Daemon, Simulator
 from tests.reliability.harness import (
     LONG,
-    Daemon,
-    Simulator,
     draw_order,
     journal_events,
     journal_inputs,
-    remove_dir,
     replay_journal,
-    short_dir,
     truth_cards,
     verify_journal,
 )
 
 
-@pytest.fixture
-def base():
-    path = short_dir()
-    yield path
-    remove_dir(path)
-
-
 def deal_through(base, sim_options: list[str], seed: int, shoes: int, timeout: float, pace: float = 0.0):
     """Run a shoe (or several) through the daemon; return (truth, journal events, inputs)."""
-    sim = Simulator(base, *sim_options, seed=seed, pace=pace, shoes=shoes)
-    daemon = None
-    try:
-        daemon = Daemon(base, "--source", sim.source)
+    with (Simulator(base, *sim_options, seed=seed, pace=pace, shoes=shoes) as sim,
+          Daemon(base, "--source", sim.source) as daemon):
         assert sim.wait_done(timeout) == 0, sim.summary
         code = daemon.stop()
         assert code == 0, daemon.lines[-10:]
-    finally:
-        if daemon is not None:
-            daemon.stop()
-        sim.stop()
     return sim, sim.truth(), journal_events(daemon.journal), journal_inputs(daemon.journal)
 
 

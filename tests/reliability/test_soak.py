@@ -23,7 +23,8 @@ import time
 
 import pytest
 
-from tests.reliability.harness import LONG, Daemon, Display, iter_journal_events, remove_dir, short_dir, verify_journal
+from tests.daemon_runner import Daemon
+from tests.reliability.harness import LONG, Display, iter_journal_events, verify_journal
 
 SHOES = 1000 if LONG else 3
 
@@ -39,44 +40,36 @@ def slope(points: list[tuple[int, int]]) -> float:
 
 @pytest.mark.soak
 @pytest.mark.timeout(3600 if LONG else 300)
-def test_soak_shoe_after_shoe():
-    base = short_dir()
-    daemon = display = None
+def test_soak_shoe_after_shoe(base):
     rss: list[tuple[int, int]] = []  # (shoes closed, VmRSS kB)
-    try:
-        daemon = Daemon(base, "--sim-pace", "0", "--sim-shoes", str(SHOES), "--sim-seed", "41")
+    with Daemon(base, "--sim-pace", "0", "--sim-shoes", str(SHOES), "--sim-seed", "41") as daemon:
         display = Display(daemon)
-        deadline = time.monotonic() + 90 * SHOES
-        closed = 0
-        while closed < SHOES:
-            assert time.monotonic() < deadline, f"{closed} of {SHOES} shoes in the time allowed"
-            for event in display.poll(0.2):
-                if event["kind"] == "shoe.closed":
-                    closed += 1
-                    rss.append((closed, daemon.rss_kb()[0]))
-        hwm = daemon.rss_kb()[1]
-        assert daemon.stop() == 0
-    finally:
-        if display is not None:
+        try:
+            deadline = time.monotonic() + 90 * SHOES
+            closed = 0
+            while closed < SHOES:
+                assert time.monotonic() < deadline, f"{closed} of {SHOES} shoes in the time allowed"
+                for event in display.poll(0.2):
+                    if event["kind"] == "shoe.closed":
+                        closed += 1
+                        rss.append((closed, daemon.rss_kb()[0]))
+            hwm = daemon.rss_kb()[1]
+            assert daemon.stop() == 0
+        finally:
             display.close()
-        if daemon is not None:
-            daemon.stop()
-    try:
-        closed_events = []
-        expected_seq = 1
-        for event in iter_journal_events(base / "journal"):  # streamed: 1,000 shoes are 400 MB
-            assert event["seq"] == expected_seq, f"seq {event['seq']} where {expected_seq} was due"
-            expected_seq += 1
-            if event["kind"] == "shoe.closed":
-                closed_events.append(event)
-        assert len(closed_events) == SHOES
-        assert all(e["reconciliation"]["balanced"] for e in closed_events)
-        assert all(e["reconciliation"]["unaccounted"] == 0 for e in closed_events)
-        got = [e["seq"] for e in display.events]
-        assert got == list(range(got[0], got[0] + len(got))) and len(display.snapshots) == 1
-        assert verify_journal(base / "journal")["exit"] == 0
-    finally:
-        remove_dir(base)
+    closed_events = []
+    expected_seq = 1
+    for event in iter_journal_events(base / "journal"):  # streamed: 1,000 shoes are 400 MB
+        assert event["seq"] == expected_seq, f"seq {event['seq']} where {expected_seq} was due"
+        expected_seq += 1
+        if event["kind"] == "shoe.closed":
+            closed_events.append(event)
+    assert len(closed_events) == SHOES
+    assert all(e["reconciliation"]["balanced"] for e in closed_events)
+    assert all(e["reconciliation"]["unaccounted"] == 0 for e in closed_events)
+    got = [e["seq"] for e in display.events]
+    assert got == list(range(got[0], got[0] + len(got))) and len(display.snapshots) == 1
+    assert verify_journal(base / "journal")["exit"] == 0
     per_shoe = slope(rss) if len(rss) > 1 else 0.0
     print(f"\nsoak: {SHOES} shoes; VmRSS after shoe 1 {rss[0][1]} kB, after the last {rss[-1][1]} kB, "
           f"slope {per_shoe:.1f} kB/shoe, VmHWM {hwm} kB")
