@@ -16,6 +16,7 @@ then.
 from __future__ import annotations
 
 import collections
+import gc
 import json
 import os
 import select
@@ -38,6 +39,7 @@ log = logs.get("shoed.daemon")
 POLL_TIMEOUT = 0.005  # seconds the loop waits on the shoe before serving sockets
 # Events kept in memory for catch-up (about 8 shoes; ~1 kB each); older ones come from the journal.
 RECENT_EVENTS = 5_000
+ODDS_AFTER = ("coup.result", "shoe.burn_complete")  # events after which the live odds are worked out
 GATE_LOCK_GRACE = 0.5  # seconds the links stay up after a journal failure, for the gate lock to arrive
 
 
@@ -112,6 +114,7 @@ class Daemon:
         self.recent: collections.deque = collections.deque(maxlen=RECENT_EVENTS)
         self.closed_drivers: dict = {}  # driver -> monotonic time of the next open attempt
         self.open_tries: dict = {}
+        self._odds_missing = False  # the journal ends with a coup whose live odds were not recorded
         self.pending_inputs: list[dict] = []  # inputs the shell itself noticed (a shoe that would not open)
         self.gate_locked: bool | None = None
         self.last_watchdog = 0.0
@@ -144,10 +147,17 @@ class Daemon:
             self.handle({"kind": "power", "state": "on", "clean": self._last_stop_clean,
                      "sources": [driver.source for driver in self.drivers],
                          "recovery": [n.to_json() for n in self.journal.recovery]})
+            if self._odds_missing and self.config.live_odds and self.controller.shoe is not None:
+                self._live_odds()
         except JournalError as exc:  # e.g. the disk is still full: nothing was acknowledged or published
             self.exit_code = 3
             raise DaemonError(f"the journal cannot be written ({exc}); the table stays stopped: "
                               f"free space for {self.config.journal_dir} and start again") from None
+        # What start-up built (modules, rulesets, the rebuilt table) lives as long as the daemon: kept
+        # out of the cyclic collector's sweeps, so that a full collection while dealing walks only
+        # what dealing made (a full sweep of everything took ~15 ms, a card's whole budget many times).
+        gc.collect()
+        gc.freeze()
         self.ready_at = time.monotonic()
         self.notifier.ready(f"table {cfg.table} ready")
         log.info("ready", seconds=round(self.ready_at - self.started_at, 3), seq=self.controller.seq,
@@ -194,8 +204,13 @@ class Daemon:
                             journal_ruleset=state.controller.ruleset.name, configured=ruleset.name)
             if state.differences:
                 first = state.differences[0]
-                self.controller.feed({"kind": "integrity",
-                                      "text": f"replay of {path.name} differs at jseq {first.jseq}: {first.reason}"})
+                # An input like any other: journaled and published after the power-on (seq runs on unbroken).
+                self.pending_inputs.append({"kind": "integrity",
+                                            "text": f"replay of {path.name} differs at jseq {first.jseq}: {first.reason}"})
+            # A stop between a coup's record and its live odds record left the odds out: they come now.
+            last = state.last_record or {}
+            self._odds_missing = last.get("kind") == "step" and last["input"].get("kind") != "odds" and any(
+                e.get("kind") in ODDS_AFTER for e in last.get("events", []))
             log.info("state rebuilt from the journal", file=path.name, steps=state.steps, seq=self.controller.seq,
                      coup=self.controller.coup_no or None)
         self.controller.auto_confirm = self._auto_confirm()
@@ -383,7 +398,7 @@ class Daemon:
             self.journal.open_shoe(controller.shoe.shoe_id)
             self.journal.append(checkpoint_record(controller))
         if self.config.live_odds and item.get("kind") != "odds" and controller.shoe is not None and any(
-                e["kind"] in ("coup.result", "shoe.burn_complete") for e in step.events):
+                e["kind"] in ODDS_AFTER for e in step.events):
             self._live_odds()
         return step.reply
 

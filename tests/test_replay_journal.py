@@ -10,11 +10,10 @@ from pathlib import Path
 import pytest
 
 from shoed.journal import JournalCorrupt, iter_records
-from shoed.journal import chain as ch
 from shoed.replay import Replay
 from shoed.replay_journal import replay_journal
 from tests.conftest import run_shoed
-from tests.reliability.harness import write_journal
+from tests.reliability.harness import reseal, write_journal
 
 SHOES = 5
 
@@ -43,22 +42,6 @@ def one_pass(directory: Path) -> tuple[Replay, str | None]:
     except JournalCorrupt as exc:
         return state, str(exc.bad)
     return state, None
-
-
-def reseal(directory: Path, change) -> None:
-    """Change records (change(file name, record) -> record) and seal the whole journal again:
-    the chain is intact, so only the replay can tell."""
-    prev = ch.GENESIS
-    for path in sorted(directory.glob("*.jsonl")):
-        lines = []
-        for raw in path.read_bytes().splitlines():
-            record = json.loads(raw)
-            body = change(path.name, {k: v for k, v in record.items() if k not in ch.RESERVED})
-            sealed, line = ch.seal(body, record["jseq"], prev, None)
-            prev = sealed["hash"]
-            lines.append(line)
-        path.chmod(0o644)
-        path.write_bytes(b"".join(lines))
 
 
 def both(directory: Path):

@@ -194,6 +194,24 @@ def write_journal(directory: Path, shoes: int, seed: int = 1, odds: bool = True,
     return counts
 
 
+def reseal(directory: Path, change) -> None:
+    """Change records (change(file name, record) -> record) and seal the whole journal again: the
+    chain stays intact, so only a replay can tell. The files are rewritten in place."""
+    from shoed.journal import chain as ch
+
+    prev = ch.GENESIS
+    for path in sorted(directory.glob("*.jsonl")):
+        lines = []
+        for raw in path.read_bytes().splitlines():
+            record = json.loads(raw)
+            body = change(path.name, {k: v for k, v in record.items() if k not in ch.RESERVED})
+            sealed, line = ch.seal(body, record["jseq"], prev, None)
+            prev = sealed["hash"]
+            lines.append(line)
+        path.chmod(0o644)
+        path.write_bytes(b"".join(lines))
+
+
 def iter_journal_events(directory: Path):
     """The journal's events file by file, without holding the whole journal in memory (long soaks)."""
     for path in sorted(directory.glob("*.jsonl")):

@@ -1,0 +1,91 @@
+"""What the daemon owes after a stop at the worst moment: inputs it would have made itself
+are made at the next start, journaled and published like any other, with `seq` unbroken."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import run_shoed
+from tests.daemon_runner import Daemon
+from tests.reliability.harness import journal_records, reseal, write_journal
+
+ODDS_FIELDS = ("cards_left", "probabilities", "player_expectation", "favourable")
+
+
+def steps_after(records: list[dict], jseq: int, file_name: str) -> list[dict]:
+    index = next(i for i, r in enumerate(records) if r["_file"] == file_name and r["jseq"] == jseq)
+    return [r for r in records[index + 1:] if r["kind"] == "step"]
+
+
+def records_of(directory: Path) -> list[dict]:
+    out = []
+    for path in sorted(directory.glob("*.jsonl")):
+        for line in path.read_bytes().splitlines():
+            out.append(json.loads(line) | {"_file": path.name})
+    return out
+
+
+def seqs(records: list[dict]) -> list[int]:
+    return [e["seq"] for r in records if r["kind"] == "step" for e in r["events"]]
+
+
+def start_and_stop(base: Path, journal: Path) -> None:
+    # A shoe that is not there: the daemon starts, rebuilds, and waits for it.
+    with Daemon(base, "--source", f"native:{base}/no-shoe", journal=journal) as daemon:
+        daemon.wait_for(lambda line: line.get("event") == "ready", 30, "ready")
+    assert daemon.proc.returncode == 0
+
+
+def test_live_odds_cut_off_by_a_stop_come_at_the_next_start(base):
+    journal = base / "journal"
+    write_journal(journal, shoes=1, seed=3)
+    last = sorted(journal.glob("*.jsonl"))[-1]
+    lines = last.read_bytes().splitlines(keepends=True)
+    parsed = [json.loads(line) for line in lines]
+    # Stopped right after the 20th coup's result was journaled, before its odds were.
+    results = [i for i, r in enumerate(parsed) if r["kind"] == "step"
+               and any(e["kind"] == "coup.result" for e in r["events"])]
+    cut = results[19]
+    assert parsed[cut + 1]["input"]["kind"] == "odds"
+    lost = parsed[cut + 1]["events"][0]
+    last.chmod(0o644)
+    last.write_bytes(b"".join(lines[: cut + 1]))
+
+    start_and_stop(base, journal)
+    records = records_of(journal)
+    after = steps_after(records, parsed[cut]["jseq"], last.name)
+    assert [r["input"]["kind"] for r in after[:2]] == ["power", "odds"]
+    again = after[1]["events"][0]
+    assert again["kind"] == "shoe.odds" and {k: again[k] for k in ODDS_FIELDS} == {k: lost[k] for k in ODDS_FIELDS}
+    numbers = seqs(records)
+    assert numbers == list(range(numbers[0], numbers[0] + len(numbers)))
+    assert run_shoed("journal", "verify", str(journal)).returncode == 0
+    assert json.loads(run_shoed("replay", str(journal), "--json").stdout)["identical"] is True
+
+
+def test_a_start_that_finds_the_replay_different_locks_the_table_on_the_record(base):
+    journal = base / "journal"
+    write_journal(journal, shoes=1, seed=4, odds=False)
+    last = sorted(journal.glob("*.jsonl"))[-1].name
+    done, seen = [], []
+
+    def change(name, record):
+        if name == last:
+            seen.append(record)  # called in order: this record's jseq is len(seen)
+            if not done and record["kind"] == "step" and record["events"] and record["events"][0]["kind"] == "card":
+                record["events"][0]["card"] = "KS" if record["events"][0]["card"] != "KS" else "QS"
+                done.append(len(seen))
+        return record
+
+    reseal(journal, change)
+    end = journal_records(journal)[-1]["jseq"]
+    start_and_stop(base, journal)
+    records = records_of(journal)
+    after = steps_after(records, end, last)
+    assert [r["input"]["kind"] for r in after[:2]] == ["power", "integrity"]
+    alarm = after[1]["events"][0]
+    assert alarm["kind"] == "alarm" and alarm["alarm"] == "integrity" and alarm["active"] is True
+    assert f"differs at jseq {done[0]}:" in alarm["text"]
+    numbers = seqs(records)
+    assert numbers == list(range(numbers[0], numbers[0] + len(numbers)))  # journaled, so no gap
