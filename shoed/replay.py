@@ -80,6 +80,18 @@ class Replay:
         """Take one journal record; return the events its input produced again."""
         kind = record.get("kind")
         self.last_record = record
+        if kind == STEP and self.controller is not None:
+            events = self.controller.feed(record["input"]).events
+            self.steps += 1
+            self.events += len(events)
+            recorded = record.get("events", [])
+            if events != recorded:
+                first = recorded[0]["seq"] if recorded else (events[0]["seq"] if events else None)
+                self.differences.append(
+                    Difference(record.get("jseq"), file, first, "replayed events differ from the recorded ones",
+                               recorded, events)
+                )
+            return events
         if kind == CHECKPOINT:
             if self.controller is None:
                 self.controller = controller_from_checkpoint(record)
@@ -95,29 +107,12 @@ class Replay:
                     )
                     self.controller = controller_from_checkpoint(record)
             return []
-        if kind != STEP:
-            return []
-        if self.controller is None:
+        if kind == STEP:  # and no controller yet
             self.differences.append(Difference(record.get("jseq"), file, None, "a step before any checkpoint"))
-            return []
-        step = self.controller.feed(record["input"])
-        self.steps += 1
-        self.events += len(step.events)
-        recorded = record.get("events", [])
-        if step.events != recorded:
-            first = recorded[0]["seq"] if recorded else (step.events[0]["seq"] if step.events else None)
-            self.differences.append(
-                Difference(record.get("jseq"), file, first, "replayed events differ from the recorded ones",
-                           recorded, step.events)
-            )
-        return step.events
+        return []
 
     def _checkpointable(self) -> bool:
-        try:
-            self.controller.checkpoint()
-            return True
-        except ValueError:
-            return False
+        return self.controller.checkpointable
 
 
 def replay(records: Iterable[tuple[str | None, dict]]) -> Iterator[tuple[dict, list[dict], Replay]]:

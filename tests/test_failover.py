@@ -146,6 +146,32 @@ def test_readers_that_disagree_raise_an_alarm():
     assert alarms and alarms[0]["alarm"] == "reader_mismatch" and wrong in alarms[0]["text"]
 
 
+@pytest.mark.parametrize("bad", ["zz", "", 5, "1S"])
+def test_a_card_the_standby_reader_cannot_read_is_never_dealt_as_a_guess(bad):
+    inputs = dealer_inputs(coups=3)
+    t = table()
+    first = next(i for i, x in enumerate(inputs) if x["kind"] == "card" and x["mode"] == "game")
+    feed_all(t, inputs[:first])
+    step = t.feed({"kind": "card", "card": bad, "source": CAMERA})
+    assert [(e["kind"], e["alarm"], e["source"]) for e in step.events] == [("alarm", "bad_card", CAMERA)]
+    # The shoe is lost before it delivers that card: the camera takes over with what it saw.
+    events = t.feed({"kind": "link", "link": "lost", "source": SHOE}).events
+    assert t.active_source == CAMERA
+    dealt = [e for e in events if e["kind"] in ("card", "shoe.burn")]
+    assert [(e["card"], e["recipient"]) for e in dealt] == [(None, "unreadable")]
+    assert any(e["kind"] == "misdeal" and e["misdeal"]["kind"] == "unreadable_card" for e in events)
+
+
+def test_a_standby_reader_s_card_text_is_kept_in_its_one_written_form():
+    inputs = dealer_inputs(coups=3)
+    t = table()
+    first = next(i for i, x in enumerate(inputs) if x["kind"] == "card" and x["mode"] == "game")
+    feed_all(t, inputs[:first])
+    assert t.feed({"kind": "card", "card": inputs[first]["card"].lower(), "source": CAMERA}).events == []
+    step = t.feed(dict(inputs[first], source=SHOE))  # the same card: no mismatch
+    assert not [e for e in step.events if e["kind"] == "alarm"]
+
+
 def test_every_reader_lost_asks_for_manual_entry():
     t = table()
     t.feed({"kind": "link", "link": "lost", "source": SHOE})

@@ -8,7 +8,7 @@ a card is never guessed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # Rank numbers: A=1, 2-9, T=10, J=11, Q=12, K=13.
 RANK_LETTERS = "A23456789TJQK"
@@ -33,17 +33,16 @@ class Card:
 
     rank: int  # 1 (ace) .. 13 (king)
     suit: str  # one of "CDHS"
+    # Baccarat value: A=1, 2-9 face value, 10/J/Q/K = 0. Worked out from the rank
+    # when the card is made (every coup reads it several times), not part of its identity.
+    value: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not (isinstance(self.rank, int) and 1 <= self.rank <= 13):
             raise CardError(f"rank must be 1..13, not {self.rank!r}")
         if self.suit not in SUITS or len(self.suit) != 1:
             raise CardError(f"suit must be one of C, D, H, S, not {self.suit!r}")
-
-    @property
-    def value(self) -> int:
-        """Baccarat value: A=1, 2-9 face value, 10/J/Q/K = 0."""
-        return self.rank if self.rank < 10 else 0
+        object.__setattr__(self, "value", self.rank if self.rank < 10 else 0)
 
     @property
     def burn_count(self) -> int:

@@ -21,7 +21,6 @@ from shoed.rules.ruleset import CHOICE, DRAW, Ruleset
 
 PLAYER, BANKER, TIE = "player", "banker", "tie"
 DEAL_ORDER = (PLAYER, BANKER, PLAYER, BANKER)
-_UNKNOWN = object()  # Coup._next before it is worked out
 
 
 def draw_order(player_cards, banker_cards) -> list:
@@ -34,7 +33,15 @@ def draw_order(player_cards, banker_cards) -> list:
 
 
 def hand_total(cards) -> int:
-    return sum(card.value for card in cards) % 10
+    total = 0
+    for card in cards:
+        total += card.value
+    return total % 10
+
+
+def _two_card_total(hand: tuple[Card, ...]) -> int:
+    """The total of a hand's first two cards (what a natural and the tableau read)."""
+    return (hand[0].value + hand[1].value) % 10
 
 
 def is_pair(cards) -> bool:
@@ -46,6 +53,23 @@ def is_pair(cards) -> bool:
 def settle(ruleset: Ruleset, winner: str, banker_total: int, player_pair: bool, banker_pair: bool) -> dict[str, Fraction]:
     """Net units won (positive) or lost (negative) per unit staked on every bet
     the ruleset offers, for a finished coup."""
+    return dict(_settlement(ruleset, winner, banker_total, player_pair, banker_pair)[0])
+
+
+def _settlement(ruleset: Ruleset, winner: str, banker_total: int, player_pair: bool, banker_pair: bool
+                ) -> tuple[dict[str, Fraction], dict[str, float | int]]:
+    """The settlement and its JSON form, worked out once per ruleset and case: it
+    depends only on the winner, a banker total of 6, and the pairs (24 cases)."""
+    key = ("settle", winner, banker_total == 6, bool(player_pair), bool(banker_pair))
+    known = ruleset.memo.get(key)
+    if known is None:
+        nets = _settle(ruleset, winner, banker_total, player_pair, banker_pair)
+        known = ruleset.memo[key] = (nets, settlement_json(nets))
+    return known
+
+
+def _settle(ruleset: Ruleset, winner: str, banker_total: int, player_pair: bool, banker_pair: bool
+            ) -> dict[str, Fraction]:
     out: dict[str, Fraction] = {}
     for name, bet in ruleset.bets.items():
         if name in (PLAYER, BANKER, "active_player", "active_banker"):
@@ -83,6 +107,9 @@ class CoupResult:
     banker_pair: bool
     settlement: dict[str, Fraction]
     rotate: tuple[str, ...]  # Baccarat Royal: positions that move on after this coup
+    # The settlement as JSON numbers, when it was worked out with it (`Coup.result`):
+    # derived from `settlement`, so not part of the value.
+    settlement_numbers: dict[str, float | int] | None = field(default=None, compare=False, repr=False)
 
     @property
     def cards(self) -> int:
@@ -99,7 +126,8 @@ class CoupResult:
             "player_pair": self.player_pair,
             "banker_pair": self.banker_pair,
             "cards": self.cards,
-            "settlement": settlement_json(self.settlement),
+            "settlement": (settlement_json(self.settlement) if self.settlement_numbers is None
+                           else dict(self.settlement_numbers)),
             "rotate": list(self.rotate),
         }
 
@@ -118,9 +146,13 @@ class Coup:
     banker: tuple[Card, ...] = ()
     order: tuple[str, ...] = ()  # recipient of each card, in draw order
     decisions: tuple[tuple[str, bool], ...] = field(default=())  # (side, draws)
-    # `next`, worked out once: the controller asks it several times per card. Not part of
-    # the coup's value (not compared, not hashed, not given to the constructor).
-    _next: object = field(default=_UNKNOWN, init=False, repr=False, compare=False)
+    # What is due next: 'player', 'banker', 'decision:player', 'decision:banker', or None
+    # when complete. Worked out once, when the coup is made (the controller asks it several
+    # times per card); it follows from the fields above, so it is not part of the value.
+    next: str | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "next", self._due())
 
     # ----- what is due -------------------------------------------------
     @property
@@ -140,26 +172,18 @@ class Coup:
         if len(self.order) < 4:
             return False
         nat = self.ruleset.natural
-        return hand_total(self.player[:2]) in nat or hand_total(self.banker[:2]) in nat
-
-    @property
-    def next(self) -> str | None:
-        """'player', 'banker', 'decision:player', 'decision:banker', or None when complete."""
-        due = self._next
-        if due is _UNKNOWN:
-            due = self._due()
-            object.__setattr__(self, "_next", due)  # a cache on an immutable value
-        return due
+        return _two_card_total(self.player) in nat or _two_card_total(self.banker) in nat
 
     def _due(self) -> str | None:
         n = len(self.order)
         if n < 4:
             return DEAL_ORDER[n]
-        if self.natural:
-            return None
         rs = self.ruleset
+        player_two, banker_two = _two_card_total(self.player), _two_card_total(self.banker)
+        if player_two in rs.natural or banker_two in rs.natural:
+            return None
         if len(self.player) == 2:
-            action = rs.player_action(hand_total(self.player))
+            action = rs.player_action(player_two)
             if action == CHOICE:
                 choice = self.decision(PLAYER)
                 if choice is None:
@@ -169,7 +193,7 @@ class Coup:
                 return PLAYER
         if len(self.banker) == 2:
             third = self.player[2].value if len(self.player) == 3 else None
-            action = rs.banker_action(hand_total(self.banker), third)
+            action = rs.banker_action(banker_two, third)
             if action == CHOICE:
                 choice = self.decision(BANKER)
                 if choice is None:
@@ -188,15 +212,13 @@ class Coup:
         """Give the card to whoever it is due to. A card that is not due leaves the
         coup as it was and comes back as a misdeal."""
         due = self.next
-        index = len(self.order)
-        correctable = self.ruleset.misdeal_correction
-        if due is None:
-            return self, md.extra_card(index, str(card), correctable)
-        if due.startswith("decision:"):
-            return self, md.card_before_decision(index, due.split(":")[1], str(card))
         if due == PLAYER:
             return Coup(self.ruleset, self.player + (card,), self.banker, self.order + (PLAYER,), self.decisions), None
-        return Coup(self.ruleset, self.player, self.banker + (card,), self.order + (BANKER,), self.decisions), None
+        if due == BANKER:
+            return Coup(self.ruleset, self.player, self.banker + (card,), self.order + (BANKER,), self.decisions), None
+        if due is None:
+            return self, md.extra_card(len(self.order), str(card), self.ruleset.misdeal_correction)
+        return self, md.card_before_decision(len(self.order), due.split(":")[1], str(card))
 
     def decide(self, side: str, draws: bool) -> Coup:
         """Record an active player's free choice. A decision for a cell that is
@@ -232,6 +254,7 @@ class Coup:
         rotate: tuple[str, ...] = ()
         if self.ruleset.rotation:
             rotate = (PLAYER, BANKER) if winner == TIE else (BANKER,) if winner == PLAYER else (PLAYER,)
+        nets, numbers = _settlement(self.ruleset, winner, bt, pp, bp)
         return CoupResult(
             self.player,
             self.banker,
@@ -241,8 +264,9 @@ class Coup:
             self.natural,
             pp,
             bp,
-            settle(self.ruleset, winner, bt, pp, bp),
+            dict(nets),
             rotate,
+            dict(numbers),
         )
 
     def to_json(self) -> dict:

@@ -80,6 +80,7 @@ A1. For each derived road, the mark it would get if the next coup were a
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -89,6 +90,7 @@ ROWS = 6  # rows of a standard scoreboard
 
 # The three derived roads and how many columns each looks back.
 DERIVED = (("big_eye_boy", 1), ("small_road", 2), ("cockroach_pig", 3))
+_DERIVED_NAMES = tuple(name for name, _ in DERIVED)
 
 _MARKS = {"b": "banker_pair", "p": "player_pair", "n": "natural"}
 
@@ -113,8 +115,9 @@ class Outcome:
     @classmethod
     def from_coup(cls, result) -> Outcome:
         """From a finished coup (`shoed.rules.coup.CoupResult`)."""
-        winner = {"banker": BANKER, "player": PLAYER, "tie": TIE}[result.winner]
-        return cls(winner, bool(result.banker_pair), bool(result.player_pair), bool(result.natural))
+        winner = _WINNERS[result.winner]
+        make = _outcome if cls is Outcome else cls
+        return make(winner, bool(result.banker_pair), bool(result.player_pair), bool(result.natural))
 
     def __str__(self) -> str:
         return self.winner + "".join(m for m, name in _MARKS.items() if getattr(self, name))
@@ -126,6 +129,10 @@ class Outcome:
             "player_pair": self.player_pair,
             "natural": self.natural,
         }
+
+
+# Outcomes are immutable and few (24): one value each, shared by every coup that has it.
+_outcome = functools.cache(Outcome)
 
 
 def parse_results(text: str) -> tuple[Outcome, ...]:
@@ -214,6 +221,11 @@ class Place:
     column: int  # logical column
     index: int  # position in the logical column (0 = top)
     tail: bool  # drawn to the right of its column's first grid column (dragon tail)
+
+
+# Places are immutable and repeat from shoe to shoe (the roads of a shoe stay on a few
+# dozen columns): the builder shares them instead of making each anew.
+_place = functools.lru_cache(maxsize=4096)(Place)
 
 
 @dataclass(frozen=True, slots=True)
@@ -459,7 +471,7 @@ class GridCursor:
 
     def _take(self) -> Place:
         self.taken.add((self.row, self.col))
-        return Place(self.row, self.col, self.column, self.index, self.col != self.start)
+        return _place(self.row, self.col, self.column, self.index, self.col != self.start)
 
 
 def _place_json(place: Place) -> dict:
@@ -535,12 +547,12 @@ class RoadBuilder:
 
     def add(self, result) -> RoadStep:
         """One more coup: an Outcome, its notation ("Bbn") or a finished coup."""
-        (outcome,) = as_outcomes([result])
+        outcome = result if isinstance(result, Outcome) else as_outcomes([result])[0]
         self._outcomes.append(outcome)
         position = len(self._outcomes)
         index = position - 1
-        bead = Place(index % self.rows, index // self.rows, index // self.rows, index % self.rows, False)
-        derived: dict[str, tuple[str, Place] | None] = {name: None for name, _ in DERIVED}
+        bead = _place(index % self.rows, index // self.rows, index // self.rows, index % self.rows, False)
+        derived: dict[str, tuple[str, Place] | None] = dict.fromkeys(_DERIVED_NAMES)
         if outcome.winner == TIE:
             if not self._columns:  # BR2
                 self._leading += 1
@@ -579,15 +591,17 @@ class RoadBuilder:
 
     def ask_road(self) -> dict[str, dict[str, str | None]]:
         """A1 in O(1): the column lengths are kept, not recounted."""
+        lengths = self._lengths
+        last = self._columns[-1][-1].winner if self._columns else None
         out = {}
         for side, winner in (("banker", BANKER), ("player", PLAYER)):
-            if not self._columns:
+            if last is None:
                 column, row = 0, 0
-            elif self._columns[-1][-1].winner == winner:
-                column, row = len(self._columns) - 1, self._lengths[-1]
+            elif last == winner:
+                column, row = len(lengths) - 1, lengths[-1]
             else:
-                column, row = len(self._columns), 0
-            out[side] = {name: mark(self._lengths, column, row, k) for name, k in DERIVED}
+                column, row = len(lengths), 0
+            out[side] = {name: mark(lengths, column, row, k) for name, k in DERIVED}
         return out
 
     def pop(self) -> Outcome:

@@ -11,6 +11,7 @@ player decides, as in Baccarat Royal).
 
 from __future__ import annotations
 
+import functools
 import tomllib
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -59,6 +60,10 @@ class Ruleset:
     misdeal_correction: bool  # deal errors are corrected at once where possible
     rotation: bool  # Baccarat Royal: active positions rotate after a loss
     notes: tuple[str, ...] = field(default=())
+    # What is worked out from these rules again and again (a coup's settlement:
+    # shoed.rules.coup.settle), kept with them once worked out. Not part of the
+    # ruleset's value: not compared, not shown, not copied by `with_decks`.
+    memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def fixed_tableau(self) -> bool:
@@ -177,10 +182,17 @@ def load_ruleset(name_or_path: str | Path) -> Ruleset:
         if not path.is_file():
             raise RulesetError(f"no ruleset file at {path}")
         return ruleset_from_dict(tomllib.loads(path.read_text(encoding="utf-8")), str(path))
-    resource = _builtin_dir() / f"{text}.toml"
+    return _builtin(text)
+
+
+@functools.cache
+def _builtin(name: str) -> Ruleset:
+    """A built-in ruleset, read once: a replay builds a controller per shoe file, and a
+    Ruleset is an immutable value (an error is not remembered: the cache keeps no exception)."""
+    resource = _builtin_dir() / f"{name}.toml"
     if not resource.is_file():
-        raise RulesetError(f"unknown ruleset {text!r}; known: {', '.join(builtin_names())}")
-    return ruleset_from_dict(tomllib.loads(resource.read_text(encoding="utf-8")), f"{text}.toml")
+        raise RulesetError(f"unknown ruleset {name!r}; known: {', '.join(builtin_names())}")
+    return ruleset_from_dict(tomllib.loads(resource.read_text(encoding="utf-8")), f"{name}.toml")
 
 
 def with_decks(ruleset: Ruleset, decks: int) -> Ruleset:
@@ -191,4 +203,6 @@ def with_decks(ruleset: Ruleset, decks: int) -> Ruleset:
         raise RulesetError(
             f"{ruleset.name} is played with {ruleset.min_decks} to {ruleset.max_decks} decks, not {decks}"
         )
+    if decks == ruleset.decks:
+        return ruleset  # the same value: kept, with what it has worked out already
     return replace(ruleset, decks=decks)

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from shoed.rules.cards import Card, full_deck
 from shoed.rules.ruleset import Ruleset
 
+_DECK = tuple(full_deck())  # the 52 identities, in index order
+
 # Phases of a shoe.
 BURN_FIRST = "burn_first"  # waiting for the exposed first card
 BURNING = "burning"  # burning the cards the first card called for
@@ -67,12 +69,12 @@ class Shoe:
     def note(self, card: Card) -> tuple[int, bool]:
         """Count one card out of the shoe. Returns (times seen, excess): excess is
         True when the identity was seen more often than the decks hold."""
-        self.seen[card] += 1
-        n = self.seen[card]
+        n = self.seen[card] + 1
+        self.seen[card] = n
         return n, n > self.decks
 
     def excess_cards(self) -> dict[str, int]:
-        return {str(c): n - self.decks for c, n in sorted(self.seen.items()) if n > self.decks}
+        return {str(c): n - self.decks for c, n in sorted((c, n) for c, n in self.seen.items() if n > self.decks)}
 
     @property
     def total_seen(self) -> int:
@@ -141,11 +143,12 @@ class Shoe:
     def reconcile(self) -> dict:
         """Account for every card of the shoe."""
         missing_by_identity = {}
-        for card in full_deck():
+        for card in _DECK:
             left = self.decks - self.seen.get(card, 0)
             if left > 0:
                 missing_by_identity[str(card)] = left
         accounted = self.counts.coups + self.counts.burned + self.counts.discarded
+        excess = self.excess_cards()
         return {
             "decks": self.decks,
             "capacity": self.capacity,
@@ -156,9 +159,9 @@ class Shoe:
             "accounted": accounted,
             "unaccounted": self.total_seen - accounted,
             "left_in_shoe": self.cards_left,
-            "excess": self.excess_cards(),
+            "excess": excess,
             "left_by_identity": missing_by_identity,
-            "balanced": accounted == self.total_seen and not self.excess_cards(),
+            "balanced": accounted == self.total_seen and not excess,
             "coups": self.coups_dealt,
             "burn_first": str(self.burn_first) if self.burn_first else None,
         }
