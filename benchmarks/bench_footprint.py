@@ -41,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def one_run(coups: int, pace: float, extra_env: dict | None = None) -> dict:
+    from tests.daemon_runner import rss_kb
     from tests.reliability.harness import Display, Simulator, remove_dir, short_dir
 
     base = short_dir("shoed-fp-")
@@ -72,13 +73,8 @@ def one_run(coups: int, pace: float, extra_env: dict | None = None) -> dict:
         display = Display(events=f"ipc://{base}/events", snapshot=f"ipc://{base}/snapshot")
         display.until(lambda events: sum(1 for e in events if e["kind"] == "coup.result") >= coups,
                       60 + coups * 10 * pace * 6, f"{coups} coups")
-        fields = {}
-        with open(f"/proc/{proc.pid}/status") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                if key in ("VmRSS", "VmHWM"):
-                    fields[key] = int(value.split()[0])
-        return {"ready_s": ready, "own_s": own, "rss_kb": fields["VmRSS"], "hwm_kb": fields["VmHWM"]}
+        rss, hwm = rss_kb(proc.pid)
+        return {"ready_s": ready, "own_s": own, "rss_kb": rss, "hwm_kb": hwm}
     finally:
         if display is not None:
             display.close()

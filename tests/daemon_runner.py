@@ -50,6 +50,17 @@ def run_shoed(*args: str, timeout: float = 60, check: bool = False,
     return proc
 
 
+def rss_kb(pid: int) -> tuple[int, int]:
+    """(VmRSS, VmHWM) of a process in kB, from /proc."""
+    fields = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                fields[key] = int(value.split()[0])
+    return fields["VmRSS"], fields["VmHWM"]
+
+
 class _StopsOnExit:
     """`with X(...) as x:` stops x on the way out, whatever happened."""
 
@@ -146,13 +157,7 @@ class Daemon(_StopsOnExit):
 
     def rss_kb(self) -> tuple[int, int]:
         """(VmRSS, VmHWM) of the daemon process in kB, from /proc."""
-        fields = {}
-        with open(f"/proc/{self.proc.pid}/status") as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                if key in ("VmRSS", "VmHWM"):
-                    fields[key] = int(value.split()[0])
-        return fields["VmRSS"], fields["VmHWM"]
+        return rss_kb(self.proc.pid)
 
 
 class Simulator(_StopsOnExit):
