@@ -146,3 +146,18 @@ def test_the_command_reports_the_same_whatever_the_jobs(journal):
 def test_publishing_needs_one_process(journal, tmp_path):
     proc = run_shoed("replay", str(journal[0]), "--jobs", "2", "--publish", f"ipc://{tmp_path}/p")
     assert proc.returncode != 0 and "--jobs 1" in proc.stderr
+
+
+def test_a_keyed_journal_is_replayed_apart_with_its_secret_only(journal, tmp_path):
+    directory, files = copy(journal, tmp_path)
+    reseal(directory, lambda name, record: record, secret=b"table secret")
+    keyed = replay_journal(directory, b"table secret", jobs=2)
+    assert keyed.identical and keyed.cards == journal[1]["cards"]
+    for secret in (None, b"another secret"):
+        one, two = replay_journal(directory, secret, jobs=1), replay_journal(directory, secret, jobs=2)
+        assert one.corrupt == two.corrupt and one.corrupt is not None and one.steps == two.steps == 0
+        assert one.corrupt.file.endswith(files[0].name) and one.corrupt.line == 1
+    secret_file = tmp_path / "secret"
+    secret_file.write_bytes(b"table secret\n")
+    proc = run_shoed("replay", str(directory), "--json", "--jobs", "2", "--secret-file", str(secret_file))
+    assert proc.returncode == 0 and json.loads(proc.stdout)["identical"] is True

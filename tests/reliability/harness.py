@@ -194,9 +194,9 @@ def write_journal(directory: Path, shoes: int, seed: int = 1, odds: bool = True,
     return counts
 
 
-def reseal(directory: Path, change) -> None:
-    """Change records (change(file name, record) -> record) and seal the whole journal again: the
-    chain stays intact, so only a replay can tell. The files are rewritten in place."""
+def reseal(directory: Path, change, secret: bytes | None = None) -> None:
+    """Change records (change(file name, record) -> record) and seal the whole journal again (keyed
+    with `secret` if given): the chain stays intact, so only a replay can tell. In place."""
     from shoed.journal import chain as ch
 
     prev = ch.GENESIS
@@ -205,7 +205,9 @@ def reseal(directory: Path, change) -> None:
         for raw in path.read_bytes().splitlines():
             record = json.loads(raw)
             body = change(path.name, {k: v for k, v in record.items() if k not in ch.RESERVED})
-            sealed, line = ch.seal(body, record["jseq"], prev, None)
+            if body["kind"] == ch.HEADER_KIND:
+                body["alg"] = ch.ALG_HMAC if secret is not None else ch.ALG_SHA256
+            sealed, line = ch.seal(body, record["jseq"], prev, secret)
             prev = sealed["hash"]
             lines.append(line)
         path.chmod(0o644)
