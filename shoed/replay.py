@@ -96,23 +96,32 @@ class Replay:
             if self.controller is None:
                 self.controller = controller_from_checkpoint(record)
             else:
-                now = self.controller.checkpoint() if self._checkpointable() else None
-                recorded = record.get("state") or {}
-                # Compared on what the record holds: a journal written before a field was added to
-                # the checkpoint does not have it, and must still replay identically.
-                if now is not None and {k: now.get(k) for k in recorded} != recorded:
-                    self.differences.append(
-                        Difference(record.get("jseq"), file, now.get("seq"), "checkpoint differs from the replayed state",
-                                   [record.get("state")], [now])
-                    )
+                difference = checkpoint_difference(self.checkpoint_now(), record, file)
+                if difference is not None:
+                    self.differences.append(difference)
                     self.controller = controller_from_checkpoint(record)
             return []
         if kind == STEP:  # and no controller yet
             self.differences.append(Difference(record.get("jseq"), file, None, "a step before any checkpoint"))
         return []
 
-    def _checkpointable(self) -> bool:
-        return self.controller.checkpointable
+    def checkpoint_now(self) -> dict | None:
+        """The controller's checkpoint, or None where none can be taken (no controller yet,
+        or a shoe with cards seen)."""
+        controller = self.controller
+        return controller.checkpoint() if controller is not None and controller.checkpointable else None
+
+
+def checkpoint_difference(now: dict | None, record: dict, file: str | None) -> Difference | None:
+    """How the replayed state `now` (None: no checkpoint can be taken, nothing to compare)
+    differs from a checkpoint record, or None. Compared on what the record holds: a journal
+    written before a field was added to the checkpoint does not have it, and must still
+    replay identically."""
+    recorded = record.get("state") or {}
+    if now is None or {k: now.get(k) for k in recorded} == recorded:
+        return None
+    return Difference(record.get("jseq"), file, now.get("seq"), "checkpoint differs from the replayed state",
+                      [record.get("state")], [now])
 
 
 def replay(records: Iterable[tuple[str | None, dict]]) -> Iterator[tuple[dict, list[dict], Replay]]:

@@ -25,7 +25,7 @@ from pathlib import Path
 from shoed.journal import chain as ch
 from shoed.journal.reader import FileEnd, file_records, journal_files, seam_fault
 from shoed.journal.store import BadRecord
-from shoed.replay import CHECKPOINT, STEP, Difference, Replay
+from shoed.replay import CHECKPOINT, STEP, Difference, Replay, checkpoint_difference
 
 
 @dataclass
@@ -35,8 +35,7 @@ class FileReplay:
     path: str
     header: dict | None = None  # line 1, for the seam
     end: FileEnd | None = None
-    start_state: dict | None = None  # the state its checkpoint records
-    start_jseq: int | None = None
+    checkpoint: dict | None = None  # its checkpoint record: the state it starts in
     end_state: dict | None = None  # the controller's state at its end, if a checkpoint can be taken there
     steps: int = 0
     events: int = 0
@@ -59,8 +58,8 @@ def replay_file(
         if out.header is None:
             out.header = item
         kind = item.get("kind")
-        if kind == CHECKPOINT and out.start_state is None:
-            out.start_state, out.start_jseq = item.get("state") or {}, item["jseq"]
+        if kind == CHECKPOINT and out.checkpoint is None:
+            out.checkpoint = item
         elif kind == STEP and item["input"].get("kind") == "card":
             out.cards += 1
         events = state.feed(item, path.name)
@@ -69,7 +68,7 @@ def replay_file(
         last = item
     if last is not None:
         out.end = FileEnd(path.name, out.header["file_seq"], last["hash"])
-    out.end_state = _checkpoint_now(state)
+    out.end_state = state.checkpoint_now()
     out.steps, out.events, out.differences = state.steps, state.events, state.differences
     return out
 
@@ -88,16 +87,6 @@ class JournalReplay:
     @property
     def identical(self) -> bool:
         return not self.differences and self.corrupt is None
-
-
-def _checkpoint_now(state: Replay) -> dict | None:
-    return state.controller.checkpoint() if state.controller is not None and state._checkpointable() else None
-
-
-def _checkpoint_difference(now: dict | None, recorded: dict) -> Difference | None:
-    if now is not None and {k: now.get(k) for k in recorded} != recorded:
-        return Difference(None, None, now.get("seq"), "checkpoint differs from the replayed state", [recorded], [now])
-    return None
 
 
 def _job(job: tuple[str, ch.FileName | None, bytes | None]) -> FileReplay:
@@ -148,10 +137,9 @@ def _join(tables: list, results: Iterator[FileReplay]) -> JournalReplay:
                 if fault is not None:
                     total.corrupt = fault
                     return total
-                if before is not None and result.start_state is not None:
-                    difference = _checkpoint_difference(before.end_state, result.start_state)
+                if before is not None and result.checkpoint is not None:
+                    difference = checkpoint_difference(before.end_state, result.checkpoint, Path(result.path).name)
                     if difference is not None:
-                        difference.file, difference.jseq = Path(result.path).name, result.start_jseq
                         total.differences.append(difference)
             total.files += 1
             total.steps += result.steps
