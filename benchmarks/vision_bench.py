@@ -133,17 +133,7 @@ def accuracy(name: str, shots, recognizer: Recognizer) -> None:
 
 
 def make(count: int, seed: int, style: str = "classic", kinds=("card",), **options):
-    rng = np.random.default_rng(seed)
-    st = synth.STYLES[style]()
-    labels: list[str] = []
-    shots = []
-    for i in range(count):
-        if not labels:
-            labels = list(rng.permutation(synth.all_labels()))
-        kind = kinds[i % len(kinds)]
-        label = labels.pop() if kind in ("card", "hidden") else None
-        shots.append(synth.photograph(label, rng, st, kind=kind, **options))
-    return shots
+    return list(synth.shots(count, seed, style, kinds, **options))
 
 
 def main() -> int:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import cv2
@@ -536,23 +537,31 @@ def photograph(
     return Shot(img, truth, kind, corners.round(1).tolist(), face.font, style.name)
 
 
-def write_set(folder: str, count: int, seed: int, style: str = "classic", kinds: tuple[str, ...] = ("card",),
-              **options) -> list[dict]:
-    """Write `count` photographs as JPEG files plus manifest.json; return the manifest.
-
-    Cards are drawn from shuffled whole decks, so every card appears about equally."""
-    os.makedirs(folder, exist_ok=True)
+def shots(count: int, seed: int, style: str = "classic", kinds: tuple[str, ...] = ("card",),
+          sizes: tuple[tuple[int, int], ...] | None = None, **options) -> Iterator[Shot]:
+    """`count` photographs, the i-th of kind kinds[i % len(kinds)] (and size sizes[i % len(sizes)]
+    if given). Cards are dealt from shuffled whole decks (every card of a deck once before any
+    repeats), so every card appears about equally."""
     rng = np.random.default_rng(seed)
     st = STYLES[style]()
     labels: list[str] = []
-    manifest = []
     for i in range(count):
         if not labels:
             labels = list(rng.permutation(all_labels()))
         kind = kinds[i % len(kinds)]
         label = labels.pop() if kind in ("card", "hidden") else None
-        shot = photograph(label, rng, st, kind=kind, **options)
-        name = f"{i:04d}_{shot.card or kind}.jpg"
+        if sizes is not None:
+            options["size"] = sizes[i % len(sizes)]
+        yield photograph(label, rng, st, kind=kind, **options)
+
+
+def write_set(folder: str, count: int, seed: int, style: str = "classic", kinds: tuple[str, ...] = ("card",),
+              **options) -> list[dict]:
+    """Write `count` photographs (`shots`) as JPEG files plus manifest.json; return the manifest."""
+    os.makedirs(folder, exist_ok=True)
+    manifest = []
+    for i, shot in enumerate(shots(count, seed, style, kinds, **options)):
+        name = f"{i:04d}_{shot.card or shot.kind}.jpg"
         cv2.imwrite(os.path.join(folder, name), shot.image, [cv2.IMWRITE_JPEG_QUALITY, 92])
         manifest.append(shot.manifest(name))
     with open(os.path.join(folder, "manifest.json"), "w") as fh:

@@ -8,7 +8,6 @@ whole folder well under a minute on one core.
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from shoed.vision import synth
@@ -17,20 +16,8 @@ TEST_SIZES = ((1280, 960), (960, 1280))
 
 
 def shoot(count: int, seed: int, style: str = "classic", kinds=("card",), **options) -> list[synth.Shot]:
-    """`count` photographs, cards dealt from shuffled whole decks (every card of
-    a deck once before any repeats)."""
-    rng = np.random.default_rng(seed)
-    st = synth.STYLES[style]()
-    labels: list[str] = []
-    shots = []
-    for i in range(count):
-        if not labels:
-            labels = list(rng.permutation(synth.all_labels()))
-        kind = kinds[i % len(kinds)]
-        label = labels.pop() if kind in ("card", "hidden") else None
-        size = TEST_SIZES[i % len(TEST_SIZES)]
-        shots.append(synth.photograph(label, rng, st, kind=kind, size=size, **options))
-    return shots
+    """`count` photographs at the test sizes (synth.shots: cards from shuffled whole decks)."""
+    return list(synth.shots(count, seed, style, kinds, sizes=TEST_SIZES, **options))
 
 
 LENIENT = 0.7  # the sets are read once at this threshold; the 0.9 answers follow from the confidences
