@@ -14,8 +14,9 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shoed.drivers.beetek import TokenStream, token_reading
+from shoed.drivers.beetek import token_reading
 from shoed.rules.cards import RANK_LETTERS, SUITS, parse_card
+from tests.drivers.test_beetek_tokens import feed
 
 INTACT_CARD = re.compile(rb"\[ *(game|gamealarm|manual burn cards) *\] *<card:([0-9a-z]{2,3})>", re.IGNORECASE)
 MODES = [b"Game", b"Manual Burn Cards", b"GameAlarm"]
@@ -52,14 +53,6 @@ def clean_streams(draw):
             parts.append(draw(other_tokens))
     parts.append(b" ")
     return b"".join(parts), expected
-
-
-def feed(chunks: list[bytes]) -> list[tuple]:
-    stream = TokenStream()
-    out = []
-    for chunk in chunks:
-        out += stream.feed(chunk)
-    return out + stream.flush()
 
 
 def readings(stream: bytes, chunks: list[bytes]):
