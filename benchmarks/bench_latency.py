@@ -105,8 +105,10 @@ class EndToEnd:
         if self.shoe.fileno() in ready or not ready:
             self.shoe.service(0)
 
-    def deal(self, cards: int, samples: list[tuple[int, int, int]], warm_up: int = 0) -> None:
-        """Deal shoes until `cards` cards were timed, after `warm_up` untimed ones."""
+    def deal(self, cards: int, samples: list[tuple[int, int, int]], warm_up: int = 0,
+             places: list[str] | None = None) -> None:
+        """Deal shoes until `cards` cards were timed, after `warm_up` untimed ones. `places`
+        gets each timed card's place in its coup: first, middle, or last (it completes the coup)."""
         from shoed.rules.ruleset import load_ruleset
         from shoed.simulate.dealer import DealSetup, deal
         from shoed.simulate.wire import native_message
@@ -114,7 +116,11 @@ class EndToEnd:
         events = deal(DealSetup(load_ruleset("punto-banco"), seed=self.seed, shoes=0))
         self.seed += 1
         done = -warm_up
-        for event in events:
+        previous = None
+        events = iter(events)
+        upcoming = next(events, None)
+        while upcoming is not None:
+            event, upcoming = upcoming, next(events, None)
             msg = native_message(event)
             if event.kind in ("card", "unreadable", "cut_card"):
                 self.shoe.wait(lambda: self.shoe.gate_open, 10, "the gate", pump=self.pump)
@@ -128,8 +134,12 @@ class EndToEnd:
                 done += 1
                 if done > 0:
                     samples.append((self.shoe.written_ns[seq], published["mono_ns"], recv_ns))
+                    if places is not None:
+                        places.append("last" if upcoming is None or upcoming.kind != "card"
+                                      else "first" if previous is None or previous.kind != "card" else "middle")
                 if done >= cards:
                     return
+            previous = event
             self.shoe.wait(lambda: self.shoe.unacked == 0, 10, f"the ack of {msg.NAME}", pump=self.pump)
 
     def close(self) -> None:
@@ -145,13 +155,19 @@ class EndToEnd:
             shutil.rmtree(self.journal, ignore_errors=True)
 
 
-def report_end_to_end(samples: list[tuple[int, int, int]], label: str = "") -> dict:
+def report_end_to_end(samples: list[tuple[int, int, int]], label: str = "", places: list[str] | None = None) -> dict:
     total = [(r - w) / 1000 for w, _, r in samples]
     to_driver = [(s - w) / 1000 for w, s, _ in samples]
     after = [(r - s) / 1000 for _, s, r in samples]
     print(line(f"{label}write -> subscriber", total))
     print(line(f"{label}  write -> driver stamp (pty)", to_driver))
     print(line(f"{label}  driver stamp -> subscriber", after))
+    if places:
+        for place in ("first", "middle", "last"):
+            print(line(f"{label}  {place} card of a coup", [t for t, p in zip(total, places) if p == place]))
+        slowest = sorted(range(len(total)), key=total.__getitem__)[-max(1, len(total) // 100):]
+        counts = {p: sum(places[i] == p for i in slowest) for p in ("first", "middle", "last")}
+        print(f"{label}  the slowest 1%: " + ", ".join(f"{n} {p}" for p, n in counts.items()))
     return {"p50": statistics.median(total), "p99": pct(total, 99), "max": max(total)}
 
 
@@ -335,15 +351,16 @@ def main() -> None:
         before = disk_probe(args.journal_dir)
         run = EndToEnd(args.journal_dir)
         samples: list[tuple[int, int, int]] = []
+        places: list[str] = []
         ticks = cpu_ticks()
         try:
-            run.deal(args.cards, samples, warm_up=50)
+            run.deal(args.cards, samples, warm_up=50, places=places)
         finally:
             ticks = tuple(b - a for a, b in zip(ticks, cpu_ticks()))
             run.close()
         after = disk_probe(args.journal_dir)
         print(f"real daemon, card frame written to the pty -> its event at a ZeroMQ subscriber ({len(samples)} cards):")
-        figures = report_end_to_end(samples)
+        figures = report_end_to_end(samples, places=places)
         print(line("disk alone, append 1 KiB + fsync, before", before))
         print(line("disk alone, append 1 KiB + fsync, after", after))
         print(f"CPU time stolen by the host during the run: {ticks[1] / max(ticks[0], 1):.1%}")

@@ -115,6 +115,7 @@ class Daemon:
         self.closed_drivers: dict = {}  # driver -> monotonic time of the next open attempt
         self.open_tries: dict = {}
         self._odds_missing = False  # the journal ends with a coup whose live odds were not recorded
+        self._odds_due = False  # a coup ended: its live odds come when the loop is idle, or before the next input
         self.pending_inputs: list[dict] = []  # inputs the shell itself noticed (a shoe that would not open)
         self.gate_locked: bool | None = None
         self.last_watchdog = 0.0
@@ -147,8 +148,7 @@ class Daemon:
             self.handle({"kind": "power", "state": "on", "clean": self._last_stop_clean,
                      "sources": [driver.source for driver in self.drivers],
                          "recovery": [n.to_json() for n in self.journal.recovery]})
-            if self._odds_missing and self.config.live_odds and self.controller.shoe is not None:
-                self._live_odds()
+            self._odds_due = self._odds_missing and self.config.live_odds and self.controller.shoe is not None
         except JournalError as exc:  # e.g. the disk is still full: nothing was acknowledged or published
             self.exit_code = 3
             raise DaemonError(f"the journal cannot be written ({exc}); the table stays stopped: "
@@ -347,6 +347,7 @@ class Daemon:
 
         if self.closed_drivers:
             self._open_pending()
+        busy = bool(self.pending_inputs)
         while self.pending_inputs:
             try:
                 self.handle(self.pending_inputs.pop(0))
@@ -357,6 +358,7 @@ class Daemon:
             if driver in self.closed_drivers:
                 continue
             for reading in driver.poll(POLL_TIMEOUT if len(self.drivers) == 1 else POLL_TIMEOUT / len(self.drivers)):
+                busy = True
                 try:
                     self.handle(input_from_reading(reading))
                 except JournalError as exc:
@@ -364,6 +366,7 @@ class Daemon:
                     return
                 driver.acknowledge(reading)
         for sock, _ in self.poller.poll(0):
+            busy = True
             try:
                 if sock in self._command_sockets:
                     self.commands.handle(sock)
@@ -371,6 +374,12 @@ class Daemon:
                     self.snapshots.handle(sock)
             except Exception:  # noqa: BLE001 - what a network peer sends must never stop the table
                 log.exception("a request could not be served; the table runs on")
+        if self._odds_due and not busy:
+            try:
+                self._live_odds()
+            except JournalError as exc:
+                self._journal_failed(exc)
+                return
         self.publisher.maybe_heartbeat()
         self._update_gate()
         now = time.monotonic()
@@ -379,7 +388,15 @@ class Daemon:
             self.last_watchdog = now
 
     def handle(self, item: dict) -> dict | None:
-        """Feed one input through the controller, journal it with its events, publish."""
+        """Feed one input through the controller, journal it with its events, publish.
+
+        After a coup the live odds are due. They are worked out when the loop has a turn
+        with nothing to do, after the coup's card was acknowledged and its events were on
+        their way, or else just before the next input: the journal holds them right after
+        the coup either way. (Worked out at once, their millisecond of CPU held back the
+        delivery of the coup's last card: its p99 doubled, see README: Reliability.)"""
+        if self._odds_due and item.get("kind") != "odds":
+            self._live_odds()
         item.setdefault("mono_ns", time.monotonic_ns())
         item.setdefault("utc_ns", time.time_ns())
         controller = self.controller
@@ -399,14 +416,17 @@ class Daemon:
             self.journal.append(checkpoint_record(controller))
         if self.config.live_odds and item.get("kind") != "odds" and controller.shoe is not None and any(
                 e["kind"] in ODDS_AFTER for e in step.events):
-            self._live_odds()
+            self._odds_due = True
         return step.reply
 
     def _live_odds(self) -> None:
         """Exact odds of the remaining shoe after every coup, fed back as an input."""
         from shoed.rules.odds import live_odds
 
+        self._odds_due = False
         controller = self.controller
+        if controller.shoe is None:
+            return
         try:
             odds = live_odds(controller.ruleset, controller.shoe.remaining_by_rank())
         except ValueError as exc:  # e.g. more cards seen than the shoe holds (a foreign card)

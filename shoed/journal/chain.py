@@ -90,6 +90,29 @@ def digest(body: bytes, secret: bytes | None) -> str:
     return hmac.new(secret, body, hashlib.sha256).hexdigest()
 
 
+_LEAVES = frozenset((str, int, bool, type(None)))
+
+
+def _plain(value) -> bool:
+    """True if value is made of dicts with str keys, lists, str, int, bool, None and finite
+    floats, exactly those types; False also for subclasses (then `_check_value` decides).
+    The quick test every appended record takes: it builds no path strings."""
+    t = type(value)
+    if t is dict:
+        for key, item in value.items():
+            if type(key) is not str or (type(item) not in _LEAVES and not _plain(item)):
+                return False
+        return True
+    if t is list or t is tuple:
+        for item in value:
+            if type(item) not in _LEAVES and not _plain(item):
+                return False
+        return True
+    if t is float:
+        return math.isfinite(value)
+    return t in _LEAVES
+
+
 def _check_value(value, where: str) -> None:
     # Only plain JSON values: anything else (bytes, datetimes, sets, NaN) would
     # come back from the file as something other than what was appended.
@@ -122,7 +145,8 @@ def seal(record: dict, jseq: int, prev: str, secret: bytes | None) -> tuple[dict
     clash = RESERVED.intersection(record)
     if clash:
         raise RecordError(f"the journal sets {', '.join(sorted(clash))} itself")
-    _check_value(record, "record")
+    if not _plain(record):
+        _check_value(record, "record")  # names the value that has no JSON form
     sealed = dict(record)
     sealed["jseq"] = jseq
     sealed["prev"] = prev

@@ -180,3 +180,40 @@ def test_a_header_is_line_one_only():
     )
     bad = list(ch.chain(l1 + l2, prev=None, secret=None))[-1]
     assert isinstance(bad, ch.Bad) and "after line 1" in bad.reason
+
+
+# -- the quick check every append takes agrees with the one that names the fault --------
+
+any_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=3) | st.binary(max_size=2)
+    | st.sets(st.integers(), max_size=2) | st.datetimes(),
+    lambda inner: st.lists(inner, max_size=3) | st.tuples(inner, inner)
+    | st.dictionaries(st.text(max_size=3) | st.integers(), inner, max_size=3),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(any_values)
+def test_the_quick_check_never_passes_what_the_full_check_refuses(value):
+    try:
+        ch._check_value(value, "record")
+        refused = False
+    except ch.RecordError:
+        refused = True
+    if refused:
+        assert not ch._plain(value)
+    else:  # what the full check passes is plain, unless a subclass of a plain type is in it (none here)
+        assert ch._plain(value)
+
+
+def test_subclasses_of_plain_types_take_the_full_check_and_are_sealed():
+    import enum
+
+    class Side(enum.StrEnum):
+        PLAYER = "player"
+
+    record = {"kind": "x", "side": Side.PLAYER, "n": True}
+    assert not ch._plain(record)
+    sealed, line = ch.seal(record, 2, ch.GENESIS, None)
+    assert b'"side":"player"' in line
