@@ -71,6 +71,27 @@ def split(directory: Path) -> dict:
             "steps": steps, "events": events, "differences": differences}
 
 
+def floor(directory: Path) -> dict:
+    """The parts no replay in Python goes below, one process: every file read, every line
+    split off, parsed by msgspec and hashed (SHA-256), nothing else (no links, no checks,
+    no controller). With the controller's own time this bounds what more cores would give."""
+    import hashlib
+
+    import msgspec
+
+    from shoed.journal.reader import journal_files
+
+    decode = msgspec.json.Decoder().decode
+    sha256 = hashlib.sha256
+    t0 = time.perf_counter_ns()
+    for files in journal_files(directory).tables:
+        for path, _ in files:
+            for line in path.read_bytes().splitlines():
+                decode(line)
+                sha256(line).hexdigest()
+    return {"seconds": (time.perf_counter_ns() - t0) / 1e9}
+
+
 def full(directory: Path, jobs: int) -> dict:
     """What `shoed replay --jobs N` does: every file verified and replayed, the seams joined."""
     from shoed.replay_journal import replay_journal
@@ -116,6 +137,7 @@ def main() -> None:
             pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
             return
         parts = split(directory)
+        least = floor(directory)
         one = full(directory, 1)
         jobs = os.cpu_count() or 2
         many = full(directory, jobs)
@@ -132,6 +154,12 @@ def main() -> None:
               f"{cards / one['seconds']:>10,.0f} cards/s")
         print(f"  both, {jobs} processes (shoed replay, the default)   {many['seconds']:7.2f} s   "
               f"{cards / many['seconds']:>10,.0f} cards/s   ({many['seconds'] and one['seconds'] / many['seconds']:.2f}x)")
+        print(f"  the floor: read, parse and hash every line alone  {least['seconds']:7.2f} s   "
+              f"{cards / least['seconds']:>10,.0f} cards/s")
+        budget = jobs / 100_000 - least["seconds"] / cards  # seconds a card may take on one core, less the floor
+        print(f"  for 100,000 cards/s on {jobs} cores a card may take {jobs / 100_000 * 1e6:.0f} µs of one core; "
+              f"the floor takes {least['seconds'] / cards * 1e6:.1f}, leaving {budget * 1e6:.1f} µs for the checks "
+              f"and the controller, which take {(one['seconds'] - least['seconds']) / cards * 1e6:.1f} µs now")
         rate = cards / many["seconds"]
         print(f"target 100,000 cards/s for the full validation: {'met' if rate >= 100_000 else 'MISSED'} "
               f"({rate:,.0f})")
