@@ -25,7 +25,7 @@ import os
 import sys
 import time
 
-from bench_latency import EndToEnd, report_end_to_end
+from bench_latency import EndToEnd, cpu_ticks, report_end_to_end
 from net_bench import crowd, stalled  # the same subscriber processes as the transport benchmark
 
 
@@ -36,6 +36,13 @@ def wait_ready(run: EndToEnd, ready, what: str) -> None:
             raise SystemExit(f"{what} did not connect")
         run.pump(0.05)  # the daemon's heartbeats reach them meanwhile
     ready.get()
+
+
+def stolen(before: tuple[int, int], figures: dict, phase: str) -> tuple[int, int]:
+    """The share of CPU the host stole since `before` (bench_latency.cpu_ticks), kept for the report."""
+    now = cpu_ticks()
+    figures[f"stolen {phase}"] = (now[1] - before[1]) / max(now[0] - before[0], 1)
+    return now
 
 
 def main() -> None:
@@ -51,12 +58,16 @@ def main() -> None:
     figures = {}
     try:
         one: list = []
+        ticks = cpu_ticks()
         run.deal(args.cards, one, warm_up=50)
+        ticks = stolen(ticks, figures, "1")
         procs.append(mpctx.Process(target=crowd, args=(run.daemon.events, args.crowd, ready, stop, 0.0)))
         procs[-1].start()
         wait_ready(run, ready, "the crowd")
         many: list = []
+        ticks = cpu_ticks()
         run.deal(args.cards, many, warm_up=50)
+        stolen(ticks, figures, "100")
         procs.append(mpctx.Process(target=stalled, args=(run.daemon.events, ready, stop, 60.0)))
         procs[-1].start()
         wait_ready(run, ready, "the stalled subscriber")
@@ -66,7 +77,9 @@ def main() -> None:
         while run.events_seen - before < 5000:
             run.deal(200, warm)
         jammed: list = []
+        ticks = cpu_ticks()
         run.deal(args.cards, jammed, warm_up=0)
+        stolen(ticks, figures, "stalled")
     finally:
         stop.set()
         for p in procs:
@@ -75,11 +88,11 @@ def main() -> None:
                 p.terminate()
         run.close()
     print(f"cards per phase: {args.cards}; real daemon, pty -> subscriber on ipc; {os.cpu_count()} cores")
-    print("1 subscriber:")
+    print(f"1 subscriber (the host stole {figures['stolen 1']:.1%} of the CPU):")
     figures["1"] = report_end_to_end(one, "  ")
-    print(f"{args.crowd + 1} subscribers, all reading:")
+    print(f"{args.crowd + 1} subscribers, all reading (stolen {figures['stolen 100']:.1%}):")
     figures["100"] = report_end_to_end(many, "  ")
-    print(f"{args.crowd + 1} subscribers reading + 1 stalled (its queue full):")
+    print(f"{args.crowd + 1} subscribers reading + 1 stalled (its queue full; stolen {figures['stolen stalled']:.1%}):")
     figures["stalled"] = report_end_to_end(jammed, "  ")
     a, b, c = figures["1"], figures["100"], figures["stalled"]
     print(f"stalled / {args.crowd + 1} reading: p50 {c['p50'] / b['p50']:.2f}, p99 {c['p99'] / b['p99']:.2f}")
