@@ -325,6 +325,11 @@ def cpu_ticks() -> tuple[int, int]:
     return sum(fields[:8]), fields[7]
 
 
+def stolen_share(before: tuple[int, int], after: tuple[int, int]) -> float:
+    """The share of CPU time the host stole between two cpu_ticks() readings."""
+    return (after[1] - before[1]) / max(after[0] - before[0], 1)
+
+
 def disk_probe(journal_root: str, writes: int = 2000) -> list[float]:
     """The disk's own append + fsync of a 1 KiB line, µs each (what no journal can beat)."""
     fd, name = tempfile.mkstemp(prefix="shoed-disk-", dir=journal_root)
@@ -364,10 +369,10 @@ def main() -> None:
                 first = len(samples)
                 run.deal(min(args.segment, args.cards - first), samples, places=places)
                 now = cpu_ticks()
-                segments.append((first, len(samples), (now[1] - ticks[1]) / max(now[0] - ticks[0], 1)))
+                segments.append((first, len(samples), stolen_share(ticks, now)))
                 ticks = now
         finally:
-            stolen = (ticks[1] - start[1]) / max(ticks[0] - start[0], 1)
+            stolen = stolen_share(start, ticks)
             run.close()
         after = disk_probe(args.journal_dir)
         print(f"real daemon, card frame written to the pty -> its event at a ZeroMQ subscriber ({len(samples)} cards):")

@@ -25,7 +25,7 @@ import os
 import sys
 import time
 
-from bench_latency import EndToEnd, cpu_ticks, report_end_to_end
+from bench_latency import EndToEnd, cpu_ticks, report_end_to_end, stolen_share
 from net_bench import crowd, stalled  # the same subscriber processes as the transport benchmark
 
 
@@ -36,13 +36,6 @@ def wait_ready(run: EndToEnd, ready, what: str) -> None:
             raise SystemExit(f"{what} did not connect")
         run.pump(0.05)  # the daemon's heartbeats reach them meanwhile
     ready.get()
-
-
-def stolen(before: tuple[int, int], figures: dict, phase: str) -> tuple[int, int]:
-    """The share of CPU the host stole since `before` (bench_latency.cpu_ticks), kept for the report."""
-    now = cpu_ticks()
-    figures[f"stolen {phase}"] = (now[1] - before[1]) / max(now[0] - before[0], 1)
-    return now
 
 
 def main() -> None:
@@ -60,14 +53,14 @@ def main() -> None:
         one: list = []
         ticks = cpu_ticks()
         run.deal(args.cards, one, warm_up=50)
-        ticks = stolen(ticks, figures, "1")
+        figures["stolen 1"] = stolen_share(ticks, cpu_ticks())
         procs.append(mpctx.Process(target=crowd, args=(run.daemon.events, args.crowd, ready, stop, 0.0)))
         procs[-1].start()
         wait_ready(run, ready, "the crowd")
         many: list = []
         ticks = cpu_ticks()
         run.deal(args.cards, many, warm_up=50)
-        stolen(ticks, figures, "100")
+        figures["stolen 100"] = stolen_share(ticks, cpu_ticks())
         procs.append(mpctx.Process(target=stalled, args=(run.daemon.events, ready, stop, 60.0)))
         procs[-1].start()
         wait_ready(run, ready, "the stalled subscriber")
@@ -79,7 +72,7 @@ def main() -> None:
         jammed: list = []
         ticks = cpu_ticks()
         run.deal(args.cards, jammed, warm_up=0)
-        stolen(ticks, figures, "stalled")
+        figures["stolen stalled"] = stolen_share(ticks, cpu_ticks())
     finally:
         stop.set()
         for p in procs:

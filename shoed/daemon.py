@@ -148,7 +148,7 @@ class Daemon:
             self.handle({"kind": "power", "state": "on", "clean": self._last_stop_clean,
                      "sources": [driver.source for driver in self.drivers],
                          "recovery": [n.to_json() for n in self.journal.recovery]})
-            self._odds_due = self._odds_missing and self.config.live_odds and self.controller.shoe is not None
+            self._odds_due = self._odds_missing and self.config.live_odds
         except JournalError as exc:  # e.g. the disk is still full: nothing was acknowledged or published
             self.exit_code = 3
             raise DaemonError(f"the journal cannot be written ({exc}); the table stays stopped: "
@@ -395,7 +395,8 @@ class Daemon:
         their way, or else just before the next input: the journal holds them right after
         the coup either way. (Worked out at once, their millisecond of CPU held back the
         delivery of the coup's last card: its p99 doubled, see README: Reliability.)"""
-        if self._odds_due and item.get("kind") != "odds":
+        kind = item.get("kind")
+        if self._odds_due and kind != "odds":
             self._live_odds()
         item.setdefault("mono_ns", time.monotonic_ns())
         item.setdefault("utc_ns", time.time_ns())
@@ -414,9 +415,8 @@ class Daemon:
                 and self.journal.shoe != controller.shoe.shoe_id:
             self.journal.open_shoe(controller.shoe.shoe_id)
             self.journal.append(checkpoint_record(controller))
-        if self.config.live_odds and item.get("kind") != "odds" and controller.shoe is not None and any(
-                e["kind"] in ODDS_AFTER for e in step.events):
-            self._odds_due = True
+        if self.config.live_odds and kind != "odds" and any(e["kind"] in ODDS_AFTER for e in step.events):
+            self._odds_due = True  # with no shoe by then, _live_odds has nothing to work out
         return step.reply
 
     def _live_odds(self) -> None:
@@ -425,7 +425,7 @@ class Daemon:
 
         self._odds_due = False
         controller = self.controller
-        if controller.shoe is None:
+        if controller.shoe is None:  # the one place that decides: no shoe, no odds
             return
         try:
             odds = live_odds(controller.ruleset, controller.shoe.remaining_by_rank())
