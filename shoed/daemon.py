@@ -272,8 +272,11 @@ class Daemon:
         log.warning("made the server key pair; allow a client by copying its public .key into clients/",
                     key_dir=str(key_dir), server_public=public)
         if self.config.embedded_default:
+            from shoed.net.curve import with_role
+
+            # The integrator's console on a bench with a virtual shoe: it may void and unlock too.
             public_file, _, _ = create_key_pair(key_dir, "local-console")
-            (clients / "local-console.key").write_bytes(Path(public_file).read_bytes())
+            (clients / "local-console.key").write_text(with_role(Path(public_file).read_text(), "pit"))
 
     def _open_sources(self) -> None:
         from shoed.drivers import DriverError, driver_class
@@ -317,7 +320,8 @@ class Daemon:
             del self.closed_drivers[driver]
             link = self.controller.links.get(driver.source)
             if link is not None:
-                driver.set_last_seq(link["seq"], link["boot"])
+                raw = link.get("raw")
+                driver.set_last_seq(link["seq"], link["boot"], bytes.fromhex(raw) if raw else None)
             if self.open_tries.pop(driver, 0):
                 log.info("shoe opened", source=driver.source)
             self.gate_locked = None  # tell the new link the gate's state
@@ -439,9 +443,13 @@ class Daemon:
         """A command from the console or the pit (a shoed.net.commands.Command), with the key that sent it."""
         from shoed.journal import JournalError
 
+        from shoed.net.curve import DEFAULT_ROLE
+
+        # The role decides what the command may do (TableController NEEDS_ROLE); an endpoint
+        # without keys (a lab bench) has no roles: its senders are dealers.
         item = {"kind": "command", "cmd": command.name, "args": command.args,
                 "client": command.client_name or command.client_key, "client_key": command.client_key,
-                "peer": command.peer_address}
+                "peer": command.peer_address, "role": command.client_role or DEFAULT_ROLE}
         try:
             reply = self.handle(item)
         except JournalError as exc:

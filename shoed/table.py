@@ -48,6 +48,17 @@ COMMANDS = (
     "enter_card", "status", "unlock",
 )
 
+# Roles of the keys on the command allow-list (docs/stream-integrity.md). A command input
+# carries its sender's role; a key without one is a dealer's (the least a key may do).
+ROLES = ("dealer", "pit", "surveillance")
+DEFAULT_ROLE = "dealer"
+# Commands only the pit or surveillance may give: they clear what stopped the table or undo a coup.
+NEEDS_ROLE = {"unlock": ("pit", "surveillance"), "void": ("pit", "surveillance")}
+# Alarms that hold the table (play stops, the gate stays locked) until the pit unlocks it.
+HOLDS = ("integrity", "forged_frame", "device_changed")
+# What of a shoe's Hello must not change while a coup is dealt (and vendor, serial: never unnoticed).
+IDENTITY = ("vendor", "serial", "boot")
+
 
 class CommandRejected(Exception):
     """A command that cannot be carried out now; its message goes back to the sender."""
@@ -137,6 +148,8 @@ class TableController:
     active_source: str | None = None
     ahead: dict = field(default_factory=dict)
     behind: dict = field(default_factory=dict)
+    # The identity (vendor, serial, boot) each source last said in its Hello.
+    identities: dict = field(default_factory=dict)
 
     # ----- public ----------------------------------------------------------
     def feed(self, item: dict) -> Step:
@@ -148,7 +161,9 @@ class TableController:
         source = item.get("source")
         if source and item.get("shoe_seq") is not None:
             detail = item.get("detail")
-            self.links[source] = {"seq": item["shoe_seq"], "boot": detail.get("boot") if detail else None}
+            # The frame's bytes too: a later frame under the same seq must be the same frame.
+            self.links[source] = {"seq": item["shoe_seq"], "boot": detail.get("boot") if detail else None,
+                                  "raw": item.get("raw")}
         try:
             handler = _HANDLERS[kind]
         except (KeyError, TypeError):  # not a kind of input, or not even a name
@@ -243,6 +258,7 @@ class TableController:
             "active_source": self.active_source,
             "ahead": {k: list(v) for k, v in self.ahead.items()},
             "behind": {k: list(v) for k, v in self.behind.items()},
+            "identities": dict(self.identities),
         }
 
     @classmethod
@@ -263,6 +279,7 @@ class TableController:
             active_source=state.get("active_source"),
             ahead={k: list(v) for k, v in state.get("ahead", {}).items()},
             behind={k: list(v) for k, v in state.get("behind", {}).items()},
+            identities=dict(state.get("identities", {})),
         )
         shoe = state.get("shoe")
         if shoe:
@@ -528,6 +545,16 @@ class TableController:
             self._misdeal(step, md.foreign_card(index, text, seen, shoe.decks), source)
             shoe.counts.discarded += 1
             return
+        if self.locked:
+            # Held (an integrity fault, a forged frame, another shoe): nothing is dealt until the pit decides.
+            self._emit(step, "card", card=text, recipient="none", **extra)
+            self._misdeal(step, md.card_out_of_sequence(text, f"the table was held ({self.locked})"), source)
+            return
+        if burning and shoe.phase == DEALING and self._coup_card_due:
+            # Burned now, the coup would silently take the next card in its place.
+            self._emit(step, "card", card=text, recipient="none", **extra)
+            self._misdeal(step, md.burn_during_coup(len(self.coup.order), text), source)
+            return
         if burning:
             first = shoe.phase == BURN_FIRST
             shoe.burn(card)
@@ -600,6 +627,8 @@ class TableController:
                 self._decide(step, side, choice == "draw", source)
             except CommandRejected as exc:
                 self._emit(step, "alarm", alarm="decision_refused", active=True, text=str(exc), source=source)
+        elif button == "burn_start" and self._coup_card_due:
+            self._misdeal(step, md.burn_during_coup(len(self.coup.order), None), source)
         elif button == "burn_start":
             self.burn_mode = True
             self._emit(step, "shoe.burn_mode", active=True, source=source)
@@ -637,7 +666,51 @@ class TableController:
         self._choose_reader(step)
 
     def _on_hello(self, item: dict, step: Step) -> None:
-        self._emit(step, "device.hello", source=item.get("source"), detail=item.get("detail") or {})
+        source, detail = item.get("source"), item.get("detail") or {}
+        self._emit(step, "device.hello", source=source, detail=detail)
+        identity = {k: detail.get(k) for k in IDENTITY}
+        known = self.identities.get(source)
+        self.identities[source] = identity
+        if known is None:
+            return
+        changed = [k for k in IDENTITY if known.get(k) != identity[k]]
+        # A shoe that restarted between coups is ordinary; another vendor or serial never is.
+        if changed and (self._coup_in_progress or changed != ["boot"]):
+            said = ", ".join(f"{k} {known.get(k)!r} -> {identity[k]!r}" for k in changed)
+            self._hold(step, "device_changed", f"{source} changed {said}" +
+                       (f" during coup {self.coup_no}" if self._coup_in_progress else ""), source=source)
+
+    def _on_forged_frame(self, item: dict, step: Step) -> None:
+        """The shoe's link carried two different frames under one sequence number: one of
+        them was not the shoe's. Which was dealt cannot be told here: the coup is held."""
+        detail = item.get("detail") or {}
+        self._hold(step, "forged_frame",
+                   f"two different frames under shoe seq {detail.get('seq')}: the one taken was "
+                   f"{detail.get('taken')}, the repeat {item.get('raw')}", source=item.get("source"))
+
+    def _on_clock(self, item: dict, step: Step) -> None:
+        """The shell saw the wall clock step against the monotonic clock, or its loop not
+        scheduled for too long (it measures; the table only records it)."""
+        if item.get("what") == "stall":
+            self._emit(step, "table.stall", stalled_ns=int(item.get("stalled_ns", 0)),
+                       limit_ns=int(item.get("limit_ns", 0)))
+        else:
+            self._emit(step, "table.clock_step", step_ns=int(item.get("step_ns", 0)),
+                       utc_before=utc_text(int(item.get("utc_before_ns", 0))))
+
+    def _hold(self, step: Step, alarm: str, text: str, **more) -> None:
+        """Stop play until the pit decides: the gate locks, cards are not dealt."""
+        self.locked = text
+        self._alarm(step, alarm, True, text, **more)
+
+    @property
+    def _coup_card_due(self) -> bool:
+        return self.coup_state == OPEN and self.coup is not None and self.coup.next in ("player", "banker")
+
+    @property
+    def _coup_in_progress(self) -> bool:
+        return self.coup_state == COMPLETE or (self.coup_state == OPEN and self.coup is not None
+                                               and bool(self.coup.order))
 
     def _on_tamper(self, item: dict, step: Step) -> None:
         self._alarm(step, "tamper", bool(item.get("active", True)), item.get("text") or "lid or case opened",
@@ -705,13 +778,19 @@ class TableController:
         if cmd == "status":
             step.reply = {"ok": True, "status": self.snapshot()}
             return
+        if cmd in NEEDS_ROLE and "role" in item and item["role"] not in NEEDS_ROLE[cmd]:
+            # Journals from before roles have no role on their commands: replayed as recorded.
+            raise CommandRejected(f"{cmd} needs the {' or '.join(NEEDS_ROLE[cmd])} role; "
+                                  f"{by or 'this key'} is {item['role']}")
         if cmd == "unlock":
             if not self.locked:
                 raise CommandRejected("the table is not locked")
             self.locked = None
-            self._alarm(step, "integrity", False, "cleared by the pit", by=by)
+            for name in [h for h in HOLDS if h in self.alarms] or ["integrity"]:
+                self._alarm(step, name, False, "cleared by the pit", by=by)
             return
-        if self.locked and cmd not in ("close_shoe",):
+        # Held, the pit may still void the coup (then unlock) or close the shoe.
+        if self.locked and cmd not in ("close_shoe", "void"):
             raise CommandRejected(f"the table is locked: {self.locked}")
         if cmd == "open_shoe":
             decks = args.get("decks")
@@ -745,12 +824,16 @@ class TableController:
         raise CommandRejected("no open misdeal that this corrects")
 
     def _correct(self, step: Step, cmd: str, args: dict, by: str | None) -> None:
-        kinds = (md.EXTRA_CARD, md.CARD_AFTER_LAST_COUP, md.CARD_OUT_OF_SEQUENCE, md.CARD_BEFORE_DECISION)
+        kinds = (md.EXTRA_CARD, md.CARD_AFTER_LAST_COUP, md.CARD_OUT_OF_SEQUENCE, md.CARD_BEFORE_DECISION,
+                 md.BURN_DURING_COUP)
+        # Every check before the first change: a refused command changes nothing.
+        shoe = self._require_shoe()
         entry = self._find_pending(args, kinds)
         self.pending.remove(entry)
-        shoe = self._require_shoe()
         card = parse_card(entry["card"]) if entry.get("card") else None
-        if cmd == "burn_card":
+        if card is None and entry["kind"] == md.BURN_DURING_COUP:
+            pass  # the burn button: no card left the shoe
+        elif cmd == "burn_card":
             shoe.counts.discarded += 1
         elif card is not None:  # returned to the shoe: it will be read again
             shoe.seen[card] -= 1

@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 
 KINDS = (
     "card", "unreadable", "button", "cut_card", "shoe_removed", "shoe_inserted",
-    "tamper", "alarm", "warning", "hello", "link",
+    "tamper", "alarm", "warning", "hello", "link", "forged_frame",
 )
 MODES = ("game", "burn")
 BUTTONS = (
@@ -146,8 +146,9 @@ class Driver(ABC):
         """Lock or unlock the card gate; a shoe without a gate logs this once and ignores it."""
         self._log_once("gate", "%s has no card gate: set_gate(%s) ignored", self.source, locked)
 
-    def set_last_seq(self, seq: int | None, boot: int | None) -> None:
-        """Restore the duplicate filter after a daemon restart; only shoes with sequence numbers use it."""
+    def set_last_seq(self, seq: int | None, boot: int | None, raw: bytes | None = None) -> None:
+        """Restore the duplicate filter after a daemon restart (`raw`: the bytes journaled under
+        `seq`, to compare a repeat with); only shoes with sequence numbers use it."""
 
     def _log_once(self, key: str, message: str, *args) -> None:
         if key not in self._said_once:

@@ -117,10 +117,11 @@ class Command:
     client_key: str | None  # the sender's CURVE public key, Z85 (40 characters); None only on an insecure endpoint
     client_name: str | None  # its allow-list file stem, e.g. "pit-boss-2"
     peer_address: str | None  # the peer's IP address, for the record
+    client_role: str | None = None  # its role on the allow-list (dealer, pit, surveillance); None: no key
 
     def to_json(self) -> dict:
         out = {"cmd": self.name, "args": self.args}
-        for key in ("id", "client_key", "client_name", "peer_address"):
+        for key in ("id", "client_key", "client_name", "peer_address", "client_role"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
         return out
@@ -244,6 +245,7 @@ class CommandServer:
                 client_key=key,
                 client_name=self.curve.client_name(key, self.curve_domain) if key else None,
                 peer_address=_peer_address(frame),
+                client_role=self.curve.client_role(key, self.curve_domain) if key else None,
             )
         except CommandRejected as exc:
             self.stats["rejected"] += 1

@@ -18,6 +18,7 @@ FOREIGN_CARD = "foreign_card"  # an identity seen more often than the decks hold
 CARD_AFTER_LAST_COUP = "card_after_last_coup"  # the cut card came out and the last coup is over
 CARD_BEFORE_DECISION = "card_before_decision"  # a free-choice cell: a card came before the decision
 CARD_OUT_OF_SEQUENCE = "card_out_of_sequence"  # a card while no coup is open (shoe not ready, burn over)
+BURN_DURING_COUP = "burn_during_coup"  # a burn (card read in burn mode, or the burn button) while a coup card is due
 
 # Corrections.
 BURN = "burn"  # put the card to the discards; the coup goes on without it
@@ -128,5 +129,20 @@ def card_out_of_sequence(card: str | None, state: str) -> Misdeal:
         BURN,
         f"a card was drawn while {state}: cards are only accepted for an open coup "
         "or the burn; burn the card",
+        card,
+    )
+
+
+def burn_during_coup(card_index: int, card: str | None) -> Misdeal:
+    """A card read in burn mode, or the burn button, while the open coup has a card due:
+    never burned silently (the coup would take the next card in its place)."""
+    what = f"{card} was read in burn mode" if card else "the burn button was pressed"
+    return Misdeal(
+        BURN_DURING_COUP,
+        card_index,
+        True,
+        BURN,
+        f"{what} while the coup had a card due by the tableau (Macau statutory rules Art. X); "
+        "the pit confirms the burn (burn_card: the coup takes the next card) or has the card returned",
         card,
     )
