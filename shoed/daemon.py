@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 from shoed import logs
+from shoed.clockwatch import STALL_LIMIT, ClockWatch
 from shoed.config import Config
 from shoed.notify import Notifier
 from shoed.replay import Replay, checkpoint_record, step_record
@@ -121,6 +122,8 @@ class Daemon:
         self.last_watchdog = 0.0
         self.ready_at: float | None = None
         self.started_at = time.monotonic()
+        # A loop not run for half the watchdog interval is recorded (the notifier pings at half already).
+        self.clock = ClockWatch(stall_limit=self.notifier.watchdog_interval or STALL_LIMIT)
 
     # ----- start --------------------------------------------------------
     def start(self) -> None:
@@ -351,6 +354,7 @@ class Daemon:
 
         if self.closed_drivers:
             self._open_pending()
+        self.pending_inputs += self.clock.check(time.monotonic_ns(), time.time_ns())
         busy = bool(self.pending_inputs)
         while self.pending_inputs:
             try:

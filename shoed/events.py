@@ -155,7 +155,9 @@ class MisdealCorrected(Base, tag="misdeal.corrected", kw_only=True):
 
 
 class Alarm(Base, tag="alarm", kw_only=True):
-    alarm: str  # tamper, foreign_card, integrity, shoe, unclean_stop, ...
+    # tamper, foreign_card, integrity, shoe, unclean_stop, ...; forged_frame and device_changed
+    # hold the table like integrity does, until the pit unlocks it (docs/stream-integrity.md)
+    alarm: str
     active: bool
     text: str | None = None
     code: str | None = None
@@ -220,12 +222,27 @@ class TableStopped(Base, tag="table.stopped", kw_only=True):
     clean: bool
 
 
+class TableClockStep(Base, tag="table.clock_step", kw_only=True):
+    """The wall clock stepped against the monotonic clock by more than a second: `utc` is the
+    new wall time, `utc_before` where it would have been, `step_ns` the difference."""
+
+    step_ns: int
+    utc_before: str
+
+
+class TableStall(Base, tag="table.stall", kw_only=True):
+    """The daemon's loop was not run for `stalled_ns` (more than `limit_ns`, half the watchdog)."""
+
+    stalled_ns: int
+    limit_ns: int
+
+
 Event = (
     ShoeOpened | ShoeBurnMode | ShoeBurn | ShoeBurnComplete | ShoeCutCard | ShoeFinished | ShoeClosed | ShoeOdds
     | CoupOpened | Card | CoupDecision | CoupResult | CoupVoid | CoupConfirmed
     | Misdeal | MisdealCorrected | Alarm
     | DeviceConnected | DeviceLost | DeviceRestored | DeviceFallback | DevicePrimary | CardDuplicate | DeviceHello | DeviceWarning
-    | TableStarted | TableStopped
+    | TableStarted | TableStopped | TableClockStep | TableStall
 )
 
 
