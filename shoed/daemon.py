@@ -152,6 +152,10 @@ class Daemon:
                      "sources": [driver.source for driver in self.drivers],
                          "recovery": [n.to_json() for n in self.journal.recovery]})
             self._odds_due = self._odds_missing and self.config.live_odds
+            # What start-up found (an integrity lock, a shoe that would not open) is on record before
+            # READY: a stop that comes at once must not leave it unjournaled.
+            while self.pending_inputs:
+                self.handle(self.pending_inputs.pop(0))
         except JournalError as exc:  # e.g. the disk is still full: nothing was acknowledged or published
             self.exit_code = 3
             raise DaemonError(f"the journal cannot be written ({exc}); the table stays stopped: "

@@ -41,12 +41,11 @@ import zmq.auth
 from zmq.auth.thread import ThreadAuthenticator
 from zmq.utils import z85
 
+from shoed.table import DEFAULT_ROLE, ROLES  # the table owns the vocabulary of roles
+
 DEFAULT_DOMAIN = "shoed"
 
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-
-ROLES = ("dealer", "pit", "surveillance")
-DEFAULT_ROLE = "dealer"  # a key file that names no role
 
 log = logging.getLogger("shoed.net.curve")
 

@@ -20,10 +20,11 @@ from firmware_protocol import messages as m
 from tests.daemon_runner import Daemon, NotifyListener, remove_dir, short_dir
 from tests.reliability.harness import journal_events, journal_inputs
 from tests.reliability.pty_shoe import PtyShoe, ShoeThread, button, card
+from tests.reliability.test_command_endpoint import Table as CommandTable
 
 
-class Table:
-    """The daemon, its shoe, a dealer's key and a pit key."""
+class Table(CommandTable):
+    """The daemon, its shoe, a dealer's key and a pit key (the command endpoint's table, with roles)."""
 
     def __init__(self, env: dict | None = None, notify: bool = False, gate: str = "locked") -> None:
         from shoed.net.curve import ClientCurve, create_key_pair, with_role
@@ -64,13 +65,6 @@ class Table:
         assert reply["ok"] is True
         return reply["status"]
 
-    def report(self, msg, timeout: float = 5.0) -> None:
-        """The shoe reports one message (cards wait for the gate); wait until it is acknowledged."""
-        if msg.NAME in ("card", "unreadable"):
-            self.thread.wait(lambda: self.shoe.gate_open, timeout, f"the gate, for {msg}")
-        self.shoe.offer(msg)
-        self.thread.wait(lambda: self.shoe.unacked == 0, timeout, f"the ack of {msg}")
-
     def until(self, predicate, what: str, timeout: float = 5.0) -> dict:
         deadline = time.monotonic() + timeout
         while True:
@@ -96,13 +90,10 @@ class Table:
 
     def close(self) -> None:
         try:
-            self.daemon.stop()
+            super().close()
         finally:
-            self.thread.stop()
-            self.context.destroy(linger=0)
             if self.listener is not None:
                 self.listener.close()
-            remove_dir(self.base)
 
 
 @pytest.fixture
