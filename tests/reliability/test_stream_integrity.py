@@ -233,3 +233,19 @@ def test_a_frozen_daemon_journals_its_stall():
         assert stall["stalled_ns"] >= 2_900_000_000 and stall["limit_ns"] == 2_000_000_000
     finally:
         t.close()
+
+
+def test_after_a_restart_a_repeat_is_compared_with_the_journaled_frame(table):
+    """The daemon restarts; the last frame it journaled comes back with other bytes under its
+    seq: caught too (the journal keeps the frame's bytes with the shoe's seq)."""
+    table.coup_open()
+    seq = table.shoe.next_seq
+    table.report(card("TH"))
+    assert table.daemon.stop() == 0
+    table.daemon = Daemon(table.base, "--source", f"native:{table.base / 'shoe'}")
+    table.thread.wait(lambda: table.shoe.host_ready, 10, "the host's Hello")
+    table.until(lambda s: s["devices"] and all(v in ("connected", "restored") for v in s["devices"].values()),
+                "the shoe linked again")
+    table.shoe.forge(m.CardRead(seq=seq, rank=1, suit=2, confidence=255, mode=m.MODE_GAME))  # AH, not TH
+    status = table.until(lambda s: s["locked"], "the hold")
+    assert "forged_frame" in status["alarms"] and status["coup"]["player_cards"] == ["TH"]
