@@ -223,7 +223,11 @@ class Daemon:
     def _auto_confirm(self) -> bool:
         if self.config.auto_confirm is not None:
             return bool(self.config.auto_confirm)
-        return any(s.driver == "beetek" for s in self.config.sources)
+        from shoed.drivers import capabilities
+
+        # The built-in virtual shoe speaks the native protocol.
+        return any(capabilities("native" if s.driver == "virtual" else s.driver).auto_confirm
+                   for s in self.config.sources)
 
     def _bind_sockets(self) -> None:
         import zmq
