@@ -83,6 +83,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
 
 BANKER, PLAYER, TIE = "B", "P", "T"
 RED, BLUE = "R", "B"
@@ -93,6 +94,9 @@ DERIVED = (("big_eye_boy", 1), ("small_road", 2), ("cockroach_pig", 3))
 _DERIVED_NAMES = tuple(name for name, _ in DERIVED)
 
 _MARKS = {"b": "banker_pair", "p": "player_pair", "n": "natural"}
+
+if TYPE_CHECKING:
+    from shoed.rules.coup import CoupResult
 
 
 class ResultsError(ValueError):
@@ -113,7 +117,7 @@ class Outcome:
             raise ResultsError(f"winner must be B, P or T, not {self.winner!r}")
 
     @classmethod
-    def from_coup(cls, result) -> Outcome:
+    def from_coup(cls, result: CoupResult) -> Outcome:
         """From a finished coup (`shoed.rules.coup.CoupResult`)."""
         winner = _WINNERS[result.winner]
         make = _outcome if cls is Outcome else cls
@@ -122,7 +126,7 @@ class Outcome:
     def __str__(self) -> str:
         return self.winner + "".join(m for m, name in _MARKS.items() if getattr(self, name))
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "result": self.winner,
             "banker_pair": self.banker_pair,
@@ -168,7 +172,7 @@ def parse_results(text: str) -> tuple[Outcome, ...]:
     return tuple(out)
 
 
-def as_outcomes(results: str | Iterable) -> tuple[Outcome, ...]:
+def as_outcomes(results: str | Iterable[Any]) -> tuple[Outcome, ...]:
     """Results as outcomes: text notation, Outcome values, letters, or finished coups."""
     if isinstance(results, str):
         return parse_results(results)
@@ -200,7 +204,7 @@ class Cell:
     player_pair: bool = False
     natural: bool = False
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "winner": self.winner,
             "ties": self.ties,
@@ -244,16 +248,16 @@ class Roads:
     ask_road: dict[str, dict[str, str | None]]  # {"banker": {road: "R"|"B"|None}, "player": {...}}
 
     def derived(self, name: str) -> tuple[tuple[str, ...], ...]:
-        return getattr(self, name)
+        return cast(tuple[tuple[str, ...], ...], getattr(self, name))
 
     def grid(self, name: str) -> tuple[Place, ...]:
         """A derived road drawn on the grid (D6)."""
         return layout([len(col) for col in self.derived(name)], self.rows)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """The stable JSON form (`shoed roads --json`): fields are added, never renamed."""
         big = self.big_road
-        out: dict = {
+        out: dict[str, Any] = {
             "rows": self.rows,
             "coups": len(self.results),
             "bead_plate": [[o.winner for o in col] for col in self.bead_plate],
@@ -293,8 +297,8 @@ def bead_plate(results: Sequence[Outcome], rows: int = ROWS) -> tuple[tuple[Outc
 def big_road(results: Sequence[Outcome]) -> tuple[int, tuple[tuple[Cell, ...], ...]]:
     """BR1-BR4: (leading ties, logical columns of cells)."""
     leading = 0
-    columns: list[list[dict]] = []
-    last: dict | None = None
+    columns: list[list[dict[str, Any]]] = []
+    last: dict[str, Any] | None = None
     for number, outcome in enumerate(results, 1):
         if outcome.winner == TIE:
             if last is None:
@@ -369,7 +373,7 @@ def runs(marks: Iterable[str]) -> tuple[tuple[str, ...], ...]:
     return tuple(tuple(col) for col in columns)
 
 
-def derived_marks(columns: Sequence[Sequence], k: int) -> list[str]:
+def derived_marks(columns: Sequence[Sequence[Any]], k: int) -> list[str]:
     """The derived road looking k columns back, as a flat sequence of marks."""
     lengths = [len(col) for col in columns]
     out = []
@@ -400,7 +404,7 @@ def ask_road(columns: Sequence[Sequence[Cell]]) -> dict[str, dict[str, str | Non
     return out
 
 
-def roads(results: str | Iterable, rows: int = ROWS) -> Roads:
+def roads(results: str | Iterable[Any], rows: int = ROWS) -> Roads:
     """Every road of a shoe from its results so far (text notation, Outcome values
     or finished coups), drawn on `rows` rows (six on every standard scoreboard)."""
     outcomes = as_outcomes(results)
@@ -474,7 +478,7 @@ class GridCursor:
         return _place(self.row, self.col, self.column, self.index, self.col != self.start)
 
 
-def _place_json(place: Place) -> dict:
+def _place_json(place: Place) -> dict[str, Any]:
     return {"row": place.row, "col": place.col, "column": place.column, "index": place.index, "tail": place.tail}
 
 
@@ -498,9 +502,9 @@ class RoadStep:
     derived: dict[str, tuple[str, Place] | None]
     ask_road: dict[str, dict[str, str | None]]  # A1, after this coup
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """The stable JSON form (the `road` of a coup.result event): fields are added, never renamed."""
-        out: dict = {
+        out: dict[str, Any] = {
             "position": self.position,
             **self.outcome.to_json(),
             "bead_plate": {"row": self.bead_plate.row, "col": self.bead_plate.col},
@@ -532,7 +536,7 @@ class RoadBuilder:
         self._derived_grid = {name: GridCursor(rows) for name, _ in DERIVED}
 
     @classmethod
-    def from_results(cls, results: str | Iterable, rows: int = ROWS) -> RoadBuilder:
+    def from_results(cls, results: str | Iterable[Any], rows: int = ROWS) -> RoadBuilder:
         builder = cls(rows)
         for outcome in as_outcomes(results):
             builder.add(outcome)
@@ -545,7 +549,7 @@ class RoadBuilder:
     def results(self) -> tuple[Outcome, ...]:
         return tuple(self._outcomes)
 
-    def add(self, result) -> RoadStep:
+    def add(self, result: Any) -> RoadStep:
         """One more coup: an Outcome, its notation ("Bbn") or a finished coup."""
         outcome = result if isinstance(result, Outcome) else as_outcomes([result])[0]
         self._outcomes.append(outcome)
@@ -630,7 +634,7 @@ class RoadBuilder:
             **{name: tuple(tuple(col) for col in runs_) for name, runs_ in self._derived.items()},
         )
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """The whole roads' JSON (as `roads --json` without the tally), e.g. for a snapshot."""
         return self.roads().to_json()
 
@@ -641,25 +645,25 @@ class RoadBuilder:
 _WINNERS = {"banker": BANKER, "player": PLAYER, "tie": TIE}
 
 
-def outcome_of(record) -> Outcome | None:
+def outcome_of(record: dict[str, Any]) -> Outcome | None:
     """A `coup.result` event, or a coup of a snapshot's `coups` list, as an
     Outcome; None for a void (voids are not results). A record that names no
     winner is an error: a result is never guessed."""
     if record.get("void") or record.get("kind") == "coup.void":
         return None
-    winner = _WINNERS.get(record.get("winner"))
+    winner = _WINNERS.get(str(record.get("winner")))
     if winner is None:
         raise ResultsError(f"coup {record.get('coup')}: no winner in {sorted(record)}")
     return Outcome(winner, bool(record.get("banker_pair")), bool(record.get("player_pair")),
                    bool(record.get("natural")))
 
 
-def results_of(coups: Iterable) -> tuple[Outcome, ...]:
+def results_of(coups: Iterable[dict[str, Any]]) -> tuple[Outcome, ...]:
     """The results of a snapshot's `coups` list (results and voids, in order)."""
     return tuple(o for o in map(outcome_of, coups) if o is not None)
 
 
-def results_from_events(events: Iterable, shoe: str | None = None) -> tuple[Outcome, ...]:
+def results_from_events(events: Iterable[dict[str, Any]], shoe: str | None = None) -> tuple[Outcome, ...]:
     """The results of one shoe from its events in seq order: `coup.result` adds
     one, a `coup.void` of the coup that has just had its result takes it back
     (the pit voided it before the confirm), `shoe.opened` starts again. With
@@ -680,6 +684,6 @@ def results_from_events(events: Iterable, shoe: str | None = None) -> tuple[Outc
     return tuple(o for _, o in out)
 
 
-def results_text(outcomes: Iterable) -> str:
+def results_text(outcomes: Iterable[Outcome]) -> str:
     """Outcomes in the text notation, e.g. "BbnPpT"."""
     return "".join(str(o) for o in as_outcomes(outcomes))
