@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from shoed.rules.ruleset import load_ruleset, with_decks
-from shoed.table import TableController
+from shoed.table import TableController, WorkOutOdds
 
 CHECKPOINT = "checkpoint"
 STEP = "step"
@@ -75,13 +75,22 @@ class Replay:
     events: int = 0
     differences: list[Difference] = field(default_factory=list)
     last_record: dict | None = None
+    # What the journal's past tells the daemon that starts on it:
+    stopped_clean: bool = False  # the last record is the daemon's own stop
+    # The last step ended a coup (or the burn) and its live odds were not recorded: the effect.
+    odds_due: WorkOutOdds | None = None
 
     def feed(self, record: dict, file: str | None = None) -> list[dict]:
         """Take one journal record; return the events its input produced again."""
         kind = record.get("kind")
         self.last_record = record
+        self.stopped_clean, self.odds_due = False, None
         if kind == STEP and self.controller is not None:
-            events = self.controller.feed(record["input"]).events
+            item = record["input"]
+            step = self.controller.feed(item)
+            events = step.events
+            self.stopped_clean = item.get("kind") == "power" and item.get("state") == "off"
+            self.odds_due = next((e for e in step.effects if type(e) is WorkOutOdds), None)
             self.steps += 1
             self.events += len(events)
             recorded = record.get("events", [])

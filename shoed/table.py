@@ -90,12 +90,37 @@ def card_of(text) -> Card:
     return _parsed(text) if type(text) is str else parse_card(text)
 
 
+@dataclass(frozen=True, slots=True)
+class StartShoeFile:
+    """Effect: a shoe was opened; the journal starts its file now, headed by a checkpoint."""
+
+    shoe_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class WorkOutOdds:
+    """Effect: a coup (or the burn) ended; the live odds of what is left in the shoe are due,
+    fed back as an `odds` input. Read `composition` before the next input is fed."""
+
+    ruleset: Ruleset
+    shoe: Shoe
+
+    @property
+    def composition(self) -> tuple[int, ...]:
+        return self.shoe.remaining_by_rank()
+
+
+Effect = StartShoeFile | WorkOutOdds
+
+
 @dataclass(slots=True)
 class Step:
-    """What one input produced: events to journal and publish, and a reply for commands."""
+    """What one input produced: events to journal and publish, a reply for commands, and the
+    effects the shell carries out (the controller decides them; the shell only schedules)."""
 
     events: list[dict] = field(default_factory=list)
     reply: dict | None = None
+    effects: list[Effect] = field(default_factory=list)
 
 
 @dataclass
@@ -161,6 +186,12 @@ class TableController:
         if kind == "command" and step.reply is None:
             step.reply = {"ok": True}
         return step
+
+    def resume_point(self, source: str) -> tuple[int, int | None] | None:
+        """The last shoe sequence number journaled from `source`, with the shoe's boot: a driver
+        that opens again drops what the shoe repeats from before it. None: nothing journaled."""
+        link = self.links.get(source)
+        return (link["seq"], link["boot"]) if link is not None else None
 
     @property
     def card_due(self) -> bool:
@@ -338,6 +369,7 @@ class TableController:
         self.roads, self.odds = RoadBuilder(), None
         self._emit(step, "shoe.opened", source=source, decks=self.shoe.decks, ruleset=self.ruleset.name,
                    burn=self.ruleset.burn)
+        step.effects.append(StartShoeFile(shoe_id))
         if self.shoe.phase == DEALING:
             self._open_coup(step)
 
@@ -406,6 +438,7 @@ class TableController:
         self._emit(step, "coup.result", **(fields | {"settlement": dict(fields["settlement"])}), void=False,
                    sources=list(self.coup_cards_source), road=road)
         self.shoe.counts.coups += result.cards
+        step.effects.append(WorkOutOdds(self.ruleset, self.shoe))
 
     # ----- cards ---------------------------------------------------------------
     def _on_card(self, item: dict, step: Step) -> None:
@@ -534,6 +567,7 @@ class TableController:
             self._emit(step, "shoe.burn", card=text, exposed=first, burn_due=shoe.burn_due, **extra)
             if shoe.phase == DEALING and self.coup_state == NO_COUP and not self.coup_no:
                 self._emit(step, "shoe.burn_complete", burned=shoe.counts.burned)
+                step.effects.append(WorkOutOdds(self.ruleset, shoe))
                 self._open_coup(step)
             return
         if shoe.phase == FINISHED:
@@ -578,6 +612,7 @@ class TableController:
                 self._emit(step, "shoe.burn", card=None, exposed=False, burn_due=shoe.burn_due, source=source)
                 if shoe.phase == DEALING and not self.coup_no:
                     self._emit(step, "shoe.burn_complete", burned=shoe.counts.burned)
+                    step.effects.append(WorkOutOdds(self.ruleset, shoe))
                     self._open_coup(step)
                 return
         index = len(self.coup.order) if self.coup is not None and self.coup_state == OPEN else None

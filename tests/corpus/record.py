@@ -98,7 +98,7 @@ def record(scenario: Scenario, directory: Path) -> int:
     from shoed.replay import checkpoint_record, step_record
     from shoed.rules.odds import live_odds
     from shoed.rules.ruleset import load_ruleset
-    from shoed.table import TableController
+    from shoed.table import StartShoeFile, TableController, WorkOutOdds
 
     class NoSync(FileOps):  # the bytes are the same; the corpus is written once
         def fsync(self, fd: int) -> None:
@@ -122,14 +122,14 @@ def record(scenario: Scenario, directory: Path) -> int:
         out = table.feed(item)
         journal.append(step_record(item, out.events))
         steps += 1
-        if any(e["kind"] == "shoe.opened" for e in out.events):
-            journal.open_shoe(table.shoe.shoe_id)
-            journal.append(checkpoint_record(table))
-        if scenario.odds and table.shoe is not None and any(
-                e["kind"] in ("coup.result", "shoe.burn_complete") for e in out.events):
-            computed = live_odds(table.ruleset, table.shoe.remaining_by_rank())
-            if computed is not None:
-                handle({"kind": "odds", "odds": computed})
+        for effect in out.effects:  # as the daemon carries them out
+            if isinstance(effect, StartShoeFile):
+                journal.open_shoe(effect.shoe_id)
+                journal.append(checkpoint_record(table))
+            elif isinstance(effect, WorkOutOdds) and scenario.odds:
+                computed = live_odds(effect.ruleset, effect.composition)
+                if computed is not None:
+                    handle({"kind": "odds", "odds": computed})
         return out.events
 
     def command(cmd: str, **args) -> list[dict]:
