@@ -9,9 +9,12 @@ Heartbeats repeat the last `seq` (they are not events of their own) so a
 subscriber can tell a quiet table from lost messages.
 
 These structs are the schema: `shoed schema` prints them as JSON Schema, and
-the tests validate every event of whole dealt shoes against them. Fields are
-added, never renamed; unknown fields are allowed so a newer daemon does not
-break an older display.
+the tests validate every event of whole dealt shoes against them, byte for
+byte: an event read into its struct and written again is the same JSON. A field
+that some events of a kind carry and others leave out defaults to `UNSET`
+(left out when written); a field every event carries is there even when null.
+Fields are added, never renamed; unknown fields are allowed so a newer daemon
+does not break an older display.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from shoed.table import SCHEMA_VERSION
 
@@ -53,6 +57,9 @@ class ShoeBurn(Base, tag="shoe.burn", kw_only=True):
     exposed: bool  # the first card, exposed to set the burn count
     burn_due: int
     source: str | None = None
+    confidence: float | None | UnsetType = UNSET  # the reader's, for a card it read
+    faced: bool | UnsetType = UNSET
+    manual: bool | UnsetType = UNSET  # entered by hand (true only)
 
 
 class ShoeBurnComplete(Base, tag="shoe.burn_complete", kw_only=True):
@@ -88,12 +95,13 @@ class CoupOpened(Base, tag="coup.opened", kw_only=True):
 class Card(Base, tag="card", kw_only=True):
     card: str | None
     recipient: Recipient
-    index: int | None = None  # position in the coup, 0 = the Player's first card
-    total: int | None = None  # the recipient's total after this card
+    index: int | UnsetType = UNSET  # position in the coup, 0 = the Player's first card (cards dealt to a hand)
+    total: int | UnsetType = UNSET  # the recipient's total after this card (cards dealt to a hand)
     source: str | None = None
-    confidence: float | None = None
-    faced: bool = False
-    manual: bool = False
+    confidence: float | None | UnsetType = UNSET  # the reader's (absent for an unreadable card)
+    faced: bool | UnsetType = UNSET
+    manual: bool | UnsetType = UNSET  # entered by hand (true only)
+    reason: str | None | UnsetType = UNSET  # why an unreadable card was not read (the reader's code)
 
 
 class CoupDecision(Base, tag="coup.decision", kw_only=True):
@@ -112,7 +120,7 @@ class CoupResult(Base, tag="coup.result", kw_only=True):
     player_pair: bool
     banker_pair: bool
     cards: int
-    settlement: dict[str, float]
+    settlement: dict[str, int | float]  # net win per unit staked: whole numbers stay whole
     rotate: list[str] = []
     void: bool = False
     sources: list[str] = []
@@ -158,9 +166,10 @@ class Alarm(Base, tag="alarm", kw_only=True):
     alarm: str  # tamper, foreign_card, integrity, shoe, unclean_stop, ...
     active: bool
     text: str | None = None
-    code: str | None = None
-    source: str | None = None
-    bets: list[str] | None = None  # favourable_bet: the bets that favour the player
+    code: str | None | UnsetType = UNSET  # the shoe's own alarm code (alarm "shoe")
+    source: str | None | UnsetType = UNSET  # the reader or button it concerns
+    bets: list[str] | UnsetType = UNSET  # favourable_bet: the bets that favour the player
+    by: str | None | UnsetType = UNSET  # who cleared it (integrity)
 
 
 # ----- devices and the table ----------------------------------------------------

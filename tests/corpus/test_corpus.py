@@ -60,3 +60,21 @@ def test_the_corpus_covers_what_it_claims():
     assert "coup.decision" in kinds["royal-decisions"]
     assert {"device.lost", "device.fallback", "device.connected"} <= kinds["austria-failover"]
     assert {"table.stopped", "table.started", "shoe.odds"} <= kinds["punto-banco"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_event_is_its_schema_struct_byte_for_byte(name):
+    """The schema (shoed.events) is exact: an event read into its struct and written again is the
+    same canonical JSON, so the structs can build the events and `shoed schema` tells the truth."""
+    import msgspec
+
+    from shoed.events import Event
+
+    encoder = msgspec.json.Encoder(order="sorted")
+    kinds = set()
+    for record_ in iter_records(JOURNALS / name):
+        for event in record_.get("events", []):
+            struct = msgspec.convert(event, Event)
+            assert encoder.encode(struct) == canonical(event), event
+            kinds.add(event["kind"])
+    assert len(kinds) >= 10
