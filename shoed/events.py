@@ -1,4 +1,5 @@
-"""The event schema: what shoed publishes and journals, version 1.
+"""The schema: shoed's vocabulary. What the table takes (input kinds, commands and their
+arguments) and what it publishes and journals (events), version 1.
 
 Every event is one JSON object with a `kind`; the ZeroMQ topic is
 `<table>.<first word of kind>` (`t1.coup` carries coup.opened, coup.result,
@@ -19,12 +20,90 @@ does not break an older display.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from shoed.table import SCHEMA_VERSION
+SCHEMA_VERSION = "1.0"
+
+# ----- inputs -----------------------------------------------------------------
+# What the table controller takes, by `kind`: what a shoe reports (a driver's Reading) and what
+# the daemon itself notices (power on and off, a command, live odds, an integrity fault).
+READING_KINDS = (
+    "card", "unreadable", "button", "cut_card", "shoe_removed", "shoe_inserted",
+    "tamper", "alarm", "warning", "hello", "link",
+)
+INPUT_KINDS = (*READING_KINDS, "odds", "power", "integrity", "command")
+
+
+# ----- commands -----------------------------------------------------------------
+class CommandRejected(Exception):
+    """A command refused, for its shape or its meaning now: its message goes back to the sender."""
+
+
+Text = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+CardText = Annotated[str, msgspec.Meta(min_length=2, max_length=3)]  # "9H", "10H", "TD", "H3"
+MisdealId = Annotated[int, msgspec.Meta(ge=0)]  # the `id` of a "misdeal" event's entry
+
+
+class CommandArgs(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
+    pass
+
+
+class NoArgs(CommandArgs):
+    pass
+
+
+class OpenShoeArgs(CommandArgs):
+    decks: Annotated[int, msgspec.Meta(ge=1, le=16)] | None = None  # the ruleset's default if absent
+
+
+class VoidArgs(CommandArgs):
+    reason: Text | None = None
+
+
+class DecideArgs(CommandArgs):
+    side: Literal["player", "banker"]
+    draw: bool
+
+
+class CorrectionArgs(CommandArgs):
+    misdeal: MisdealId | None = None  # which open misdeal this corrects; the oldest one if absent
+
+
+class EnterCardArgs(CommandArgs):
+    card: CardText
+    misdeal: MisdealId | None = None  # the unreadable-card misdeal this answers
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    """One command: its arguments' shape (checked at the endpoint) and what it does."""
+
+    name: str
+    args: type[CommandArgs]
+    help: str
+
+
+# The one command table: the endpoint checks shapes against it, the controller carries out what
+# it lists, `shoed command` shows it. Meaning (is there a coup to confirm?) is the controller's.
+COMMANDS: dict[str, CommandSpec] = {spec.name: spec for spec in (
+    CommandSpec("open_shoe", OpenShoeArgs, "open a shoe (decks: the ruleset's default if absent)"),
+    CommandSpec("close_shoe", NoArgs, "close the shoe: its reconciliation"),
+    CommandSpec("confirm", NoArgs, "confirm the result, or the void, and open the next coup"),
+    CommandSpec("void", VoidArgs, "void the coup in play (reason)"),
+    CommandSpec("burn_card", CorrectionArgs, "misdeal correction: the card goes to the discard (misdeal)"),
+    CommandSpec("return_card", CorrectionArgs, "misdeal correction: the card goes back into the shoe (misdeal)"),
+    CommandSpec("decide", DecideArgs, "Baccarat Royal: an active player's free choice (side, draw)"),
+    CommandSpec("enter_card", EnterCardArgs, "enter by hand a card the shoe could not read (card, misdeal)"),
+    CommandSpec("status", NoArgs, "the table's state"),
+    CommandSpec("unlock", NoArgs, "clear an integrity lock"),
+)}
+
+
+# ----- events ---------------------------------------------------------------------
 
 Recipient = Literal["player", "banker", "unreadable", "foreign", "none"]
 Winner = Literal["player", "banker", "tie"]

@@ -25,14 +25,13 @@ import functools
 import math
 from dataclasses import dataclass, field
 
+from shoed.events import COMMANDS, SCHEMA_VERSION, CommandRejected
 from shoed.rules import misdeal as md
 from shoed.rules.cards import Card, CardError, parse_card
 from shoed.rules.coup import Coup, hand_total
 from shoed.rules.ruleset import Ruleset
 from shoed.rules.roads import Outcome, RoadBuilder
 from shoed.rules.shoe import BURN_FIRST, BURNING, CLOSED, DEALING, FINISHED, Shoe
-
-SCHEMA_VERSION = "1.0"
 
 UNKNOWN = "?"  # a card a reader saw but could not identify
 TRACKED = 416  # reads kept in step per reader: a whole 8-deck shoe
@@ -43,14 +42,6 @@ OPEN = "open"  # cards are due
 COMPLETE = "complete"  # the result stands; waiting for confirm
 VOID = "void"  # voided; waiting for confirm
 
-COMMANDS = (
-    "open_shoe", "close_shoe", "confirm", "void", "burn_card", "return_card", "decide",
-    "enter_card", "status", "unlock",
-)
-
-
-class CommandRejected(Exception):
-    """A command that cannot be carried out now; its message goes back to the sender."""
 
 
 @functools.lru_cache(maxsize=64)  # the events of one input share its time: formatted once
@@ -802,5 +793,21 @@ class TableController:
         self._take_card(step, card, {"confidence": None, "mode": "game"}, f"manual:{by}", manual=True)
 
 
-# Input kind -> its handler: `TableController._on_<kind>`.
-_HANDLERS = {name[len("_on_"):]: fn for name, fn in vars(TableController).items() if name.startswith("_on_")}
+# Input kind -> its handler: the controller's dispatch table, one entry for each kind in the schema.
+_HANDLERS = {
+    "card": TableController._on_card,
+    "unreadable": TableController._on_unreadable,
+    "button": TableController._on_button,
+    "cut_card": TableController._on_cut_card,
+    "shoe_removed": TableController._on_shoe_removed,
+    "shoe_inserted": TableController._on_shoe_inserted,
+    "tamper": TableController._on_tamper,
+    "alarm": TableController._on_alarm,
+    "warning": TableController._on_warning,
+    "hello": TableController._on_hello,
+    "link": TableController._on_link,
+    "odds": TableController._on_odds,
+    "power": TableController._on_power,
+    "integrity": TableController._on_integrity,
+    "command": TableController._on_command,
+}

@@ -22,12 +22,10 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Self
 
+from shoed.events import READING_KINDS as KINDS  # the schema's vocabulary
+
 log = logging.getLogger(__name__)
 
-KINDS = (
-    "card", "unreadable", "button", "cut_card", "shoe_removed", "shoe_inserted",
-    "tamper", "alarm", "warning", "hello", "link",
-)
 MODES = ("game", "burn")
 BUTTONS = (
     "confirm", "player_draw", "player_stand", "banker_draw", "banker_stand", "burn_start", "burn_end",
