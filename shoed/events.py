@@ -317,12 +317,13 @@ Event = (
 )
 
 
-def validate(event: dict) -> Base:
+def validate(event: dict[str, Any]) -> Base:
     """Check one event against the schema; raises msgspec.ValidationError."""
-    return msgspec.convert(event, Event)
+    struct: Base = msgspec.convert(event, Event)
+    return struct
 
 
-def json_schema() -> dict:
+def json_schema() -> dict[str, Any]:
     schema = msgspec.json.schema(Event)
     schema["title"] = "shoed events"
     schema["description"] = (
