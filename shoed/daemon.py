@@ -395,7 +395,7 @@ class Daemon:
         with nothing to do, after the coup's card was acknowledged and its events were on
         their way, or else just before the next input: the journal holds them right after
         the coup either way. (Worked out at once, their millisecond of CPU held back the
-        delivery of the coup's last card: its p99 doubled, see README: Reliability.)"""
+        delivery of the coup's last card: its p99 doubled, see docs/test-labs.md.)"""
         kind = item.get("kind")
         if self._odds_due and kind != "odds":
             self._live_odds()

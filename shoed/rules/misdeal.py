@@ -1,6 +1,6 @@
 """Misdeals: what went wrong in a deal, which rule it breaks, and how it is put right.
 
-The Macau statutory rules (003_6a485df8601af24d.txt, Art. X) say a deal that
+The Macau statutory rules (docs/rules/macau-statutory-rules.txt, Art. X) say a deal that
 breaks the drawing rules is corrected at once, and where it cannot be corrected
 the coup is void. Each misdeal here names the rule, the card it concerns, and
 whether and how the dealer corrects it.

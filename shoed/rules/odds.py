@@ -1,7 +1,7 @@
 """Exact odds of a coup for any remaining shoe, under any fixed tableau.
 
 The engine counts coups the way the published tables do (see
-../shared/reference/baccarat-odds.md): every coup is an ordered sequence of six
+docs/standards/baccarat-odds.md): every coup is an ordered sequence of six
 cards drawn without replacement, and a coup that ends after four or five cards
 is padded with every possible fifth and sixth card, so a shoe of N cards gives
 N·(N-1)·…·(N-5) combinations. All counts are exact Python integers and every

@@ -4,7 +4,7 @@ Baccarat tables show the history of the shoe as "roads". shoed computes them
 here, as pure functions of the shoe's results, so a table display, a
 surveillance screen or a web page only has to draw cells. No I/O, no clock.
 
-The rule documents of the games (../shared/seeds/) say nothing about
+The rule documents of the games (docs/rules/) say nothing about
 scoreboards; the roads below follow the conventions displays have used for
 decades. They are written down here, numbered, and the tests cite these numbers.
 

@@ -2,7 +2,7 @@
 
 A shoe is filled with `decks` full decks. Before the first coup the dealer
 exposes the first card and burns that many cards, tens and faces counting 10
-(Macau statutory rules, 003_6a485df8601af24d.txt, Art. II). The cut card lies
+(Macau statutory rules, docs/rules/macau-statutory-rules.txt, Art. II). The cut card lies
 at least `cut_card_min_from_end` cards from the end; when it comes out, the
 coup in progress is the last, or one more coup follows (Art. III, per ruleset).
 

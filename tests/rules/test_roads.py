@@ -1,6 +1,6 @@
 """Scoreboard roads, checked against the rules written in shoed/rules/roads.py.
 
-The games' rule documents (../shared/seeds/) do not describe scoreboards, so
+The games' rule documents (docs/rules/) do not describe scoreboards, so
 the rules are the display conventions numbered in the roads module's
 docstring (BP bead plate, BR big road, D derived roads, A ask road); every
 table below cites the rule it checks. Expected roads are worked out by hand
