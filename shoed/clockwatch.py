@@ -33,7 +33,7 @@ class ClockWatch:
     def check(self, mono_ns: int, utc_ns: int) -> list[dict]:
         """The `clock` inputs for what happened since the last call (none on the first)."""
         out: list[dict] = []
-        if self._mono is not None:
+        if self._mono is not None and self._utc is not None:
             gap = mono_ns - self._mono
             if gap > self.stall_limit_ns:
                 out.append({"kind": "clock", "what": "stall", "stalled_ns": gap, "limit_ns": self.stall_limit_ns})

@@ -25,14 +25,13 @@ import functools
 import math
 from dataclasses import dataclass, field
 
+from shoed.events import COMMANDS, NEEDS_ROLE, SCHEMA_VERSION, CommandRejected
 from shoed.rules import misdeal as md
 from shoed.rules.cards import Card, CardError, parse_card
 from shoed.rules.coup import Coup, hand_total
 from shoed.rules.ruleset import Ruleset
 from shoed.rules.roads import Outcome, RoadBuilder
 from shoed.rules.shoe import BURN_FIRST, BURNING, CLOSED, DEALING, FINISHED, Shoe
-
-SCHEMA_VERSION = "1.0"
 
 UNKNOWN = "?"  # a card a reader saw but could not identify
 TRACKED = 416  # reads kept in step per reader: a whole 8-deck shoe
@@ -43,25 +42,10 @@ OPEN = "open"  # cards are due
 COMPLETE = "complete"  # the result stands; waiting for confirm
 VOID = "void"  # voided; waiting for confirm
 
-COMMANDS = (
-    "open_shoe", "close_shoe", "confirm", "void", "burn_card", "return_card", "decide",
-    "enter_card", "status", "unlock",
-)
-
-# Roles of the keys on the command allow-list (docs/stream-integrity.md). A command input
-# carries its sender's role; a key without one is a dealer's (the least a key may do).
-ROLES = ("dealer", "pit", "surveillance")
-DEFAULT_ROLE = "dealer"
-# Commands only the pit or surveillance may give: they clear what stopped the table or undo a coup.
-NEEDS_ROLE = {"unlock": ("pit", "surveillance"), "void": ("pit", "surveillance")}
 # Alarms that hold the table (play stops, the gate stays locked) until the pit unlocks it.
 HOLDS = ("integrity", "forged_frame", "device_changed")
 # What of a shoe's Hello must not change while a coup is dealt (and vendor, serial: never unnoticed).
 IDENTITY = ("vendor", "serial", "boot")
-
-
-class CommandRejected(Exception):
-    """A command that cannot be carried out now; its message goes back to the sender."""
 
 
 @functools.lru_cache(maxsize=64)  # the events of one input share its time: formatted once
@@ -101,12 +85,37 @@ def card_of(text) -> Card:
     return _parsed(text) if type(text) is str else parse_card(text)
 
 
+@dataclass(frozen=True, slots=True)
+class StartShoeFile:
+    """Effect: a shoe was opened; the journal starts its file now, headed by a checkpoint."""
+
+    shoe_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class WorkOutOdds:
+    """Effect: a coup (or the burn) ended; the live odds of what is left in the shoe are due,
+    fed back as an `odds` input. Read `composition` before the next input is fed."""
+
+    ruleset: Ruleset
+    shoe: Shoe
+
+    @property
+    def composition(self) -> tuple[int, ...]:
+        return self.shoe.remaining_by_rank()
+
+
+Effect = StartShoeFile | WorkOutOdds
+
+
 @dataclass(slots=True)
 class Step:
-    """What one input produced: events to journal and publish, and a reply for commands."""
+    """What one input produced: events to journal and publish, a reply for commands, and the
+    effects the shell carries out (the controller decides them; the shell only schedules)."""
 
     events: list[dict] = field(default_factory=list)
     reply: dict | None = None
+    effects: list[Effect] = field(default_factory=list)
 
 
 @dataclass
@@ -150,6 +159,8 @@ class TableController:
     behind: dict = field(default_factory=dict)
     # The identity (vendor, serial, boot) each source last said in its Hello.
     identities: dict = field(default_factory=dict)
+    # The bytes (hex) of the frame under each source's `links` seq, to compare a repeat with.
+    frames: dict = field(default_factory=dict)
 
     # ----- public ----------------------------------------------------------
     def feed(self, item: dict) -> Step:
@@ -161,9 +172,12 @@ class TableController:
         source = item.get("source")
         if source and item.get("shoe_seq") is not None:
             detail = item.get("detail")
+            self.links[source] = {"seq": item["shoe_seq"], "boot": detail.get("boot") if detail else None}
             # The frame's bytes too: a later frame under the same seq must be the same frame.
-            self.links[source] = {"seq": item["shoe_seq"], "boot": detail.get("boot") if detail else None,
-                                  "raw": item.get("raw")}
+            if item.get("raw"):
+                self.frames[source] = item["raw"]
+            else:
+                self.frames.pop(source, None)
         try:
             handler = _HANDLERS[kind]
         except (KeyError, TypeError):  # not a kind of input, or not even a name
@@ -176,6 +190,16 @@ class TableController:
         if kind == "command" and step.reply is None:
             step.reply = {"ok": True}
         return step
+
+    def resume_point(self, source: str) -> tuple[int, int | None, bytes | None] | None:
+        """The last shoe sequence number journaled from `source`, with the shoe's boot and the
+        frame's bytes: a driver that opens again drops what the shoe repeats from before it, and
+        compares a repeat of that seq with the frame. None: nothing journaled."""
+        link = self.links.get(source)
+        if link is None:
+            return None
+        raw = self.frames.get(source)
+        return link["seq"], link["boot"], bytes.fromhex(raw) if raw else None
 
     @property
     def card_due(self) -> bool:
@@ -258,7 +282,9 @@ class TableController:
             "active_source": self.active_source,
             "ahead": {k: list(v) for k, v in self.ahead.items()},
             "behind": {k: list(v) for k, v in self.behind.items()},
-            "identities": dict(self.identities),
+            # Left out while empty: a journal without them records the same bytes as before them.
+            **({"identities": dict(self.identities)} if self.identities else {}),
+            **({"frames": dict(self.frames)} if self.frames else {}),
         }
 
     @classmethod
@@ -280,6 +306,7 @@ class TableController:
             ahead={k: list(v) for k, v in state.get("ahead", {}).items()},
             behind={k: list(v) for k, v in state.get("behind", {}).items()},
             identities=dict(state.get("identities", {})),
+            frames=dict(state.get("frames", {})),
         )
         shoe = state.get("shoe")
         if shoe:
@@ -355,6 +382,7 @@ class TableController:
         self.roads, self.odds = RoadBuilder(), None
         self._emit(step, "shoe.opened", source=source, decks=self.shoe.decks, ruleset=self.ruleset.name,
                    burn=self.ruleset.burn)
+        step.effects.append(StartShoeFile(shoe_id))
         if self.shoe.phase == DEALING:
             self._open_coup(step)
 
@@ -423,6 +451,7 @@ class TableController:
         self._emit(step, "coup.result", **(fields | {"settlement": dict(fields["settlement"])}), void=False,
                    sources=list(self.coup_cards_source), road=road)
         self.shoe.counts.coups += result.cards
+        step.effects.append(WorkOutOdds(self.ruleset, self.shoe))
 
     # ----- cards ---------------------------------------------------------------
     def _on_card(self, item: dict, step: Step) -> None:
@@ -561,6 +590,7 @@ class TableController:
             self._emit(step, "shoe.burn", card=text, exposed=first, burn_due=shoe.burn_due, **extra)
             if shoe.phase == DEALING and self.coup_state == NO_COUP and not self.coup_no:
                 self._emit(step, "shoe.burn_complete", burned=shoe.counts.burned)
+                step.effects.append(WorkOutOdds(self.ruleset, shoe))
                 self._open_coup(step)
             return
         if shoe.phase == FINISHED:
@@ -605,6 +635,7 @@ class TableController:
                 self._emit(step, "shoe.burn", card=None, exposed=False, burn_due=shoe.burn_due, source=source)
                 if shoe.phase == DEALING and not self.coup_no:
                     self._emit(step, "shoe.burn_complete", burned=shoe.counts.burned)
+                    step.effects.append(WorkOutOdds(self.ruleset, shoe))
                     self._open_coup(step)
                 return
         index = len(self.coup.order) if self.coup is not None and self.coup_state == OPEN else None
@@ -850,5 +881,23 @@ class TableController:
         self._take_card(step, card, {"confidence": None, "mode": "game"}, f"manual:{by}", manual=True)
 
 
-# Input kind -> its handler: `TableController._on_<kind>`.
-_HANDLERS = {name[len("_on_"):]: fn for name, fn in vars(TableController).items() if name.startswith("_on_")}
+# Input kind -> its handler: the controller's dispatch table, one entry for each kind in the schema.
+_HANDLERS = {
+    "card": TableController._on_card,
+    "unreadable": TableController._on_unreadable,
+    "button": TableController._on_button,
+    "cut_card": TableController._on_cut_card,
+    "shoe_removed": TableController._on_shoe_removed,
+    "shoe_inserted": TableController._on_shoe_inserted,
+    "tamper": TableController._on_tamper,
+    "alarm": TableController._on_alarm,
+    "warning": TableController._on_warning,
+    "hello": TableController._on_hello,
+    "link": TableController._on_link,
+    "forged_frame": TableController._on_forged_frame,
+    "odds": TableController._on_odds,
+    "power": TableController._on_power,
+    "integrity": TableController._on_integrity,
+    "command": TableController._on_command,
+    "clock": TableController._on_clock,
+}

@@ -41,7 +41,7 @@ import zmq.auth
 from zmq.auth.thread import ThreadAuthenticator
 from zmq.utils import z85
 
-from shoed.table import DEFAULT_ROLE, ROLES  # the table owns the vocabulary of roles
+from shoed.events import DEFAULT_ROLE, ROLES  # the schema owns the vocabulary of roles
 
 DEFAULT_DOMAIN = "shoed"
 
