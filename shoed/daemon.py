@@ -449,9 +449,8 @@ class Daemon:
 
     def command(self, command) -> dict:
         """A command from the console or the pit (a shoed.net.commands.Command), with the key that sent it."""
-        from shoed.journal import JournalError
-
         from shoed.events import DEFAULT_ROLE
+        from shoed.journal import JournalError
 
         # The role decides what the command may do (TableController NEEDS_ROLE); an endpoint
         # without keys (a lab bench) has no roles: its senders are dealers.
