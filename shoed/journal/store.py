@@ -329,7 +329,12 @@ class Journal:
                 new_fd = os.open(final, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
                 finished = list(self._finished)
                 if self._path is not None:
-                    finished.append(self._finished_entry(self._file_seq, self._path, self._head))
+                    try:
+                        os.chmod(self._path, 0o444)  # a finished shoe is read-only from now on
+                    except OSError:
+                        pass
+                    data = read_regular(self._path)
+                    finished.append(self._finished_entry(self._file_seq, self._path, data, self._head))
                 # The mark first (sealed with the new key), then the new key replaces the old one:
                 # a crash between them leaves a state the next start can still prove.
                 self._write_mark(finished, final.name, seq, len(line), sealed["hash"], 1, key, seq if state else None)
@@ -344,7 +349,7 @@ class Journal:
                     pass
                 self._failed = f"opening {name} failed: {exc}"
                 raise JournalError(self._failed) from exc
-            old_fd, old_path = self._fd, self._path
+            old_fd = self._fd
             self._finished = finished
             if state is not None:
                 self._state, self._secret = state, state.key
@@ -352,10 +357,6 @@ class Journal:
             self._file_seq, self._jseq, self._head, self._offset = seq, 1, sealed["hash"], len(line)
             if old_fd is not None:
                 os.close(old_fd)
-                try:
-                    os.chmod(old_path, 0o444)  # a finished shoe is read-only from now on
-                except OSError:
-                    pass
             return final
 
     def append(self, record: dict) -> dict:
@@ -458,9 +459,23 @@ class Journal:
         os.replace(tmp, path)
         self._ops.fsync(self._dirfd)
 
-    def _finished_entry(self, file_seq: int, path: Path, last_hash: str) -> list:
-        data = read_regular(path)
-        return [file_seq, path.name, len(data), hashlib.sha256(data).hexdigest(), last_hash]
+    @staticmethod
+    def _finished_entry(file_seq: int, path: Path, data: bytes, last_hash: str) -> list:
+        """What the mark keeps of a finished file: number, name, size, SHA-256, last hash, and its
+        inode, mtime and ctime (a write to the file, even one putting back its times, moves ctime)."""
+        st = os.lstat(path)
+        return [file_seq, path.name, len(data), hashlib.sha256(data).hexdigest(), last_hash,
+                [st.st_ino, st.st_mtime_ns, st.st_ctime_ns]]
+
+    @staticmethod
+    def _unchanged(entry: list, path: Path) -> bool:
+        """The file is the one the mark verified, not written since (no need to read it)."""
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return False
+        return (stat.S_ISREG(st.st_mode) and len(entry) > 5 and entry[1] == path.name and entry[2] == st.st_size
+                and entry[5] == [st.st_ino, st.st_mtime_ns, st.st_ctime_ns])
 
     def _write_mark(self, finished, file, file_seq, offset, head, jseq, key, epoch) -> None:
         body = {
@@ -537,17 +552,20 @@ class Journal:
         self._finished = []
         for name, path in files[:-1]:
             entry = covered.get(name.file_seq)
-            if entry is not None:
-                data = self._read(path)
+            if entry is not None and self._unchanged(entry, path):
+                self._finished.append(entry)
+                start, previous = entry[4], (path.name, name.file_seq)
+                continue
+            data = self._read(path)
+            if entry is not None:  # touched since: its bytes must still be those verified
                 if entry[1] != path.name or entry[2] != len(data) or entry[3] != hashlib.sha256(data).hexdigest():
                     self._prove_finished(name, path, data, start, previous, keys)  # names the record, if it can
                     raise JournalLocked(BadRecord(path.name, 0, None, f"not the file verified as number "
                                                   f"{name.file_seq} ({entry[1]}, {entry[2]} bytes)"))
                 last_hash = entry[4]
             else:
-                data = self._read(path)
                 last_hash = self._prove_finished(name, path, data, start, previous, keys)
-            self._finished.append([name.file_seq, path.name, len(data), hashlib.sha256(data).hexdigest(), last_hash])
+            self._finished.append(self._finished_entry(name.file_seq, path, data, last_hash))
             start, previous = last_hash, (path.name, name.file_seq)
         if files[0][0].file_seq > 1:
             self.recovery.append(RecoveryNote("chain_anchored", files[0][1].name,
