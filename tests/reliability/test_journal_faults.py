@@ -282,30 +282,44 @@ def mode_options(base: Path, mode: str) -> tuple[str, ...]:
     return ()
 
 
+class DealtJournals:
+    """Per mode, built on first use: a real daemon's journal of three shoes (four files: the
+    table's, then one per shoe), with its config, keys and the simulator's truth; copied by each test."""
+
+    def __init__(self, tmp_path_factory):
+        self.factory = tmp_path_factory
+        self.built: dict[str, Path] = {}
+
+    def __getitem__(self, mode: str) -> Path:
+        if mode not in self.built:
+            self.built[mode] = self._build(mode)
+        return self.built[mode]
+
+    def _build(self, mode: str) -> Path:
+        from tests.daemon_runner import remove_dir, short_dir
+
+        base = short_dir()
+        try:
+            (base / "secret").write_bytes(b"a table secret kept off the journal\n")
+            (base / "keyed.toml").write_text(f'journal_secret_file = "{base / "secret"}"\n')
+            if mode == "sealed":
+                run_shoed("keys", "journal", "--journal", str(base / "journal"), "--table", "t1",
+                          "--verify-key", str(base / "verify.key"), check=True)
+            with Simulator(base, seed=40, pace=0.0, shoes=3) as sim:
+                with Daemon(base, "--source", sim.source, *mode_options(base, mode)) as daemon:
+                    assert sim.wait_done(240) == 0
+                    assert daemon.stop() == 0
+            keep = self.factory.mktemp(mode) / "built"
+            shutil.copytree(base, keep, symlinks=True,
+                            ignore=shutil.ignore_patterns("shoe", "events", "snapshot", "commands"))
+            return keep
+        finally:
+            remove_dir(base)
+
+
 @pytest.fixture(scope="module")
 def dealt_journals(tmp_path_factory):
-    """Per mode: a real daemon's journal of three shoes (four files: the table's, then one per
-    shoe), with its config, keys and the simulator's truth; copied by each test."""
-    from tests.daemon_runner import remove_dir, short_dir
-
-    built = {}
-    for mode in MODES:
-        base = short_dir()
-        (base / "secret").write_bytes(b"a table secret kept off the journal\n")
-        (base / "keyed.toml").write_text(f'journal_secret_file = "{base / "secret"}"\n')
-        if mode == "sealed":
-            run_shoed("keys", "journal", "--journal", str(base / "journal"), "--table", "t1",
-                      "--verify-key", str(base / "verify.key"), check=True)
-        with Simulator(base, seed=40, pace=0.0, shoes=3) as sim:
-            with Daemon(base, "--source", sim.source, *mode_options(base, mode)) as daemon:
-                assert sim.wait_done(240) == 0
-                assert daemon.stop() == 0
-        keep = tmp_path_factory.mktemp(mode)
-        shutil.copytree(base, keep / "built", symlinks=True, ignore=shutil.ignore_patterns("shoe", "events",
-                                                                                         "snapshot", "commands"))
-        remove_dir(base)
-        built[mode] = keep / "built"
-    return built
+    return DealtJournals(tmp_path_factory)
 
 
 def from_built(built: Path, base: Path) -> None:
