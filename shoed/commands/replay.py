@@ -26,6 +26,7 @@ def register(sub) -> None:
     pace.add_argument("--max", action="store_true", help="replay as fast as possible (the default without --publish)")
     p.add_argument("--publish", metavar="ENDPOINT", help="publish the replayed events on a PUB socket")
     p.add_argument("--secret-file", metavar="FILE", help="the journal's HMAC secret, if it is keyed")
+    p.add_argument("--verify-key", metavar="FILE", help="the verification key of a forward-secure journal")
     p.add_argument("--jobs", type=int, default=None, metavar="N",
                    help="replay the shoe files in N processes (default: one per CPU; 1 with --publish)")
     p.add_argument("--json", action="store_true", help="print a JSON report")
@@ -42,7 +43,9 @@ def run(args) -> int:
     path = Path(args.path)
     if not path.exists():
         raise CommandError(f"no journal at {path}")
-    secret = Path(args.secret_file).read_bytes().strip() if args.secret_file else None
+    from shoed.commands.journal import verify_keys
+
+    secret = verify_keys(args)
     publisher = context = wire = None
     if args.publish:
         import zmq

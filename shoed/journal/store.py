@@ -587,6 +587,9 @@ class Journal:
                     raise JournalLocked(BadRecord(path.name, 1, 1, reason))
             last = item
         good_end = len(data)
+        if mark is not None and mark.get("file_seq") == name.file_seq and mark.get("file") != path.name:
+            raise JournalLocked(BadRecord(path.name, 0, None, f"not the file verified as number {name.file_seq} "
+                                          f"({mark.get('file')})"))
         verified_to = mark.get("offset", 0) if mark is not None and mark.get("file") == path.name else 0
         if bad is not None:
             # Torn is only a last line without its newline: a crash in the middle of a write,
@@ -594,7 +597,8 @@ class Journal:
             # and so is anything before what was verified: the table locks, nothing is cut.
             torn = bad.line > 1 and data.find(b"\n", bad.offset) < 0 and bad.offset >= verified_to
             if not torn:
-                later = ch.intact_after(data, bad.offset, self._secret)
+                key = ch.header_key(first, keys)[0] if first is not None else None
+                later = ch.intact_after(data, bad.offset, key)
                 why = bad.reason + (f"; line {later} after it is intact" if later else "")
                 raise JournalLocked(BadRecord(path.name, bad.line, bad.jseq, why, bad.offset))
             good_end = bad.offset

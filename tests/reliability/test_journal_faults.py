@@ -397,6 +397,8 @@ def test_a_sealed_journal_proves_against_whoever_holds_the_box_later(base, dealt
     report = json.loads(done.stdout)
     assert done.returncode == 0 and report["sealed"] is True and report["ok"] is True
     assert not (journal / "verify.key").exists()
+    replayed = run_shoed("replay", str(journal), "--json", "--verify-key", str(base / "verify.key"), timeout=120)
+    assert replayed.returncode == 0 and json.loads(replayed.stdout)["identical"] is True, replayed.stderr
     files = sorted(journal.glob("t1-*.jsonl"))
 
     # The box's key now is that of the last file: a card of an earlier shoe rewritten and the
