@@ -206,3 +206,16 @@ def test_keys_journal_makes_the_pair_and_never_overwrites(tmp_path, clock):
     assert again.returncode == 2 and "already" in again.stderr and len(again.stderr.splitlines()) == 1
     bad = run_shoed("journal", "verify", str(j), "--verify-key", str(j / "T1.seal"))
     assert bad.returncode == 2 and "not a journal verification key" in bad.stderr
+
+
+def test_verify_with_the_key_finds_records_cut_below_the_mark(tmp_path, clock):
+    d = sealed_journal(tmp_path / "j", clock)  # closed cleanly: the mark is at the journal's end
+    last = files_of(d)[-1]
+    last.chmod(0o644)
+    lines = last.read_bytes().splitlines(keepends=True)
+    last.write_bytes(b"".join(lines[:-2]))  # two whole records gone: the chain itself still holds
+    report = verify(d, Keys(verify_key=VERIFY_KEY))
+    assert not report.ok and "records were removed" in report.first_bad.reason
+    assert verify(d, Keys(verify_key=VERIFY_KEY)).records == 10
+    with pytest.raises(JournalLocked, match="acknowledged records were removed"):
+        Journal(d, "T1", clock=clock)
