@@ -1,6 +1,13 @@
 """How fast the journal is on this disk: append latency with fsync, verify and recall throughput.
 
 Run: .venv/bin/python benchmarks/journal_bench.py [--dir DIR] [--appends N] [--records N]
+     .venv/bin/python benchmarks/journal_bench.py --ready-shoes 1000 [--keep DIR] [--rounds N]
+
+The second form builds a sealed (forward-secure) journal of that many shoes as
+the daemon writes it, then times, in interleaved rounds: `shoed journal verify
+--verify-key` over the whole chain, and the real daemon's time to READY on it
+with its verified mark, and without it (the first start, or a removed mark:
+every finished file proved by its links and form).
 
 DIR must be on the disk the daemon will journal to (the default, a temporary
 directory under /var/tmp, usually is; /tmp may be a tmpfs where fsync costs
@@ -12,14 +19,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 from shoed.journal import Journal, read_recent, recall, verify
 from shoed.journal import chain as ch
+
+ROOT = Path(__file__).resolve().parents[1]
 
 RESULT = {
     "kind": "event",
@@ -74,7 +85,14 @@ def main() -> None:
     parser.add_argument("--dir", help="where to write (default: a temporary directory under /var/tmp)")
     parser.add_argument("--appends", type=int, default=400, help="appends timed per case")
     parser.add_argument("--records", type=int, default=50_000, help="records in the journal verified")
+    parser.add_argument("--ready-shoes", type=int, metavar="N",
+                        help="instead: verify time and time to READY on a sealed journal of N shoes")
+    parser.add_argument("--keep", metavar="DIR", help="with --ready-shoes: use (or build and keep) the journal here")
+    parser.add_argument("--rounds", type=int, default=3, help="with --ready-shoes: interleaved rounds")
     args = parser.parse_args()
+    if args.ready_shoes:
+        ready_bench(args)
+        return
     base = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="shoed-journal-bench-", dir="/var/tmp"))
     print(f"journal bench in {base}")
     try:
@@ -137,6 +155,53 @@ def run(base: Path, args) -> None:
     print(
         f"{'recall last 10 coups':48} {took * 1e3:9.1f} ms   ({len(coups)} coups, {len(reading.records)} records read)"
     )
+
+
+
+def ready_bench(args) -> None:
+    sys.path.insert(0, str(ROOT))  # the test suite's daemon runner and journal writer
+    from tests.daemon_runner import Daemon, remove_dir, run_shoed, short_dir
+    from tests.reliability.harness import write_journal
+
+    base = short_dir("shoed-ready-bench-")
+    keep = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="shoed-ready-", dir="/var/tmp"))
+    journal, verify_key = keep / "journal", keep / "verify.key"
+    try:
+        if not journal.is_dir():
+            run_shoed("keys", "journal", "--journal", str(journal), "--table", "t1", "--verify-key", str(verify_key),
+                      check=True)
+            started = time.perf_counter()
+            counts = write_journal(journal, args.ready_shoes, odds=False)
+            print(f"built a sealed journal of {args.ready_shoes} shoes in {time.perf_counter() - started:.1f} s: "
+                  f"{counts}")
+        files = sorted(journal.glob("t1-*.jsonl"))
+        size = sum(f.stat().st_size for f in files)
+        print(f"{len(files)} files, {size / 1e6:.1f} MB, in {journal}")
+        phases: dict[str, list[float]] = {"verify --verify-key": [], "ready, with the mark": [],
+                                          "ready, without the mark": []}
+        for _ in range(args.rounds):
+            started = time.perf_counter()
+            done = run_shoed("journal", "verify", str(journal), "--verify-key", str(verify_key), "--json",
+                             timeout=600)
+            phases["verify --verify-key"].append(time.perf_counter() - started)
+            report = json.loads(done.stdout)
+            assert done.returncode == 0 and report["sealed"], done.stdout[-500:]
+            for phase, mark in (("ready, with the mark", True), ("ready, without the mark", False)):
+                if not mark:
+                    (journal / "t1.verified").unlink(missing_ok=True)
+                daemon = Daemon(base, "--source", f"native:{base}/no-shoe", journal=journal, ready_timeout=600)
+                try:
+                    line = next(x for x in daemon.lines if x.get("event") == "ready")
+                    phases[phase].append(float(line["seconds"]))
+                finally:
+                    assert daemon.stop() == 0
+        print(f"medians of {args.rounds} interleaved rounds (CPU count {os.cpu_count()}):")
+        for phase, samples in phases.items():
+            print(f"  {phase:28} {statistics.median(samples):7.3f} s   (all: {', '.join(f'{x:.3f}' for x in samples)})")
+    finally:
+        remove_dir(base)
+        if not args.keep:
+            shutil.rmtree(keep, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -181,7 +181,7 @@ class Daemon:
         try:
             self.journal = Journal(self.config.journal_dir, self.config.table, secret)
         except JournalLocked as exc:
-            raise DaemonError(f"the journal is corrupt in the middle ({exc}); the table stays locked: "
+            raise DaemonError(f"the journal is corrupt ({exc}); nothing was cut, the table stays locked: "
                               f"run `shoed journal verify {self.config.journal_dir}` and call surveillance") from None
         except JournalError as exc:
             raise DaemonError(f"cannot open the journal: {exc}") from None
@@ -196,7 +196,7 @@ class Daemon:
         self._last_stop_clean = True
         path = self.journal.path
         if path is not None:
-            for record in iter_records(path, self._secret()):
+            for record in iter_records(path, self.journal.keys):
                 state.feed(record, path.name)
             self._last_stop_clean = state.stopped_clean
         if state.controller is None:

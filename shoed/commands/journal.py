@@ -1,7 +1,9 @@
 """`shoed journal verify` and `shoed journal recall`: proving a journal and showing its last coups.
 
 verify exits 0 when every record is intact and linked, 1 with the first bad
-record when not, 2 when there is no journal at the path. recall prints the
+record when not, 2 when there is no journal at the path. With --verify-key it
+checks a forward-secure journal's every file with the key kept off the box,
+and the box's sealing state and verified mark against it. recall prints the
 last coups in their original order, read up to the first record that is not
 intact (it works while the table is locked), and exits 1 if it stopped early.
 The JSON of `--json` is a contract: fields are added, never renamed.
@@ -21,6 +23,8 @@ def register(sub) -> None:
     ver = jsub.add_parser("verify", help="check every hash and link of a journal file or directory")
     ver.add_argument("path", metavar="PATH", help="a journal file, or a directory of them")
     ver.add_argument("--secret-file", metavar="FILE", help="the HMAC secret of a keyed journal")
+    ver.add_argument("--verify-key", metavar="FILE",
+                     help="the verification key of a forward-secure journal (made by `shoed keys journal`)")
     ver.add_argument("--json", action="store_true", help="print one JSON object")
     ver.set_defaults(func=run_verify)
 
@@ -62,15 +66,33 @@ def read_secret(path: str | None) -> bytes | None:
     return secret
 
 
+def verify_keys(args):
+    """The keys a verify was given: --secret-file, or --verify-key (not both)."""
+    from shoed.cli import CommandError
+    from shoed.journal.seal import Keys, SealError, read_verify_key
+
+    secret = read_secret(args.secret_file)
+    if args.verify_key is None:
+        return Keys(secret=secret)
+    if secret is not None:
+        raise CommandError("give --secret-file or --verify-key, not both")
+    try:
+        with open(args.verify_key, "rb") as f:
+            return Keys(verify_key=read_verify_key(f.read(), args.verify_key))
+    except (OSError, SealError) as exc:
+        raise CommandError(f"cannot read the verify key: {exc}") from None
+
+
 def run_verify(args) -> int:
     from shoed.cli import CommandError
     from shoed.journal.reader import verify
 
-    secret = read_secret(args.secret_file)
     try:
-        report = verify(args.path, secret)
+        report = verify(args.path, verify_keys(args))
     except FileNotFoundError as exc:
         raise CommandError(str(exc)) from None
+    # Checks beyond the files themselves (e.g. an external witness) extend `report` here:
+    # report.tails holds, per table, where its chain ends; report.fail(bad) records a fault.
     if args.json:
         print(json.dumps(report.to_json()))
     else:
@@ -78,7 +100,8 @@ def run_verify(args) -> int:
             print(f"note: {note}", file=sys.stderr)
         if report.ok:
             heads = "; ".join(f"table {t} head {h}" for t, h in report.heads.items()) or "no records"
-            print(f"intact: {_count(report.files, 'file')}, {_count(report.records, 'record')}; {heads}")
+            sealed = "; every file sealed and checked with the verify key" if report.sealed else ""
+            print(f"intact: {_count(report.files, 'file')}, {_count(report.records, 'record')}; {heads}{sealed}")
         else:
             print(f"NOT INTACT at {report.first_bad}")
             print(f"{_count(report.records, 'record')} before it {'is' if report.records == 1 else 'are'} intact")

@@ -5,6 +5,10 @@
                                        put a client's public key file on an allow-list, with
                                        its role: dealer (the default), pit or surveillance
     shoed keys list --dir DIR          the keys on an allow-list
+    shoed keys journal --journal DIR --table T --verify-key FILE
+                                       make a forward-secure journal's key pair: the sealing
+                                       state goes into DIR (the box), the verification key to
+                                       FILE (surveillance; never left on the box)
 
 Allowing a client is copying its public `.key` file into the daemon's
 allow-list directory (by hand, or with `keys allow`, which also checks it is a
@@ -47,6 +51,19 @@ def register(sub) -> None:
     lst.add_argument("--dir", required=True, help="the allow-list directory")
     lst.add_argument("--json", action="store_true", help="one JSON object per key, as a list")
     lst.set_defaults(func=run_list)
+
+    jk = ksub.add_parser(
+        "journal", help="make a forward-secure journal's key pair: sealing state for the box, verify key off it",
+        description="The sealing state is written to JOURNAL/TABLE.seal (mode 0600); the daemon seals every "
+        "shoe file with a key that moves on with each file, erasing the old one. The verification key "
+        "goes to FILE: take it off the box to surveillance; `shoed journal verify --verify-key FILE` checks "
+        "every file with it.",
+    )
+    jk.add_argument("--journal", required=True, metavar="DIR", help="the table's journal directory (empty)")
+    jk.add_argument("--table", required=True, help="the table id")
+    jk.add_argument("--verify-key", required=True, metavar="FILE", help="where to write the verification key")
+    jk.add_argument("--json", action="store_true", help="print {table, key_id, seal_file, verify_key_file}")
+    jk.set_defaults(func=run_journal)
 
 
 def run_new(args) -> int:
@@ -137,4 +154,50 @@ def run_list(args) -> int:
     else:
         for name, key, role in rows:
             print(f"{name:32} {key}  {role}")
+    return 0
+
+
+def run_journal(args) -> int:
+    import os
+    import secrets
+    from pathlib import Path
+
+    from shoed.cli import CommandError
+    from shoed.journal import chain as ch
+    from shoed.journal.seal import KEY_BYTES, SealState, first_key, key_id
+    from shoed.journal.store import seal_name
+
+    if not ch.TABLE_RE.fullmatch(args.table):
+        raise CommandError(f"table id {args.table!r}: letters, digits, '_', '.', '-' (up to 64)")
+    journal = Path(args.journal)
+    seal_file, verify_file = journal / seal_name(args.table), Path(args.verify_key)
+    if journal.is_dir() and any(
+        (p := ch.parse_file_name(name)) is not None and p.table == args.table for name in os.listdir(journal)
+    ):
+        raise CommandError(f"{journal} already holds a journal of table {args.table}: a sealed journal starts empty")
+    for path in (seal_file, verify_file):
+        if path.exists():
+            raise CommandError(f"{path} already exists: it is never overwritten")
+    verify_key = secrets.token_bytes(KEY_BYTES)
+    state = SealState(key_id(verify_key), 0, first_key(verify_key))
+    try:
+        journal.mkdir(parents=True, exist_ok=True)
+        for path, data in ((verify_file, verify_key.hex().encode() + b"\n"), (seal_file, state.to_bytes())):
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+            try:
+                os.write(fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+    except FileExistsError as exc:
+        raise CommandError(f"{exc.filename} already exists: it is never overwritten") from None
+    except OSError as exc:
+        raise CommandError(f"cannot write the journal keys: {exc}") from None
+    if args.json:
+        print(json.dumps({"table": args.table, "key_id": state.key_id, "seal_file": str(seal_file),
+                          "verify_key_file": str(verify_file)}))
+    else:
+        print(f"key {state.key_id} for table {args.table}")
+        print(f"sealing state: {seal_file}  (stays on the box; the daemon moves it on with every shoe file)")
+        print(f"verify key:    {verify_file}  (take it off the box to surveillance, then delete it here)")
     return 0

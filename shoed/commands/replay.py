@@ -28,6 +28,7 @@ def register(sub) -> None:
                       help="with --publish: as fast as possible (without --publish a replay always is)")
     p.add_argument("--publish", metavar="ENDPOINT", help="publish the replayed events on a PUB socket")
     p.add_argument("--secret-file", metavar="FILE", help="the journal's HMAC secret, if it is keyed")
+    p.add_argument("--verify-key", metavar="FILE", help="the verification key of a forward-secure journal")
     p.add_argument("--jobs", type=int, default=None, metavar="N",
                    help="replay the shoe files in N processes (default: one per CPU; 1 with --publish)")
     p.add_argument("--json", action="store_true", help="print a JSON report")
@@ -62,6 +63,10 @@ def run(args) -> int:
     jobs = args.jobs if args.jobs is not None else (1 if publisher else os.cpu_count() or 1)
     if jobs < 1:
         raise CommandError("--jobs is 1 or more")
+    if args.verify_key is not None:  # a forward-secure journal
+        from shoed.commands.journal import verify_keys
+
+        secret = verify_keys(args)
     if publisher is not None and jobs != 1:
         raise CommandError("--publish sends the events in their recorded order: it needs --jobs 1")
     started = time.monotonic()

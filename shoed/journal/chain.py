@@ -38,6 +38,8 @@ from datetime import datetime
 
 import msgspec
 
+from shoed.journal.seal import ALG_FSS, Keys, as_keys
+
 GENESIS = "0" * 64  # what the first record of a table's first file chains to
 FORMAT = 1  # the header's "format": bumped if the line format ever changes
 HEADER_KIND = "journal_file"
@@ -154,22 +156,63 @@ def seal(record: dict, jseq: int, prev: str, secret: bytes | None) -> tuple[dict
     return sealed, canonical(sealed) + b"\n"
 
 
-def header(*, table: str, shoe: str, file_seq: int, prev_file: str | None, opened_utc: str, keyed: bool) -> dict:
-    """Line 1 of every file: which table, shoe and file this is, and which file came before."""
-    return {
+def header(
+    *, table: str, shoe: str, file_seq: int, prev_file: str | None, opened_utc: str, keyed: bool,
+    key_id: str | None = None,
+) -> dict:
+    """Line 1 of every file: which table, shoe and file this is, and which file came before.
+    A forward-secure file (key_id given) also names its key pair and its epoch (its file number)."""
+    rec = {
         "kind": HEADER_KIND,
         "format": FORMAT,
-        "alg": ALG_HMAC if keyed else ALG_SHA256,
+        "alg": ALG_FSS if key_id else ALG_HMAC if keyed else ALG_SHA256,
         "table": table,
         "shoe": shoe,
         "file_seq": file_seq,
         "prev_file": prev_file,
         "opened_utc": opened_utc,
     }
+    if key_id:
+        rec["key_id"] = key_id
+        rec["epoch"] = file_seq
+    return rec
+
+
+def header_key(rec: dict, keys: Keys, links_if_keyed: bool = False) -> tuple[bytes | None, bool, str | None]:
+    """The key a file's records are checked with, from its header: (key, links_only, reason).
+    links_only: the hashes cannot be recomputed with these keys (allowed only if links_if_keyed)."""
+    alg = rec.get("alg")
+    if alg == ALG_SHA256:
+        if keys.secret is not None or keys.verify_key is not None:
+            return None, False, "the journal is not keyed (sha256) but a key was given"
+        return None, False, None
+    if alg == ALG_HMAC:
+        if keys.secret is not None:
+            return keys.secret, False, None
+        if keys.verify_key is not None:
+            return None, False, "the file is keyed with a static secret (hmac-sha256), not forward-secure"
+        if links_if_keyed:
+            return None, True, None
+        return None, False, "the journal is keyed (hmac-sha256): its secret is needed to verify it"
+    if alg == ALG_FSS:
+        epoch, file_seq = rec.get("epoch"), rec.get("file_seq")
+        if not isinstance(epoch, int) or isinstance(epoch, bool) or epoch != file_seq or epoch < 1:
+            return None, False, f"sealed header with epoch {epoch!r} for file {file_seq!r}"
+        if keys.secret is not None:
+            return None, False, "the file is sealed forward-securely (fss-hmac-sha256): give its verify key"
+        if keys.key_id is not None and rec.get("key_id") != keys.key_id:
+            return None, False, f"sealed with key {rec.get('key_id')!r}, not with this key ({keys.key_id})"
+        key = keys.epoch_key(epoch)
+        if key is not None:
+            return key, False, None
+        if links_if_keyed:
+            return None, True, None
+        return None, False, "the journal is sealed (fss-hmac-sha256): its verify key is needed to verify it"
+    return None, False, f"unknown hash algorithm {alg!r}"
 
 
 def check_line(
-    line: bytes, secret: bytes | None, *, first: bool, links_only: bool = False, links_if_keyed: bool = False
+    line: bytes, secret: bytes | Keys | None, *, first: bool, links_only: bool = False, links_if_keyed: bool = False
 ) -> tuple[dict | None, str | None]:
     """Is one line (without its newline) an intact record on its own?
 
@@ -196,15 +239,10 @@ def check_line(
             return rec, f"line 1 is not a {HEADER_KIND} header"
         if rec.get("format") != FORMAT:
             return rec, f"header format {rec.get('format')!r}, this reader knows {FORMAT}"
-        alg = rec.get("alg")
-        if alg == ALG_HMAC and secret is None:
-            if not links_if_keyed:
-                return rec, "the journal is keyed (hmac-sha256): its secret is needed to verify it"
-            links_only = True
-        if alg == ALG_SHA256 and secret is not None:
-            return rec, "the journal is not keyed (sha256) but a secret was given"
-        if alg not in (ALG_SHA256, ALG_HMAC):
-            return rec, f"unknown hash algorithm {alg!r}"
+        secret, links, reason = header_key(rec, as_keys(secret), links_if_keyed)
+        if reason is not None:
+            return rec, reason
+        links_only = links_only or links
     elif kind == HEADER_KIND:
         return rec, f"a {HEADER_KIND} header after line 1"
     if links_only:
@@ -266,12 +304,9 @@ def lines(data: bytes) -> Iterator[tuple[int, int, bytes, bool]]:
         offset = end + 1
 
 
-def links_only_for(header_rec: dict, secret: bytes | None) -> bool:
-    """A keyed file read without its secret (allowed only with links_if_keyed)."""
-    return secret is None and header_rec.get("alg") == ALG_HMAC
-
-
-def chain(data: bytes, *, prev: str | None, secret: bytes | None, links_if_keyed: bool = False) -> Iterator[dict | Bad]:
+def chain(
+    data: bytes, *, prev: str | None, secret: bytes | Keys | None, links_if_keyed: bool = False
+) -> Iterator[dict | Bad]:
     """Walk one file's records in order: yield each intact, linked record; at the
     first that is not, yield a Bad and stop.
 
@@ -282,11 +317,15 @@ def chain(data: bytes, *, prev: str | None, secret: bytes | None, links_if_keyed
         yield Bad(1, 0, 1, "empty file: no header")
         return
     expect_prev = prev
+    keys = as_keys(secret)
+    key: bytes | None = None
     links_only = False
     for number, offset, line, ended in lines(data):
-        rec, reason = check_line(line, secret, first=number == 1, links_only=links_only, links_if_keyed=links_if_keyed)
-        if number == 1 and rec is not None:
-            links_only = links_only_for(rec, secret)
+        rec, reason = check_line(
+            line, key if number > 1 else keys, first=number == 1, links_only=links_only, links_if_keyed=links_if_keyed
+        )
+        if number == 1 and rec is not None and reason is None:
+            key, links_only, _ = header_key(rec, keys, links_if_keyed)
         read_jseq = rec.get("jseq") if rec is not None and isinstance(rec.get("jseq"), int) else number
         if reason is None and not ended:
             reason = "torn: the last line has no newline"

@@ -17,9 +17,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import json
+
 from shoed.journal import chain as ch
 from shoed.journal.recall import recall
-from shoed.journal.store import BadRecord
+from shoed.journal.seal import Keys, SealError, SealState, as_keys
+from shoed.journal.store import MARK_KIND, BadRecord, NotRegular, mark_mac, mark_name, read_regular, seal_name
 
 
 class JournalCorrupt(Exception):
@@ -39,6 +42,9 @@ class VerifyReport:
     heads: dict[str, str] = field(default_factory=dict)  # per table: the last intact hash
     anchors: dict[str, str] = field(default_factory=dict)  # per table: what the oldest file kept chains to
     notes: list[str] = field(default_factory=list)
+    # per table: where its chain ends (file, file_seq, jseq, hash, last event seq): what a witness compares
+    tails: dict[str, dict] = field(default_factory=dict)
+    sealed: bool = False  # every file checked with a forward-secure verification key
 
     @property
     def head(self) -> str | None:
@@ -55,7 +61,14 @@ class VerifyReport:
             "heads": self.heads,
             "anchors": self.anchors,
             "notes": self.notes,
+            "tails": self.tails,
+            "sealed": self.sealed,
         }
+
+    def fail(self, bad: BadRecord) -> None:
+        """Record a fault found by a check after the chain (the first one found is kept)."""
+        if self.ok:
+            self.ok, self.first_bad = False, bad
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,13 +107,18 @@ def journal_files(path: str | os.PathLike) -> JournalFiles:
 
 
 def file_records(
-    path: Path, name: ch.FileName | None, secret: bytes | None, *, links_if_keyed: bool = False
+    path: Path, name: ch.FileName | None, secret: bytes | Keys | None, *, links_if_keyed: bool = False
 ) -> Iterator[dict | BadRecord]:
     """One file on its own: yield its intact records in order; a BadRecord at the first
     that is not (or at a header that does not match the file's name), then stop.
     How it joins the file before it is `seam_fault`'s to say."""
     first = True
-    for item in ch.chain(path.read_bytes(), prev=None, secret=secret, links_if_keyed=links_if_keyed):
+    try:
+        data = read_regular(path)
+    except NotRegular as exc:
+        yield BadRecord(str(path), 0, None, exc.strerror, 0)
+        return
+    for item in ch.chain(data, prev=None, secret=secret, links_if_keyed=links_if_keyed):
         if isinstance(item, ch.Bad):
             yield BadRecord(str(path), item.line, item.jseq, item.reason, item.offset)
             return
@@ -134,10 +152,11 @@ def seam_fault(path: Path, header: dict, before: FileEnd | None) -> BadRecord | 
 
 
 def _walk(
-    tables: list[list[tuple[Path, ch.FileName | None]]], secret: bytes | None, *, links_if_keyed: bool = False
+    tables: list[list[tuple[Path, ch.FileName | None]]], secret: bytes | Keys | None, *, links_if_keyed: bool = False
 ) -> Iterator[tuple[Path, dict] | BadRecord]:
     """Yield (file, record) for every intact record; a BadRecord at the first that
     is not, then stop. The oldest file of each table chains to what it claims."""
+    secret = as_keys(secret)  # one ratchet for all the files, walked forward
     for files in tables:
         before: FileEnd | None = None
         for path, name in files:
@@ -157,8 +176,11 @@ def _walk(
             before = FileEnd(path.name, header["file_seq"], last["hash"])
 
 
-def verify(path: str | os.PathLike, secret: bytes | None = None) -> VerifyReport:
-    """Check every hash and every link of the journal at path (a file or a directory)."""
+def verify(path: str | os.PathLike, secret: bytes | Keys | None = None) -> VerifyReport:
+    """Check every hash and every link of the journal at path (a file or a directory),
+    the continuity of the events' seq, and with a verification key the sealing state
+    and the verified mark beside the files."""
+    keys = as_keys(secret)
     found = journal_files(path)
     report = VerifyReport(ok=True, records=0, files=found.count + len(found.strays))
     if found.strays:
@@ -168,7 +190,9 @@ def verify(path: str | os.PathLike, secret: bytes | None = None) -> VerifyReport
         )
         return report
     seen_table: dict[Path, str] = {}
-    for item in _walk(found.tables, secret):
+    seqs: dict[str, SeqContinuity] = {}
+    all_sealed = True
+    for item in _walk(found.tables, keys):
         if isinstance(item, BadRecord):
             report.ok = False
             report.first_bad = item
@@ -177,6 +201,7 @@ def verify(path: str | os.PathLike, secret: bytes | None = None) -> VerifyReport
         table = seen_table.get(file)
         if table is None:
             table = seen_table[file] = rec.get("table", "?")
+            all_sealed = all_sealed and rec.get("alg") == ch.ALG_FSS
             if table not in report.anchors:
                 report.anchors[table] = rec["prev"]
                 if rec.get("file_seq") != 1:
@@ -184,12 +209,101 @@ def verify(path: str | os.PathLike, secret: bytes | None = None) -> VerifyReport
                         f"table {table}: the oldest file kept is number {rec.get('file_seq')}; "
                         f"the chain is proved from {rec['prev']}, not from the genesis value"
                     )
+            report.tails[table] = {"file": file.name, "file_seq": rec.get("file_seq"), "jseq": 0, "hash": None,
+                                   "seq": None}
         report.records += 1
         report.heads[table] = rec["hash"]
+        tail = report.tails[table]
+        tail["jseq"], tail["hash"] = rec["jseq"], rec["hash"]
+        fault = seqs.setdefault(table, SeqContinuity()).feed(rec)
+        if fault is not None:
+            report.fail(BadRecord(str(file), rec["jseq"], rec["jseq"], fault))
+        tail["seq"] = seqs[table].last
+    report.sealed = bool(report.tails) and all_sealed and keys.verify_key is not None
+    if report.ok and keys.verify_key is not None and Path(path).is_dir():
+        for table, tail in report.tails.items():
+            check_sealing_state(Path(path), table, tail, keys, report)
     return report
 
 
-def iter_records(path: str | os.PathLike, secret: bytes | None = None) -> Iterator[dict]:
+class SeqContinuity:
+    """Every event's seq is one more than the one before it, across files; a file's
+    checkpoint carries on from where the file before it ended. A seq used twice (a
+    journal cut back and dealt on, or records re-hashed) or skipped is a fault."""
+
+    def __init__(self) -> None:
+        self.last: int | None = None
+
+    def feed(self, rec: dict) -> str | None:
+        kind = rec.get("kind")
+        if kind == "checkpoint":
+            state = rec.get("state")
+            seq = state.get("seq") if isinstance(state, dict) else None
+            if isinstance(seq, int) and not isinstance(seq, bool):
+                if self.last is not None and seq != self.last:
+                    return f"the checkpoint carries on from seq {seq}, the journal before it ended at {self.last}"
+                self.last = seq
+            return None
+        if kind != "step" or not isinstance(rec.get("events"), list):
+            return None
+        for event in rec["events"]:
+            seq = event.get("seq") if isinstance(event, dict) else None
+            if not isinstance(seq, int) or isinstance(seq, bool):
+                continue
+            if self.last is not None and seq != self.last + 1:
+                what = "reused" if seq <= self.last else "skipped"
+                fault = f"event seq {seq} follows {self.last}: seq {what}"
+                self.last = seq
+                return fault
+            self.last = seq
+        return None
+
+
+def check_sealing_state(directory: Path, table: str, tail: dict, keys: Keys, report: VerifyReport) -> None:
+    """With the verification key: the box's sealing state must be at the epoch of the last
+    file (its epoch can only move forward, so files removed from the end show), and the
+    verified mark must be authentic and not beyond the end of the journal."""
+    seal_path = directory / seal_name(table)
+    last_file = directory / tail["file"]
+    try:
+        state = SealState.from_bytes(read_regular(seal_path), str(seal_path))
+    except FileNotFoundError:
+        report.notes.append(f"table {table}: no sealing state ({seal_path.name}) here: files removed from the "
+                            "end cannot be ruled out by this check (the witness can)")
+        state = None
+    except (SealError, OSError) as exc:
+        report.fail(BadRecord(str(seal_path), 0, None, str(exc)))
+        return
+    if state is not None:
+        if state.key_id != keys.key_id or state.key != keys.epoch_key(state.epoch):
+            report.fail(BadRecord(str(seal_path), 0, None, "the sealing state is not of this verification key"))
+            return
+        if state.epoch > tail["file_seq"]:
+            report.fail(BadRecord(str(last_file), 0, None, f"the sealing key is at epoch {state.epoch}, the journal "
+                                  f"ends with file {tail['file_seq']}: shoe files were removed from the end"))
+            return
+    mark_path = directory / mark_name(table)
+    try:
+        mark = json.loads(read_regular(mark_path))
+    except FileNotFoundError:
+        return
+    except (OSError, ValueError, UnicodeDecodeError):
+        report.fail(BadRecord(str(mark_path), 0, None, "the verified mark is not readable"))
+        return
+    epoch = mark.get("epoch") if isinstance(mark, dict) else None
+    if (not isinstance(epoch, int) or mark.get("kind") != MARK_KIND
+            or mark_mac(mark, keys.epoch_key(epoch)) != mark.get("mac")):
+        report.fail(BadRecord(str(mark_path), 0, None, "the verified mark is not authentic"))
+        return
+    if mark.get("file_seq", 0) > tail["file_seq"] or (
+        mark.get("file_seq") == tail["file_seq"] and mark.get("jseq", 0) > tail["jseq"]
+    ):
+        report.fail(BadRecord(str(directory / str(mark.get("file"))), mark.get("jseq"), mark.get("jseq"),
+                              f"verified up to file {mark.get('file_seq')} jseq {mark.get('jseq')}, the journal "
+                              f"ends at file {tail['file_seq']} jseq {tail['jseq']}: records were removed"))
+
+
+def iter_records(path: str | os.PathLike, secret: bytes | Keys | None = None) -> Iterator[dict]:
     """The records of the journal at path, in order across files. Raises
     JournalCorrupt at the first record that is not intact."""
     for item in _walk(journal_files(path).tables, secret):

@@ -4,6 +4,10 @@
 |---|---|---|
 | torn last record (a crash mid-write) | cuts it off at start, keeps it as `<file>.torn-<offset>`, logs and journals the recovery, runs on | the shoe finishes; every card once, in order; verify and replay clean |
 | corrupted record in the middle | refuses to start: exit 2, one line naming the record, `STATUS=ALARM` to systemd; nothing is repaired, nothing acknowledged, nothing published | the files are byte for byte unchanged; once surveillance has put the record back, the shoe resumes and no card was lost |
+| one digit changed in the complete last record (after a kill -9) | not a torn write: refuses to start as above; the acknowledged card is not cut | files unchanged; verify names the record; put back, no card lost |
+| a middle file deleted, files reordered, a byte flipped in the third file from the end, a FIFO named like a journal file; unkeyed, keyed or sealed | start-up proves the whole chain: refuses to start as above (a FIFO does not hang it) | files unchanged; verify and replay end too |
+| the last file cut at a record boundary after a clean stop | refuses: the verified mark says more was there | files unchanged |
+| sealed journal: last shoe file deleted, a card rewritten and re-sealed with the box's key, the journal replaced by another key's | `journal verify --verify-key` reports each; the daemon refuses the deleted file | verify exit 1 with the reason |
 | disk full | the failed append is cut back; the shoe's gate is locked; `STATUS=ALARM`, exit 3; a restart on the still-full disk refuses with one line | a display's events are exactly the journal's; the shoe holds the card that could not be journaled; after space is freed the shoe resumes, every card once |
 
 The shoe is the virtual shoe: in its own process for the first two, in this
@@ -15,14 +19,17 @@ mount one the test is skipped and says so.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import shutil
+import signal
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.daemon_runner import Daemon, NotifyListener, Simulator
+from tests.daemon_runner import Daemon, NotifyListener, Simulator, run_shoed
 from tests.reliability.harness import (
     Display,
     draw_order,
@@ -56,15 +63,16 @@ def shoe_file(journal: Path) -> Path:
 
 
 def digests(journal: Path) -> dict[str, str]:
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(journal.iterdir())}
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "not a file"
+            for p in sorted(journal.iterdir())}
 
 
 def test_torn_last_record_is_cut_logged_and_the_daemon_runs_on(base):
     with Simulator(base, seed=31, pace=0.005) as sim:
         with Daemon(base, "--source", sim.source) as daemon:
             daemon.wait_for(lambda line: (line.get("coup") or 0) >= 5, 30, "coup 5")
-            assert daemon.stop() == 0
-        # The last record (the stop) is cut in the middle, as a crash during its write leaves it.
+            daemon.stop(signal.SIGKILL)
+        # The last record is cut in the middle, as a crash during its write leaves it.
         path = shoe_file(base / "journal")
         path.chmod(0o644)
         data = path.read_bytes()
@@ -80,7 +88,7 @@ def test_torn_last_record_is_cut_logged_and_the_daemon_runs_on(base):
             assert daemon.stop() == 0
     started = [e for e in journal_events(base / "journal") if e["kind"] == "table.started"]
     assert started[-1]["recovery"][0]["action"] == "truncated_torn_tail"
-    assert started[-1]["clean"] is False  # the record of the clean stop is what was lost
+    assert started[-1]["clean"] is False
     every_card_once(sim.truth(), base / "journal")
     assert verify_journal(base / "journal")["exit"] == 0
     assert replay_journal(base / "journal")["identical"] is True
@@ -106,7 +114,7 @@ def test_corrupted_middle_record_keeps_the_table_locked_until_surveillance_has_l
         with Daemon(base, "--source", sim.source, wait_ready=False, env=notify.env()) as refused:
             assert refused.wait_exit(30) == 2
         message = [line["event"] for line in refused.lines if "corrupt" in str(line.get("event"))]
-        assert len(message) == 1 and message[0].startswith("shoed: the journal is corrupt in the middle")
+        assert len(message) == 1 and message[0].startswith("shoed: the journal is corrupt (")
         assert f"{path.name} line {victim + 1}" in message[0] and "shoed journal verify" in message[0]
         assert any(m.startswith("STATUS=ALARM") for m in notify.drain()), notify.messages
         assert not any(m.startswith("READY=1") for m in notify.messages)
@@ -215,3 +223,216 @@ def test_a_full_disk_at_the_first_start_is_refused_with_one_line(base):
     last = refused.lines[-1]["event"]
     assert last.startswith("shoed: the journal cannot be written (") and "No space left on device" in last
     assert "free space for" in last and not any("Traceback" in str(line.get("event")) for line in refused.lines)
+
+
+# -- torn is only a last line without its newline; the whole chain is proved at start ----------
+
+
+def refused_with_one_line(base: Path, sim: Simulator, notify: NotifyListener, *extra: str) -> str:
+    """Start the daemon on a damaged journal: it must refuse with exit 2, one line, STATUS=ALARM, no READY."""
+    journal = base / "journal"
+    before = digests(journal)
+    with Daemon(base, "--source", sim.source, *extra, wait_ready=False, env=notify.env()) as refused:
+        assert refused.wait_exit(30) == 2
+    errors = [line["event"] for line in refused.lines if str(line.get("event")).startswith("shoed: ")]
+    assert len(errors) == 1 and errors[0].startswith("shoed: the journal is corrupt ("), refused.lines[-5:]
+    assert not any("Traceback" in str(line.get("event")) for line in refused.lines)
+    assert any(m.startswith("STATUS=ALARM: the journal is corrupt") for m in notify.drain()), notify.messages
+    assert not any(m.startswith("READY=1") for m in notify.messages)
+    assert digests(journal) == before, "nothing was cut, repaired or written"
+    assert not list(journal.glob("*.torn-*"))
+    return errors[0]
+
+
+def test_a_digit_changed_in_the_complete_last_record_is_corruption_and_is_never_cut(base):
+    with Simulator(base, seed=34, pace=0.005) as sim, NotifyListener(base / "notify") as notify:
+        with Daemon(base, "--source", sim.source) as daemon:
+            daemon.wait_for(lambda line: (line.get("coup") or 0) >= 5, 30, "coup 5")
+            daemon.stop(signal.SIGKILL)
+        journal = base / "journal"
+        path = shoe_file(journal)
+        path.chmod(0o644)
+        original = path.read_bytes()
+        lines = original.splitlines(keepends=True)
+        last = lines[-1]
+        at = last.index(b'"seq":') + 6  # a digit of the last record's seq: the line stays complete JSON
+        digit = last[at : at + 1]
+        changed = last[:at] + (b"1" if digit != b"1" else b"2") + last[at + 1 :]
+        path.write_bytes(b"".join(lines[:-1]) + changed)
+
+        message = refused_with_one_line(base, sim, notify)
+        assert f"{path.name} line {len(lines)}" in message and "hash does not match" in message
+        report = verify_journal(journal)
+        assert report["exit"] == 1 and report["first_bad"]["line"] == len(lines)
+
+        path.write_bytes(original)  # surveillance puts it back: the card was never lost
+        with Daemon(base, "--source", sim.source) as daemon:
+            assert sim.wait_done(120) == 0, sim.summary
+            assert daemon.stop() == 0
+    every_card_once(sim.truth(), base / "journal")
+    assert verify_journal(base / "journal")["exit"] == 0
+
+
+MODES = ("unkeyed", "keyed", "sealed")
+
+
+def mode_options(base: Path, mode: str) -> tuple[str, ...]:
+    if mode == "keyed":
+        return ("--config", str(base / "keyed.toml"))
+    return ()
+
+
+class DealtJournals:
+    """Per mode, built on first use: a real daemon's journal of three shoes (four files: the
+    table's, then one per shoe), with its config, keys and the simulator's truth; copied by each test."""
+
+    def __init__(self, tmp_path_factory):
+        self.factory = tmp_path_factory
+        self.built: dict[str, Path] = {}
+
+    def __getitem__(self, mode: str) -> Path:
+        if mode not in self.built:
+            self.built[mode] = self._build(mode)
+        return self.built[mode]
+
+    def _build(self, mode: str) -> Path:
+        from tests.daemon_runner import remove_dir, short_dir
+
+        base = short_dir()
+        try:
+            (base / "secret").write_bytes(b"a table secret kept off the journal\n")
+            (base / "keyed.toml").write_text(f'journal_secret_file = "{base / "secret"}"\n')
+            if mode == "sealed":
+                run_shoed("keys", "journal", "--journal", str(base / "journal"), "--table", "t1",
+                          "--verify-key", str(base / "verify.key"), check=True)
+            with Simulator(base, seed=40, pace=0.0, shoes=3) as sim:
+                with Daemon(base, "--source", sim.source, *mode_options(base, mode)) as daemon:
+                    assert sim.wait_done(240) == 0
+                    assert daemon.stop() == 0
+            keep = self.factory.mktemp(mode) / "built"
+            shutil.copytree(base, keep, symlinks=True,
+                            ignore=shutil.ignore_patterns("shoe", "events", "snapshot", "commands"))
+            return keep
+        finally:
+            remove_dir(base)
+
+
+@pytest.fixture(scope="module")
+def dealt_journals(tmp_path_factory):
+    return DealtJournals(tmp_path_factory)
+
+
+def from_built(built: Path, base: Path) -> None:
+    for item in built.iterdir():
+        if item.is_dir():
+            shutil.copytree(item, base / item.name)
+        else:
+            shutil.copy2(item, base / item.name)
+    (base / "keyed.toml").write_text(f'journal_secret_file = "{base / "secret"}"\n')
+
+
+def verify_mode(base: Path, mode: str) -> subprocess.CompletedProcess:
+    keys = {"keyed": ("--secret-file", str(base / "secret")), "sealed": ("--verify-key", str(base / "verify.key"))}
+    return run_shoed("journal", "verify", str(base / "journal"), "--json", *keys.get(mode, ()), timeout=60)
+
+
+DAMAGE = ("a middle file deleted", "two files swapped", "a byte flipped in the third file from the end",
+          "a FIFO named like the next journal file")
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("damage", DAMAGE)
+def test_start_up_proves_the_whole_chain(base, dealt_journals, mode, damage):
+    from_built(dealt_journals[mode], base)
+    journal = base / "journal"
+    files = sorted(journal.glob("t1-*.jsonl"))
+    assert len(files) == 4
+    assert json.loads(verify_mode(base, mode).stdout)["ok"] is True
+    for f in files:
+        f.chmod(0o644)
+    if damage == "a middle file deleted":
+        files[1].unlink()
+    elif damage == "two files swapped":
+        a, b = files[1], files[2]
+        tmp = journal / "swap"
+        a.rename(tmp)
+        b.rename(a)
+        tmp.rename(b)
+    elif damage.startswith("a byte flipped"):
+        data = bytearray(files[-3].read_bytes())
+        data[len(data) // 2] ^= 0x04
+        files[-3].write_bytes(bytes(data))
+    else:
+        name = files[-1].name.split("-")
+        os.mkfifo(journal / "-".join([name[0], f"{int(name[1]) + 1:06d}", *name[2:]]))
+    with Simulator(base, seed=41, pace=0.005) as sim, NotifyListener(base / "notify") as notify:
+        started = time.monotonic()
+        refused_with_one_line(base, sim, notify, *mode_options(base, mode))
+        assert time.monotonic() - started < 30
+    done = verify_mode(base, mode)
+    assert done.returncode == 1, done.stdout + done.stderr
+    if "FIFO" in damage:
+        assert "not a regular file" in json.loads(done.stdout)["first_bad"]["reason"]
+        replayed = replay_journal(journal)
+        assert replayed["exit"] != 0
+
+
+def test_the_last_file_cut_at_a_record_boundary_after_a_clean_stop_refuses_start(base, dealt_journals):
+    from_built(dealt_journals["unkeyed"], base)
+    path = shoe_file(base / "journal")
+    path.chmod(0o644)
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:-3]))  # three whole records gone: no torn line is left
+    with Simulator(base, seed=42, pace=0.005) as sim, NotifyListener(base / "notify") as notify:
+        message = refused_with_one_line(base, sim, notify)
+    assert "acknowledged records were removed" in message
+
+
+def test_a_sealed_journal_proves_against_whoever_holds_the_box_later(base, dealt_journals):
+    from tests.reliability.harness import reseal
+
+    from_built(dealt_journals["sealed"], base)
+    journal = base / "journal"
+    done = verify_mode(base, "sealed")
+    report = json.loads(done.stdout)
+    assert done.returncode == 0 and report["sealed"] is True and report["ok"] is True
+    assert not (journal / "verify.key").exists()
+    replayed = run_shoed("replay", str(journal), "--json", "--verify-key", str(base / "verify.key"), timeout=120)
+    assert replayed.returncode == 0 and json.loads(replayed.stdout)["identical"] is True, replayed.stderr
+    files = sorted(journal.glob("t1-*.jsonl"))
+
+    # The box's key now is that of the last file: a card of an earlier shoe rewritten and the
+    # whole chain sealed again with it (the best whoever holds the box can do) does not verify.
+    state = json.loads((journal / "t1.seal").read_text())
+    assert state["epoch"] == 4
+    box_key = bytes.fromhex(state["key"])
+    copy = base / "copy"
+    shutil.copytree(journal, copy)
+
+    def change(name, record):
+        if name == files[1].name and record["kind"] == "step":
+            for event in record["events"]:
+                if event.get("kind") == "card" and event.get("card") != "AH":
+                    event["card"] = "AH"
+        return record
+
+    reseal(copy, change, secret=box_key)
+    for path in copy.glob("t1-*.jsonl"):  # sealed headers again, as the box seals them
+        text = path.read_bytes().replace(b'"alg":"hmac-sha256"', b'"alg":"fss-hmac-sha256"')
+        path.write_bytes(text)
+    forged = run_shoed("journal", "verify", str(copy), "--json", "--verify-key", str(base / "verify.key"))
+    assert forged.returncode == 1 and json.loads(forged.stdout)["first_bad"]["file"].endswith(files[0].name)
+
+    # The last shoe file deleted: the sealing key cannot go back, so it shows.
+    files[-1].chmod(0o644)
+    files[-1].unlink()
+    done = verify_mode(base, "sealed")
+    assert done.returncode == 1 and "removed" in json.loads(done.stdout)["first_bad"]["reason"]
+    with Simulator(base, seed=43, pace=0.005) as sim, NotifyListener(base / "notify") as notify:
+        message = refused_with_one_line(base, sim, notify)
+    assert "shoe files were removed" in message
+
+    # Another table's (another key's) journal put in its place.
+    other = dealt_journals["unkeyed"] / "journal"
+    done = run_shoed("journal", "verify", str(other), "--json", "--verify-key", str(base / "verify.key"))
+    assert done.returncode == 1 and "not keyed" in json.loads(done.stdout)["first_bad"]["reason"]
