@@ -38,7 +38,7 @@ import time  # noqa: E402
 import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
-from shoed.vision import synth  # noqa: E402
+from vision_lab import synth  # noqa: E402
 from shoed.vision.recognize import Recognizer  # noqa: E402
 from shoed.vision.source import CameraSource  # noqa: E402
 from shoed.vision.watch import CardWatcher, WatchConfig  # noqa: E402

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-from shoed.vision import fonts as F
+from vision_lab import fonts as F
 
 CARD_W_MM, CARD_H_MM = 63.0, 88.0
 PX_PER_MM = 10  # card faces are drawn at 630 x 880 pixels
