@@ -16,7 +16,8 @@ agree, or there is no card:
 - resolution: glyphs fewer pixels tall (in the original picture) than the
   candidates need to be told apart give `too_small`, never a guess;
 - pips: a number card shows as many pips as its rank (never more), an ace one,
-  a court card a picture; number cards and aces show their suit again, larger.
+  a court card a picture; number cards and aces show their suit again, larger
+  (a finger may hide a few pips, never most of a high card's);
   A contradiction gives `cues_disagree`; a count equal to the rank adds to it;
 - corners: a card shows the same index in opposite corners; if two corners are
   read as different cards with any conviction, the card is unreadable.
@@ -50,6 +51,9 @@ MIN_RANK_PX = 10.0
 # A group of pips of one size, as many as the index's rank, counts that rank
 # with at least this trust (counting needs no fine shapes, only separate blobs).
 COUNT_TRUST = 0.97
+# A finger or a chip over the middle of a number card hides at most this many
+# of its pips: a "9" with one pip in view is a court card's picture misread.
+MAX_HIDDEN_PIPS = 4
 # Reasons for no card beyond "no card found", "no corner index found", "low
 # confidence", "colour unclear" and "corner indices disagree (X or Y)":
 TOO_SMALL = "too_small"  # the glyphs are too few pixels to tell the candidates apart
@@ -310,14 +314,15 @@ def _disagreement(card: str, pips: PipEvidence) -> str | None:
     """Where the middle of the card contradicts its index, or None. A number card
     shows as many pips as its rank (fewer may be in view, never more); an ace
     one; a court card a picture, not rows of pips. Number cards and aces show
-    the index's suit."""
+    the index's suit. Fewer pips than the rank may be in view (a finger over
+    the middle), but not MAX_HIDDEN_PIPS fewer."""
     rank, suit = card[:-1], card[-1]
     n = _pips_of(rank)
     if rank in COURTS and pips.count >= 7:
         return f"index {card}, {pips.count} pips in the middle"
     if rank == "A" and pips.count >= 2:
         return f"index {card}, {pips.count} pips in the middle"
-    if n is not None and pips.count > n:
+    if n is not None and not n - MAX_HIDDEN_PIPS <= pips.count <= n:
         return f"index {card}, {pips.count} pips in the middle"
     if rank not in COURTS and pips.suit not in (None, suit) and pips.suit_p >= 0.8 and pips.px >= min_suit_px(suit):
         return f"index {card}, pips of {pips.suit}"

@@ -35,10 +35,12 @@ from shoed.vision.recognize import (
         ("AD", PipEvidence("D", 0.99, 3, 30.0), True),  # an ace has one pip
         ("6D", PipEvidence("D", 0.99, 7, 30.0), True),  # never more pips than the rank
         ("8H", PipEvidence("H", 0.99, 6, 30.0), False),  # fewer may be in view (a finger over the middle)
+        ("9D", PipEvidence("D", 0.86, 1, 13.0), True),  # ... but not most of them: a queen's picture read as a 9
         ("TC", PipEvidence("C", 0.99, 10, 30.0), False),
         ("6D", PipEvidence("C", 0.95, 6, 30.0), True),  # pips of another suit
         ("6D", PipEvidence("C", 0.95, 6, 5.0), False),  # ... too small to say so
-        ("9S", NO_PIPS, False),
+        ("9S", NO_PIPS, True),  # a nine with nothing in the middle: a picture misread, or the middle covered
+        ("3S", NO_PIPS, False),  # a finger may cover all three
     ],
 )
 def test_the_middle_of_the_card_must_agree_with_its_index(card, pips, clash):

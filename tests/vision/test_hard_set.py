@@ -21,7 +21,7 @@ import pytest
 from shoed.vision.recognize import Recognizer
 
 HARD = pathlib.Path(__file__).parent / "data" / "hard"
-FLOORS = {"narrow": 0.5, "casts": 0.55, "frames": 0.15}
+FLOORS = {"narrow": 0.7, "casts": 0.7, "frames": 0.15}
 
 
 @pytest.fixture(scope="module")
