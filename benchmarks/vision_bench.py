@@ -24,6 +24,9 @@ fonts-open-sans; the held-out synthetic style when they are not installed):
 narrow lettering at phone resolution, 128 x 128 frames, small photographs under
 colour casts. Reported per rank and per design, wrong claims apart from
 refusals (with their reasons). Seeds differ from the stored test pictures'.
+Deck artwork (vision_lab.decks): the complete deck designs of aisleriot's
+themes (gnome-cards-data), rendered by rsvg-convert, photographed likewise;
+never trained on.
 
     .venv/bin/python benchmarks/vision_bench.py [--quick] [--keep DIR] [--no-speed] [--model FILE]
 """
@@ -45,7 +48,7 @@ import time  # noqa: E402
 import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
-from vision_lab import hard_sets, synth  # noqa: E402
+from vision_lab import decks, hard_sets, synth  # noqa: E402
 from shoed.vision.model import IndexModel  # noqa: E402
 from shoed.vision.recognize import Recognizer  # noqa: E402
 from shoed.vision.source import CameraSource  # noqa: E402
@@ -200,6 +203,13 @@ def main() -> int:
     designs("narrow", list(hard_sets.narrow(70 * k, 101)), recognizer)
     designs("128x128", list(hard_sets.frames(100 * k, 102)), recognizer)
     designs("casts", list(hard_sets.casts(60 * k, 103)), recognizer)
+    found = decks.designs()
+    if found:
+        print(f"deck artwork shipped by Debian (gnome-cards-data, {len(found)} designs; courts with other "
+              "letters than K, Q, J are to be refused):")
+        designs("decks", list(decks.shots(13 * k, 104)), recognizer)
+    else:
+        print("deck artwork: not installed (apt-get install gnome-cards-data librsvg2-bin)")
     return 0
 
 

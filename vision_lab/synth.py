@@ -494,6 +494,7 @@ def photograph(
     tilt: float = 0.25,
     blur: float = 1.5,
     size_frac: tuple[float, float] = (0.35, 0.85),
+    face: Face | None = None,
 ) -> Shot:
     """One photograph. `kind`: "card" (the face of `label`), "back", "blank",
     "empty" (the table alone) or "hidden" (the face of `label` with both index
@@ -503,7 +504,9 @@ def photograph(
     bg = draw_background(w, h, rng)
     if kind == "empty":
         return Shot(_camera(_light(bg, rng, None, None), rng, blur), None, kind, None, style=style.name)
-    if kind in ("card", "hidden"):
+    if face is not None:
+        pass  # a face drawn elsewhere (vision_lab.decks: a deck's own artwork)
+    elif kind in ("card", "hidden"):
         face = draw_face(label, rng, style)
     elif kind == "back":
         face = draw_back(rng)
