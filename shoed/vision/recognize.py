@@ -7,7 +7,8 @@ agree, or there is no card:
 
 - rank: the classifier's probability for the best rank of the rank mark; a
   mark with a twin beside it is one glyph of a two-glyph index ("10") and is
-  never read alone (the "1" of a narrow "10" looks like a "J");
+  never read alone (the "1" of a narrow "10" looks like a "J"); a two-glyph
+  rank over ten pips of one size is a ten, whatever its lettering;
 - suit: shape and colour must both speak for it - the classifier's share for
   the suit shape among everything the mark could be, times the odds that the
   print has that suit's colour, judged against the card's own paper;
@@ -72,6 +73,7 @@ class CornerRead:
     red_p: float
     rank_px: float = math.inf  # height of the rank glyph in the picture's pixels
     suit_px: float = math.inf
+    glyphs: int = 1  # glyphs in the rank ("10": two)
 
 
 @dataclass(frozen=True)
@@ -197,7 +199,10 @@ class Recognizer:
             for p in view.pairings:
                 if p.partial:
                     continue  # one glyph of a two-glyph index: the "1" of a "10" is no jack
-                read = self._with_pips(self._read_pair(view.name, p, probs, scale), evidence)
+                # a two-glyph rank over ten pips of one size is a ten, however its
+                # lettering looks: the only two-glyph rank, counted
+                ten = len(p.rank.labels) == 2 and evidence.count == 10
+                read = self._with_pips(self._read_pair(view.name, p, probs, scale, ten), evidence)
                 if best is None or read.confidence > best.confidence:
                     best = read
             if best is not None:
@@ -217,13 +222,14 @@ class Recognizer:
         p = float(shape[s] / (sp.sum() + 1e-9)) * float(colour[s]) * sharpness(blur)
         return s, p, red
 
-    def _read_pair(self, corner: str, p: X.Pairing, probs: np.ndarray, scale: float) -> CornerRead:
+    def _read_pair(self, corner: str, p: X.Pairing, probs: np.ndarray, scale: float, ten: bool = False
+                   ) -> CornerRead:
         rp = probs[p.rank_key]
-        r = int(np.argmax(rp[:13]))
+        r = RANK_CLASSES.index("10") if ten else int(np.argmax(rp[:13]))
         s, suit_p, red = self._suit_of(probs[p.suit_key], p.redness, p.suit_blur)
         rank_p = float(rp[r]) * sharpness(p.rank_blur)
         return CornerRead(corner, _label(RANK_CLASSES[r], SUIT_CLASSES[s]), rank_p * suit_p, rank_p, suit_p, red,
-                          p.rank.h * scale, p.suit.h * scale)
+                          p.rank.h * scale, p.suit.h * scale, len(p.rank.labels))
 
     def _pip_evidence(self, pips: list[X.Pip], probs: np.ndarray, scale: float) -> PipEvidence:
         """The suit most of the middle's suit-like marks agree on, weighed by how
@@ -259,7 +265,7 @@ class Recognizer:
         else:
             return read
         return CornerRead(read.corner, read.card, read.rank_p * suit_p, read.rank_p, suit_p, read.red_p,
-                          read.rank_px, read.suit_px)
+                          read.rank_px, read.suit_px, read.glyphs)
 
     def _decide(self, reads: list[CornerRead], pips: PipEvidence = NO_PIPS) -> Identification:
         if not reads:
@@ -278,10 +284,9 @@ class Recognizer:
                 # doubt is not independent: it counts at half weight.
                 confidence = 1.0 - (1.0 - confidence) * math.sqrt(1.0 - other.confidence)
         rank = top.card[:-1]
-        if _pips_of(rank) is not None and pips.count == _pips_of(rank) and top.confidence >= 0.3:
+        if _pips_of(rank) is not None and pips.count == _pips_of(rank) and (top.confidence >= 0.3 or top.glyphs == 2):
             # the index's rank and the number of pips agree: two cues, one answer
-            rank_p = max(top.rank_p, COUNT_TRUST)
-            confidence = max(confidence, min(1.0, confidence / max(top.rank_p, 1e-6) * rank_p))
+            confidence = max(confidence, COUNT_TRUST * top.suit_p)
         small = self._too_small(top, pips)
         if small:
             return Identification(None, round(confidence, 4), TOO_SMALL, reads=tuple(reads), detail=small)

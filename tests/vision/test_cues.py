@@ -131,3 +131,12 @@ def test_red_stays_red_against_the_cards_own_white(light, side):
         mark = X.Mark(x0 + x, y, w, h, labels[y : y + h, x : x + w] == k)
         reds.append(red_probability(X._print_redness(ink, red, mark)))
     assert reds[0] > 0.9 and reds[1] < 0.1, reds
+
+
+@pytest.mark.parametrize("glyphs, card", [(2, "TH"), (1, None)])
+def test_a_two_glyph_rank_over_ten_pips_is_a_ten(glyphs, card):
+    """Deck artwork letters "10" in ways no classifier has seen (a bare bar and
+    a narrow oval); two glyphs side by side over ten pips of one size is a ten."""
+    read = CornerRead("top-left", "TH", 0.01 * 0.99, 0.01, 0.99, 0.99, 30.0, 20.0, glyphs)
+    result = Recognizer()._decide([read], PipEvidence("H", 0.99, 10, 30.0))
+    assert result.card == card, result
