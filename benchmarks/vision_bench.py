@@ -18,7 +18,17 @@ it never saw (other lettering, smaller suit, yellowish stock), a stress set
 backs, blank cards, both indices covered). For each: share read right, wrong
 cards (must be 0), unreadable, and median time per photograph.
 
-    .venv/bin/python benchmarks/vision_bench.py [--quick] [--keep DIR]
+Held-out designs (vision_lab.hard_sets): one deck design per Debian font family
+the classifier never trained on (fonts-urw-base35, fonts-roboto-unhinted,
+fonts-open-sans; the held-out synthetic style when they are not installed):
+narrow lettering at phone resolution, 128 x 128 frames, small photographs under
+colour casts. Reported per rank and per design, wrong claims apart from
+refusals (with their reasons). Seeds differ from the stored test pictures'.
+Deck artwork (vision_lab.decks): the complete deck designs of aisleriot's
+themes (gnome-cards-data), rendered by rsvg-convert, photographed likewise;
+never trained on.
+
+    .venv/bin/python benchmarks/vision_bench.py [--quick] [--keep DIR] [--no-speed] [--model FILE]
 """
 
 from __future__ import annotations
@@ -38,7 +48,8 @@ import time  # noqa: E402
 import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
-from shoed.vision import synth  # noqa: E402
+from vision_lab import decks, hard_sets, synth  # noqa: E402
+from shoed.vision.model import IndexModel  # noqa: E402
 from shoed.vision.recognize import Recognizer  # noqa: E402
 from shoed.vision.source import CameraSource  # noqa: E402
 from shoed.vision.watch import CardWatcher, WatchConfig  # noqa: E402
@@ -132,6 +143,38 @@ def accuracy(name: str, shots, recognizer: Recognizer) -> None:
         print(f"      wrong: {m}")
 
 
+def designs(name: str, pairs, recognizer: Recognizer) -> None:
+    """Right, wrong and refused per rank and per design, for (shot, design) pairs."""
+    by_rank: dict[str, list[int]] = {}
+    by_design: dict[str, list[int]] = {}
+    reasons: dict[str, int] = {}
+    mistakes, times = [], []
+    for shot, design in pairs:
+        t0 = time.perf_counter()
+        result = recognizer.identify(shot.image)
+        times.append(time.perf_counter() - t0)
+        k = 2 if result.card is None else (0 if result.card == shot.card else 1)
+        if k == 2:
+            key = (result.reason or "").split(" (")[0]
+            reasons[key] = reasons.get(key, 0) + 1
+        if k == 1:
+            mistakes.append(f"{shot.card}->{result.card}@{result.confidence:.2f} ({design})")
+        for table, key in ((by_rank, shot.card[:-1]), (by_design, design)):
+            table.setdefault(key, [0, 0, 0])[k] += 1
+    n = len(times)
+    total = [sum(v[i] for v in by_rank.values()) for i in range(3)]
+    print(f"  {name:8} n={n:4}  right {total[0] / n:6.1%}  wrong {total[1]}  refused {total[2]} "
+          f"{dict(sorted(reasons.items()))}  median {statistics.median(times) * 1e3:.0f} ms/picture")
+    order = [r if r != "10" else "T" for r in synth.RANKS]
+    print("    per rank:   " + "  ".join(f"{r} {by_rank[r][0]}/{sum(by_rank[r])}" + (f" ({by_rank[r][1]} wrong)"
+                                                                                    if by_rank[r][1] else "")
+                                        for r in order if r in by_rank))
+    print("    per design: " + "  ".join(f"{d} {v[0]}/{sum(v)}" + (f" ({v[1]} wrong)" if v[1] else "")
+                                        for d, v in sorted(by_design.items())))
+    for m in mistakes:
+        print(f"      wrong: {m}")
+
+
 def make(count: int, seed: int, style: str = "classic", kinds=("card",), **options):
     return list(synth.shots(count, seed, style, kinds, **options))
 
@@ -140,18 +183,33 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="smaller sets (about a minute)")
     ap.add_argument("--keep", help="write the dealing video here instead of a temporary folder")
+    ap.add_argument("--no-speed", action="store_true", help="accuracy only")
+    ap.add_argument("--model", help="an index model file other than the shipped one (to compare)")
     args = ap.parse_args()
     where = one_core()
-    recognizer = Recognizer()
+    recognizer = Recognizer(IndexModel.load(args.model) if args.model else None)
     print(f"vision benchmark, one core ({where}), OpenCV {cv2.__version__}, threshold {recognizer.threshold}")
-    with tempfile.TemporaryDirectory() as tmp:
-        speed(args.keep or tmp, 6 if args.quick else 16, recognizer)
+    if not args.no_speed:
+        with tempfile.TemporaryDirectory() as tmp:
+            speed(args.keep or tmp, 6 if args.quick else 16, recognizer)
     k = 1 if args.quick else 4
     print("accuracy on generated photographs (phone resolutions):")
     accuracy("classic", make(52 * k, 9001), recognizer)
     accuracy("held-out", make(52 * k // 2 if k > 1 else 52, 9002, "held-out"), recognizer)
     accuracy("stress", make(26 * k, 9003, blur=3.0, size_frac=(0.12, 0.35), tilt=0.35, occlusion_p=0.3), recognizer)
     accuracy("hard", make(10 * k, 9004, kinds=("empty", "back", "blank", "hidden")), recognizer)
+    styles = hard_sets.held_out_styles()
+    print(f"held-out designs ({len(styles)}: {', '.join(s.name for s in styles)}):")
+    designs("narrow", list(hard_sets.narrow(70 * k, 101)), recognizer)
+    designs("128x128", list(hard_sets.frames(100 * k, 102)), recognizer)
+    designs("casts", list(hard_sets.casts(60 * k, 103)), recognizer)
+    found = decks.designs()
+    if found:
+        print(f"deck artwork shipped by Debian (gnome-cards-data, {len(found)} designs; courts with other "
+              "letters than K, Q, J are to be refused):")
+        designs("decks", list(decks.shots(13 * k, 104)), recognizer)
+    else:
+        print("deck artwork: not installed (apt-get install gnome-cards-data librsvg2-bin)")
     return 0
 
 

@@ -23,7 +23,7 @@ SEED, CUT = 4, 282  # a short shoe: 30 cards before the cut card
 
 
 def test_camera_takes_over_when_the_shoe_is_unplugged(base):
-    from shoed.vision.synth import write_deal_video
+    from vision_lab.synth import write_deal_video
 
     truth = [e for e in deal(DealSetup(load_ruleset("punto-banco"), seed=SEED, shoes=1, cut_from_end=CUT))
              if e.kind == "card"]

@@ -2,7 +2,7 @@
 """Generate labelled synthetic photographs and dealing videos of playing cards.
 
 For testing the camera fallback (shoed.vision) without a camera. Uses
-shoed.vision.synth; the same seed gives the same files.
+vision_lab.synth; the same seed gives the same files.
 
   photos:  python tools/make_card_images.py photos OUT_DIR [--count 200] [--seed 1]
                [--style classic|held-out] [--kinds card,back,empty,hidden,blank]
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     import numpy as np
 
     from shoed.rules.cards import CardError, parse_card
-    from shoed.vision import synth
+    from vision_lab import synth
 
     t0 = time.monotonic()
     if args.mode == "photos":

@@ -2,8 +2,10 @@
 
 `identify --json` prints a JSON list with one object per image, in the order
 given: {"file", "card", "confidence"}, plus "reason" when "card" is null (the
-card could not be read with enough confidence, no card was found, or the file
-could not be read). This is a stable contract (tests outside this repository
+card could not be read with enough confidence, no card was found, the glyphs
+are too small to tell the candidates apart, the cues disagree, or the file
+could not be read; the values are listed in docs/vision.md) and, with some
+reasons, "detail" (free text). This is a stable contract (tests outside this repository
 read it): fields are added, never renamed. The exit status is 0 whenever the
 images were looked at, even if none could be read; each says why.
 
@@ -78,6 +80,8 @@ def identify_file(recognizer, path: str) -> dict:
     entry["confidence"] = round(float(result.confidence), 4)
     if result.card is None:
         entry["reason"] = result.reason
+        if result.detail is not None:
+            entry["detail"] = result.detail
     return entry
 
 

@@ -56,11 +56,12 @@ class Pairing:
 
     rank: Mark
     suit: Mark
-    redness: float  # how red the print is (0 black .. ~0.7 red)
+    redness: float  # how red the print is against the card's paper (0 black .. 0.5-0.9 red)
     rank_blur: float = 0.0  # blur of the print against the size of the mark (see blur_ratio)
     suit_blur: float = 0.0
     rank_key: int = -1  # rows into the batch of vectors (set by collect_vectors)
     suit_key: int = -1
+    partial: bool = False  # the rank mark has a twin beside it: one glyph of a two-glyph index ("10")
 
 
 @dataclass
@@ -186,16 +187,23 @@ def _merge(a: Mark, b: Mark) -> Mark:
     return Mark(x, y, x1 - x, y1 - y, mask, a.labels + b.labels)
 
 
+def side_by_side(a: Mark, b: Mark) -> bool:
+    """Two marks of about one height on one line, close together: two glyphs of
+    one index ("10"), never two indices."""
+    left, right = (a, b) if a.x <= b.x else (b, a)
+    gap = right.x - (left.x + left.w)
+    overlap = min(a.bottom, b.bottom) - max(a.y, b.y)
+    tall = max(a.h, b.h)
+    return -0.2 * tall <= gap <= 0.45 * tall and overlap >= 0.7 * tall and 0.7 <= a.h / b.h <= 1.4
+
+
 def rank_marks(marks: list[Mark]) -> list[Mark]:
     """Every mark, plus pairs side by side that could together be "10"."""
     out = list(marks)
     for i, a in enumerate(marks):
         for b in marks[i + 1 :]:
-            left, right = (a, b) if a.x <= b.x else (b, a)
-            gap = right.x - (left.x + left.w)
-            overlap = min(a.bottom, b.bottom) - max(a.y, b.y)
-            tall = max(a.h, b.h)
-            if -0.2 * tall <= gap <= 0.45 * tall and overlap >= 0.7 * tall and 0.7 <= a.h / b.h <= 1.4:
+            if side_by_side(a, b):
+                left, right = (a, b) if a.x <= b.x else (b, a)
                 out.append(_merge(left, right))
     return out
 
@@ -220,7 +228,10 @@ def pairings(view: CornerView, marks: list[Mark]) -> list[Pairing]:
                 continue
             if abs(s.cx - r.cx) > 0.5 * max(r.w, s.w) + 0.12 * r.h:
                 continue
-            out.append(Pairing(r, s, _redness(view, r, s), blur_ratio(view, r), blur_ratio(view, s)))
+            partial = len(r.labels) == 1 and any(
+                m is not r and not (set(m.labels) & set(s.labels)) and side_by_side(r, m) for m in marks)
+            out.append(Pairing(r, s, _redness(view, r, s), blur_ratio(view, r), blur_ratio(view, s),
+                               partial=partial))
     return out
 
 
@@ -260,16 +271,23 @@ def _redness(view: CornerView, *marks: Mark) -> float:
 
 
 def _print_redness(full_ink: np.ndarray, full_red: np.ndarray, *marks: Mark) -> float:
-    values = []
+    """How red the print of `marks` is, as red-minus-green over ink, both against
+    the card's own paper (paper_normalised): a colour cast of the light cancels
+    (the paper is tinted the same way), and so does the dilution of a thin or
+    small stroke by the paper around it (a pixel half ink, half paper has half
+    the ink and half the red-minus-green). Black print measures about 0, red
+    print 0.5 to 0.9."""
+    num = den = 0.0
     for m in marks:
         ink = full_ink[m.y : m.y + m.h, m.x : m.x + m.w]
         red = full_red[m.y : m.y + m.h, m.x : m.x + m.w]
-        core = m.mask & (ink > 0.5)
+        core = m.mask & (ink > 0.2)
         if core.sum() < 4:
             core = m.mask
-        values.append(red[core])
-    v = np.concatenate(values)
-    return float(np.median(v)) if v.size else 0.0
+        # weighted by ink: the darkest pixels say most about the ink's colour
+        num += float((red[core] * ink[core]).sum())
+        den += float((ink[core] * ink[core]).sum())
+    return num / den if den > 1e-6 else 0.0
 
 
 def glyph_vector(ink: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -347,6 +365,19 @@ def find_pips(ink: np.ndarray, red: np.ndarray, limit: int = 12) -> list[Pip]:
         pips.append(Pip(m, np.ascontiguousarray(patch), np.ascontiguousarray(mask),
                         _print_redness(ink, red, m), _blur(ink, m)))
     return pips
+
+
+def pip_group(pips: list[Pip]) -> list[Pip]:
+    """The largest set of pips of one size (heights within 15% of each other and
+    areas within 30%): a number card's pips are all printed alike, the pieces of
+    a court card's picture are not."""
+    best: list[Pip] = []
+    for ref in pips:
+        group = [p for p in pips if abs(p.mark.h - ref.mark.h) <= 0.15 * ref.mark.h
+                 and abs(int(p.mask.sum()) - int(ref.mask.sum())) <= 0.3 * int(ref.mask.sum())]
+        if len(group) > len(best):
+            best = group
+    return best
 
 
 def read_card_marks(card: np.ndarray) -> tuple[list[CornerView], list[Pip]]:

@@ -6,7 +6,7 @@ probabilities over 18 classes: the thirteen ranks, the four suit shapes, and
 mark that is neither a rank nor a suit has somewhere to go.
 
 The weights ship in shoed/vision/data/index_model.npz (float16, well under
-1 MB) and are produced by `python -m shoed.vision.train`; nothing is fetched at
+1 MB) and are produced by `python -m vision_lab.train`; nothing is fetched at
 run time.
 """
 
@@ -76,7 +76,7 @@ class IndexModel:
     @classmethod
     def load(cls, path: str = DEFAULT_PATH) -> IndexModel:
         if not os.path.exists(path):
-            raise ModelError(f"index model not found at {path}: build it with `python -m shoed.vision.train`")
+            raise ModelError(f"index model not found at {path}: build it with `python -m vision_lab.train`")
         with np.load(path) as data:
             layers = []
             i = 0

@@ -2,17 +2,24 @@
 
 `identify(image)` finds the card (shoed.vision.locate), flattens it, reads the
 rank-over-suit index in each corner (shoed.vision.index) with the classifier
-(shoed.vision.model), and weighs the evidence:
+(shoed.vision.model), and weighs the evidence. Every cue a croupier uses must
+agree, or there is no card:
 
-- rank: the classifier's probability for the best rank of the rank mark;
+- rank: the classifier's probability for the best rank of the rank mark; a
+  mark with a twin beside it is one glyph of a two-glyph index ("10") and is
+  never read alone (the "1" of a narrow "10" looks like a "J"); a two-glyph
+  rank over ten pips of one size is a ten, whatever its lettering;
 - suit: shape and colour must both speak for it - the classifier's share for
   the suit shape among everything the mark could be, times the odds that the
-  print has that suit's colour (hearts and diamonds red, clubs and spades
-  black);
+  print has that suit's colour, judged against the card's own paper;
 - sharpness: a mark blurred beyond what its size can bear (index.blur_ratio)
   loses the trust in its shape, whatever the classifier says;
-- pips: number cards and aces show their suit again, larger, in the middle;
-  agreement adds to the index's suit, a clear contradiction takes away;
+- resolution: glyphs fewer pixels tall (in the original picture) than the
+  candidates need to be told apart give `too_small`, never a guess;
+- pips: a number card shows as many pips as its rank (never more), an ace one,
+  a court card a picture; number cards and aces show their suit again, larger
+  (a finger may hide a few pips, never most of a high card's);
+  A contradiction gives `cues_disagree`; a count equal to the rank adds to it;
 - corners: a card shows the same index in opposite corners; if two corners are
   read as different cards with any conviction, the card is unreadable.
 
@@ -33,6 +40,25 @@ from shoed.vision.model import RANK_CLASSES, SUIT_CLASSES, IndexModel, default_m
 
 DEFAULT_THRESHOLD = 0.9
 RED_SUITS = "DH"
+COURTS = ("J", "Q", "K")
+# The smallest glyphs, in pixels of the picture the card was seen in, whose
+# shapes still tell the candidates apart (see docs/vision.md): below
+# MIN_BLACK_SUIT_PX a spade and a club run together (a club's three lobes need
+# about three pixels each), below MIN_RED_SUIT_PX a heart and a diamond, below
+# MIN_RANK_PX a "10" and a "J" - whatever a classifier says.
+MIN_BLACK_SUIT_PX = 10.0
+MIN_RED_SUIT_PX = 8.0
+MIN_RANK_PX = 10.0
+# A group of pips of one size, as many as the index's rank, counts that rank
+# with at least this trust (counting needs no fine shapes, only separate blobs).
+COUNT_TRUST = 0.97
+# A finger or a chip over the middle of a number card hides at most this many
+# of its pips: a "9" with one pip in view is a court card's picture misread.
+MAX_HIDDEN_PIPS = 4
+# Reasons for no card beyond "no card found", "no corner index found", "low
+# confidence", "colour unclear" and "corner indices disagree (X or Y)":
+TOO_SMALL = "too_small"  # the glyphs are too few pixels to tell the candidates apart
+CUES_DISAGREE = "cues_disagree"  # index, pips and colour do not tell the same card
 
 
 @dataclass(frozen=True)
@@ -45,13 +71,31 @@ class CornerRead:
     rank_p: float
     suit_p: float
     red_p: float
+    rank_px: float = math.inf  # height of the rank glyph in the picture's pixels
+    suit_px: float = math.inf
+    glyphs: int = 1  # glyphs in the rank ("10": two)
+
+
+@dataclass(frozen=True)
+class PipEvidence:
+    """What the middle of the card says: the pips' suit (and how surely), how
+    many pips of one size there are, and their height in the picture's pixels."""
+
+    suit: str | None
+    suit_p: float
+    count: int
+    px: float
+
+
+NO_PIPS = PipEvidence(None, 0.0, 0, 0.0)
 
 
 @dataclass(frozen=True)
 class Identification:
     """What the camera saw. `card` is in the project's notation ("TD", "AS") or
-    None, and then `reason` says why; `confidence` is 0..1 (for None, the
-    confidence of the best reading that was not good enough, or 0)."""
+    None, and then `reason` says why (`detail` may say more); `confidence` is
+    0..1 (for None, the confidence of the best reading that was not good
+    enough, or 0)."""
 
     card: str | None
     confidence: float
@@ -59,11 +103,14 @@ class Identification:
     corners: list[list[float]] | None = None  # card outline in image pixels: TL, TR, BR, BL of the portrait card
     index: str | None = None  # which corner's index gave the answer
     reads: tuple[CornerRead, ...] = field(default=(), repr=False)
+    detail: str | None = None
 
     def to_json(self) -> dict:
         out = {"card": self.card, "confidence": round(float(self.confidence), 4)}
         if self.reason is not None:
             out["reason"] = self.reason
+        if self.detail is not None:
+            out["detail"] = self.detail
         if self.corners is not None:
             out["corners"] = self.corners
         if self.index is not None:
@@ -75,10 +122,23 @@ def _label(rank: str, suit: str) -> str:
     return ("T" if rank == "10" else rank) + suit
 
 
+def min_suit_px(suit: str) -> float:
+    """The smallest suit glyph (pixels) whose shape tells `suit` from the other
+    suit of its colour."""
+    return MIN_RED_SUIT_PX if suit in RED_SUITS else MIN_BLACK_SUIT_PX
+
+
+def _pips_of(rank: str) -> int | None:
+    """How many pips a number card of `rank` shows (None for aces and courts)."""
+    if rank == "T":
+        return 10
+    return int(rank) if rank.isdigit() else None
+
+
 def red_probability(redness: float) -> float:
-    """How sure the print is red, from its paper-normalised redness (black print
-    measures about 0, red print 0.35 to 0.8)."""
-    return 1.0 / (1.0 + math.exp(-(redness - 0.18) / 0.035))
+    """How sure the print is red, from its redness against the card's own paper
+    (index._print_redness: black print measures about 0, red print 0.5 to 0.9)."""
+    return 1.0 / (1.0 + math.exp(-(redness - 0.3) / 0.05))
 
 
 def sharpness(blur: float) -> float:
@@ -86,6 +146,16 @@ def sharpness(blur: float) -> float:
     0.12 (sharp print measures 0.02-0.07, phone photographs up to about 0.11),
     none from 0.2 on, where small suits lose the shapes that tell them apart."""
     return min(1.0, max(0.0, (0.2 - blur) / 0.08))
+
+
+def picture_scale(quad: L.CardQuad) -> float:
+    """Pixels of the picture per pixel of the canonical card, along the card's
+    shorter-seen long side (the most foreshortened way, where glyphs are
+    smallest). Never above 1: the canonical card bounds the detail too."""
+    c = quad.corners.astype(np.float64)
+    left, right = np.linalg.norm(c[3] - c[0]), np.linalg.norm(c[2] - c[1])
+    top, bottom = np.linalg.norm(c[1] - c[0]), np.linalg.norm(c[2] - c[3])
+    return float(min(1.0, min(left, right) / L.CANON_H, min(top, bottom) / L.CANON_W))
 
 
 class Recognizer:
@@ -106,32 +176,38 @@ class Recognizer:
         for quad in quads:
             tries = [quad, quad.turned()] if quad.ambiguous else [quad]
             for q in tries:
-                result = self.read_card(L.warp_card(image, q))
+                result = self.read_card(L.warp_card(image, q), picture_scale(q))
                 result = Identification(result.card, result.confidence, result.reason, q.as_list(), result.index,
-                                        result.reads)
+                                        result.reads, result.detail)
                 if best is None or _rank(result) > _rank(best):
                     best = result
             if best is not None and best.card is not None:
                 break
         return best
 
-    def read_card(self, card: np.ndarray) -> Identification:
-        """Identify a flattened canonical card (locate.CANON_W x CANON_H, BGR)."""
+    def read_card(self, card: np.ndarray, scale: float = 1.0) -> Identification:
+        """Identify a flattened canonical card (locate.CANON_W x CANON_H, BGR);
+        `scale`: pixels of the original picture per pixel of `card` (at most 1)."""
         views, pips = X.read_card_marks(card)
         vectors = X.collect_vectors(views)
         pip_vectors = [X.glyph_vector(p.ink, p.mask) for p in pips]
         probs = self.model.predict(np.vstack([vectors, *pip_vectors]) if pip_vectors else vectors)
-        pip_suit = self._pip_suit(pips, probs[len(vectors) :])
+        evidence = self._pip_evidence(pips, probs[len(vectors) :], scale)
         reads = []
         for view in views:
             best = None
             for p in view.pairings:
-                read = self._with_pips(self._read_pair(view.name, p, probs), pip_suit)
+                if p.partial:
+                    continue  # one glyph of a two-glyph index: the "1" of a "10" is no jack
+                # a two-glyph rank over ten pips of one size is a ten, however its
+                # lettering looks: the only two-glyph rank, counted
+                ten = len(p.rank.labels) == 2 and evidence.count == 10
+                read = self._with_pips(self._read_pair(view.name, p, probs, scale, ten), evidence)
                 if best is None or read.confidence > best.confidence:
                     best = read
             if best is not None:
                 reads.append(best)
-        return self._decide(reads)
+        return self._decide(reads, evidence)
 
     def _suit_of(self, sp: np.ndarray, redness: float, blur: float) -> tuple[int, float, float]:
         """Suit index, its probability and the red probability, for one mark's class
@@ -146,42 +222,52 @@ class Recognizer:
         p = float(shape[s] / (sp.sum() + 1e-9)) * float(colour[s]) * sharpness(blur)
         return s, p, red
 
-    def _read_pair(self, corner: str, p: X.Pairing, probs: np.ndarray) -> CornerRead:
+    def _read_pair(self, corner: str, p: X.Pairing, probs: np.ndarray, scale: float, ten: bool = False
+                   ) -> CornerRead:
         rp = probs[p.rank_key]
-        r = int(np.argmax(rp[:13]))
+        r = RANK_CLASSES.index("10") if ten else int(np.argmax(rp[:13]))
         s, suit_p, red = self._suit_of(probs[p.suit_key], p.redness, p.suit_blur)
         rank_p = float(rp[r]) * sharpness(p.rank_blur)
-        return CornerRead(corner, _label(RANK_CLASSES[r], SUIT_CLASSES[s]), rank_p * suit_p, rank_p, suit_p, red)
+        return CornerRead(corner, _label(RANK_CLASSES[r], SUIT_CLASSES[s]), rank_p * suit_p, rank_p, suit_p, red,
+                          p.rank.h * scale, p.suit.h * scale, len(p.rank.labels))
 
-    def _pip_suit(self, pips: list[X.Pip], probs: np.ndarray) -> tuple[str, float] | None:
-        """The suit the middle of the card shows, and how surely: the suit most of
-        the suit-like marks agree on, weighed by how many agree."""
+    def _pip_evidence(self, pips: list[X.Pip], probs: np.ndarray, scale: float) -> PipEvidence:
+        """The suit most of the middle's suit-like marks agree on, weighed by how
+        many agree; and how many pips of one size the middle shows."""
+        group = X.pip_group(pips)
         votes: dict[int, list[float]] = {}
         for pip, sp in zip(pips, probs, strict=True):
             s, p, _ = self._suit_of(sp, pip.redness, pip.blur)
             if p >= 0.5:
                 votes.setdefault(s, []).append(p)
+        px = float(np.median([p.mark.h for p in group])) * scale if group else 0.0
         if not votes:
-            return None
+            return PipEvidence(None, 0.0, len(group), px)
         s = max(votes, key=lambda k: (len(votes[k]), sum(votes[k])))
         agree = len(votes[s]) / sum(len(v) for v in votes.values())
-        return SUIT_CLASSES[s], float(np.median(votes[s])) * agree
+        return PipEvidence(SUIT_CLASSES[s], float(np.median(votes[s])) * agree, len(group), px)
 
-    def _with_pips(self, read: CornerRead, pip_suit: tuple[str, float] | None) -> CornerRead:
+    def _with_pips(self, read: CornerRead, pips: PipEvidence) -> CornerRead:
         """Number cards and aces show their suit again, larger, in the middle:
-        agreement adds to the index's suit, a clear contradiction takes away."""
-        if pip_suit is None or read.card[:-1] in ("J", "Q", "K"):
+        agreement adds to the index's suit, a clear contradiction takes away.
+        Where the index's suit is too small to be told by its shape, the pips'
+        suit stands in for it, if they are large enough."""
+        if pips.suit is None or read.card[:-1] in COURTS:
             return read
-        suit, p = pip_suit
+        suit, p = pips.suit, pips.suit_p
         if suit == read.card[-1]:
-            suit_p = 1.0 - (1.0 - read.suit_p) * math.sqrt(1.0 - p)
+            if read.suit_px < min_suit_px(suit) <= pips.px:
+                suit_p = p
+            else:
+                suit_p = 1.0 - (1.0 - read.suit_p) * math.sqrt(1.0 - p)
         elif p >= 0.5:
             suit_p = read.suit_p * (1.0 - p)
         else:
             return read
-        return CornerRead(read.corner, read.card, read.rank_p * suit_p, read.rank_p, suit_p, read.red_p)
+        return CornerRead(read.corner, read.card, read.rank_p * suit_p, read.rank_p, suit_p, read.red_p,
+                          read.rank_px, read.suit_px, read.glyphs)
 
-    def _decide(self, reads: list[CornerRead]) -> Identification:
+    def _decide(self, reads: list[CornerRead], pips: PipEvidence = NO_PIPS) -> Identification:
         if not reads:
             return Identification(None, 0.0, "no corner index found")
         reads.sort(key=lambda r: -r.confidence)
@@ -197,10 +283,55 @@ class Recognizer:
                 # Another corner says the same. Its print is the same font, so its
                 # doubt is not independent: it counts at half weight.
                 confidence = 1.0 - (1.0 - confidence) * math.sqrt(1.0 - other.confidence)
+        rank = top.card[:-1]
+        if _pips_of(rank) is not None and pips.count == _pips_of(rank) and (top.confidence >= 0.3 or top.glyphs == 2):
+            # the index's rank and the number of pips agree: two cues, one answer
+            confidence = max(confidence, COUNT_TRUST * top.suit_p)
+        small = self._too_small(top, pips)
+        if small:
+            return Identification(None, round(confidence, 4), TOO_SMALL, reads=tuple(reads), detail=small)
+        if top.confidence >= 0.5:
+            clash = _disagreement(top.card, pips)
+            if clash:
+                return Identification(None, round(confidence, 4), CUES_DISAGREE, reads=tuple(reads), detail=clash)
         if confidence < self.threshold:
             why = "colour unclear" if 0.2 < top.red_p < 0.8 else "low confidence"
             return Identification(None, round(confidence, 4), why, reads=tuple(reads))
         return Identification(top.card, round(confidence, 4), None, index=top.corner, reads=tuple(reads))
+
+    @staticmethod
+    def _too_small(top: CornerRead, pips: PipEvidence) -> str | None:
+        """Why the best reading's glyphs are too small to be trusted, or None. The
+        rank may instead be counted from the pips (number cards), the suit seen
+        in large enough pips that agree."""
+        rank, suit = top.card[:-1], top.card[-1]
+        counted = _pips_of(rank) is not None and pips.count == _pips_of(rank)
+        if top.rank_px < MIN_RANK_PX and not counted:
+            return f"rank glyph {top.rank_px:.1f} px tall, {MIN_RANK_PX:.0f} needed"
+        need = min_suit_px(suit)
+        pip_suit = rank not in COURTS and pips.suit == suit and pips.px >= need
+        if top.suit_px < need and not pip_suit:
+            return f"suit glyph {top.suit_px:.1f} px tall, {need:.0f} needed"
+        return None
+
+
+def _disagreement(card: str, pips: PipEvidence) -> str | None:
+    """Where the middle of the card contradicts its index, or None. A number card
+    shows as many pips as its rank (fewer may be in view, never more); an ace
+    one; a court card a picture, not rows of pips. Number cards and aces show
+    the index's suit. Fewer pips than the rank may be in view (a finger over
+    the middle), but not MAX_HIDDEN_PIPS fewer."""
+    rank, suit = card[:-1], card[-1]
+    n = _pips_of(rank)
+    if rank in COURTS and pips.count >= 7:
+        return f"index {card}, {pips.count} pips in the middle"
+    if rank == "A" and pips.count >= 2:
+        return f"index {card}, {pips.count} pips in the middle"
+    if n is not None and not n - MAX_HIDDEN_PIPS <= pips.count <= n:
+        return f"index {card}, {pips.count} pips in the middle"
+    if rank not in COURTS and pips.suit not in (None, suit) and pips.suit_p >= 0.8 and pips.px >= min_suit_px(suit):
+        return f"index {card}, pips of {pips.suit}"
+    return None
 
 
 def _rank(result: Identification) -> tuple:

@@ -1,6 +1,6 @@
 """Shared fixtures of the camera fallback tests: generated photographs and videos.
 
-Everything is drawn by shoed.vision.synth from fixed seeds, once per test
+Everything is drawn by vision_lab.synth from fixed seeds, once per test
 session, in memory or under a temporary folder; no picture is stored in the
 repository. Sizes are phone resolutions, the two smaller ones, to keep the
 whole folder well under a minute on one core.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from shoed.vision import synth
+from vision_lab import synth
 
 TEST_SIZES = ((1280, 960), (960, 1280))
 

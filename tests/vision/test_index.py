@@ -12,7 +12,7 @@ import pytest
 
 from shoed.vision import index as X
 from shoed.vision import locate as L
-from shoed.vision import synth
+from vision_lab import synth
 
 
 def flat_face(label: str, seed: int = 3, style=None) -> tuple[np.ndarray, synth.Face]:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from shoed.vision import locate as L
-from shoed.vision import synth
+from vision_lab import synth
 
 
 def corner_error(found: np.ndarray, truth) -> float:

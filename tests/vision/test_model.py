@@ -12,8 +12,8 @@ import os
 import numpy as np
 import pytest
 
-from shoed.vision import fonts as F
-from shoed.vision import train
+from vision_lab import fonts as F
+from vision_lab import train
 from shoed.vision.model import CLASSES, DEFAULT_PATH, IndexModel, ModelError
 
 
@@ -37,7 +37,7 @@ def test_probabilities_are_probabilities():
 
 
 def test_a_missing_model_is_a_clear_error(tmp_path):
-    with pytest.raises(ModelError, match="python -m shoed.vision.train"):
+    with pytest.raises(ModelError, match="python -m vision_lab.train"):
         IndexModel.load(str(tmp_path / "absent.npz"))
 
 

@@ -51,7 +51,7 @@ def test_every_card_of_two_decks_in_the_style_it_learnt(classic_reads):
 
 def test_a_deck_in_lettering_it_never_saw(held_out_reads):
     # held-out style: stroke font and OpenCV's "uni" font, smaller suit under the rank,
-    # index closer to the edge, yellowish stock (shoed.vision.synth.held_out_style)
+    # index closer to the edge, yellowish stock (vision_lab.synth.held_out_style)
     right, wrong, unread, mistakes = tally(held_out_reads)
     assert wrong == 0, f"cards reported wrongly: {mistakes}"
     assert right / len(held_out_reads) >= HELD_OUT_FLOOR, (right, unread)

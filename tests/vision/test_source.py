@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from shoed.vision import synth
+from vision_lab import synth
 from shoed.vision.source import CameraError, CameraSource, WatchConfig
 
 

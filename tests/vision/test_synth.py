@@ -16,7 +16,7 @@ import cv2
 import numpy as np
 import pytest
 
-from shoed.vision import synth
+from vision_lab import synth
 
 TOOL = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "make_card_images.py")
 

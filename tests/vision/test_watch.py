@@ -12,7 +12,7 @@ import cv2
 import numpy as np
 import pytest
 
-from shoed.vision import synth
+from vision_lab import synth
 from shoed.vision.watch import CardWatcher, WatchConfig
 
 ROI = (300, 60, 400, 400)

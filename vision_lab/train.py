@@ -1,11 +1,15 @@
 """Training the index classifier from rendered glyphs.
 
-    python -m shoed.vision.train [--out shoed/vision/data/index_model.npz] [--per-class 4000] [--epochs 25] [--seed 1]
+    python -m vision_lab.train [--out shoed/vision/data/index_model.npz] [--per-class 4000] [--epochs 25] [--seed 1]
 
-(the shipped model was made with these defaults, on a machine with the DejaVu
-fonts installed: Debian package fonts-dejavu-core; about ten minutes on one core)
+(the shipped model was made with these defaults, on a machine with the training
+font families installed - fonts-dejavu-core, fonts-dejavu-extra,
+fonts-liberation, fonts-freefont-ttf, fonts-crosextra-carlito,
+fonts-crosextra-caladea (vision_lab.fonts.TRAINING_FAMILIES) - in about ten
+minutes of one core, CPU only, `nice -n 10`; the same seed and fonts give the
+same model)
 
-Every sample is a rank or suit mark drawn by shoed.vision.fonts in a training
+Every sample is a rank or suit mark drawn by vision_lab.fonts in a training
 font, then put through what a camera does to print: width and stroke weight
 changes, a slight rotation and shear, shrinking to 12-64 pixels tall, blur,
 faded contrast, noise; then binarised and measured by exactly the functions the
@@ -29,7 +33,7 @@ import time
 import cv2
 import numpy as np
 
-from shoed.vision import fonts as F
+from vision_lab import fonts as F
 from shoed.vision import index as X
 from shoed.vision.model import CLASSES, DEFAULT_PATH, NONE, RANK_CLASSES, SUIT_CLASSES, IndexModel
 
@@ -278,7 +282,7 @@ def accuracy(model: IndexModel, x: np.ndarray, y: np.ndarray) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m shoed.vision.train", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m vision_lab.train", description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default=DEFAULT_PATH)
     ap.add_argument("--per-class", type=int, default=4000)
     ap.add_argument("--epochs", type=int, default=25)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-from shoed.vision import fonts as F
+from vision_lab import fonts as F
 
 CARD_W_MM, CARD_H_MM = 63.0, 88.0
 PX_PER_MM = 10  # card faces are drawn at 630 x 880 pixels
@@ -69,7 +69,9 @@ class CardStyle:
 
 
 def classic_style() -> CardStyle:
-    return CardStyle("classic", tuple(F.training_fonts()))
+    """OpenCV's sans font and DejaVu (fonts-dejavu-core): the same pictures on
+    every machine that has DejaVu, whatever other fonts are installed."""
+    return CardStyle("classic", tuple(F.training_fonts(("dejavu",))))
 
 
 def held_out_style() -> CardStyle:
@@ -492,6 +494,7 @@ def photograph(
     tilt: float = 0.25,
     blur: float = 1.5,
     size_frac: tuple[float, float] = (0.35, 0.85),
+    face: Face | None = None,
 ) -> Shot:
     """One photograph. `kind`: "card" (the face of `label`), "back", "blank",
     "empty" (the table alone) or "hidden" (the face of `label` with both index
@@ -501,7 +504,9 @@ def photograph(
     bg = draw_background(w, h, rng)
     if kind == "empty":
         return Shot(_camera(_light(bg, rng, None, None), rng, blur), None, kind, None, style=style.name)
-    if kind in ("card", "hidden"):
+    if face is not None:
+        pass  # a face drawn elsewhere (vision_lab.decks: a deck's own artwork)
+    elif kind in ("card", "hidden"):
         face = draw_face(label, rng, style)
     elif kind == "back":
         face = draw_back(rng)

@@ -1,0 +1,142 @@
+"""Cues that must agree, and a guard on resolution (issue: camera fallback that
+reads real decks; never a wrong card).
+
+"A wrong card is the one thing the camera must never produce; a refused card
+costs the dealer a button press" (issue 17). A ten has ten pips, a court card
+a picture; where the glyphs are too few pixels to tell a spade from a club or
+a "10" from a "J", the answer is a refusal with that reason, never a guess.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from shoed.vision import index as X
+from shoed.vision.recognize import (
+    CUES_DISAGREE,
+    NO_PIPS,
+    TOO_SMALL,
+    CornerRead,
+    PipEvidence,
+    Recognizer,
+    _disagreement,
+    red_probability,
+)
+
+
+@pytest.mark.parametrize(
+    "card, pips, clash",
+    [
+        ("JC", PipEvidence("C", 0.99, 10, 30.0), True),  # a ten's pips under a "J" read from the ten's "1"
+        ("QS", PipEvidence("S", 0.99, 7, 30.0), True),  # a court card shows a picture, not rows of pips
+        ("KH", PipEvidence("H", 0.99, 2, 30.0), False),  # two marks in a picture are not rows of pips
+        ("AD", PipEvidence("D", 0.99, 3, 30.0), True),  # an ace has one pip
+        ("6D", PipEvidence("D", 0.99, 7, 30.0), True),  # never more pips than the rank
+        ("8H", PipEvidence("H", 0.99, 6, 30.0), False),  # fewer may be in view (a finger over the middle)
+        ("9D", PipEvidence("D", 0.86, 1, 13.0), True),  # ... but not most of them: a queen's picture read as a 9
+        ("TC", PipEvidence("C", 0.99, 10, 30.0), False),
+        ("6D", PipEvidence("C", 0.95, 6, 30.0), True),  # pips of another suit
+        ("6D", PipEvidence("C", 0.95, 6, 5.0), False),  # ... too small to say so
+        ("9S", NO_PIPS, True),  # a nine with nothing in the middle: a picture misread, or the middle covered
+        ("3S", NO_PIPS, False),  # a finger may cover all three
+    ],
+)
+def test_the_middle_of_the_card_must_agree_with_its_index(card, pips, clash):
+    assert (_disagreement(card, pips) is not None) == clash
+
+
+def corner(card: str, rank_px: float, suit_px: float, p: float = 0.99) -> CornerRead:
+    return CornerRead("top-left", card, p * p, p, p, 0.99 if card[-1] in "HD" else 0.01, rank_px, suit_px)
+
+
+@pytest.mark.parametrize(
+    "read, pips, reason",
+    [
+        (corner("QS", 9.0, 6.0), NO_PIPS, TOO_SMALL),  # a spade or a club in six pixels
+        (corner("JC", 8.0, 12.0), NO_PIPS, TOO_SMALL),  # "J" or the "1" of a "10" in eight pixels
+        (corner("QS", 14.0, 11.0), NO_PIPS, None),
+        (corner("8C", 7.0, 5.0), PipEvidence("C", 0.99, 8, 12.0), None),  # eight pips counted, clubs in the pips
+        (corner("8C", 7.0, 5.0), PipEvidence("C", 0.99, 8, 7.0), TOO_SMALL),  # pips too small for a club
+        (corner("3H", 12.0, 8.5), NO_PIPS, None),  # a heart is told from a diamond in fewer pixels
+    ],
+)
+def test_glyphs_too_small_to_separate_the_candidates_are_refused(read, pips, reason):
+    result = Recognizer()._decide([read], pips)
+    assert result.reason == reason, result
+    assert (result.card is None) == (reason is not None)
+    if reason == TOO_SMALL:
+        assert "px tall" in result.detail
+
+
+def test_a_ten_beside_a_jack_is_refused_not_guessed():
+    read = corner("JD", 30.0, 20.0)
+    result = Recognizer()._decide([read], PipEvidence("D", 0.99, 10, 30.0))
+    assert result.card is None and result.reason == CUES_DISAGREE and "10 pips" in result.detail
+    assert result.to_json()["detail"] == result.detail
+
+
+def ink_view(draw) -> X.CornerView:
+    ink = np.zeros((180, 100), np.float32)
+    draw(ink)
+    return X.CornerView("top-left", ink, np.zeros_like(ink), right=False)
+
+
+def test_one_glyph_of_a_two_glyph_index_is_never_read_alone():
+    """A narrow "10": the "1" alone must not make a rank (it reads as a "J"),
+    only the pair does."""
+
+    def ten_over_suit(ink):
+        cv2.rectangle(ink, (16, 14), (21, 52), 1.0, -1)  # "1"
+        cv2.ellipse(ink, (37, 33), (9, 19), 0, 0, 360, 1.0, 5)  # "0"
+        cv2.circle(ink, (29, 72), 10, 1.0, -1)  # the suit below
+
+    view = ink_view(ten_over_suit)
+    found = X.pairings(view, X.find_marks(view))
+    singles = [p for p in found if len(p.rank.labels) == 1]
+    pairs = [p for p in found if len(p.rank.labels) == 2]
+    assert pairs and not any(p.partial for p in pairs)
+    assert singles and all(p.partial for p in singles)
+
+
+def test_a_single_glyph_rank_is_whole():
+    def jack_over_suit(ink):
+        cv2.rectangle(ink, (20, 14), (27, 52), 1.0, -1)
+        cv2.circle(ink, (24, 72), 10, 1.0, -1)
+
+    view = ink_view(jack_over_suit)
+    found = X.pairings(view, X.find_marks(view))
+    assert found and not any(p.partial for p in found)
+
+
+@pytest.mark.parametrize("light", [(1.0, 1.0, 1.0), (0.75, 1.25, 0.65), (0.55, 0.95, 1.25)])
+@pytest.mark.parametrize("side", [24, 60])
+def test_red_stays_red_against_the_cards_own_white(light, side):
+    """Colour is judged against the card's paper, and a thin red stroke blurred
+    into the paper (a small glyph) is still red: red-minus-green over ink."""
+    card = np.full((420, 300, 3), (235, 242, 245), np.uint8)
+    cv2.putText(card, "8", (20, 90), cv2.FONT_HERSHEY_SIMPLEX, 2.2, (40, 30, 190), 3, cv2.LINE_AA)  # thin red
+    cv2.putText(card, "8", (160, 90), cv2.FONT_HERSHEY_SIMPLEX, 2.2, (30, 30, 30), 3, cv2.LINE_AA)  # black
+    small = cv2.resize(card, (side * 300 // 420, side), interpolation=cv2.INTER_AREA)
+    small = np.clip(small * np.array(light, np.float32), 0, 255).astype(np.uint8)
+    card = cv2.resize(small, (300, 420), interpolation=cv2.INTER_LINEAR)
+    ink, red = X.ink_and_red(card)
+    reds = []
+    for x0 in (0, 150):
+        window = (ink[:, x0 : x0 + 150] > 0.25).astype(np.uint8)
+        n, labels, stats, _ = cv2.connectedComponentsWithStats(window)
+        k = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
+        x, y, w, h = (int(v) for v in stats[k][:4])
+        mark = X.Mark(x0 + x, y, w, h, labels[y : y + h, x : x + w] == k)
+        reds.append(red_probability(X._print_redness(ink, red, mark)))
+    assert reds[0] > 0.9 and reds[1] < 0.1, reds
+
+
+@pytest.mark.parametrize("glyphs, card", [(2, "TH"), (1, None)])
+def test_a_two_glyph_rank_over_ten_pips_is_a_ten(glyphs, card):
+    """Deck artwork letters "10" in ways no classifier has seen (a bare bar and
+    a narrow oval); two glyphs side by side over ten pips of one size is a ten."""
+    read = CornerRead("top-left", "TH", 0.01 * 0.99, 0.01, 0.99, 0.99, 30.0, 20.0, glyphs)
+    result = Recognizer()._decide([read], PipEvidence("H", 0.99, 10, 30.0))
+    assert result.card == card, result

@@ -1,0 +1,98 @@
+"""Hard, labelled pictures for judging the camera fallback on what it never saw.
+
+Three kinds, each drawn only from lettering the classifier never trained on
+(the held-out Debian font families of vision_lab.fonts, or the held-out
+synthetic style when those fonts are not installed):
+
+- `narrow`: tens, court cards and number cards in condensed and narrow
+  lettering (a narrow "10" is the classic way to be read as a jack);
+- `frames`: frames of a small embedded camera (128 x 128 by default): the card
+  fills the frame and its glyphs are a handful of pixels tall;
+- `casts`: small photographs under strong colour casts (green, amber, blue,
+  magenta light, a camera's white balance gone wrong).
+
+Deterministic for a seed and the set of installed fonts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+
+import cv2
+import numpy as np
+
+from vision_lab import fonts as F
+from vision_lab import synth
+
+CASTS = {  # BGR gains of the light: a white card turns this colour
+    "green": (0.75, 1.25, 0.65),
+    "amber": (0.55, 0.95, 1.25),
+    "blue": (1.3, 1.0, 0.7),
+    "magenta": (1.15, 0.7, 1.2),
+}
+NARROW_CARDS = ("TS", "TH", "TD", "TC", "JS", "JH", "QC", "QD", "KS", "KH", "4C", "7D", "9S", "AH")
+
+
+def held_out_styles() -> list[synth.CardStyle]:
+    """One deck design per held-out Debian font (narrow to normal widths), or the
+    held-out synthetic style when none is installed."""
+    fonts = F.held_out_system_fonts()
+    if not fonts:
+        return [synth.held_out_style()]
+    base = synth.classic_style()
+    return [dataclasses.replace(base, name=f.label, fonts=(f,), width_factor=(0.5, 0.85), drawn_suits_p=1.0)
+            for f in fonts]
+
+
+def _jpeg(img: np.ndarray, quality: int) -> np.ndarray:
+    ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, quality])
+    return cv2.imdecode(buf, cv2.IMREAD_COLOR)
+
+
+def cast(img: np.ndarray, name: str) -> np.ndarray:
+    """The picture under a coloured light (channels clip as a sensor's do)."""
+    gains = np.array(CASTS[name], np.float32)
+    return np.clip(img.astype(np.float32) * gains, 0, 255).astype(np.uint8)
+
+
+def narrow(count: int, seed: int, size: tuple[int, int] = (1280, 960),
+           size_frac: tuple[float, float] = (0.35, 0.85)) -> Iterator[tuple[synth.Shot, str]]:
+    """(shot, design) pairs: NARROW_CARDS in turn, a design each."""
+    styles = held_out_styles()
+    for i in range(count):
+        rng = np.random.default_rng(seed * 100_003 + i)
+        style = styles[i % len(styles)]
+        label = NARROW_CARDS[(i // len(styles) + i) % len(NARROW_CARDS)]
+        yield synth.photograph(label, rng, style, size=size, size_frac=size_frac, occlusion_p=0.0, tilt=0.15), style.name
+
+
+def frames(count: int, seed: int, side: int = 128) -> Iterator[tuple[synth.Shot, str]]:
+    """Frames of a side x side camera over the card (a few under a colour cast)."""
+    styles = held_out_styles()
+    labels = synth.all_labels()
+    for i in range(count):
+        rng = np.random.default_rng(seed * 100_003 + i)
+        style = styles[i % len(styles)]
+        shot = synth.photograph(labels[(i * 7) % 52], rng, style, size=(4 * side, 4 * side), size_frac=(0.7, 0.95),
+                                occlusion_p=0.0, tilt=0.15, blur=1.0)
+        img = cv2.resize(shot.image, (side, side), interpolation=cv2.INTER_AREA)
+        if i % 3 == 2:
+            img = cast(img, tuple(CASTS)[i % len(CASTS)])
+        yield dataclasses.replace(shot, image=_jpeg(img, 80)), style.name
+
+
+def casts(count: int, seed: int, size: tuple[int, int] = (480, 360)) -> Iterator[tuple[synth.Shot, str]]:
+    """Small photographs under each colour cast in turn."""
+    styles = held_out_styles()
+    labels = synth.all_labels()
+    for i in range(count):
+        rng = np.random.default_rng(seed * 100_003 + i)
+        style = styles[i % len(styles)]
+        shot = synth.photograph(labels[(i * 11) % 52], rng, style, size=size, size_frac=(0.6, 0.9),
+                                occlusion_p=0.0, tilt=0.15)
+        img = cast(shot.image, tuple(CASTS)[i % len(CASTS)])
+        yield dataclasses.replace(shot, image=_jpeg(img, 85)), style.name
+
+
+SETS = {"narrow": narrow, "frames": frames, "casts": casts}
