@@ -20,6 +20,12 @@ vision_lab.synth; the same seed gives the same files.
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+# The vision lab lives beside shoed in the repository, not in the installed package.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 import argparse
 import time
 

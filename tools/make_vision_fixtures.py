@@ -12,13 +12,18 @@ the stored files, not the fonts.
 
 from __future__ import annotations
 
-import json
-import os
 import sys
+from pathlib import Path
 
-import cv2
+# The vision lab lives beside shoed in the repository, not in the installed package.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from vision_lab import hard_sets
+import json  # noqa: E402
+import os  # noqa: E402
+
+import cv2  # noqa: E402
+
+from vision_lab import hard_sets  # noqa: E402
 
 PLAN = (("narrow", 36, 7, {"size": (480, 360), "size_frac": (0.6, 0.95)}), ("frames", 48, 8, {}), ("casts", 32, 9, {"size": (320, 240)}))
 
