@@ -210,12 +210,13 @@ def compare_events(table: str, journal: TableJournal, seen: Iterator) -> tuple[i
 
 def compare(path: str | os.PathLike, store: WitnessStore, tables: list[str] | None = None) -> WitnessReport:
     """Look up what the witness saw in the journal at `path`. Without `tables`: the tables whose
-    journal is at `path`, or every table the witness knows when none is (a journal deleted whole)."""
+    journal is at `path`, or every table the witness knows when it knows none of those."""
     from shoed.witness.store import describe
 
     journal = read_journal(path)
     known = store.tables()
     if tables is None:
+        # None in common (a journal deleted whole, or put back under another table's name): all of them.
         tables = sorted(t for t in journal if t in known) or known
     report = WitnessReport(describe(store.url), list(tables))
     for table in tables:

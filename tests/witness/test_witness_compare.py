@@ -1,0 +1,109 @@
+"""`journal verify --witness` on journals altered byte-wise, with a witness that saw every record.
+
+Each alteration keeps the chain linking (verify alone passes); the witness
+finds it: a file missing in the middle, records rewritten and sealed again, a
+journal put back under another table's name. (The live shoe with a real
+daemon, and the deleted tail, truncation and replacement on both databases:
+test_witness_live.py.)
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from shoed.journal import Journal
+from shoed.witness.compare import compare
+from shoed.witness.store import Head, SeenEvent, SeenHead, WitnessStore
+from tests.daemon_runner import run_shoed
+from tests.reliability.harness import reseal, write_journal
+
+UTC = "2026-01-01T00:00:00.000Z"
+
+
+@pytest.fixture(scope="module")
+def journal(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("journal") / "j"
+    write_journal(path, shoes=2, seed=3, odds=False)  # three files: the table's, then one per shoe
+    return path
+
+
+def _saw_everything(journal: Path, url: str) -> None:
+    """A witness's database as if it had received every record's head and every event live."""
+    events, heads = [], []
+    for path in sorted(journal.glob("*.jsonl")):
+        number = int(path.name.split("-")[1])
+        for line in path.read_text().splitlines():
+            record = json.loads(line)
+            head = Head(number, record["jseq"], record["hash"])
+            heads.append(SeenHead("t1", head, None, "event", UTC))
+            for event in record.get("events", []):
+                events.append(SeenEvent("t1", event["seq"], event["kind"], event, head, "live", UTC))
+    with WitnessStore(url) as store:
+        store.record(events, heads)
+
+
+@pytest.fixture
+def witnessed(journal, tmp_path):
+    copy = tmp_path / "j"
+    shutil.copytree(journal, copy)
+    for path in copy.iterdir():
+        path.chmod(0o644)
+    url = f"sqlite://{tmp_path}/w.db"
+    _saw_everything(journal, url)
+    return copy, url
+
+
+def _findings(path: Path, url: str) -> dict[str, str]:
+    with WitnessStore(url) as store:
+        report = compare(path, store)
+    return {f.kind: str(f) for f in report.findings}
+
+
+def test_an_untouched_journal_agrees(witnessed):
+    path, url = witnessed
+    with WitnessStore(url) as store:
+        report = compare(path, store)
+    assert report.ok and report.tables == ["t1"] and report.heads > 500 and report.events > 500
+
+
+def test_a_file_missing_in_the_middle(witnessed):
+    path, url = witnessed
+    middle = sorted(path.glob("*.jsonl"))[1]
+    middle.unlink()
+    found = _findings(path, url)
+    assert set(found) == {"missing", "events_missing"}
+    assert found["missing"].startswith("table t1: file 2 is gone (later files are still there)")
+
+
+def test_a_card_rewritten_and_the_whole_journal_sealed_again(witnessed):
+    path, url = witnessed
+
+    def change(name, record):
+        for event in record.get("events", []):
+            if event.get("kind") == "card" and event.get("seq") == 40:
+                event["card"] = "AH" if event["card"] != "AH" else "KS"
+        return record
+
+    reseal(path, change)
+    assert run_shoed("journal", "verify", str(path)).returncode == 0  # the chain alone cannot tell
+    found = _findings(path, url)
+    assert set(found) == {"differs", "events_differ"}
+    assert "events differ from what the witness received (first seq 40)" in found["events_differ"]
+    proc = run_shoed("journal", "verify", str(path), "--witness", url, "--json")
+    assert proc.returncode == 1
+    report = json.loads(proc.stdout)
+    assert report["ok"] is True and report["witness"]["ok"] is False  # the chain's fields are as they were
+
+
+def test_a_journal_put_back_under_another_tables_name(tmp_path, witnessed):
+    _, url = witnessed
+    other = tmp_path / "other"
+    with Journal(other, "t9") as j:
+        j.open_shoe("table")
+        j.append({"kind": "note"})
+    found = _findings(other, url)
+    assert set(found) == {"no_journal", "events_missing"}
