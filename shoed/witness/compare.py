@@ -23,7 +23,6 @@ instance. The journal's own integrity is `shoed.journal.reader.verify`'s.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -72,18 +71,32 @@ class WitnessReport:
 class JournalFile:
     name: str
     hashes: list[str | None]  # by jseq - 1; None for a line that does not parse
+    events: list[dict]
 
 
-def _read_file(path: Path) -> tuple[str | None, int | None, JournalFile, list[dict]]:
-    """(table, file number, the file's hashes, its events) from the lines as they are.
-    A final line without its newline is not a record yet."""
-    data = path.read_bytes()
-    lines = data.split(b"\n")
+def _header(path: Path) -> tuple[str | None, int | None]:
+    """(table, file number) from a file's first line; (None, None) when it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            record = _decoder.decode(f.readline())
+    except (OSError, msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        return None, None
+    if not isinstance(record, dict) or record.get("kind") != HEADER_KIND:
+        return None, None
+    table, number = record.get("table"), record.get("file_seq")
+    if not isinstance(table, str) or not isinstance(number, int) or isinstance(number, bool):
+        return None, None
+    return table, number
+
+
+def read_file(path: Path) -> JournalFile:
+    """A file's hashes and events from its lines as they are. A final line without its newline is
+    not a record yet."""
+    lines = path.read_bytes().split(b"\n")
     lines.pop()  # after the last newline: empty, or a torn tail
-    table = file_seq = None
     hashes: list[str | None] = []
     events: list[dict] = []
-    for i, line in enumerate(lines):
+    for line in lines:
         try:
             record = _decoder.decode(line)
         except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
@@ -93,119 +106,122 @@ def _read_file(path: Path) -> tuple[str | None, int | None, JournalFile, list[di
             continue
         digest = record.get("hash")
         hashes.append(digest if isinstance(digest, str) else None)
-        if i == 0 and record.get("kind") == HEADER_KIND:
-            table, file_seq = record.get("table"), record.get("file_seq")
-        elif record.get("kind") == "step":
+        if record.get("kind") == "step":
             events.extend(e for e in events_of(record) if isinstance(e.get("seq"), int))
-    return table, file_seq, JournalFile(path.name, hashes), events
+    return JournalFile(path.name, hashes, events)
 
 
-@dataclass(slots=True)
-class TableJournal:
-    files: dict[int, JournalFile] = field(default_factory=dict)
-    events: list[dict] = field(default_factory=list)
-
-
-def read_journal(path: str | os.PathLike) -> dict[str, TableJournal]:
-    """Each table's files (by number) and events, as the journal at `path` now holds them."""
-    found = journal_files(path)
-    tables: dict[str, TableJournal] = {}
-    for chain in found.tables:
+def journal_tables(path: str | os.PathLike) -> dict[str, list[tuple[int, Path]]]:
+    """Each table's files at `path` (a directory or one file), by file number, from their headers.
+    A file without a readable header is left to the chain's verification to name."""
+    tables: dict[str, list[tuple[int, Path]]] = {}
+    for chain in journal_files(path).tables:
         for file, _ in chain:
-            table, file_seq, hashes, events = _read_file(file)
-            if not isinstance(table, str) or not isinstance(file_seq, int):
-                continue  # no readable header: the chain's verification names it
-            tj = tables.setdefault(table, TableJournal())
-            tj.files[file_seq] = hashes
-            tj.events.extend(events)
-    return tables
+            table, number = _header(file)
+            if table is not None:
+                tables.setdefault(table, []).append((number, file))
+    return {t: sorted(files) for t, files in tables.items()}
 
 
 def _short(digest: str | None) -> str:
     return (digest or "none")[:16]
 
 
-def compare_heads(table: str, journal: TableJournal, heads: list[SeenHead]) -> list[Finding]:
-    """The heads the witness saw, looked up in one table's journal."""
-    if not heads:
-        return []
-    last_file = max(journal.files, default=0)
-    deleted: dict[int, SeenHead] = {}  # file -> the last head seen in it
-    truncated: dict[int, SeenHead] = {}
-    differs: list[tuple[SeenHead, str | None]] = []
+@dataclass(slots=True)
+class _Tally:
+    """How many, and the first one, of a kind of finding."""
+
+    count: int = 0
+    first: object = None
+    last: object = None
+
+    def add(self, item) -> None:
+        if self.count == 0:
+            self.first = item
+        self.last = item
+        self.count += 1
+
+
+def compare_table(table: str, files: list[tuple[int, Path]], store: WitnessStore) -> tuple[int, int, list[Finding]]:
+    """(heads looked up, events looked up, findings) for one table, a journal file at a time."""
+    seen_files = store.head_files(table)
+    heads = sum(seen_files.values())
     matched = 0
-    for seen in heads:
-        head = seen.head
-        file = journal.files.get(head.file)
-        if file is None:
-            if head.file not in deleted or head.jseq > deleted[head.file].head.jseq:
-                deleted[head.file] = seen
-        elif head.jseq > len(file.hashes):
-            if head.file not in truncated or head.jseq > truncated[head.file].head.jseq:
-                truncated[head.file] = seen
-        elif file.hashes[head.jseq - 1] != head.hash:
-            differs.append((seen, file.hashes[head.jseq - 1]))
-        else:
-            matched += 1
-    out: list[Finding] = []
-    if not journal.files:
-        last = heads[-1]
-        return [Finding(table, "no_journal",
-                        f"no journal here, but the witness saw {len(heads)} heads up to file {last.head.file} "
-                        f"jseq {last.head.jseq} (hash {_short(last.head.hash)}, {last.received_utc})", len(heads))]
-    if matched == 0 and differs:
-        first, now = differs[0]
-        out.append(Finding(table, "replaced",
-                           f"the journal was replaced: none of the {len(heads)} heads the witness saw is in it "
-                           f"(file {first.head.file} jseq {first.head.jseq}: witness {_short(first.head.hash)}, "
-                           f"journal {_short(now)})", len(heads)))
-        return out
-    for number, seen in sorted(deleted.items()):
-        kind = "deleted" if number > last_file else "missing"
-        where = (f"the journal ends with file {last_file}" if kind == "deleted"
-                 else "later files are still there")
-        out.append(Finding(table, kind,
-                           f"file {number} is gone ({where}); the witness saw it up to jseq {seen.head.jseq} "
-                           f"(hash {_short(seen.head.hash)}, {seen.received_utc})"))
-    for number, seen in sorted(truncated.items()):
-        file = journal.files[number]
-        out.append(Finding(table, "truncated",
-                           f"file {number} ({file.name}) ends at jseq {len(file.hashes)}; the witness saw jseq "
-                           f"{seen.head.jseq} (hash {_short(seen.head.hash)}, {seen.received_utc})"))
-    if differs:
-        first, now = differs[0]
-        out.append(Finding(table, "differs",
-                           f"{len(differs)} records differ from what the witness saw, first file {first.head.file} "
-                           f"jseq {first.head.jseq} (witness {_short(first.head.hash)}, journal {_short(now)})",
-                           len(differs)))
-    return out
-
-
-def compare_events(table: str, journal: TableJournal, seen: Iterator) -> tuple[int, list[Finding]]:
-    """The events the witness received (in seq order), looked up in the journal by seq."""
-    by_seq = {e["seq"]: e for e in journal.events}
-    last = max(by_seq, default=None)
+    differs = _Tally()
+    truncated: list[tuple[int, str, int, SeenHead]] = []
+    events_differ = _Tally()
+    journal_seqs: set[int] = set()
+    for number, path in files:
+        jf = read_file(path)
+        last_cut: SeenHead | None = None
+        for seen in store.heads(table, number):
+            jseq, digest = seen.head.jseq, seen.head.hash
+            if jseq > len(jf.hashes) or jseq < 1:
+                last_cut = seen
+            elif jf.hashes[jseq - 1] != digest:
+                differs.add((seen, jf.hashes[jseq - 1]))
+            else:
+                matched += 1
+        if last_cut is not None:
+            truncated.append((number, jf.name, len(jf.hashes), last_cut))
+        by_seq = {e["seq"]: e for e in jf.events}
+        journal_seqs.update(by_seq)
+        if by_seq:
+            for event in store.events(table, min(by_seq), max(by_seq)):
+                mine = by_seq.get(event.seq)
+                if mine is not None and mine != event.event:
+                    events_differ.add(event.seq)
+    missing = _Tally()
     checked = 0
-    missing: list[int] = []
-    differ: list[int] = []
-    for event in seen:
+    for seq in store.seqs(table):
         checked += 1
-        mine = by_seq.get(event.seq)
-        if mine is None:
-            missing.append(event.seq)
-        elif mine != event.event:
-            differ.append(event.seq)
-    out = []
-    if missing:
-        end = "no events" if last is None else f"events up to seq {last}"
+        if seq not in journal_seqs:
+            missing.add(seq)
+
+    out: list[Finding] = []
+    present = {number for number, _ in files}
+    gone = sorted(n for n in seen_files if n not in present)
+    if not files:
+        if heads:
+            last = store.heads(table, max(seen_files))[-1]
+            out.append(Finding(table, "no_journal",
+                               f"no journal here, but the witness saw {heads} heads up to file {last.head.file} "
+                               f"jseq {last.head.jseq} (hash {_short(last.head.hash)}, {last.received_utc})", heads))
+    elif matched == 0 and differs.count:
+        seen, now = differs.first
+        out.append(Finding(table, "replaced",
+                           f"the journal was replaced: none of the {heads} heads the witness saw is in it "
+                           f"(file {seen.head.file} jseq {seen.head.jseq}: witness {_short(seen.head.hash)}, "
+                           f"journal {_short(now)})", heads))
+    else:
+        last_file = max(present)
+        for number in gone:
+            seen = store.heads(table, number)[-1]
+            kind = "deleted" if number > last_file else "missing"
+            where = f"the journal ends with file {last_file}" if kind == "deleted" else "later files are still there"
+            out.append(Finding(table, kind,
+                               f"file {number} is gone ({where}); the witness saw it up to jseq {seen.head.jseq} "
+                               f"(hash {_short(seen.head.hash)}, {seen.received_utc})"))
+        for number, name, length, seen in truncated:
+            out.append(Finding(table, "truncated",
+                               f"file {number} ({name}) ends at jseq {length}; the witness saw jseq "
+                               f"{seen.head.jseq} (hash {_short(seen.head.hash)}, {seen.received_utc})"))
+        if differs.count:
+            seen, now = differs.first
+            out.append(Finding(table, "differs",
+                               f"{differs.count} records differ from what the witness saw, first file "
+                               f"{seen.head.file} jseq {seen.head.jseq} (witness {_short(seen.head.hash)}, "
+                               f"journal {_short(now)})", differs.count))
+    if missing.count:
+        end = f"events up to seq {max(journal_seqs)}" if journal_seqs else "no events"
         out.append(Finding(table, "events_missing",
-                           f"{len(missing)} events the witness received are not in the journal (seq {missing[0]}.."
-                           f"{missing[-1]}; the journal holds {end})", len(missing)))
-    if differ:
+                           f"{missing.count} events the witness received are not in the journal (seq "
+                           f"{missing.first}..{missing.last}; the journal holds {end})", missing.count))
+    if events_differ.count:
         out.append(Finding(table, "events_differ",
-                           f"{len(differ)} events differ from what the witness received (first seq {differ[0]})",
-                           len(differ)))
-    return checked, out
+                           f"{events_differ.count} events differ from what the witness received (first seq "
+                           f"{events_differ.first})", events_differ.count))
+    return heads, checked, out
 
 
 def compare(path: str | os.PathLike, store: WitnessStore, tables: list[str] | None = None) -> WitnessReport:
@@ -213,18 +229,15 @@ def compare(path: str | os.PathLike, store: WitnessStore, tables: list[str] | No
     journal is at `path`, or every table the witness knows when it knows none of those."""
     from shoed.witness.store import describe
 
-    journal = read_journal(path)
-    known = store.tables()
+    journal = journal_tables(path)
     if tables is None:
+        known = store.tables()
         # None in common (a journal deleted whole, or put back under another table's name): all of them.
         tables = sorted(t for t in journal if t in known) or known
     report = WitnessReport(describe(store.url), list(tables))
     for table in tables:
-        tj = journal.get(table, TableJournal())
-        heads = store.heads(table)
-        report.heads += len(heads)
-        report.findings.extend(compare_heads(table, tj, heads))
-        checked, found = compare_events(table, tj, store.events(table))
-        report.events += checked
+        heads, events, found = compare_table(table, journal.get(table, []), store)
+        report.heads += heads
+        report.events += events
         report.findings.extend(found)
     return report

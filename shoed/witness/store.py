@@ -244,22 +244,43 @@ class WitnessStore:
     def count_events(self, table: str) -> int:
         return self._query("SELECT COUNT(*) FROM witness_events WHERE table_id = ?", (table,))[0][0]
 
-    def heads(self, table: str) -> list[SeenHead]:
+    def head_files(self, table: str) -> dict[int, int]:
+        """The journal files the witness saw heads of, each with how many heads."""
+        rows = self._query("SELECT jfile, COUNT(*) FROM witness_heads WHERE table_id = ? GROUP BY jfile", (table,))
+        return {f: n for f, n in rows}
+
+    def heads(self, table: str, file: int | None = None) -> list[SeenHead]:
+        """A table's heads (of one journal file, if given) in journal order."""
+        where, params = ("AND jfile = ? ", (table, file)) if file is not None else ("", (table,))
         rows = self._query(
             "SELECT jfile, jseq, jhash, seq, source, received_utc FROM witness_heads WHERE table_id = ? "
-            "ORDER BY jfile, jseq, received_utc", (table,))
+            f"{where}ORDER BY jfile, jseq, received_utc", params)
         return [SeenHead(table, Head(f, j, h), s, src, utc) for f, j, h, s, src, utc in rows]
 
-    def events(self, table: str, batch: int = 5000) -> Iterator[SeenEvent]:
-        """A table's events in seq order, read in batches (a surveillance database may hold years)."""
-        after = -1
+    def events(self, table: str, first: int = 0, last: int | None = None, batch: int = 5000) -> Iterator[SeenEvent]:
+        """A table's events with first <= seq <= last in seq order, read in batches (a surveillance
+        database may hold years)."""
+        after = first - 1
+        last = 2**63 - 1 if last is None else last
         while True:
             rows = self._query(
                 "SELECT seq, kind, body, jfile, jseq, jhash, via, received_utc FROM witness_events "
-                f"WHERE table_id = ? AND seq > ? ORDER BY seq LIMIT {int(batch)}", (table, after))
+                f"WHERE table_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT {int(batch)}", (table, after, last))
             for seq, kind, body, jfile, jseq, jhash, via, utc in rows:
                 head = Head(jfile, jseq, jhash) if jfile is not None else None
                 yield SeenEvent(table, seq, kind, _decoder.decode(body), head, via, utc)
+            if len(rows) < batch:
+                return
+            after = rows[-1][0]
+
+    def seqs(self, table: str, batch: int = 50_000) -> Iterator[int]:
+        """A table's event seqs in order, without the events."""
+        after = -1
+        while True:
+            rows = self._query(
+                f"SELECT seq FROM witness_events WHERE table_id = ? AND seq > ? ORDER BY seq LIMIT {int(batch)}",
+                (table, after))
+            yield from (r[0] for r in rows)
             if len(rows) < batch:
                 return
             after = rows[-1][0]
