@@ -6,7 +6,7 @@ heartbeats delivered too, since they carry the journal's head while the table
 is idle. Each poll's news is kept in one transaction.
 
 After its own restart the witness resumes from the highest seq its database
-holds for each table: the table's next heartbeat says how far it has got and
+holds for each table (an event, or the snapshot it joined at): the table's next heartbeat says how far it has got and
 the client fetches the events in between through the snapshot endpoint. The
 database's key (table, seq) makes a repeat harmless, so nothing is counted
 twice; a table whose seq went backwards (a new journal) is followed from its
@@ -76,7 +76,7 @@ class Witness:
         self.clients: dict[str, TableClient] = {}
         self.counts = {feed.table: 0 for feed in feeds}
         for feed in feeds:
-            last = store.last_seq(feed.table)
+            last = store.resume_seq(feed.table)
             self.clients[feed.table] = TableClient(
                 feed.events, feed.snapshot, feed.table, curve=feed.curve, context=self.context,
                 heartbeat_timeout=heartbeat_timeout, request_timeout=request_timeout, last_seq=last,

@@ -241,6 +241,14 @@ class WitnessStore:
         """The highest seq kept for a table: where a restarted witness resumes."""
         return self._query("SELECT MAX(seq) FROM witness_events WHERE table_id = ?", (table,))[0][0]
 
+    def resume_seq(self, table: str) -> int | None:
+        """Where a restarted witness resumes: the highest seq it accounted for, an event kept or a head
+        seen at that seq (a snapshot it joined at, or one it took when events could not be fetched)."""
+        rows = self._query("SELECT MAX(seq) FROM witness_events WHERE table_id = ? "
+                           "UNION ALL SELECT MAX(seq) FROM witness_heads WHERE table_id = ?", (table, table))
+        found = [r[0] for r in rows if r[0] is not None]
+        return max(found) if found else None
+
     def count_events(self, table: str) -> int:
         return self._query("SELECT COUNT(*) FROM witness_events WHERE table_id = ?", (table,))[0][0]
 
