@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import statistics
 import sys
@@ -82,24 +81,17 @@ def bench_record(url: str, transactions: int) -> dict:
 
 def bench_compare(shoes: int) -> dict:
     from shoed.witness.compare import compare
-    from shoed.witness.store import Head, SeenEvent, SeenHead, WitnessStore
+    from shoed.witness.store import WitnessStore
     from tests.reliability.harness import write_journal
+    from tests.witness.seen import saw_everything
 
     work = Path(tempfile.mkdtemp(prefix="shoed-bench-witness-"))
     try:
         journal = work / "journal"
         write_journal(journal, shoes=shoes, seed=1, odds=True)
         url = f"sqlite://{work}/w.db"
-        events, heads = [], []
-        for path in sorted(journal.glob("*.jsonl")):
-            number = int(path.name.split("-")[1])
-            for line in path.read_text().splitlines():
-                record = json.loads(line)
-                head = Head(number, record["jseq"], record["hash"])
-                heads.append(SeenHead("t1", head, None, "event", "-"))
-                events += [SeenEvent("t1", e["seq"], e["kind"], e, head, "live", "-") for e in record.get("events", [])]
+        saw_everything(journal, url)
         with WitnessStore(url) as store:
-            store.record(events, heads)
             runs = []
             for _ in range(3):
                 start = time.perf_counter()

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.net.conftest import ctx, keys  # noqa: F401 - the network tests' fixtures, for the follower's tests
+
 
 def _pg_bin() -> Path | None:
     found = shutil.which("initdb")

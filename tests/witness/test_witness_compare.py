@@ -17,33 +17,16 @@ import pytest
 
 from shoed.journal import Journal
 from shoed.witness.compare import compare
-from shoed.witness.store import Head, SeenEvent, SeenHead, WitnessStore
+from shoed.witness.store import WitnessStore
 from tests.daemon_runner import run_shoed
 from tests.reliability.harness import reseal, write_journal
-
-UTC = "2026-01-01T00:00:00.000Z"
-
+from tests.witness.seen import saw_everything
 
 @pytest.fixture(scope="module")
 def journal(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("journal") / "j"
     write_journal(path, shoes=2, seed=3, odds=False)  # three files: the table's, then one per shoe
     return path
-
-
-def _saw_everything(journal: Path, url: str) -> None:
-    """A witness's database as if it had received every record's head and every event live."""
-    events, heads = [], []
-    for path in sorted(journal.glob("*.jsonl")):
-        number = int(path.name.split("-")[1])
-        for line in path.read_text().splitlines():
-            record = json.loads(line)
-            head = Head(number, record["jseq"], record["hash"])
-            heads.append(SeenHead("t1", head, None, "event", UTC))
-            for event in record.get("events", []):
-                events.append(SeenEvent("t1", event["seq"], event["kind"], event, head, "live", UTC))
-    with WitnessStore(url) as store:
-        store.record(events, heads)
 
 
 @pytest.fixture
@@ -53,7 +36,7 @@ def witnessed(journal, tmp_path):
     for path in copy.iterdir():
         path.chmod(0o644)
     url = f"sqlite://{tmp_path}/w.db"
-    _saw_everything(journal, url)
+    saw_everything(journal, url)
     return copy, url
 
 

@@ -6,11 +6,10 @@ from __future__ import annotations
 import time
 
 import pytest
-import zmq
 
 from shoed.witness.follow import Feed, Witness
 from shoed.witness.store import WitnessStore
-from tests.net.helpers import FakeTable, Keys
+from tests.net.helpers import FakeTable
 
 
 class Table(FakeTable):
@@ -18,18 +17,6 @@ class Table(FakeTable):
 
     def state(self) -> dict:
         return {**super().state(), "journal": {"file": 1, "jseq": self.last_seq + 2, "hash": f"{self.last_seq:064x}"}}
-
-
-@pytest.fixture
-def ctx():
-    context = zmq.Context()
-    yield context
-    context.destroy(linger=0)
-
-
-@pytest.fixture(scope="module")
-def keys(tmp_path_factory) -> Keys:
-    return Keys(tmp_path_factory.mktemp("keys"))
 
 
 def _follow_until(witness: Witness, store: WitnessStore, seq: int, timeout: float = 10.0) -> None:
