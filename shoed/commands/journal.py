@@ -94,6 +94,8 @@ def run_verify(args) -> int:
             print(f"NOT INTACT at {report.first_bad}")
             print(f"{_count(report.records, 'record')} before it {'is' if report.records == 1 else 'are'} intact")
         if witnessed is not None:
+            for note in witnessed.notes:
+                print(f"note: {note}", file=sys.stderr)
             for finding in witnessed.findings:
                 print(f"WITNESS: {finding}")
             if witnessed.ok:

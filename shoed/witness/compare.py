@@ -57,6 +57,7 @@ class WitnessReport:
     heads: int = 0  # heads looked up
     events: int = 0  # events looked up
     findings: list[Finding] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what could not be checked, and why
 
     @property
     def ok(self) -> bool:
@@ -64,7 +65,7 @@ class WitnessReport:
 
     def to_json(self) -> dict:
         return {"url": self.url, "ok": self.ok, "tables": self.tables, "heads": self.heads, "events": self.events,
-                "findings": [f.to_json() for f in self.findings]}
+                "findings": [f.to_json() for f in self.findings], "notes": self.notes}
 
 
 @dataclass(slots=True)
@@ -142,8 +143,13 @@ class _Tally:
         self.count += 1
 
 
-def compare_table(table: str, files: list[tuple[int, Path]], store: WitnessStore) -> tuple[int, int, list[Finding]]:
-    """(heads looked up, events looked up, findings) for one table, a journal file at a time."""
+def compare_table(
+    table: str, files: list[tuple[int, Path]], store: WitnessStore, notes: list[str] | None = None
+) -> tuple[int, int, list[Finding]]:
+    """(heads looked up, events looked up, findings) for one table, a journal file at a time.
+    Files older than the oldest file kept (archived; the chain's verification notes it too) and
+    their events are not looked up when a head the witness saw is found in the files kept: a line
+    goes to `notes` instead."""
     seen_files = store.head_files(table)
     heads = sum(seen_files.values())
     matched = 0
@@ -171,16 +177,29 @@ def compare_table(table: str, files: list[tuple[int, Path]], store: WitnessStore
                 mine = by_seq.get(event.seq)
                 if mine is not None and mine != event.event:
                     events_differ.add(event.seq)
+    first_kept = files[0][0] if files else None
+    # Archived only if what is kept is the chain the witness saw: else they are gone like any other.
+    older = [n for n in seen_files if first_kept is not None and n < first_kept] if matched else []
+    first_seq = min(journal_seqs) if older and journal_seqs else None
     missing = _Tally()
     checked = 0
+    archived = 0
     for seq in store.seqs(table):
+        if first_seq is not None and seq < first_seq:
+            archived += 1
+            continue
         checked += 1
         if seq not in journal_seqs:
             missing.add(seq)
+    if older and notes is not None:
+        notes.append(f"table {table}: files {min(older)}..{max(older)} are older than the oldest file kept "
+                     f"({first_kept}); their {sum(seen_files[n] for n in older)} heads and {archived} events "
+                     f"were not looked up")
+    heads -= sum(seen_files[n] for n in older)
 
     out: list[Finding] = []
     present = {number for number, _ in files}
-    gone = sorted(n for n in seen_files if n not in present)
+    gone = sorted(n for n in seen_files if n not in present and n not in older)
     if not files:
         if heads:
             last = store.heads(table, max(seen_files))[-1]
@@ -236,7 +255,7 @@ def compare(path: str | os.PathLike, store: WitnessStore, tables: list[str] | No
         tables = sorted(t for t in journal if t in known) or known
     report = WitnessReport(describe(store.url), list(tables))
     for table in tables:
-        heads, events, found = compare_table(table, journal.get(table, []), store)
+        heads, events, found = compare_table(table, journal.get(table, []), store, report.notes)
         report.heads += heads
         report.events += events
         report.findings.extend(found)

@@ -90,3 +90,22 @@ def test_a_journal_put_back_under_another_tables_name(tmp_path, witnessed):
         j.append({"kind": "note"})
     found = _findings(other, url)
     assert set(found) == {"no_journal", "events_missing"}
+
+
+def test_archived_files_are_a_note_unless_nothing_kept_is_what_the_witness_saw(witnessed, tmp_path):
+    path, url = witnessed
+    oldest = sorted(path.glob("*.jsonl"))[0]
+    oldest.unlink()  # files older than the oldest kept: archived, as a retention policy does
+    with WitnessStore(url) as store:
+        report = compare(path, store)
+    assert report.ok and report.notes and "files 1..1 are older than the oldest file kept (2)" in report.notes[0]
+    # Only the newest file kept, and the witness saw none of it: nothing proves it is the same journal.
+    later = tmp_path / "later"
+    later.mkdir()
+    newest = sorted(path.glob("*.jsonl"))[-1]
+    shutil.copy(newest, later / newest.name)
+    url2 = f"sqlite://{tmp_path}/w2.db"
+    with WitnessStore(url) as store, WitnessStore(url2) as only_old:
+        only_old.record(list(store.events("t1", last=100)), [h for h in store.heads("t1") if h.head.file < 3])
+        report = compare(later, only_old)
+    assert not report.ok and {f.kind for f in report.findings} >= {"missing"}
