@@ -23,13 +23,6 @@ CARD = {"table": "t1", "seq": 7, "kind": "card", "card": "QH", "recipient": "ban
         "utc": "2026-01-01T00:00:00Z"}
 
 
-@pytest.fixture
-def ctx():
-    context = zmq.Context()
-    yield context
-    context.destroy(0)
-
-
 def _next(sub, kind: str) -> dict:
     while True:
         assert sub.poll(3000), f"no {kind} within 3 s"
