@@ -25,14 +25,13 @@ import functools
 import math
 from dataclasses import dataclass, field
 
+from shoed.events import COMMANDS, NEEDS_ROLE, SCHEMA_VERSION, CommandRejected
 from shoed.rules import misdeal as md
 from shoed.rules.cards import Card, CardError, parse_card
 from shoed.rules.coup import Coup, hand_total
 from shoed.rules.ruleset import Ruleset
 from shoed.rules.roads import Outcome, RoadBuilder
 from shoed.rules.shoe import BURN_FIRST, BURNING, CLOSED, DEALING, FINISHED, Shoe
-
-SCHEMA_VERSION = "1.0"
 
 UNKNOWN = "?"  # a card a reader saw but could not identify
 TRACKED = 416  # reads kept in step per reader: a whole 8-deck shoe
@@ -43,14 +42,10 @@ OPEN = "open"  # cards are due
 COMPLETE = "complete"  # the result stands; waiting for confirm
 VOID = "void"  # voided; waiting for confirm
 
-COMMANDS = (
-    "open_shoe", "close_shoe", "confirm", "void", "burn_card", "return_card", "decide",
-    "enter_card", "status", "unlock",
-)
-
-
-class CommandRejected(Exception):
-    """A command that cannot be carried out now; its message goes back to the sender."""
+# Alarms that hold the table (play stops, the gate stays locked) until the pit unlocks it.
+HOLDS = ("integrity", "forged_frame", "device_changed")
+# What of a shoe's Hello must not change while a coup is dealt (and vendor, serial: never unnoticed).
+IDENTITY = ("vendor", "serial", "boot")
 
 
 @functools.lru_cache(maxsize=64)  # the events of one input share its time: formatted once
@@ -90,12 +85,37 @@ def card_of(text) -> Card:
     return _parsed(text) if type(text) is str else parse_card(text)
 
 
+@dataclass(frozen=True, slots=True)
+class StartShoeFile:
+    """Effect: a shoe was opened; the journal starts its file now, headed by a checkpoint."""
+
+    shoe_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class WorkOutOdds:
+    """Effect: a coup (or the burn) ended; the live odds of what is left in the shoe are due,
+    fed back as an `odds` input. Read `composition` before the next input is fed."""
+
+    ruleset: Ruleset
+    shoe: Shoe
+
+    @property
+    def composition(self) -> tuple[int, ...]:
+        return self.shoe.remaining_by_rank()
+
+
+Effect = StartShoeFile | WorkOutOdds
+
+
 @dataclass(slots=True)
 class Step:
-    """What one input produced: events to journal and publish, and a reply for commands."""
+    """What one input produced: events to journal and publish, a reply for commands, and the
+    effects the shell carries out (the controller decides them; the shell only schedules)."""
 
     events: list[dict] = field(default_factory=list)
     reply: dict | None = None
+    effects: list[Effect] = field(default_factory=list)
 
 
 @dataclass
@@ -137,6 +157,10 @@ class TableController:
     active_source: str | None = None
     ahead: dict = field(default_factory=dict)
     behind: dict = field(default_factory=dict)
+    # The identity (vendor, serial, boot) each source last said in its Hello.
+    identities: dict = field(default_factory=dict)
+    # The bytes (hex) of the frame under each source's `links` seq, to compare a repeat with.
+    frames: dict = field(default_factory=dict)
 
     # ----- public ----------------------------------------------------------
     def feed(self, item: dict) -> Step:
@@ -149,6 +173,11 @@ class TableController:
         if source and item.get("shoe_seq") is not None:
             detail = item.get("detail")
             self.links[source] = {"seq": item["shoe_seq"], "boot": detail.get("boot") if detail else None}
+            # The frame's bytes too: a later frame under the same seq must be the same frame.
+            if item.get("raw"):
+                self.frames[source] = item["raw"]
+            else:
+                self.frames.pop(source, None)
         try:
             handler = _HANDLERS[kind]
         except (KeyError, TypeError):  # not a kind of input, or not even a name
@@ -161,6 +190,16 @@ class TableController:
         if kind == "command" and step.reply is None:
             step.reply = {"ok": True}
         return step
+
+    def resume_point(self, source: str) -> tuple[int, int | None, bytes | None] | None:
+        """The last shoe sequence number journaled from `source`, with the shoe's boot and the
+        frame's bytes: a driver that opens again drops what the shoe repeats from before it, and
+        compares a repeat of that seq with the frame. None: nothing journaled."""
+        link = self.links.get(source)
+        if link is None:
+            return None
+        raw = self.frames.get(source)
+        return link["seq"], link["boot"], bytes.fromhex(raw) if raw else None
 
     @property
     def card_due(self) -> bool:
@@ -243,6 +282,9 @@ class TableController:
             "active_source": self.active_source,
             "ahead": {k: list(v) for k, v in self.ahead.items()},
             "behind": {k: list(v) for k, v in self.behind.items()},
+            # Left out while empty: a journal without them records the same bytes as before them.
+            **({"identities": dict(self.identities)} if self.identities else {}),
+            **({"frames": dict(self.frames)} if self.frames else {}),
         }
 
     @classmethod
@@ -263,6 +305,8 @@ class TableController:
             active_source=state.get("active_source"),
             ahead={k: list(v) for k, v in state.get("ahead", {}).items()},
             behind={k: list(v) for k, v in state.get("behind", {}).items()},
+            identities=dict(state.get("identities", {})),
+            frames=dict(state.get("frames", {})),
         )
         shoe = state.get("shoe")
         if shoe:
@@ -338,6 +382,7 @@ class TableController:
         self.roads, self.odds = RoadBuilder(), None
         self._emit(step, "shoe.opened", source=source, decks=self.shoe.decks, ruleset=self.ruleset.name,
                    burn=self.ruleset.burn)
+        step.effects.append(StartShoeFile(shoe_id))
         if self.shoe.phase == DEALING:
             self._open_coup(step)
 
@@ -406,6 +451,7 @@ class TableController:
         self._emit(step, "coup.result", **(fields | {"settlement": dict(fields["settlement"])}), void=False,
                    sources=list(self.coup_cards_source), road=road)
         self.shoe.counts.coups += result.cards
+        step.effects.append(WorkOutOdds(self.ruleset, self.shoe))
 
     # ----- cards ---------------------------------------------------------------
     def _on_card(self, item: dict, step: Step) -> None:
@@ -528,12 +574,23 @@ class TableController:
             self._misdeal(step, md.foreign_card(index, text, seen, shoe.decks), source)
             shoe.counts.discarded += 1
             return
+        if self.locked:
+            # Held (an integrity fault, a forged frame, another shoe): nothing is dealt until the pit decides.
+            self._emit(step, "card", card=text, recipient="none", **extra)
+            self._misdeal(step, md.card_out_of_sequence(text, f"the table was held ({self.locked})"), source)
+            return
+        if burning and shoe.phase == DEALING and self._coup_card_due:
+            # Burned now, the coup would silently take the next card in its place.
+            self._emit(step, "card", card=text, recipient="none", **extra)
+            self._misdeal(step, md.burn_during_coup(len(self.coup.order), text), source)
+            return
         if burning:
             first = shoe.phase == BURN_FIRST
             shoe.burn(card)
             self._emit(step, "shoe.burn", card=text, exposed=first, burn_due=shoe.burn_due, **extra)
             if shoe.phase == DEALING and self.coup_state == NO_COUP and not self.coup_no:
                 self._emit(step, "shoe.burn_complete", burned=shoe.counts.burned)
+                step.effects.append(WorkOutOdds(self.ruleset, shoe))
                 self._open_coup(step)
             return
         if shoe.phase == FINISHED:
@@ -578,6 +635,7 @@ class TableController:
                 self._emit(step, "shoe.burn", card=None, exposed=False, burn_due=shoe.burn_due, source=source)
                 if shoe.phase == DEALING and not self.coup_no:
                     self._emit(step, "shoe.burn_complete", burned=shoe.counts.burned)
+                    step.effects.append(WorkOutOdds(self.ruleset, shoe))
                     self._open_coup(step)
                 return
         index = len(self.coup.order) if self.coup is not None and self.coup_state == OPEN else None
@@ -600,6 +658,8 @@ class TableController:
                 self._decide(step, side, choice == "draw", source)
             except CommandRejected as exc:
                 self._emit(step, "alarm", alarm="decision_refused", active=True, text=str(exc), source=source)
+        elif button == "burn_start" and self._coup_card_due:
+            self._misdeal(step, md.burn_during_coup(len(self.coup.order), None), source)
         elif button == "burn_start":
             self.burn_mode = True
             self._emit(step, "shoe.burn_mode", active=True, source=source)
@@ -637,7 +697,51 @@ class TableController:
         self._choose_reader(step)
 
     def _on_hello(self, item: dict, step: Step) -> None:
-        self._emit(step, "device.hello", source=item.get("source"), detail=item.get("detail") or {})
+        source, detail = item.get("source"), item.get("detail") or {}
+        self._emit(step, "device.hello", source=source, detail=detail)
+        identity = {k: detail.get(k) for k in IDENTITY}
+        known = self.identities.get(source)
+        self.identities[source] = identity
+        if known is None:
+            return
+        changed = [k for k in IDENTITY if known.get(k) != identity[k]]
+        # A shoe that restarted between coups is ordinary; another vendor or serial never is.
+        if changed and (self._coup_in_progress or changed != ["boot"]):
+            said = ", ".join(f"{k} {known.get(k)!r} -> {identity[k]!r}" for k in changed)
+            self._hold(step, "device_changed", f"{source} changed {said}" +
+                       (f" during coup {self.coup_no}" if self._coup_in_progress else ""), source=source)
+
+    def _on_forged_frame(self, item: dict, step: Step) -> None:
+        """The shoe's link carried two different frames under one sequence number: one of
+        them was not the shoe's. Which was dealt cannot be told here: the coup is held."""
+        detail = item.get("detail") or {}
+        self._hold(step, "forged_frame",
+                   f"two different frames under shoe seq {detail.get('seq')}: the one taken was "
+                   f"{detail.get('taken')}, the repeat {item.get('raw')}", source=item.get("source"))
+
+    def _on_clock(self, item: dict, step: Step) -> None:
+        """The shell saw the wall clock step against the monotonic clock, or its loop not
+        scheduled for too long (it measures; the table only records it)."""
+        if item.get("what") == "stall":
+            self._emit(step, "table.stall", stalled_ns=int(item.get("stalled_ns", 0)),
+                       limit_ns=int(item.get("limit_ns", 0)))
+        else:
+            self._emit(step, "table.clock_step", step_ns=int(item.get("step_ns", 0)),
+                       utc_before=utc_text(int(item.get("utc_before_ns", 0))))
+
+    def _hold(self, step: Step, alarm: str, text: str, **more) -> None:
+        """Stop play until the pit decides: the gate locks, cards are not dealt."""
+        self.locked = text
+        self._alarm(step, alarm, True, text, **more)
+
+    @property
+    def _coup_card_due(self) -> bool:
+        return self.coup_state == OPEN and self.coup is not None and self.coup.next in ("player", "banker")
+
+    @property
+    def _coup_in_progress(self) -> bool:
+        return self.coup_state == COMPLETE or (self.coup_state == OPEN and self.coup is not None
+                                               and bool(self.coup.order))
 
     def _on_tamper(self, item: dict, step: Step) -> None:
         self._alarm(step, "tamper", bool(item.get("active", True)), item.get("text") or "lid or case opened",
@@ -705,13 +809,19 @@ class TableController:
         if cmd == "status":
             step.reply = {"ok": True, "status": self.snapshot()}
             return
+        if cmd in NEEDS_ROLE and "role" in item and item["role"] not in NEEDS_ROLE[cmd]:
+            # Journals from before roles have no role on their commands: replayed as recorded.
+            raise CommandRejected(f"{cmd} needs the {' or '.join(NEEDS_ROLE[cmd])} role; "
+                                  f"{by or 'this key'} is {item['role']}")
         if cmd == "unlock":
             if not self.locked:
                 raise CommandRejected("the table is not locked")
             self.locked = None
-            self._alarm(step, "integrity", False, "cleared by the pit", by=by)
+            for name in [h for h in HOLDS if h in self.alarms] or ["integrity"]:
+                self._alarm(step, name, False, "cleared by the pit", by=by)
             return
-        if self.locked and cmd not in ("close_shoe",):
+        # Held, the pit may still void the coup (then unlock) or close the shoe.
+        if self.locked and cmd not in ("close_shoe", "void"):
             raise CommandRejected(f"the table is locked: {self.locked}")
         if cmd == "open_shoe":
             decks = args.get("decks")
@@ -745,12 +855,16 @@ class TableController:
         raise CommandRejected("no open misdeal that this corrects")
 
     def _correct(self, step: Step, cmd: str, args: dict, by: str | None) -> None:
-        kinds = (md.EXTRA_CARD, md.CARD_AFTER_LAST_COUP, md.CARD_OUT_OF_SEQUENCE, md.CARD_BEFORE_DECISION)
+        kinds = (md.EXTRA_CARD, md.CARD_AFTER_LAST_COUP, md.CARD_OUT_OF_SEQUENCE, md.CARD_BEFORE_DECISION,
+                 md.BURN_DURING_COUP)
+        # Every check before the first change: a refused command changes nothing.
+        shoe = self._require_shoe()
         entry = self._find_pending(args, kinds)
         self.pending.remove(entry)
-        shoe = self._require_shoe()
         card = parse_card(entry["card"]) if entry.get("card") else None
-        if cmd == "burn_card":
+        if card is None and entry["kind"] == md.BURN_DURING_COUP:
+            pass  # the burn button: no card left the shoe
+        elif cmd == "burn_card":
             shoe.counts.discarded += 1
         elif card is not None:  # returned to the shoe: it will be read again
             shoe.seen[card] -= 1
@@ -767,5 +881,23 @@ class TableController:
         self._take_card(step, card, {"confidence": None, "mode": "game"}, f"manual:{by}", manual=True)
 
 
-# Input kind -> its handler: `TableController._on_<kind>`.
-_HANDLERS = {name[len("_on_"):]: fn for name, fn in vars(TableController).items() if name.startswith("_on_")}
+# Input kind -> its handler: the controller's dispatch table, one entry for each kind in the schema.
+_HANDLERS = {
+    "card": TableController._on_card,
+    "unreadable": TableController._on_unreadable,
+    "button": TableController._on_button,
+    "cut_card": TableController._on_cut_card,
+    "shoe_removed": TableController._on_shoe_removed,
+    "shoe_inserted": TableController._on_shoe_inserted,
+    "tamper": TableController._on_tamper,
+    "alarm": TableController._on_alarm,
+    "warning": TableController._on_warning,
+    "hello": TableController._on_hello,
+    "link": TableController._on_link,
+    "forged_frame": TableController._on_forged_frame,
+    "odds": TableController._on_odds,
+    "power": TableController._on_power,
+    "integrity": TableController._on_integrity,
+    "command": TableController._on_command,
+    "clock": TableController._on_clock,
+}

@@ -1,7 +1,9 @@
 """`shoed keys`: CURVE key pairs for the daemon and its clients, and the allow-list.
 
     shoed keys new NAME --dir DIR      make DIR/NAME.key (public) and DIR/NAME.key_secret (0600)
-    shoed keys allow FILE --dir DIR    put a client's public key file on an allow-list
+    shoed keys allow FILE --dir DIR [--role ROLE]
+                                       put a client's public key file on an allow-list, with
+                                       its role: dealer (the default), pit or surveillance
     shoed keys list --dir DIR          the keys on an allow-list
 
 Allowing a client is copying its public `.key` file into the daemon's
@@ -36,6 +38,9 @@ def register(sub) -> None:
     allow.add_argument("file", metavar="FILE", help="the client's public NAME.key file")
     allow.add_argument("--dir", required=True, help="the daemon's allow-list directory")
     allow.add_argument("--name", help="name on the allow-list (default: the file's name)")
+    allow.add_argument("--role", choices=("dealer", "pit", "surveillance"),
+                       help="what the key may do: dealer (deal, confirm, correct; the default for a key "
+                       "without a role), pit or surveillance (also void a coup and unlock a held table)")
     allow.set_defaults(func=run_allow)
 
     lst = ksub.add_parser("list", help="the keys on an allow-list")
@@ -66,11 +71,10 @@ def run_new(args) -> int:
 
 def run_allow(args) -> int:
     import os
-    import shutil
     from pathlib import Path
 
     from shoed.cli import CommandError
-    from shoed.net.curve import CurveError, load_allow_list, load_public_key
+    from shoed.net.curve import CurveError, key_role, load_allow_list, load_public_key, with_role
 
     src = Path(args.file)
     name = args.name or src.stem
@@ -82,17 +86,26 @@ def run_allow(args) -> int:
             if b"secret-key" in f.read():
                 raise CommandError(f"{src} contains a secret key; give the public .key file only")
         existing = load_allow_list(args.dir)
-    except CurveError as exc:
+        role = args.role or key_role(src)
+        text = with_role(src.read_text(encoding="utf-8"), role)
+    except (CurveError, OSError, UnicodeDecodeError) as exc:
         raise CommandError(str(exc)) from None
-    if public_key in existing:
-        print(f"{public_key.decode()} is already allowed as {existing[public_key]}")
-        return 0
     dest = Path(args.dir) / f"{name}.key"
-    if dest.exists():
+    if public_key in existing:
+        dest = Path(args.dir) / f"{existing[public_key]}.key"
+        try:
+            had = key_role(dest)
+        except CurveError as exc:
+            raise CommandError(str(exc)) from None
+        if args.role is None or had == role:
+            print(f"{public_key.decode()} is already allowed as {existing[public_key]} ({had})")
+            return 0
+        # The same key with another role: its file is rewritten in place (below).
+    elif dest.exists():
         raise CommandError(f"{dest} already exists with another key; choose --name")
     tmp = dest.with_name(f".{dest.name}.tmp")
     try:
-        shutil.copyfile(src, tmp)
+        tmp.write_text(text, encoding="utf-8")
         os.chmod(tmp, 0o644)
         with open(tmp, "rb") as f:
             os.fsync(f.fileno())
@@ -105,22 +118,23 @@ def run_allow(args) -> int:
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise CommandError(f"cannot write {dest}: {exc}") from None
-    print(f"allowed {name}: {public_key.decode()}  ({dest}); reload the daemon to take it into use")
+    print(f"allowed {dest.stem} as {role}: {public_key.decode()}  ({dest}); reload the daemon to take it into use")
     return 0
 
 
 def run_list(args) -> int:
     from shoed.cli import CommandError
-    from shoed.net.curve import CurveError, load_allow_list
+    from shoed.net.curve import CurveError, load_allow_list, load_roles
 
     try:
         keys = load_allow_list(args.dir)
+        roles = load_roles(args.dir)
     except CurveError as exc:
         raise CommandError(str(exc)) from None
-    rows = sorted(((name, key.decode()) for key, name in keys.items()))
+    rows = sorted(((name, key.decode(), roles[key]) for key, name in keys.items()))
     if args.json:
-        print(json.dumps([{"name": n, "public_key": k} for n, k in rows]))
+        print(json.dumps([{"name": n, "public_key": k, "role": r} for n, k, r in rows]))
     else:
-        for name, key in rows:
-            print(f"{name:32} {key}")
+        for name, key, role in rows:
+            print(f"{name:32} {key}  {role}")
     return 0

@@ -22,7 +22,7 @@ from firmware_protocol import Decoder, Rejected, to_json
 from firmware_protocol import messages as m
 from shoed.drivers.base import Reading
 from shoed.drivers.link import LinkDriver, SerialTransport, Transport
-from shoed.drivers.native_session import NativeSession, SessionStats, Timing
+from shoed.drivers.native_session import DEFAULT_CONFIDENCE_FLOOR, NativeSession, SessionStats, Timing
 
 BAUDRATE = 115200  # SPEC.md §2 (ignored by USB CDC-ACM shoes)
 
@@ -40,14 +40,16 @@ class NativeDriver(LinkDriver):
 
     Options: `baudrate` (115200), `table` (sent in our Hello as the model),
     `heartbeat`, `silence`, `hello_repeat`, `gate_repeat` (seconds; tests shorten
-    them), `backoff_initial`, `backoff_max` (reconnect back-off).
+    them), `backoff_initial`, `backoff_max` (reconnect back-off),
+    `confidence_floor` (0..1, default 0.5: a card read less surely is unreadable,
+    entered by hand; docs/stream-integrity.md).
     """
 
     name = "native"
 
     def __init__(self, url: str, *, baudrate: int = BAUDRATE, table: str = "", heartbeat: float | None = None,
                  silence: float | None = None, hello_repeat: float | None = None, gate_repeat: float | None = None,
-                 **options) -> None:
+                 confidence_floor: float = DEFAULT_CONFIDENCE_FLOOR, **options) -> None:
         self.baudrate = baudrate
         timing = Timing()
         for name, value in (("heartbeat", heartbeat), ("silence", silence), ("hello_repeat", hello_repeat),
@@ -55,7 +57,7 @@ class NativeDriver(LinkDriver):
             if value is not None:
                 setattr(timing, name, value)
         super().__init__(url, **options)
-        self.session = NativeSession(self.source, host_hello(table), timing)
+        self.session = NativeSession(self.source, host_hello(table), timing, float(confidence_floor))
 
     def _make_transport(self) -> Transport:
         return SerialTransport(self.url, baudrate=self.baudrate)
@@ -105,8 +107,8 @@ class NativeDriver(LinkDriver):
         self.session.set_gate(locked, time.monotonic_ns())
         self._flush()
 
-    def set_last_seq(self, seq: int | None, boot: int | None) -> None:
-        self.session.restore(seq, boot)
+    def set_last_seq(self, seq: int | None, boot: int | None, raw: bytes | None = None) -> None:
+        self.session.restore(seq, boot, raw)
 
 
 def decode_capture(data: bytes) -> list[dict]:

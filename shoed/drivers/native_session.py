@@ -25,6 +25,14 @@ What it does, with the SPEC sections it follows:
   reading is journaled; they are cumulative, so one ack may cover several.
 - A new boot number means the shoe restarted (§6.4): the `hello` reading says
   `restarted` and how many messages the old session still held unacknowledged.
+  A Hello that names another vendor, model or serial on the same link is
+  reported too (the table decides whether that holds the coup).
+- A repeat is compared with the bytes taken under its seq: a different frame
+  under a seq already taken is a `forged_frame` reading (someone else wrote on
+  the line, or the shoe is broken), never dropped as a plain duplicate.
+- A card read with a confidence below the floor (`confidence_floor`, default
+  `DEFAULT_CONFIDENCE_FLOOR`) is an `unreadable` reading with code
+  `low_confidence`: the dealer enters it by hand; it is never dealt as read.
 - Heartbeats (§7): one whenever nothing was sent for `heartbeat` seconds;
   the link counts as silent after `silence` seconds without a valid frame.
 - Gate (§10): repeated every 200 ms until a status shows the state asked for;
@@ -53,6 +61,12 @@ MODES = {m.MODE_GAME: "game", m.MODE_BURN: "burn"}
 
 # A shoe is taken to have no gate after this many locks answered "unlocked" in a row.
 GATELESS_AFTER = 3
+# Below this confidence (0..1; the wire's 0..255 / 255) a card is unreadable, entered by hand.
+# SPEC.md §5.3 leaves low values to the host; a shoe never sends a guess at 255. Half: a reader
+# less sure than a coin toss has not read the card.
+DEFAULT_CONFIDENCE_FLOOR = 0.5
+# Frames remembered per boot to compare repeats with (more than the shoe's window, SPEC.md §6.3).
+TAKEN_KEPT = 1024
 
 
 @dataclass
@@ -80,7 +94,11 @@ class SessionStats:
 class NativeSession:
     """Protocol state for one shoe, across links (reconnects) and shoe sessions (boots)."""
 
-    def __init__(self, source: str, host_hello: m.Hello, timing: Timing | None = None) -> None:
+    def __init__(self, source: str, host_hello: m.Hello, timing: Timing | None = None,
+                 confidence_floor: float = DEFAULT_CONFIDENCE_FLOOR) -> None:
+        if not 0.0 <= confidence_floor <= 1.0:
+            raise ValueError(f"confidence_floor must be between 0 and 1, not {confidence_floor!r}")
+        self.confidence_floor = confidence_floor
         self.source = source
         self.host_hello = host_hello
         self.timing = timing or Timing()
@@ -90,6 +108,9 @@ class NativeSession:
         self.last: int | None = None  # last reliable seq taken (delivered) in this boot
         self.durable: int | None = None  # last reliable seq the daemon acknowledged in this boot
         self.old_unacked: int | None = None  # unacked count last seen, for a restart report
+        self.taken: dict[int, bytes] = {}  # seq -> the frame taken under it, in this boot
+        self.identity: tuple | None = None  # (vendor, model, serial) of the shoe's last Hello
+        self._forged_said: set[tuple[int, bytes]] = set()
         self.gate_wanted: bool | None = None
         self.gateless = False
         self.status: m.Status | None = None
@@ -139,10 +160,12 @@ class NativeSession:
         self._send_hello(now_ns)
         return []
 
-    def restore(self, seq: int | None, boot: int | None) -> None:
-        """The journal's last durable reliable message (daemon restart): repeats of it are dropped."""
+    def restore(self, seq: int | None, boot: int | None, raw: bytes | None = None) -> None:
+        """The journal's last durable reliable message (daemon restart): repeats of it are dropped,
+        and compared with its bytes (`raw`) where the journal kept them."""
         self.boot = boot
         self.last = self.durable = seq if boot is not None else None
+        self.taken = {seq: raw} if raw and seq is not None and boot is not None else {}
 
     def receive(self, data: bytes, now_ns: int, utc_ns: int) -> tuple[list[Reading], bool]:
         """Bytes from the shoe: (readings, whether a valid frame arrived)."""
@@ -325,6 +348,9 @@ class NativeSession:
             "vendor": msg.vendor, "model": msg.model, "serial": msg.serial, "firmware": msg.firmware,
             "version": f"{msg.major}.{msg.minor}", "boot": msg.boot,
         }
+        identity = (msg.vendor, msg.model, msg.serial)
+        other_shoe = self.identity is not None and identity != self.identity
+        self.identity = identity
         if new_boot:
             if self.boot is not None:
                 # The shoe restarted: what its old session held unacknowledged is gone (§6.4).
@@ -332,6 +358,7 @@ class NativeSession:
                 detail["lost_unacked"] = self.old_unacked
             self.boot = msg.boot
             self.last = self.durable = None
+            self.taken.clear()
             self.old_unacked = None
             self.status = None
             self.gateless = False
@@ -346,7 +373,7 @@ class NativeSession:
         self._incompatible = False
         self.version = version
         detail["negotiated"] = f"{version[0]}.{version[1]}"
-        if not (first_here or new_boot):
+        if not (first_here or new_boot or other_shoe):
             return None
         self._send_time(now_ns, utc_ns)
         if self.gate_wanted is not None and not self.gateless:
@@ -376,6 +403,13 @@ class NativeSession:
         verdict = rules.classify(self.last, msg.seq)
         if verdict == rules.DUPLICATE:
             self.stats.duplicates += 1
+            first = self.taken.get(msg.seq)
+            if first is not None and first != raw and (msg.seq, raw) not in self._forged_said:
+                # Not a repeat: another frame under a seq already taken. One of the two was not the shoe's.
+                self._forged_said.add((msg.seq, raw))
+                return self._reading("forged_frame", raw, offset, now_ns, utc_ns, code="forged_frame",
+                                     text=f"a different frame under shoe seq {msg.seq}, already taken",
+                                     detail={"seq": msg.seq, "boot": self.boot, "taken": first.hex()})
             if self.durable is not None:
                 self._send_ack(now_ns)  # our earlier ack may have been lost
             return None
@@ -392,10 +426,17 @@ class NativeSession:
         self._gap_for = None
         self._fault_said = None
         self.stats.taken += 1
+        self.taken[msg.seq] = raw
+        if len(self.taken) > TAKEN_KEPT:
+            del self.taken[next(iter(self.taken))]
         return self._reading(**self._fields(msg), raw=raw, offset=offset, now_ns=now_ns, utc_ns=utc_ns)
 
     def _fields(self, msg: m.Message) -> dict:
         base = {"shoe_seq": msg.seq, "detail": {"boot": self.boot}}
+        if isinstance(msg, m.CardRead) and msg.confidence / 255 < self.confidence_floor:
+            # Below the floor the card was not read: never dealt on a guess, entered by hand.
+            return {**base, "kind": "unreadable", "mode": MODES[msg.mode], "code": "low_confidence",
+                    "confidence": msg.confidence / 255}
         if isinstance(msg, m.CardRead):
             return {**base, "kind": "card", "card": m.card_text(msg), "mode": MODES[msg.mode],
                     "confidence": msg.confidence / 255, "faced": msg.faced}

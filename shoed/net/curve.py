@@ -16,6 +16,11 @@ files; a client's name is its file's stem, so the journal can say
 Allow-lists are per ZAP domain: the daemon may let displays read events
 (domain "events") while only the dealer console and pit may send commands
 (domain "commands"). One directory for everything is the simple case.
+
+A key on an allow-list carries a role in its file's metadata section
+(`role = pit`, written by `shoed keys allow --role`): dealer, pit or
+surveillance. A key file without a role is a dealer's, the least a key may do
+(docs/stream-integrity.md says which commands need which role).
 """
 
 from __future__ import annotations
@@ -35,6 +40,8 @@ import zmq
 import zmq.auth
 from zmq.auth.thread import ThreadAuthenticator
 from zmq.utils import z85
+
+from shoed.events import DEFAULT_ROLE, ROLES  # the schema owns the vocabulary of roles
 
 DEFAULT_DOMAIN = "shoed"
 
@@ -104,6 +111,55 @@ def load_allow_list(directory: str | os.PathLike) -> dict[bytes, str]:
     return keys
 
 
+def key_role(path: str | os.PathLike) -> str:
+    """The role in a key file's metadata section (`role = pit`); DEFAULT_ROLE when it names none."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CurveError(f"{path}: {exc}") from None
+    section = None
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if not line[0].isspace():
+            section = line.strip()
+            continue
+        name, sep, value = line.partition("=")
+        if section == "metadata" and sep and name.strip() == "role":
+            role = value.strip().strip('"')
+            if role not in ROLES:
+                raise CurveError(f"{path}: role {role!r} is not one of {', '.join(ROLES)}")
+            return role
+    return DEFAULT_ROLE
+
+
+def with_role(text: str, role: str) -> str:
+    """A public key file's text with its metadata naming `role` (any role it named before replaced)."""
+    if role not in ROLES:
+        raise CurveError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
+    out, section, placed = [], None, False
+    for line in text.splitlines():
+        if line and not line[0].isspace() and not line.startswith("#"):
+            if section == "metadata" and not placed:
+                out.append(f"    role = {role}")
+                placed = True
+            section = line.strip()
+            if section == "curve" and not placed:
+                out += ["metadata", f"    role = {role}"]
+                placed = True
+        elif section == "metadata" and line.partition("=")[0].strip() == "role":
+            continue
+        out.append(line)
+    if not placed:
+        raise CurveError("not a key file: it has no curve section")
+    return "\n".join(out) + "\n"
+
+
+def load_roles(directory: str | os.PathLike) -> dict[bytes, str]:
+    """Public key -> role for every `*.key` file on an allow-list."""
+    return {key: key_role(Path(directory) / f"{name}.key") for key, name in load_allow_list(directory).items()}
+
+
 def create_key_pair(directory: str | os.PathLike, name: str) -> tuple[Path, Path, str]:
     """Write `NAME.key` (public, mode 0644) and `NAME.key_secret` (mode 0600).
 
@@ -156,8 +212,9 @@ class _AllowList:
     replaces whole, so no lock is needed for them.
     """
 
-    def __init__(self, keys: dict[bytes, str]) -> None:
+    def __init__(self, keys: dict[bytes, str], roles: dict[bytes, str] | None = None) -> None:
         self.keys = keys
+        self.roles = roles or {}
 
     def callback(self, domain: str, key: bytes) -> bool:
         allowed = key in self.keys
@@ -217,7 +274,7 @@ class ServerCurve:
         for domain in self._dirs:
             if not _NAME_RE.fullmatch(domain):
                 raise CurveError(f"bad ZAP domain name {domain!r}")
-        self._providers = {domain: _AllowList(load_allow_list(d)) for domain, d in self._dirs.items()}
+        self._providers = {domain: _AllowList(load_allow_list(d), load_roles(d)) for domain, d in self._dirs.items()}
         for domain, provider in self._providers.items():
             log.info("CURVE allow-list %s: %d keys from %s", domain, len(provider.keys), self._dirs[domain])
         self._lock = threading.Lock()
@@ -285,6 +342,15 @@ class ServerCurve:
         provider = self._providers.get(domain)
         return provider.keys.get(key) if provider else None
 
+    def client_role(self, key: str | bytes, domain: str = DEFAULT_DOMAIN) -> str | None:
+        """The role of an allowed client key (DEFAULT_ROLE when its file names none); None if not listed."""
+        if isinstance(key, str):
+            key = key.encode("ascii", "replace")
+        provider = self._providers.get(domain)
+        if provider is None or key not in provider.keys:
+            return None
+        return provider.roles.get(key, DEFAULT_ROLE)
+
     def reload(self) -> dict[str, int]:
         """Re-read every allow-list (after adding or removing `.key` files).
 
@@ -294,7 +360,10 @@ class ServerCurve:
         """
         with self._lock:
             fresh = {domain: load_allow_list(d) for domain, d in self._dirs.items()}
+            roles = {domain: load_roles(d) for domain, d in self._dirs.items()}
             for domain, keys in fresh.items():
+                # Roles first: a key is never seen listed without its role.
+                self._providers[domain].roles = roles[domain]
                 self._providers[domain].keys = keys
         return {domain: len(keys) for domain, keys in fresh.items()}
 

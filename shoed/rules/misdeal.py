@@ -1,6 +1,6 @@
 """Misdeals: what went wrong in a deal, which rule it breaks, and how it is put right.
 
-The Macau statutory rules (003_6a485df8601af24d.txt, Art. X) say a deal that
+The Macau statutory rules (docs/rules/macau-statutory-rules.txt, Art. X) say a deal that
 breaks the drawing rules is corrected at once, and where it cannot be corrected
 the coup is void. Each misdeal here names the rule, the card it concerns, and
 whether and how the dealer corrects it.
@@ -9,6 +9,7 @@ whether and how the dealer corrects it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 # Kinds of misdeal, and how each is corrected.
 EXTRA_CARD = "extra_card"  # a card drawn after the coup is complete, before the next is opened
@@ -18,6 +19,7 @@ FOREIGN_CARD = "foreign_card"  # an identity seen more often than the decks hold
 CARD_AFTER_LAST_COUP = "card_after_last_coup"  # the cut card came out and the last coup is over
 CARD_BEFORE_DECISION = "card_before_decision"  # a free-choice cell: a card came before the decision
 CARD_OUT_OF_SEQUENCE = "card_out_of_sequence"  # a card while no coup is open (shoe not ready, burn over)
+BURN_DURING_COUP = "burn_during_coup"  # a burn (card read in burn mode, or the burn button) while a coup card is due
 
 # Corrections.
 BURN = "burn"  # put the card to the discards; the coup goes on without it
@@ -37,7 +39,7 @@ class Misdeal:
     reason: str
     card: str | None = None  # the card concerned, when it was read
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "kind": self.kind,
             "card_index": self.card_index,
@@ -128,5 +130,20 @@ def card_out_of_sequence(card: str | None, state: str) -> Misdeal:
         BURN,
         f"a card was drawn while {state}: cards are only accepted for an open coup "
         "or the burn; burn the card",
+        card,
+    )
+
+
+def burn_during_coup(card_index: int, card: str | None) -> Misdeal:
+    """A card read in burn mode, or the burn button, while the open coup has a card due:
+    never burned silently (the coup would take the next card in its place)."""
+    what = f"{card} was read in burn mode" if card else "the burn button was pressed"
+    return Misdeal(
+        BURN_DURING_COUP,
+        card_index,
+        True,
+        BURN,
+        f"{what} while the coup had a card due by the tableau (Macau statutory rules Art. X); "
+        "the pit confirms the burn (burn_card: the coup takes the next card) or has the card returned",
         card,
     )

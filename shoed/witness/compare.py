@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -75,18 +76,18 @@ class JournalFile:
     events: list[dict]
 
 
-def _header(path: Path) -> tuple[str | None, int | None]:
-    """(table, file number) from a file's first line; (None, None) when it cannot be read."""
+def _header(path: Path) -> tuple[str, int] | None:
+    """(table, file number) from a file's first line; None when it cannot be read."""
     try:
         with open(path, "rb") as f:
             record = _decoder.decode(f.readline())
     except (OSError, msgspec.DecodeError, UnicodeDecodeError, RecursionError):
-        return None, None
+        return None
     if not isinstance(record, dict) or record.get("kind") != HEADER_KIND:
-        return None, None
+        return None
     table, number = record.get("table"), record.get("file_seq")
     if not isinstance(table, str) or not isinstance(number, int) or isinstance(number, bool):
-        return None, None
+        return None
     return table, number
 
 
@@ -118,9 +119,9 @@ def journal_tables(path: str | os.PathLike) -> dict[str, list[tuple[int, Path]]]
     tables: dict[str, list[tuple[int, Path]]] = {}
     for chain in journal_files(path).tables:
         for file, _ in chain:
-            table, number = _header(file)
-            if table is not None:
-                tables.setdefault(table, []).append((number, file))
+            header = _header(file)
+            if header is not None:
+                tables.setdefault(header[0], []).append((header[1], file))
     return {t: sorted(files) for t, files in tables.items()}
 
 
@@ -133,10 +134,10 @@ class _Tally:
     """How many, and the first one, of a kind of finding."""
 
     count: int = 0
-    first: object = None
-    last: object = None
+    first: Any = None
+    last: Any = None
 
-    def add(self, item) -> None:
+    def add(self, item: Any) -> None:
         if self.count == 0:
             self.first = item
         self.last = item

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -86,7 +87,9 @@ class Head:
         if not isinstance(value, dict):
             return None
         file, jseq, digest = value.get("file"), value.get("jseq"), value.get("hash")
-        if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in (file, jseq)):
+        if not isinstance(file, int) or isinstance(file, bool) or file < 0:
+            return None
+        if not isinstance(jseq, int) or isinstance(jseq, bool) or jseq < 0:
             return None
         if not isinstance(digest, str) or not 0 < len(digest) <= 128:
             return None
@@ -129,6 +132,7 @@ class WitnessStore:
 
     def __init__(self, url: str) -> None:
         self.url = url
+        self._conn: Any  # a DB-API connection: sqlite3's or psycopg's
         if url.startswith("sqlite://"):
             self.kind = "sqlite"
             path = _sqlite_path(url)

@@ -1,7 +1,7 @@
 """The native driver end to end over a real pseudo-terminal, against a shoe written from SPEC.md.
 
 Cases cite firmware_protocol/SPEC.md (the protocol) and
-reference/table-game-standards.md (what regulators ask: "standards N").
+docs/standards/table-game-standards.md (what regulators ask: "standards N").
 """
 
 from __future__ import annotations
@@ -372,3 +372,18 @@ def test_a_shoe_served_over_tcp_with_a_socket_url():
         driver.close()
         runner.stop()
         cable.close()
+
+
+def test_the_confidence_floor_is_a_source_option(rig):
+    # SPEC.md §5.3 leaves low confidence to the host: `confidence_floor` in the source's options
+    # (docs/stream-integrity.md). Below it the card is unreadable, entered by hand, never dealt.
+    runner, driver = rig(confidence_floor=0.95)
+    poll_until(driver, lambda rs: any(r.kind == "hello" for r in rs))
+    runner.shoe.event(m.CardRead(rank=7, suit=2, confidence=230, mode=m.MODE_GAME))  # 0.90
+    runner.shoe.event(m.CardRead(rank=8, suit=2, confidence=245, mode=m.MODE_GAME))  # 0.96
+    got = poll_until(driver, lambda rs: len([r for r in rs if r.shoe_seq is not None]) >= 2)
+    low, sure = [r for r in got if r.shoe_seq is not None]
+    assert (low.kind, low.code, low.card) == ("unreadable", "low_confidence", None)
+    assert (sure.kind, sure.card) == ("card", "8H")
+    with pytest.raises(ValueError, match="confidence_floor"):
+        open_driver("native", "/dev/null", confidence_floor=1.5)

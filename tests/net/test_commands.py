@@ -65,6 +65,7 @@ def test_allowed_client_gets_a_reply_and_the_daemon_gets_its_key(endpoint, keys)
     assert void.to_json() == {
         "cmd": "void", "args": {"reason": "card exposed"},
         "client_key": keys.client_keys["pit-boss"], "client_name": "pit-boss", "peer_address": "127.0.0.1",
+        "client_role": "dealer",  # its key file names no role
     }
 
 

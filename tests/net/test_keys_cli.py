@@ -38,7 +38,48 @@ def test_keys_allow_copies_a_public_key_and_lists_it(tmp_path, capsys):
     assert main(["keys", "allow", str(tmp_path / "client" / "pit-laptop.key"), "--dir", str(allow)]) == 0
     assert "already allowed" in capsys.readouterr().out
     assert main(["keys", "list", "--dir", str(allow), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out) == [{"name": "pit-laptop", "public_key": key.decode()}]
+    assert json.loads(capsys.readouterr().out) == [{"name": "pit-laptop", "public_key": key.decode(), "role": "dealer"}]
+
+
+def test_keys_allow_with_a_role_and_the_role_of_a_key_without_one(tmp_path, capsys):
+    """Roles on the allow-list (docs/stream-integrity.md): a key file that names none is a dealer's;
+    `--role` writes the role into the key file's metadata; allowing it again with another role
+    rewrites that one file; the server reads the roles (ServerCurve.client_role)."""
+    from shoed.net.curve import ServerCurve, create_key_pair, key_role, load_roles
+
+    for name in ("pit-laptop", "dealer-1", "cctv"):
+        main(["keys", "new", name, "--dir", str(tmp_path / "client")])
+    allow = tmp_path / "allow"
+    allow.mkdir()
+    client = tmp_path / "client"
+    assert main(["keys", "allow", str(client / "pit-laptop.key"), "--dir", str(allow), "--role", "pit"]) == 0
+    assert main(["keys", "allow", str(client / "dealer-1.key"), "--dir", str(allow)]) == 0
+    assert main(["keys", "allow", str(client / "cctv.key"), "--dir", str(allow), "--role", "dealer"]) == 0
+    assert "as dealer" in capsys.readouterr().out
+    assert main(["keys", "allow", str(client / "cctv.key"), "--dir", str(allow), "--role", "surveillance"]) == 0
+    assert sorted(p.name for p in allow.iterdir()) == ["cctv.key", "dealer-1.key", "pit-laptop.key"]
+    assert key_role(allow / "pit-laptop.key") == "pit" and key_role(allow / "dealer-1.key") == "dealer"
+    keys = {name: load_public_key(client / f"{name}.key") for name in ("pit-laptop", "dealer-1", "cctv")}
+    assert load_roles(allow) == {keys["pit-laptop"]: "pit", keys["dealer-1"]: "dealer", keys["cctv"]: "surveillance"}
+    assert load_allow_list(allow)[keys["cctv"]] == "cctv", "still a key file pyzmq and the allow-list read"
+    capsys.readouterr()
+    assert main(["keys", "list", "--dir", str(allow)]) == 0
+    assert "pit-laptop" in capsys.readouterr().out
+    create_key_pair(tmp_path / "server", "server")
+    with ServerCurve(None, tmp_path / "server" / "server.key_secret", allow) as curve:
+        assert curve.client_role(keys["pit-laptop"]) == "pit" and curve.client_role(keys["dealer-1"]) == "dealer"
+        assert curve.client_role(b"x" * 40) is None
+
+
+def test_a_key_file_naming_an_unknown_role_is_refused(tmp_path, capsys):
+    main(["keys", "new", "console", "--dir", str(tmp_path)])
+    allow = tmp_path / "allow"
+    allow.mkdir()
+    text = (tmp_path / "console.key").read_text().replace("metadata\n", "metadata\n    role = boss\n")
+    (allow / "console.key").write_text(text)
+    capsys.readouterr()
+    assert main(["keys", "list", "--dir", str(allow)]) == 2
+    assert "role 'boss' is not one of dealer, pit, surveillance" in capsys.readouterr().err
 
 
 def test_keys_allow_refuses_a_secret_key(tmp_path, capsys):

@@ -113,6 +113,20 @@ class PtyShoe:
             else:
                 pump(0.005)
 
+    def forge(self, msg: m.Message) -> None:
+        """Someone else on the line: write `msg` (its seq as given) made by the reference encoder,
+        outside the shoe's firmware, which knows nothing of it."""
+        with self.lock:
+            self.link.send(encode(msg))
+            self.link.flush()
+
+    @property
+    def next_seq(self) -> int:
+        """The seq the shoe's firmware gives its next reliable message."""
+        from firmware_protocol import session
+
+        return session.seq_next(self.fw.last_seq)
+
     @property
     def host_ready(self) -> bool:
         return self.fw.host_hello is not None
