@@ -133,7 +133,9 @@ class Base(msgspec.Struct, tag_field="kind", kw_only=True):
     coup: int | None = None
     mono_ns: int
     utc: str
-    journal: JournalHead | None = None  # published events only: the chain head for a witness (docs/witness.md)
+    # Published events only (never journaled, so unset, and then not written): the chain head for a
+    # witness (docs/witness.md).
+    journal: JournalHead | UnsetType = UNSET
 
 
 # ----- shoe -----------------------------------------------------------------
