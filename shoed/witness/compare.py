@@ -14,7 +14,11 @@ looked up in the journal:
   (`differs`), or, when no head the witness saw is left in the journal, the
   journal was replaced (`replaced`);
 - events the witness received that the journal no longer holds, or holds
-  otherwise (`events_missing`, `events_differ`).
+  otherwise (`events_missing`, `events_differ`);
+- no journal of a table the witness saw (`no_journal`).
+
+Files older than the oldest file kept (archived) are a note, not a finding,
+when the files kept hold heads the witness saw.
 
 Each finding is one line per table and kind, with a count and the first
 instance. The journal's own integrity is `shoed.journal.reader.verify`'s.
