@@ -251,7 +251,8 @@ class Daemon:
                 raise DaemonError(str(exc)) from None
         pub_curve = self.curve if cfg.curve_publish else None
         try:
-            self.publisher = Publisher(self.context, cfg.events, cfg.table, pub_curve, last_seq=self.controller.seq)
+            self.publisher = Publisher(self.context, cfg.events, cfg.table, pub_curve, last_seq=self.controller.seq,
+                                       journal_head=self.journal_position)
             self.snapshots = SnapshotServer(self.context, cfg.snapshot, cfg.table, self.snapshot,
                                             self.events_between, curve=pub_curve)
             self.commands = CommandServer(self.context, cfg.commands, self.command,
@@ -500,7 +501,16 @@ class Daemon:
     def snapshot(self) -> dict:
         snap = self.controller.snapshot()
         snap["journal_head"] = self.journal.head if self.journal else None
+        snap["journal"] = self.journal_position()
         return snap
+
+    def journal_position(self) -> dict | None:
+        """The journal's chain head as published for a witness: file number, jseq and hash of the
+        last record written (right after a step is journaled, the record holding its events)."""
+        journal = self.journal
+        if journal is None or not journal.file_seq:
+            return None
+        return {"file": journal.file_seq, "jseq": journal.jseq, "hash": journal.head}
 
     def events_between(self, first: int, last: int) -> list[dict]:
         """Events with seq in [first, last], from memory or else from the journal files that hold them."""

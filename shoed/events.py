@@ -117,6 +117,15 @@ Recipient = Literal["player", "banker", "unreadable", "foreign", "none"]
 Winner = Literal["player", "banker", "tie"]
 
 
+class JournalHead(msgspec.Struct, kw_only=True):
+    """The journal record that holds an event (on the wire only, not journaled): its file number,
+    its jseq in that file and its hash. Heartbeats carry the last record written the same way."""
+
+    file: int
+    jseq: int
+    hash: str
+
+
 class Base(msgspec.Struct, tag_field="kind", kw_only=True):
     table: str
     seq: int
@@ -124,6 +133,9 @@ class Base(msgspec.Struct, tag_field="kind", kw_only=True):
     coup: int | None = None
     mono_ns: int
     utc: str
+    # Published events only (never journaled, so unset, and then not written): the chain head for a
+    # witness (docs/witness.md).
+    journal: JournalHead | UnsetType = UNSET
 
 
 # ----- shoe -----------------------------------------------------------------
@@ -353,8 +365,9 @@ def json_schema() -> dict[str, Any]:
     schema["title"] = "shoed events"
     schema["description"] = (
         f"shoed event schema version {SCHEMA_VERSION}. ZeroMQ PUB: multipart [topic, JSON], topic "
-        "'<table>.<first word of kind>'. Heartbeats ({'kind': 'heartbeat', 'table', 'seq': last seq}) are "
-        "sent when idle, at least once a second."
+        "'<table>.<first word of kind>'. Heartbeats ({'kind': 'heartbeat', 'table', 'seq': last seq, "
+        "'journal': {'file', 'jseq', 'hash'} of the last journal record}) are sent when idle, at least once a "
+        "second. Published events carry 'journal' too: the journal record that holds them."
     )
     schema["version"] = SCHEMA_VERSION
     return schema

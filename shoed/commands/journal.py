@@ -3,7 +3,9 @@
 verify exits 0 when every record is intact and linked, 1 with the first bad
 record when not, 2 when there is no journal at the path. With --verify-key it
 checks a forward-secure journal's every file with the key kept off the box,
-and the box's sealing state and verified mark against it. recall prints the
+and the box's sealing state and verified mark against it. With `--witness URL`
+it also exits 1 when the journal no longer holds what the witness saw (one
+line per finding; `witness` in the JSON). recall prints the
 last coups in their original order, read up to the first record that is not
 intact (it works while the table is locked), and exits 1 if it stopped early.
 The JSON of `--json` is a contract: fields are added, never renamed.
@@ -26,6 +28,11 @@ def register(sub) -> None:
     ver.add_argument("--verify-key", metavar="FILE",
                      help="the verification key of a forward-secure journal (made by `shoed keys journal`)")
     ver.add_argument("--json", action="store_true", help="print one JSON object")
+    ver.add_argument("--witness", metavar="URL",
+                     help="also check the journal against what a witness saw (sqlite:///PATH, postgresql://...); "
+                          "see docs/witness.md")
+    ver.add_argument("--table", dest="witness_tables", action="append", metavar="TABLE",
+                     help="with --witness: the table(s) to check (default: the tables whose journal is at PATH)")
     ver.set_defaults(func=run_verify)
 
     rec = jsub.add_parser("recall", help="the last coups: cards in draw order, totals, outcome, void flag")
@@ -91,10 +98,12 @@ def run_verify(args) -> int:
         report = verify(args.path, verify_keys(args))
     except FileNotFoundError as exc:
         raise CommandError(str(exc)) from None
-    # Checks beyond the files themselves (e.g. an external witness) extend `report` here:
-    # report.tails holds, per table, where its chain ends; report.fail(bad) records a fault.
+    witnessed = witness_report(args)
     if args.json:
-        print(json.dumps(report.to_json()))
+        out = report.to_json()
+        if witnessed is not None:
+            out["witness"] = witnessed.to_json()
+        print(json.dumps(out))
     else:
         for note in report.notes:
             print(f"note: {note}", file=sys.stderr)
@@ -105,7 +114,31 @@ def run_verify(args) -> int:
         else:
             print(f"NOT INTACT at {report.first_bad}")
             print(f"{_count(report.records, 'record')} before it {'is' if report.records == 1 else 'are'} intact")
-    return 0 if report.ok else 1
+        if witnessed is not None:
+            for note in witnessed.notes:
+                print(f"note: {note}", file=sys.stderr)
+            for finding in witnessed.findings:
+                print(f"WITNESS: {finding}")
+            if witnessed.ok:
+                print(f"witness agrees: {_count(witnessed.heads, 'head')}, {_count(witnessed.events, 'event')} "
+                      f"of {', '.join(witnessed.tables) or 'no table'} found as seen")
+    return 0 if report.ok and (witnessed is None or witnessed.ok) else 1
+
+
+def witness_report(args):
+    """What the witness at --witness saw, looked up in the journal (None without --witness)."""
+    from shoed.cli import CommandError
+
+    if args.witness is None:
+        return None
+    from shoed.witness.compare import compare
+    from shoed.witness.store import WitnessStore, WitnessStoreError
+
+    try:
+        with WitnessStore(args.witness) as store:
+            return compare(args.path, store, args.witness_tables)
+    except WitnessStoreError as exc:
+        raise CommandError(str(exc)) from None
 
 
 def _count(n: int, noun: str) -> str:

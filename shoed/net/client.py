@@ -19,6 +19,11 @@ shaped `{"table", "kind": "snapshot", "seq", "state", "reason"}` with reason
 table's sequence went backwards: a new journal). A display replaces its state
 on a snapshot and applies events on top.
 
+A client that resumes (a witness after its own restart) passes `last_seq`,
+the last event it already holds: it then takes no initial snapshot, and the
+first heartbeat's seq says what to fetch. With `heartbeats=True` heartbeats
+are delivered too, after whatever they caused to be fetched.
+
 The client subscribes to all of the table's events and filters by `topics`
 itself: with a server-side filter it could not tell a lost event from one it
 did not ask for.
@@ -161,8 +166,11 @@ class TableClient:
         rcvhwm: int = 10_000,
         sub_options: Mapping[int, int] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        last_seq: int | None = None,
+        heartbeats: bool = False,
     ) -> None:
         self.table_id = wire.check_table_id(table_id)
+        self.heartbeats = heartbeats
         self.events_endpoint = events_endpoint
         self.curve = curve
         self.heartbeat_timeout = heartbeat_timeout
@@ -173,7 +181,7 @@ class TableClient:
         self._own_context = context is None
         self.context = context or zmq.Context()
         self._clock = clock
-        self.last_seq: int | None = None
+        self.last_seq: int | None = last_seq
         self.stats = {
             "events": 0, "duplicates": 0, "gaps": 0, "filled": 0, "snapshots": 0,
             "reconnects": 0, "malformed": 0, "heartbeats": 0,
@@ -257,6 +265,8 @@ class TableClient:
             if event["kind"] == wire.HEARTBEAT:
                 self.stats["heartbeats"] += 1
                 self._catch_up(out, sequence.judge_heartbeat(self.last_seq, event.get("seq")))
+                if self.heartbeats:
+                    out.append(event)
                 continue
             verdict = sequence.judge_event(self.last_seq, event["seq"])
             if verdict.action == "fill":

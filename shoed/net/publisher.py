@@ -11,6 +11,13 @@ The daemon owns the sequence numbers: the publisher only checks that they
 increase. When idle it sends a heartbeat that repeats the last published seq
 (it invents no number), so subscribers can tell a quiet table from a dead
 daemon and find losses at the tail.
+
+Given `journal_head`, every event and every heartbeat also carries the
+journal's chain head, `"journal": {"file", "jseq", "hash"}`: on an event, the
+journal record that holds it; on a heartbeat, the last record written. A
+witness off the box keeps these, so that a journal cut short or replaced
+later is found (`shoed witness`, docs/witness.md). The field is added on the
+wire only: the journaled event stays as it was.
 """
 
 from __future__ import annotations
@@ -55,12 +62,14 @@ class Publisher:
         heartbeat_interval: float = HEARTBEAT_INTERVAL,
         curve_domain: str = DEFAULT_DOMAIN,
         clock: Callable[[], float] = time.monotonic,
+        journal_head: Callable[[], dict | None] | None = None,
     ) -> None:
         self.table_id = wire.check_table_id(table_id)
         self.last_seq = last_seq
         self.heartbeat_interval = heartbeat_interval
         self.stats = {"sent": 0, "dropped": 0, "heartbeats": 0}
         self._clock = clock
+        self._journal_head = journal_head
         self._last_send = clock()
         self._heartbeat_topic = wire.topic_for(table_id, wire.HEARTBEAT).encode()
         sock = context.socket(zmq.PUB)
@@ -95,7 +104,8 @@ class Publisher:
         if self.last_seq is not None and seq <= self.last_seq:
             raise wire.WireError(f"seq {seq} published after {self.last_seq}: seq must increase")
         topic = wire.topic_for(self.table_id, event["kind"]).encode()
-        payload = wire.encode(event)
+        head = self._journal_head() if self._journal_head is not None else None
+        payload = wire.encode(event if head is None else {**event, "journal": head})
         self.last_seq = seq
         return self._send(topic, payload, "sent")
 
@@ -111,10 +121,13 @@ class Publisher:
         return self.heartbeat(now)
 
     def heartbeat(self, now: float | None = None) -> bool:
-        """Send a heartbeat now: `{"table", "kind": "heartbeat", "interval"[, "seq"]}`."""
+        """Send a heartbeat now: `{"table", "kind": "heartbeat", "interval"[, "seq"][, "journal"]}`."""
         beat: dict = {"table": self.table_id, "kind": wire.HEARTBEAT, "interval": self.heartbeat_interval}
         if self.last_seq is not None:
             beat["seq"] = self.last_seq
+        head = self._journal_head() if self._journal_head is not None else None
+        if head is not None:
+            beat["journal"] = head
         sent = self._send(self._heartbeat_topic, wire.encode(beat), "heartbeats")
         self._last_send = self._clock() if now is None else now
         return sent

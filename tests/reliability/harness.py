@@ -66,6 +66,11 @@ class Display:
         self.client.close()
 
 
+def as_journaled(event: dict) -> dict:
+    """A published event as the journal holds it: without the wire-only `journal` head (docs/witness.md)."""
+    return {k: v for k, v in event.items() if k != "journal"}
+
+
 # ----- journal and ground truth ---------------------------------------------------
 
 

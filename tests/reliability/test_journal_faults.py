@@ -32,6 +32,7 @@ import pytest
 from tests.daemon_runner import Daemon, NotifyListener, Simulator, run_shoed
 from tests.reliability.harness import (
     Display,
+    as_journaled,
     draw_order,
     journal_events,
     journal_inputs,
@@ -170,7 +171,7 @@ def test_disk_full_locks_the_gate_raises_the_alarm_and_publishes_nothing_unjourn
         assert display.events, "the display saw the shoe dealt until the disk filled"
         last_seen = display.events[-1]["seq"]
         by_seq = {e["seq"]: e for e in journaled}
-        assert all(by_seq.get(e["seq"]) == e for e in display.events), "every published event is journaled"
+        assert all(by_seq.get(e["seq"]) == as_journaled(e) for e in display.events), "every published event is journaled"
         assert last_seen == max(by_seq), "the last journaled event was published; nothing after it"
         taken = [i["card"] for i in journal_inputs(journal) if i["kind"] == "card"]
         sent = truth_cards([e.to_json() for e in shoe.truth])
@@ -186,7 +187,7 @@ def test_disk_full_locks_the_gate_raises_the_alarm_and_publishes_nothing_unjourn
         assert not any("Traceback" in str(line.get("event")) for line in again.lines), again.lines[-5:]
         display.poll(0.3)
         by_seq = {e["seq"]: e for e in journal_events(journal)}
-        assert all(by_seq.get(e["seq"]) == e for e in display.events)
+        assert all(by_seq.get(e["seq"]) == as_journaled(e) for e in display.events)
         assert shoe.firmware.gate_locked is True
 
         # Space is freed: the table resumes, the shoe delivers what it held, and no card was lost.

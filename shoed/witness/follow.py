@@ -1,0 +1,113 @@
+"""Following tables: their events and journal heads, kept in the witness database.
+
+One `TableClient` per table (the Clone pattern of `shoed.net.client`: every
+event once, in seq order, gaps filled from the table's journal), with the
+heartbeats delivered too, since they carry the journal's head while the table
+is idle. Each poll's news is kept in one transaction.
+
+After its own restart the witness resumes from the highest seq its database
+holds for each table (an event, or the snapshot it joined at): the table's next heartbeat says how far it has got and
+the client fetches the events in between through the snapshot endpoint. The
+database's key (table, seq) makes a repeat harmless, so nothing is counted
+twice; a table whose seq went backwards (a new journal) is followed from its
+fresh snapshot, and what the witness saw before stays in the database.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from shoed import logs
+from shoed.net import wire
+from shoed.net.client import TableClient
+from shoed.net.curve import ClientCurve
+from shoed.witness.store import Head, SeenEvent, SeenHead, WitnessStore, utc_now
+
+log = logs.get("shoed.witness")
+
+
+@dataclass(frozen=True, slots=True)
+class Feed:
+    """One table to follow: its id and endpoints, and the keys when its publishing is CURVE'd."""
+
+    table: str
+    events: str
+    snapshot: str
+    curve: ClientCurve | None = None
+
+
+def observed(table: str, items: list[dict], received_utc: str) -> tuple[list[SeenEvent], list[SeenHead]]:
+    """What a poll delivered, as rows for the database: events with the head of the record that holds
+    them, and every head seen (on events, heartbeats and snapshots)."""
+    events: list[SeenEvent] = []
+    heads: list[SeenHead] = []
+    for item in items:
+        kind = item.get("kind")
+        if kind == wire.SNAPSHOT:
+            state = item.get("state") or {}
+            head = Head.from_wire(state.get("journal"))
+            source = f"snapshot:{item.get('reason')}"
+        elif kind == wire.HEARTBEAT:
+            head = Head.from_wire(item.get("journal"))
+            source = "heartbeat"
+        else:
+            event = dict(item)
+            head = Head.from_wire(event.pop("journal", None))
+            # Events fetched to fill a gap come from the table's memory or journal without a head.
+            events.append(SeenEvent(table, event["seq"], str(kind), event, head, "live" if head else "fetched",
+                                    received_utc))
+            source = "event"
+        if head is not None:
+            heads.append(SeenHead(table, head, item.get("seq"), source, received_utc))
+    return events, heads
+
+
+class Witness:
+    """Follows tables and keeps what it sees; `run()` until `stop()` says so."""
+
+    def __init__(self, store: WitnessStore, feeds: list[Feed], *, heartbeat_timeout: float = 3.0,
+                 request_timeout: float = 2.0) -> None:
+        import zmq
+
+        self.store = store
+        self.context = zmq.Context()
+        self.clients: dict[str, TableClient] = {}
+        self.counts = {feed.table: 0 for feed in feeds}
+        for feed in feeds:
+            last = store.resume_seq(feed.table)
+            self.clients[feed.table] = TableClient(
+                feed.events, feed.snapshot, feed.table, curve=feed.curve, context=self.context,
+                heartbeat_timeout=heartbeat_timeout, request_timeout=request_timeout, last_seq=last,
+                heartbeats=True)
+            log.info("following", table=feed.table, events=feed.events, snapshot=feed.snapshot,
+                     resume_after=last, curve=feed.curve is not None)
+
+    def step(self, timeout: float = 0.2) -> int:
+        """One turn over every table; the number of events kept."""
+        kept = 0
+        share = timeout / max(1, len(self.clients))
+        for table, client in self.clients.items():
+            items = client.poll(share)
+            if not items:
+                continue
+            for item in items:
+                if item.get("kind") == wire.SNAPSHOT and item.get("reason") != "initial":
+                    log.warning("table resynchronised from a snapshot", table=table, reason=item.get("reason"),
+                                seq=item.get("seq"))
+            events, heads = observed(table, items, utc_now())
+            self.store.record(events, heads)
+            self.counts[table] += len(events)
+            kept += len(events)
+        return kept
+
+    def run(self, stop: Callable[[], bool], duration: float | None = None) -> None:
+        deadline = None if duration is None else time.monotonic() + duration
+        while not stop() and (deadline is None or time.monotonic() < deadline):
+            self.step()
+
+    def close(self) -> None:
+        for client in self.clients.values():
+            client.close()
+        self.context.term()
