@@ -155,7 +155,7 @@ class MisdealCorrected(Base, tag="misdeal.corrected", kw_only=True):
 
 
 class Alarm(Base, tag="alarm", kw_only=True):
-    alarm: str  # tamper, foreign_card, integrity, shoe, unclean_stop, ...
+    alarm: str  # tamper, foreign_card, integrity, shoe, unclean_stop, stalled (code: what the table waits for), ...
     active: bool
     text: str | None = None
     code: str | None = None
@@ -220,16 +220,25 @@ class TableStopped(Base, tag="table.stopped", kw_only=True):
     clean: bool
 
 
+class Heartbeat(msgspec.Struct, tag_field="kind", tag="heartbeat", kw_only=True):
+    """Sent when idle, at least once a second; not journaled, not an event of its own: `seq`
+    repeats the last event's (absent before the table's first event)."""
+
+    table: str
+    interval: float
+    seq: int | None = None
+
+
 Event = (
     ShoeOpened | ShoeBurnMode | ShoeBurn | ShoeBurnComplete | ShoeCutCard | ShoeFinished | ShoeClosed | ShoeOdds
     | CoupOpened | Card | CoupDecision | CoupResult | CoupVoid | CoupConfirmed
     | Misdeal | MisdealCorrected | Alarm
     | DeviceConnected | DeviceLost | DeviceRestored | DeviceFallback | DevicePrimary | CardDuplicate | DeviceHello | DeviceWarning
-    | TableStarted | TableStopped
+    | TableStarted | TableStopped | Heartbeat
 )
 
 
-def validate(event: dict) -> Base:
+def validate(event: dict) -> msgspec.Struct:
     """Check one event against the schema; raises msgspec.ValidationError."""
     return msgspec.convert(event, Event)
 
