@@ -94,6 +94,7 @@ class Card(Base, tag="card", kw_only=True):
     confidence: float | None = None
     faced: bool = False
     manual: bool = False
+    held: bool = False  # a card drawn before a decision, dealt once the decision is to draw (counted once)
 
 
 class CoupDecision(Base, tag="coup.decision", kw_only=True):

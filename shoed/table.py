@@ -236,7 +236,7 @@ class TableController:
                     "remaining_by_rank": list(shoe.remaining_by_rank()),
                     "cut_card": shoe.cut_card_seen,
                     "last_coup": shoe.last_coup,
-                }
+                } | ({"reconciliation": shoe.reconcile()} if shoe.phase == CLOSED else {})
                 if shoe
                 else None
             ),
@@ -685,7 +685,7 @@ class TableController:
                 recipient = self.coup.order[-1]
                 hand = self.coup.player if recipient == "player" else self.coup.banker
                 self._emit(step, "card", card=str(card), recipient=recipient, index=len(self.coup.order) - 1,
-                           total=hand_total(hand), source=by, confidence=None, faced=False)
+                           total=hand_total(hand), source=by, confidence=None, faced=False, held=True)
             elif self.shoe is not None:
                 self.shoe.counts.discarded += 1
         if self.coup.complete:
