@@ -131,6 +131,7 @@ class Daemon:
         self.started_at = time.monotonic()
         self._powered_on = False  # the power-on input was journaled: a stop is journaled too
         self._last_stamp = (0, 0)  # (mono_ns, utc_ns) of the last input handled
+        self._reload_due = False  # SIGHUP: read the allow-list again
 
     # ----- start --------------------------------------------------------
     def start(self) -> None:
@@ -340,8 +341,12 @@ class Daemon:
         def stop(signum, frame):
             self.stopping = True
 
+        def reload(signum, frame):
+            self._reload_due = True
+
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
+        signal.signal(signal.SIGHUP, reload)
         try:
             self.start()
             while not self.stopping:
@@ -396,6 +401,8 @@ class Daemon:
                 self._journal_failed(exc)
                 return
         self._tick()
+        if self._reload_due:
+            self._reload_keys()
         self.publisher.maybe_heartbeat()
         self._update_gate()
         now = time.monotonic()
@@ -435,6 +442,24 @@ class Daemon:
         if self.config.live_odds and kind != "odds" and any(e["kind"] in ODDS_AFTER for e in step.events):
             self._odds_due = True  # with no shoe by then, _live_odds has nothing to work out
         return step.reply
+
+    def _reload_keys(self) -> None:
+        """SIGHUP (`systemctl reload shoed`): the allow-list (KEY_DIR/clients) is read again
+        between two turns of the loop, so no card waits. A bad key file keeps the old list."""
+        from shoed.net.curve import CurveError
+
+        self._reload_due = False
+        if self.curve is None:
+            log.info("reload: no CURVE keys in use, nothing to reload")
+            return
+        self.notifier.send("RELOADING=1")
+        try:
+            counts = self.curve.reload()
+        except CurveError as exc:
+            log.error("reload refused: the allow-list in force is kept", error=str(exc))
+        else:
+            log.info("allow-list reloaded", keys=counts)
+        self.notifier.send("READY=1")
 
     def _in_time_order(self, item: dict) -> None:
         """Event times never go backwards in seq order: a reading stamped when the shoe's bytes

@@ -138,3 +138,37 @@ def test_a_void_leaves_the_table_waiting_for_a_confirm_and_a_long_wait_raises_st
               for x in f.read_text().splitlines() if '"step"' in x]
     ticks = [i for i in inputs if i["kind"] == "tick"]
     assert ticks and all(i["stall_after_s"] == 1 for i in ticks)
+
+
+def test_sighup_reloads_the_allow_list_and_the_table_deals_on(base):
+    import shutil
+    import signal
+
+    from shoed.net.commands import CommandTimeout, send_command
+    from shoed.net.curve import ClientCurve, create_key_pair
+
+    with Daemon(base, "--sim-pace", "0.1", "--sim-seed", "5", "--sim-shoes", "1") as d:
+        pit = base / "pit"
+        pit.mkdir()
+        public, _, _ = create_key_pair(pit, "pit-console")
+        keys = ClientCurve.from_files(pit / "pit-console.key_secret", d.keys / "server.key")
+        with pytest.raises(CommandTimeout):
+            send_command(d.commands, "status", {}, keys, timeout=1.0)
+        shutil.copy(public, d.keys / "clients" / "pit-console.key")
+        cards_before = _card_events(d)
+        d.proc.send_signal(signal.SIGHUP)
+        d.wait_for(lambda x: x.get("event") == "allow-list reloaded", 10, "the reload")
+        reply = send_command(d.commands, "status", {}, keys, timeout=5)
+        assert reply["ok"] is True and reply["status"]["table"] == "t1"
+        deadline = time.monotonic() + 10
+        while _card_events(d) <= cards_before + 3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _card_events(d) > cards_before + 3  # the daemon did not stop: cards kept coming
+        assert d.stop() == 0
+    verified = run_shoed("journal", "verify", str(base / "journal"))
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def _card_events(d) -> int:
+    return sum(x.count('"kind": "card"') + x.count('"kind":"card"')
+               for x in (f.read_text() for f in (d.journal).glob("*.jsonl")))
