@@ -672,6 +672,8 @@ class TableController:
             raise CommandRejected(f"no decision is awaited from the {side}")
         self.coup = self.coup.decide(side, draws)
         early = self._corrected_by(step, (md.CARD_BEFORE_DECISION,), "decide", by)
+        if any(p["kind"] == md.MISSING_CARD and p["correction"] == md.DECIDE for p in self.pending):
+            self._corrected_by(step, (md.MISSING_CARD,), "decide", by)  # confirmed before this decision
         self._emit(step, "coup.decision", side=side, draws=draws, by=by)
         # The card that came before the decision: on draw it stands, on stand it is burned
         # (shoed.rules.misdeal.card_before_decision).

@@ -136,3 +136,23 @@ def test_a_long_wait_raises_stalled_and_the_next_input_clears_it():
     table.feed("shoe_removed", source="shoe")
     table.n += 10_000
     assert not table.controller.stall_due(table.n * 10**9, 120 * 10**9)
+
+
+def test_a_confirm_before_a_free_choice_ends_with_the_decision():
+    table = Table("baccarat-royal")
+    table.feed("shoe_inserted", source="shoe")
+    controller = table.controller
+    while controller.waiting()["for"] == "burn":
+        table.feed("card", card="5H" if controller.shoe.phase == "burn_first" else "2C", mode="burn")
+    # Player 5 (5C + KD): Baccarat Royal leaves the player a free choice; banker 2 (AD + AS).
+    for card in ("5C", "AD", "KD", "AS"):
+        table.feed("card", card=card, mode="game")
+    assert controller.waiting()["for"] == "decision"
+    table.feed("button", button="confirm", source="shoe")
+    misdeal = table.events[-1]["misdeal"]
+    assert misdeal["kind"] == "missing_card" and misdeal["correction"] == "decide"
+    assert controller.waiting()["for"] == "decision"
+    table.feed("button", button="player_stand", source="shoe")
+    corrected = [e for e in table.events if e["kind"] == "misdeal.corrected"]
+    assert [(e["misdeal"], e["correction"]) for e in corrected] == [(misdeal["id"], "decide")]
+    assert controller.pending == []
