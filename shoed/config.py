@@ -2,7 +2,7 @@
 
 With no file the daemon runs the embedded default, which needs no hardware:
 a virtual shoe on a pseudo-terminal read through the `native` serial driver,
-the `punto-banco` ruleset, events published on loopback.
+the `macau-statutory` ruleset (`EMBEDDED_RULESET`), events published on loopback.
 """
 
 from __future__ import annotations
@@ -75,9 +75,16 @@ SOURCE_OPTIONS = {
 }
 
 
+# The embedded default deals a ruleset whose bets all favour the house as dealt from a full
+# shoe (5% commission on the banker), so the demo raises `favourable_bet` only when the cards
+# left really favour a bet; punto-banco as written pays the banker 1:1 without commission,
+# which favours the player from the first card (`--ruleset punto-banco` keeps it).
+EMBEDDED_RULESET = "macau-statutory"
+
+
 def load_config(path: str | os.PathLike | None) -> Config:
     if path is None:
-        return Config()
+        return Config(ruleset=EMBEDDED_RULESET)
     p = Path(path)
     if not p.is_file():
         raise ConfigError(f"no configuration file at {p}")

@@ -172,3 +172,25 @@ def test_sighup_reloads_the_allow_list_and_the_table_deals_on(base):
 def _card_events(d) -> int:
     return sum(x.count('"kind": "card"') + x.count('"kind":"card"')
                for x in (f.read_text() for f in (d.journal).glob("*.jsonl")))
+
+
+def test_the_embedded_demo_deals_a_house_ruleset_and_cleans_up_its_virtual_shoe(base):
+    from pathlib import Path
+
+    from shoed.net.commands import send_command
+    from shoed.net.curve import ClientCurve
+
+    with Daemon(base, "--sim-pace", "0.05", "--sim-seed", "4", "--sim-shoes", "1") as d:
+        started = d.wait_for(lambda x: x.get("event") == "virtual shoe started", 10, "the virtual shoe")
+        console = ClientCurve.from_files(d.keys / "local-console.key_secret", d.keys / "server.key")
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            status = send_command(d.commands, "status", {}, console, timeout=5)["status"]
+            if len(status["coups"]) >= 3 and status["odds"]:
+                break
+            time.sleep(0.1)
+        assert status["ruleset"] == "macau-statutory" and len(status["coups"]) >= 3
+        assert status["odds"]["favourable"] == [] and "favourable_bet" not in status["alarms"]
+        assert Path(started["link"]).parent.exists()
+        assert d.stop() == 0
+    assert not Path(started["link"]).parent.exists()
