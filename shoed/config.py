@@ -84,7 +84,7 @@ EMBEDDED_RULESET = "macau-statutory"
 
 def load_config(path: str | os.PathLike | None) -> Config:
     if path is None:
-        return Config(ruleset=EMBEDDED_RULESET)
+        return Config()
     p = Path(path)
     if not p.is_file():
         raise ConfigError(f"no configuration file at {p}")

@@ -68,7 +68,8 @@ def input_from_reading(reading) -> dict:
 class VirtualShoeProcess:
     """The built-in virtual shoe, run as its own process on a pseudo-terminal."""
 
-    def __init__(self, ruleset: str, pace: float, seed: int | None, shoes: int, decks: int | None) -> None:
+    def __init__(self, ruleset: str, pace: float, seed: int | None, shoes: int, decks: int | None,
+                 follow: list[str] | None = None) -> None:
         self.dir = tempfile.mkdtemp(prefix="shoed-virtual-")
         self.link = os.path.join(self.dir, "shoe")
         cmd = [sys.executable, "-m", "shoed", "simulate", "--protocol", "native", "--ruleset", ruleset,
@@ -78,6 +79,7 @@ class VirtualShoeProcess:
         cmd += ["--shoes", str(shoes or 0)]  # 0: shoe after shoe, without end
         if decks:
             cmd += ["--decks", str(decks)]
+        cmd += follow or []
         # The shoe ignores the terminal's Ctrl-C: the daemon stops it, after its own stop is journaled.
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                                      preexec_fn=_ignore_interrupt)
@@ -295,7 +297,8 @@ class Daemon:
         cfg = self.config
         for source in cfg.sources:
             if source.driver == "virtual":
-                self.virtual = VirtualShoeProcess(cfg.ruleset, cfg.sim_pace, cfg.sim_seed, cfg.sim_shoes, cfg.decks)
+                self.virtual = VirtualShoeProcess(cfg.ruleset, cfg.sim_pace, cfg.sim_seed, cfg.sim_shoes, cfg.decks,
+                                                  self._virtual_dealer_follows())
                 log.info("virtual shoe started", pty=self.virtual.path, link=self.virtual.link, pace=cfg.sim_pace)
                 name, url, options = "native", self.virtual.link, {}
             else:
@@ -307,6 +310,18 @@ class Daemon:
             self.drivers.append(driver)
             self.closed_drivers[driver] = 0.0
         self._open_pending()
+
+    def _virtual_dealer_follows(self) -> list[str]:
+        """The virtual dealer watches the table and corrects what it caused, as a careful dealer
+        does (shoed/simulate/follow.py): with the local console's key where commands need one."""
+        cfg = self.config
+        args = ["--follow", f"{cfg.events},{cfg.snapshot},{cfg.commands}", "--follow-table", cfg.table]
+        if cfg.curve_commands:
+            secret = Path(cfg.key_dir) / "local-console.key_secret"
+            if not secret.exists() or cfg.curve_publish:
+                return []  # no key of its own: it deals as scripted
+            args += ["--key", str(secret), "--server-key", str(Path(cfg.key_dir) / "server.key")]
+        return args
 
     def _open_pending(self) -> None:
         """Open the sources that are not open yet. A shoe missing at start is not fatal:

@@ -34,7 +34,7 @@ def register(sub) -> None:
 def run(args) -> int:
     from shoed import logs
     from shoed.cli import CommandError
-    from shoed.config import ConfigError, Source, load_config, with_options
+    from shoed.config import EMBEDDED_RULESET, ConfigError, Source, load_config, with_options
     from shoed.daemon import Daemon, DaemonError
     from shoed.rules.ruleset import RulesetError
 
@@ -58,6 +58,8 @@ def run(args) -> int:
         )
         if sources is not None and config.embedded_default:
             config = with_options(config, embedded_default=False)
+        if config.embedded_default and args.ruleset is None:
+            config = with_options(config, ruleset=EMBEDDED_RULESET)
         return Daemon(config).run()
     except (ConfigError, DaemonError, RulesetError) as exc:
         raise CommandError(str(exc)) from None
