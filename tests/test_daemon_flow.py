@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from tests.daemon_runner import Daemon, run_shoed
+from tests.daemon_runner import Daemon, Simulator, run_shoed
 
 TYPOS = [
     ("[publish]\ncomands = 'ipc:///tmp/x'\n", "comands"),
@@ -110,18 +110,29 @@ def test_a_failed_start_logs_what_failed_never_a_clean_stop(base):
         assert first.stop() == 0
 
 
+def open_coup(d, keys, at_least: int) -> dict:
+    from shoed.net.commands import send_command
+
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        coup = send_command(d.commands, "status", {}, keys, timeout=5)["status"]["coup"]
+        if coup and coup["number"] >= at_least and coup["state"] == "open" and coup["cards"] >= 1:
+            return coup
+        time.sleep(0.05)
+    raise AssertionError("no coup open")
+
+
 def test_a_void_leaves_the_table_waiting_for_a_confirm_and_a_long_wait_raises_stalled(base):
     from shoed.net.commands import send_command
     from shoed.net.curve import ClientCurve
+    from tests.test_simulate_follows import dealer_keys
 
-    with Daemon(base, "--sim-pace", "0.3", "--sim-seed", "3", "--sim-shoes", "1", "--stall-after", "1") as d:
-        console = ClientCurve.from_files(d.keys / "local-console.key_secret", d.keys / "server.key")
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            coup = send_command(d.commands, "status", {}, console, timeout=5)["status"]["coup"]
-            if coup and coup["number"] >= 2 and coup["state"] == "open":
-                break
-            time.sleep(0.1)
+    (base / "dealer").mkdir()
+    pit = dealer_keys(base)  # a console key on the allow-list; this shoe's dealer does not follow the table
+    with (Simulator(base, seed=3, pace=0.3) as sim,
+          Daemon(base, "--source", sim.source, "--stall-after", "1") as d):
+        console = ClientCurve.from_files(pit[1], pit[3])
+        open_coup(d, console, 2)
         reply = send_command(d.commands, "void", {"reason": "card exposed"}, console, timeout=5)
         assert reply["ok"], reply
         line = d.wait_for(lambda x: x.get("event") == "the table is stalled", 15, "the stall")
@@ -138,6 +149,27 @@ def test_a_void_leaves_the_table_waiting_for_a_confirm_and_a_long_wait_raises_st
               for x in f.read_text().splitlines() if '"step"' in x]
     ticks = [i for i in inputs if i["kind"] == "tick"]
     assert ticks and all(i["stall_after_s"] == 1 for i in ticks)
+
+
+def test_the_embedded_virtual_dealer_follows_a_void_by_the_pit(base):
+    from shoed.net.commands import send_command
+    from shoed.net.curve import ClientCurve
+
+    with Daemon(base, "--sim-pace", "0.2", "--sim-seed", "3", "--sim-shoes", "1", "--stall-after", "2") as d:
+        console = ClientCurve.from_files(d.keys / "local-console.key_secret", d.keys / "server.key")
+        voided = open_coup(d, console, 2)["number"]
+        reply = send_command(d.commands, "void", {"reason": "card exposed"}, console, timeout=5)
+        assert reply["ok"], reply
+        open_coup(d, console, voided + 2)  # the dealer confirmed the void and dealt on
+        status = send_command(d.commands, "status", {}, console, timeout=5)["status"]
+        assert "stalled" not in status["alarms"] and status["pending_misdeals"] == []
+        assert d.stop() == 0
+    events = [e for r in (json.loads(x) for f in sorted((base / "journal").glob("*.jsonl"))
+                          for x in f.read_text().splitlines()) if r.get("kind") == "step" for e in r["events"]]
+    after = [e for e in events if e.get("coup") in (voided, voided + 1)]
+    confirmed = [e for e in after if e["kind"] == "coup.confirmed" and e["coup"] == voided]
+    assert confirmed and confirmed[0]["state"] == "void" and confirmed[0]["by"] == "local-console"
+    assert not [e for e in after if e["kind"] == "misdeal"]
 
 
 def test_sighup_reloads_the_allow_list_and_the_table_deals_on(base):
