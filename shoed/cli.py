@@ -32,14 +32,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
     try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
         return int(args.func(args) or 0)
     except CommandError as exc:
         print(f"shoed: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        print("shoed: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0

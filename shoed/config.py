@@ -2,7 +2,7 @@
 
 With no file the daemon runs the embedded default, which needs no hardware:
 a virtual shoe on a pseudo-terminal read through the `native` serial driver,
-the `punto-banco` ruleset, events published on loopback.
+the `macau-statutory` ruleset (`EMBEDDED_RULESET`), events published on loopback.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ class Config:
     sources: tuple[Source, ...] = (Source("virtual"),)
     auto_confirm: bool | None = None  # None: on for shoes without buttons (beetek)
     live_odds: bool = True
+    stall_after_s: float = 120.0  # a wait longer than this raises the `stalled` alarm; 0: never
     sim_pace: float = 1.5
     sim_seed: int | None = None
     sim_shoes: int = 0  # 0: deal shoes for ever
@@ -54,6 +55,33 @@ class Config:
         return any(s.driver == "virtual" for s in self.sources)
 
 
+# Every key each section accepts; anything else is an error that names it (a typo in a security
+# setting must never fall back silently to its default). docs/configuration.md documents each.
+TOP_KEYS = frozenset({
+    "table", "ruleset", "decks", "journal_dir", "key_dir", "journal_secret_file", "auto_confirm",
+    "live_odds", "stall_after_s", "publish", "sources", "simulator",
+})
+PUBLISH_KEYS = frozenset({"events", "snapshot", "commands", "curve_commands", "curve_publish"})
+SIMULATOR_KEYS = frozenset({"pace", "seed", "shoes"})
+_LINK_OPTIONS = frozenset({"baudrate", "backoff_initial", "backoff_max"})
+_NATIVE_OPTIONS = _LINK_OPTIONS | {"heartbeat", "silence", "hello_repeat", "gate_repeat"}
+# Driver -> the options a [[sources]] entry may give it besides `driver` and `url`.
+SOURCE_OPTIONS = {
+    "native": _NATIVE_OPTIONS,
+    "native-usb": _NATIVE_OPTIONS,
+    "beetek": _LINK_OPTIONS,
+    "camera": frozenset({"roi", "realtime"}),
+    "virtual": frozenset(),
+}
+
+
+# The embedded default deals a ruleset whose bets all favour the house as dealt from a full
+# shoe (5% commission on the banker), so the demo raises `favourable_bet` only when the cards
+# left really favour a bet; punto-banco as written pays the banker 1:1 without commission,
+# which favours the player from the first card (`--ruleset punto-banco` keeps it).
+EMBEDDED_RULESET = "macau-statutory"
+
+
 def load_config(path: str | os.PathLike | None) -> Config:
     if path is None:
         return Config()
@@ -62,29 +90,56 @@ def load_config(path: str | os.PathLike | None) -> Config:
         raise ConfigError(f"no configuration file at {p}")
     try:
         data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{p}: {exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{p}: not a TOML file ({_one_line(exc)})") from None
     return config_from_dict(data, str(p))
 
 
-def config_from_dict(data: dict, origin: str = "<config>") -> Config:
-    known = {
-        "table", "ruleset", "decks", "journal_dir", "key_dir", "journal_secret_file", "auto_confirm",
-        "live_odds", "publish", "sources", "simulator",
-    }
-    unknown = set(data) - known
+def _one_line(exc: Exception) -> str:
+    return " ".join(str(exc).split())
+
+
+def _strict(section: dict, known: frozenset, where: str) -> None:
+    unknown = sorted(set(section) - known)
     if unknown:
-        raise ConfigError(f"{origin}: unknown setting(s) {', '.join(sorted(unknown))}")
-    pub = data.get("publish", {})
-    sim = data.get("simulator", {})
+        raise ConfigError(f"{where}: unknown setting(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+
+
+def _section(data: dict, name: str, origin: str) -> dict:
+    section = data.get(name, {})
+    if not isinstance(section, dict):
+        raise ConfigError(f"{origin}: [{name}] must be a table of settings")
+    return section
+
+
+def config_from_dict(data: dict, origin: str = "<config>") -> Config:
+    _strict(data, TOP_KEYS, origin)
+    pub = _section(data, "publish", origin)
+    _strict(pub, PUBLISH_KEYS, f"{origin} [publish]")
+    sim = _section(data, "simulator", origin)
+    _strict(sim, SIMULATOR_KEYS, f"{origin} [simulator]")
+    entries = data.get("sources", [{"driver": "virtual"}])
+    if not isinstance(entries, list):
+        raise ConfigError(f"{origin}: sources must be a list of [[sources]] tables")
     sources = []
-    for i, s in enumerate(data.get("sources", [{"driver": "virtual"}])):
+    for i, s in enumerate(entries):
         if not isinstance(s, dict) or "driver" not in s:
             raise ConfigError(f"{origin}: sources[{i}] needs a driver")
+        driver = str(s["driver"])
+        if driver not in SOURCE_OPTIONS:
+            raise ConfigError(f"{origin}: sources[{i}]: unknown driver {driver!r}; "
+                              f"choose one of {', '.join(SOURCE_OPTIONS)}")
+        _strict(s, SOURCE_OPTIONS[driver] | {"driver", "url"}, f"{origin} sources[{i}] ({driver})")
         options = {k: v for k, v in s.items() if k not in ("driver", "url")}
-        sources.append(Source(str(s["driver"]), str(s.get("url", "")), options))
+        sources.append(Source(driver, str(s.get("url", "")), options))
     if not sources:
         raise ConfigError(f"{origin}: at least one source is needed")
+    for key in ("auto_confirm", "live_odds"):
+        if key in data and not isinstance(data[key], bool):
+            raise ConfigError(f"{origin}: {key} must be true or false, not {data[key]!r}")
+    for key in ("curve_commands", "curve_publish"):
+        if key in pub and not isinstance(pub[key], bool):
+            raise ConfigError(f"{origin} [publish]: {key} must be true or false, not {pub[key]!r}")
     try:
         return Config(
             table=str(data.get("table", "t1")),
@@ -96,18 +151,72 @@ def config_from_dict(data: dict, origin: str = "<config>") -> Config:
             events=str(pub.get("events", DEFAULT_EVENTS)),
             snapshot=str(pub.get("snapshot", DEFAULT_SNAPSHOT)),
             commands=str(pub.get("commands", DEFAULT_COMMANDS)),
-            curve_commands=bool(pub.get("curve_commands", True)),
-            curve_publish=bool(pub.get("curve_publish", False)),
+            curve_commands=pub.get("curve_commands", True),
+            curve_publish=pub.get("curve_publish", False),
             sources=tuple(sources),
             auto_confirm=data.get("auto_confirm"),
-            live_odds=bool(data.get("live_odds", True)),
+            live_odds=data.get("live_odds", True),
+            stall_after_s=float(data.get("stall_after_s", Config.stall_after_s)),
             sim_pace=float(sim.get("pace", 1.5)),
-            sim_seed=sim.get("seed"),
+            sim_seed=int(sim["seed"]) if sim.get("seed") is not None else None,
             sim_shoes=int(sim.get("shoes", 0)),
             embedded_default=False,
         )
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"{origin}: {exc}") from None
+
+
+def check(config: Config):
+    """What must hold before the daemon creates anything (keys, journal directories): the
+    table id, the ruleset and its decks, each source's driver, the secret file. Returns the
+    ruleset to run. Every failure is a ConfigError with a one-line message."""
+    from shoed.net.wire import WireError, check_table_id
+    from shoed.rules.ruleset import RulesetError, load_ruleset, with_decks
+
+    try:
+        check_table_id(config.table)
+    except WireError as exc:
+        raise ConfigError(str(exc)) from None
+    try:
+        ruleset = load_ruleset(config.ruleset)
+        if config.decks and config.decks != ruleset.decks:
+            ruleset = with_decks(ruleset, config.decks)
+    except RulesetError as exc:
+        raise ConfigError(_one_line(exc)) from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
+        raise ConfigError(f"ruleset {config.ruleset}: not a TOML ruleset file ({_one_line(exc)})") from None
+    for i, source in enumerate(config.sources):
+        if source.driver not in SOURCE_OPTIONS:
+            raise ConfigError(f"source {i + 1}: unknown driver {source.driver!r}; "
+                              f"choose one of {', '.join(SOURCE_OPTIONS)}")
+        if source.driver != "virtual" and not source.url:
+            raise ConfigError(f"source {i + 1} ({source.driver}): a url is needed")
+    if config.stall_after_s < 0:
+        raise ConfigError(f"stall_after_s must be 0 (no stall alarm) or more seconds, not {config.stall_after_s}")
+    if config.journal_secret_file:
+        path = Path(config.journal_secret_file)
+        try:
+            secret = path.read_bytes().strip()
+        except OSError as exc:
+            raise ConfigError(f"journal_secret_file {path}: cannot be read ({exc.strerror or exc})") from None
+        if not secret:
+            raise ConfigError(f"journal_secret_file {path} is empty: put the journal's secret in it")
+    return ruleset
+
+
+def resolved(config: Config) -> dict:
+    """The configuration as the daemon will run it, in the file's own layout (`shoed config check`)."""
+    out = {
+        "table": config.table, "ruleset": config.ruleset, "decks": config.decks,
+        "journal_dir": config.journal_dir, "key_dir": config.key_dir,
+        "journal_secret_file": config.journal_secret_file, "auto_confirm": config.auto_confirm,
+        "live_odds": config.live_odds, "stall_after_s": config.stall_after_s,
+        "publish": {"events": config.events, "snapshot": config.snapshot, "commands": config.commands,
+                    "curve_commands": config.curve_commands, "curve_publish": config.curve_publish},
+        "sources": [{"driver": s.driver, **({"url": s.url} if s.url else {}), **s.options} for s in config.sources],
+        "simulator": {"pace": config.sim_pace, "seed": config.sim_seed, "shoes": config.sim_shoes},
+    }
+    return out
 
 
 def with_options(config: Config, **options) -> Config:

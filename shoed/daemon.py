@@ -20,6 +20,7 @@ import gc
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -29,10 +30,10 @@ from pathlib import Path
 
 from shoed import logs
 from shoed.clockwatch import STALL_LIMIT, ClockWatch
-from shoed.config import Config
+from shoed.config import Config, ConfigError
+from shoed.config import check as check_config
 from shoed.notify import Notifier
 from shoed.replay import Replay, checkpoint_record, step_record
-from shoed.rules.ruleset import load_ruleset, with_decks
 from shoed.table import StartShoeFile, TableController, WorkOutOdds
 
 log = logs.get("shoed.daemon")
@@ -67,7 +68,8 @@ def input_from_reading(reading) -> dict:
 class VirtualShoeProcess:
     """The built-in virtual shoe, run as its own process on a pseudo-terminal."""
 
-    def __init__(self, ruleset: str, pace: float, seed: int | None, shoes: int, decks: int | None) -> None:
+    def __init__(self, ruleset: str, pace: float, seed: int | None, shoes: int, decks: int | None,
+                 follow: list[str] | None = None) -> None:
         self.dir = tempfile.mkdtemp(prefix="shoed-virtual-")
         self.link = os.path.join(self.dir, "shoe")
         cmd = [sys.executable, "-m", "shoed", "simulate", "--protocol", "native", "--ruleset", ruleset,
@@ -77,7 +79,10 @@ class VirtualShoeProcess:
         cmd += ["--shoes", str(shoes or 0)]  # 0: shoe after shoe, without end
         if decks:
             cmd += ["--decks", str(decks)]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        cmd += follow or []
+        # The shoe ignores the terminal's Ctrl-C: the daemon stops it, after its own stop is journaled.
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                     preexec_fn=_ignore_interrupt)
         ready, _, _ = select.select([self.proc.stdout], [], [], 15)
         first = self.proc.stdout.readline().strip() if ready else ""
         if not first:
@@ -93,6 +98,11 @@ class VirtualShoeProcess:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(5)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _ignore_interrupt() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 class Daemon:
@@ -124,22 +134,27 @@ class Daemon:
         self.started_at = time.monotonic()
         # A loop not run for half the watchdog interval is recorded (the notifier pings at half already).
         self.clock = ClockWatch(stall_limit=self.notifier.watchdog_interval or STALL_LIMIT)
+        self._powered_on = False  # the power-on input was journaled: a stop is journaled too
+        self._last_stamp = (0, 0)  # (mono_ns, utc_ns) of the last input handled
+        self._reload_due = False  # SIGHUP: read the allow-list again
 
     # ----- start --------------------------------------------------------
     def start(self) -> None:
         cfg = self.config
+        # Everything that can be wrong with the configuration is found before anything is made.
+        try:
+            ruleset = check_config(cfg)
+        except ConfigError as exc:
+            raise DaemonError(str(exc)) from None
+        decks = ruleset.decks
         if cfg.embedded_default:
             log.info(
                 "embedded default configuration: virtual shoe on a pseudo-terminal read through the native "
-                "serial driver, punto-banco, no hardware needed",
-                table=cfg.table, ruleset=cfg.ruleset, events=cfg.events, snapshot=cfg.snapshot,
+                f"serial driver, {ruleset.name}, no hardware needed",
+                table=cfg.table, ruleset=ruleset.name, events=cfg.events, snapshot=cfg.snapshot,
                 commands=cfg.commands, journal=cfg.journal_dir,
             )
         logs.bind(table=cfg.table)
-        ruleset = load_ruleset(cfg.ruleset)
-        decks = cfg.decks or ruleset.decks
-        if decks != ruleset.decks:
-            ruleset = with_decks(ruleset, decks)
         from shoed.journal import JournalError
 
         self._open_journal()
@@ -151,6 +166,7 @@ class Daemon:
             self.handle({"kind": "power", "state": "on", "clean": self._last_stop_clean,
                      "sources": [driver.source for driver in self.drivers],
                          "recovery": [n.to_json() for n in self.journal.recovery]})
+            self._powered_on = True
             if self.config.live_odds:
                 self._odds_due = self._odds_missing
             # What start-up found (an integrity lock, a shoe that would not open) is on record before
@@ -293,7 +309,8 @@ class Daemon:
         cfg = self.config
         for source in cfg.sources:
             if source.driver == "virtual":
-                self.virtual = VirtualShoeProcess(cfg.ruleset, cfg.sim_pace, cfg.sim_seed, cfg.sim_shoes, cfg.decks)
+                self.virtual = VirtualShoeProcess(cfg.ruleset, cfg.sim_pace, cfg.sim_seed, cfg.sim_shoes, cfg.decks,
+                                                  self._virtual_dealer_follows())
                 log.info("virtual shoe started", pty=self.virtual.path, link=self.virtual.link, pace=cfg.sim_pace)
                 name, url, options = "native", self.virtual.link, {}
             else:
@@ -305,6 +322,18 @@ class Daemon:
             self.drivers.append(driver)
             self.closed_drivers[driver] = 0.0
         self._open_pending()
+
+    def _virtual_dealer_follows(self) -> list[str]:
+        """The virtual dealer watches the table and corrects what it caused, as a careful dealer
+        does (shoed/simulate/follow.py): with the local console's key where commands need one."""
+        cfg = self.config
+        args = ["--follow", f"{cfg.events},{cfg.snapshot},{cfg.commands}", "--follow-table", cfg.table]
+        if cfg.curve_commands:
+            secret = Path(cfg.key_dir) / "local-console.key_secret"
+            if not secret.exists() or cfg.curve_publish:
+                return []  # no key of its own: it deals as scripted
+            args += ["--key", str(secret), "--server-key", str(Path(cfg.key_dir) / "server.key")]
+        return args
 
     def _open_pending(self) -> None:
         """Open the sources that are not open yet. A shoe missing at start is not fatal:
@@ -339,8 +368,12 @@ class Daemon:
         def stop(signum, frame):
             self.stopping = True
 
+        def reload(signum, frame):
+            self._reload_due = True
+
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
+        signal.signal(signal.SIGHUP, reload)
         try:
             self.start()
             while not self.stopping:
@@ -348,6 +381,8 @@ class Daemon:
         except DaemonError as exc:
             # A refused start is an alarm too: `systemctl status` shows why the table is down.
             self.notifier.status(f"ALARM: {exc}")
+            self.exit_code = self.exit_code or 2
+            log.error("start failed" if self.ready_at is None else "stopped on an error", error=str(exc))
             raise
         finally:
             self.shutdown()
@@ -393,6 +428,9 @@ class Daemon:
             except JournalError as exc:
                 self._journal_failed(exc)
                 return
+        self._tick()
+        if self._reload_due:
+            self._reload_keys()
         self.publisher.maybe_heartbeat()
         self._update_gate()
         now = time.monotonic()
@@ -413,6 +451,7 @@ class Daemon:
             self._live_odds()
         item.setdefault("mono_ns", time.monotonic_ns())
         item.setdefault("utc_ns", time.time_ns())
+        self._in_time_order(item)
         controller = self.controller
         step = controller.feed(item)
         self.journal.append(step_record(item, step.events))
@@ -433,6 +472,52 @@ class Daemon:
                 self._odds_due = effect
         return step.reply
 
+    def _reload_keys(self) -> None:
+        """SIGHUP (`systemctl reload shoed`): the allow-list (KEY_DIR/clients) is read again
+        between two turns of the loop, so no card waits. A bad key file keeps the old list."""
+        from shoed.net.curve import CurveError
+
+        self._reload_due = False
+        if self.curve is None:
+            log.info("reload: no CURVE keys in use, nothing to reload")
+            return
+        self.notifier.send("RELOADING=1")
+        try:
+            counts = self.curve.reload()
+        except CurveError as exc:
+            log.error("reload refused: the allow-list in force is kept", error=str(exc))
+        else:
+            log.info("allow-list reloaded", keys=counts)
+        self.notifier.send("READY=1")
+
+    def _in_time_order(self, item: dict) -> None:
+        """Event times never go backwards in seq order: a reading stamped when the shoe's bytes
+        arrived can be handled after a command or the live odds stamped later. Such an input
+        takes the time of the one before; its own stays in `read_mono_ns` / `read_utc_ns`."""
+        last_mono, last_utc = self._last_stamp
+        if item["mono_ns"] < last_mono or item["utc_ns"] < last_utc:
+            item["read_mono_ns"], item["read_utc_ns"] = item["mono_ns"], item["utc_ns"]
+            item["mono_ns"], item["utc_ns"] = max(item["mono_ns"], last_mono), max(item["utc_ns"], last_utc)
+        self._last_stamp = (item["mono_ns"], item["utc_ns"])
+
+    def _tick(self) -> None:
+        """A wait longer than `stall_after_s`: the controller is told the time (a `tick` input,
+        journaled like any other), decides, and raises the `stalled` alarm; logged here."""
+        after = self.config.stall_after_s
+        if not after or not self.controller.stall_due(time.monotonic_ns(), int(after * 1e9)):
+            return
+        from shoed.journal import JournalError
+
+        try:
+            self.handle({"kind": "tick", "stall_after_s": after})
+        except JournalError as exc:
+            self._journal_failed(exc)
+            return
+        if "stalled" in self.controller.alarms:
+            waiting = self.controller.waiting()
+            log.warning("the table is stalled", waiting_for=waiting["for"], what=waiting["text"],
+                        since=waiting["since"])
+
     def _live_odds(self) -> None:
         """Exact odds of the remaining shoe after every coup, fed back as an input."""
         from shoed.rules.odds import live_odds
@@ -446,7 +531,10 @@ class Daemon:
             log.warning("live odds not computed", error=str(exc))
             return
         if odds is not None:
-            self.handle({"kind": "odds", "odds": odds})
+            # Stamped with the time of the coup's last input: the odds are of that moment, and an
+            # input read meanwhile (stamped when it was read) comes after them in time as in seq.
+            mono, utc = self._last_stamp
+            self.handle({"kind": "odds", "odds": odds, "mono_ns": mono, "utc_ns": utc})
 
     def command(self, command) -> dict:
         """A command from the console or the pit (a shoed.net.commands.Command), with the key that sent it."""
@@ -545,7 +633,7 @@ class Daemon:
     # ----- stop -------------------------------------------------------------
     def shutdown(self) -> None:
         self.notifier.stopping()
-        if self.journal is not None and self.controller is not None and self.exit_code == 0:
+        if self._powered_on and self.exit_code == 0:
             try:
                 self.handle({"kind": "power", "state": "off", "clean": True})
             except Exception as exc:  # noqa: BLE001 - a failing journal at stop is logged, nothing more
@@ -570,4 +658,7 @@ class Daemon:
         if self.journal is not None:
             self.journal.close()
         self.notifier.close()
-        log.info("stopped", exit_code=self.exit_code)
+        if self.exit_code:
+            log.error("stopped after a failure", exit_code=self.exit_code)
+        else:
+            log.info("stopped", exit_code=0)

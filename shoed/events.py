@@ -35,8 +35,9 @@ READING_KINDS = (
     "card", "unreadable", "button", "cut_card", "shoe_removed", "shoe_inserted",
     "tamper", "alarm", "warning", "hello", "link", "forged_frame",
 )
-# `clock`: the daemon saw its wall clock step, or its loop stall (shoed/clockwatch.py).
-INPUT_KINDS = (*READING_KINDS, "odds", "power", "integrity", "command", "clock")
+# `clock`: the daemon saw its wall clock step, or its loop stall (shoed/clockwatch.py);
+# `tick`: time passed with no other input (a wait may have lasted too long: shoed/waits.py).
+INPUT_KINDS = (*READING_KINDS, "odds", "power", "integrity", "command", "clock", "tick")
 
 
 # ----- commands -----------------------------------------------------------------
@@ -201,6 +202,8 @@ class Card(Base, tag="card", kw_only=True):
     faced: bool | UnsetType = UNSET
     manual: bool | UnsetType = UNSET  # entered by hand (true only)
     reason: str | None | UnsetType = UNSET  # why an unreadable card was not read (the reader's code)
+    # A card drawn before a decision, dealt once the decision is to draw (counted once; true only).
+    held: bool | UnsetType = UNSET
 
 
 class CoupDecision(Base, tag="coup.decision", kw_only=True):
@@ -262,8 +265,9 @@ class MisdealCorrected(Base, tag="misdeal.corrected", kw_only=True):
 
 
 class Alarm(Base, tag="alarm", kw_only=True):
-    # tamper, foreign_card, integrity, shoe, unclean_stop, ...; forged_frame and device_changed
-    # hold the table like integrity does, until the pit unlocks it (docs/stream-integrity.md)
+    # tamper, foreign_card, integrity, shoe, unclean_stop, stalled (code: what the table waits for), ...;
+    # forged_frame and device_changed hold the table like integrity does, until the pit unlocks it
+    # (docs/stream-integrity.md)
     alarm: str
     active: bool
     text: str | None = None
@@ -345,18 +349,28 @@ class TableStall(Base, tag="table.stall", kw_only=True):
     limit_ns: int
 
 
+class Heartbeat(msgspec.Struct, tag_field="kind", tag="heartbeat", kw_only=True):
+    """Sent when idle, at least once a second; not journaled, not an event of its own: `seq`
+    repeats the last event's (absent before the table's first event)."""
+
+    table: str
+    interval: float
+    seq: int | None = None
+    journal: JournalHead | UnsetType = UNSET  # the last journal record written (see docs/witness.md)
+
+
 Event = (
     ShoeOpened | ShoeBurnMode | ShoeBurn | ShoeBurnComplete | ShoeCutCard | ShoeFinished | ShoeClosed | ShoeOdds
     | CoupOpened | Card | CoupDecision | CoupResult | CoupVoid | CoupConfirmed
     | Misdeal | MisdealCorrected | Alarm
     | DeviceConnected | DeviceLost | DeviceRestored | DeviceFallback | DevicePrimary | CardDuplicate | DeviceHello | DeviceWarning
-    | TableStarted | TableStopped | TableClockStep | TableStall
+    | TableStarted | TableStopped | TableClockStep | TableStall | Heartbeat
 )
 
 
-def validate(event: dict[str, Any]) -> Base:
+def validate(event: dict[str, Any]) -> msgspec.Struct:
     """Check one event against the schema; raises msgspec.ValidationError."""
-    struct: Base = msgspec.convert(event, Event)
+    struct: msgspec.Struct = msgspec.convert(event, Event)
     return struct
 
 

@@ -25,6 +25,7 @@ import functools
 import math
 from dataclasses import dataclass, field
 
+from shoed import waits
 from shoed.events import COMMANDS, NEEDS_ROLE, SCHEMA_VERSION, CommandRejected
 from shoed.rules import misdeal as md
 from shoed.rules.cards import Card, CardError, parse_card
@@ -161,6 +162,10 @@ class TableController:
     identities: dict = field(default_factory=dict)
     # The bytes (hex) of the frame under each source's `links` seq, to compare a repeat with.
     frames: dict = field(default_factory=dict)
+    # What the table waits for since when (TableController.waiting): the key of the wait and
+    # the time of the input that began it; the `stalled` alarm is held for one wait at most.
+    wait_key: tuple | None = None
+    wait_since: tuple = (0, 0)
 
     # ----- public ----------------------------------------------------------
     def feed(self, item: dict) -> Step:
@@ -189,6 +194,7 @@ class TableController:
             step.reply = {"ok": False, "error": str(exc)}
         if kind == "command" and step.reply is None:
             step.reply = {"ok": True}
+        self._note_wait(step)
         return step
 
     def resume_point(self, source: str) -> tuple[int, int | None, bytes | None] | None:
@@ -200,6 +206,41 @@ class TableController:
             return None
         raw = self.frames.get(source)
         return link["seq"], link["boot"], bytes.fromhex(raw) if raw else None
+
+    # ----- waits -------------------------------------------------------------
+    def waiting(self) -> dict:
+        """What the table waits for now, from whom, and since when (shoed.waits)."""
+        what, text = waits.what_table_waits_for(self)
+        mono, utc = self.wait_since
+        return {"for": what, "text": text, "since": utc_text(utc) if utc else None, "since_mono_ns": mono}
+
+    def stall_due(self, now_mono: int, after_ns: int) -> bool:
+        """True when a `tick` input at `now_mono` would raise the `stalled` alarm (the shell asks
+        this on every turn of its loop, so the cheap test comes first)."""
+        return now_mono - self.wait_since[0] >= after_ns and "stalled" not in self.alarms \
+            and waits.what_table_waits_for(self)[0] in waits.STALLS
+
+    def _on_tick(self, item: dict, step: Step) -> None:
+        """Time passed with no other input: a wait longer than `stall_after_s` (data of the
+        input, from the configuration) raises the `stalled` alarm; the next change clears it."""
+        after_ns = int(float(item.get("stall_after_s") or 0) * 1e9)
+        if after_ns <= 0 or not self.stall_due(self.now_mono, after_ns):
+            return
+        what, text = waits.what_table_waits_for(self)
+        seconds = (self.now_mono - self.wait_since[0]) // 1_000_000_000
+        self._alarm(step, "stalled", True, f"waiting for {text} since {utc_text(self.wait_since[1])} ({seconds} s)",
+                    code=what)
+
+    def _note_wait(self, step: Step) -> None:
+        if step.reply is not None and not step.reply.get("ok"):
+            return  # a refused command changes nothing, not even when the wait began
+        key = waits.wait_key(self)
+        if key == self.wait_key:
+            return
+        self.wait_key = key
+        self.wait_since = (self.now_mono, self.now_utc)
+        if "stalled" in self.alarms:
+            self._alarm(step, "stalled", False, f"the table goes on: waiting for {waits.what_table_waits_for(self)[1]}")
 
     @property
     def card_due(self) -> bool:
@@ -236,7 +277,7 @@ class TableController:
                     "remaining_by_rank": list(shoe.remaining_by_rank()),
                     "cut_card": shoe.cut_card_seen,
                     "last_coup": shoe.last_coup,
-                }
+                } | ({"reconciliation": shoe.reconcile()} if shoe.phase == CLOSED else {})
                 if shoe
                 else None
             ),
@@ -248,6 +289,7 @@ class TableController:
             "locked": self.locked,
             "alarms": dict(self.alarms),
             "devices": dict(self.devices),
+            "waiting": self.waiting(),
             "schema": SCHEMA_VERSION,
             "seq": self.seq,
         }
@@ -357,6 +399,7 @@ class TableController:
             "banker_cards": [str(c) for c in self.coup.banker] if self.coup else [],
         }
         self.results.append(record)
+        self._count_void_cards()
         self.coup_state = VOID
         # Misdeals of a void coup are closed with it.
         self.pending = [p for p in self.pending if p["kind"] in (md.CARD_AFTER_LAST_COUP, md.CARD_OUT_OF_SEQUENCE)]
@@ -364,6 +407,19 @@ class TableController:
                    banker_cards=record["banker_cards"])
         if self.shoe:
             self.shoe.coup_finished(self.coup_no)
+
+    def _count_void_cards(self) -> None:
+        """A void moves the coup's cards to the voided ones in the reconciliation: those
+        dealt to the hands (out of the coups that counted, if its result had stood), and the
+        cards of the misdeals the void closes (an extra card lies on the table with them)."""
+        shoe = self.shoe
+        if shoe is None:
+            return
+        dealt = len(self.coup.order) if self.coup is not None and self.coup_state in (OPEN, COMPLETE) else 0
+        if self.coup_state == COMPLETE:
+            shoe.counts.coups -= dealt
+        closed = sum(1 for p in self.pending if p.get("card") and p["kind"] in _CLOSED_BY_VOID)
+        shoe.counts.voided += dealt + closed
 
     def _require_shoe(self) -> Shoe:
         if self.shoe is None or self.shoe.phase == CLOSED:
@@ -618,7 +674,7 @@ class TableController:
                    total=hand_total(hand), **extra)
         # A missing-card misdeal is corrected by the card it was waiting for.
         if self.pending:
-            self.pending = [p for p in self.pending if p["kind"] != md.MISSING_CARD]
+            self._corrected_by(step, (md.MISSING_CARD,), "deal", source, text)
         if coup.complete:
             self._finish_coup(step)
 
@@ -677,10 +733,39 @@ class TableController:
         if self.coup.next != f"decision:{side}":
             raise CommandRejected(f"no decision is awaited from the {side}")
         self.coup = self.coup.decide(side, draws)
-        self.pending = [p for p in self.pending if p["kind"] != md.CARD_BEFORE_DECISION]
+        early = self._corrected_by(step, (md.CARD_BEFORE_DECISION,), "decide", by)
+        if any(p["kind"] == md.MISSING_CARD and p["correction"] == md.DECIDE for p in self.pending):
+            self._corrected_by(step, (md.MISSING_CARD,), "decide", by)  # confirmed before this decision
         self._emit(step, "coup.decision", side=side, draws=draws, by=by)
+        # The card that came before the decision: on draw it stands, on stand it is burned
+        # (shoed.rules.misdeal.card_before_decision).
+        for entry in early:
+            if not entry.get("card"):
+                continue
+            card = card_of(entry["card"])
+            if draws and self.coup.next in ("player", "banker"):
+                self.coup, _ = self.coup.deal(card)
+                self.coup_cards_source.append(by)
+                recipient = self.coup.order[-1]
+                hand = self.coup.player if recipient == "player" else self.coup.banker
+                self._emit(step, "card", card=str(card), recipient=recipient, index=len(self.coup.order) - 1,
+                           total=hand_total(hand), source=by, confidence=None, faced=False, held=True)
+            elif self.shoe is not None:
+                self.shoe.counts.discarded += 1
         if self.coup.complete:
             self._finish_coup(step)
+
+    def _corrected_by(self, step: Step, kinds: tuple[str, ...], correction: str, by: str | None,
+                      card: str | None = None) -> list[dict]:
+        """Misdeals of these kinds that what just happened corrects (the missing card dealt, the
+        decision given): each ends with its `misdeal.corrected`, as a correction by command does."""
+        done = [p for p in self.pending if p["kind"] in kinds]
+        if done:
+            self.pending = [p for p in self.pending if p["kind"] not in kinds]
+            for entry in done:
+                self._emit(step, "misdeal.corrected", misdeal=entry["id"], correction=correction,
+                           card=card if card is not None else entry.get("card"), by=by)
+        return done
 
     # ----- devices and alarms -------------------------------------------------
     def _alarm(self, step: Step, name: str, active: bool, text: str, **more) -> None:
@@ -881,6 +966,9 @@ class TableController:
         self._take_card(step, card, {"confidence": None, "mode": "game"}, f"manual:{by}", manual=True)
 
 
+# Misdeals about the coup: a void closes them (TableController._void keeps the others).
+_CLOSED_BY_VOID = (md.EXTRA_CARD, md.CARD_BEFORE_DECISION, md.MISSING_CARD, md.UNREADABLE_CARD)
+
 # Input kind -> its handler: the controller's dispatch table, one entry for each kind in the schema.
 _HANDLERS = {
     "card": TableController._on_card,
@@ -900,4 +988,5 @@ _HANDLERS = {
     "integrity": TableController._on_integrity,
     "command": TableController._on_command,
     "clock": TableController._on_clock,
+    "tick": TableController._on_tick,
 }

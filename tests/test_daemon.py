@@ -145,9 +145,14 @@ def test_commands_need_an_allowed_key(base):
         assert reply["ok"] is True and reply["status"]["table"] == TABLE
         reply = send_command(d.commands, "void", {"reason": "test void"}, console, timeout=5)
         assert reply["ok"] in (True, False)  # refused only if between coups at that instant
+        cli = run_shoed("command", "status", "--json", "--endpoint", d.commands,
+                        "--key", str(keys / "local-console.key_secret"), "--server-key", str(keys / "server.key"))
+        assert cli.returncode == 0 and json.loads(cli.stdout)["ok"] is True
         cli = run_shoed("command", "status", "--endpoint", d.commands, "--key", str(keys / "local-console.key_secret"),
                         "--server-key", str(keys / "server.key"))
-        assert cli.returncode == 0 and json.loads(cli.stdout)["ok"] is True
+        lines = cli.stdout.splitlines()
+        assert cli.returncode == 0 and 3 <= len(lines) <= 20 and lines[0].startswith(f"table {TABLE} ")
+        assert any(x.startswith("waiting for: ") for x in lines)
         cli = run_shoed("command", "status", "--endpoint", d.commands, "--timeout", "1",
                         "--key", str(stranger_dir / "stranger.key_secret"), "--server-key", str(keys / "server.key"))
         assert cli.returncode == 2 and "allow-list" in cli.stderr

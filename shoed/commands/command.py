@@ -26,6 +26,8 @@ def register(sub) -> None:
     p.add_argument("--key", default="shoed-data/keys/local-console.key_secret", help="this client's secret key file")
     p.add_argument("--server-key", default="shoed-data/keys/server.key", help="the daemon's public key file")
     p.add_argument("--timeout", type=float, default=3.0)
+    p.add_argument("--json", action="store_true",
+                   help="print the whole reply as JSON (`status`: the table's whole state; otherwise a summary)")
     p.set_defaults(func=run)
 
 
@@ -58,5 +60,55 @@ def run(args) -> int:
     except CommandTimeout:
         raise CommandError(f"no reply from {args.endpoint} within {args.timeout} s: the daemon is down, "
                            "or this key is not on its allow-list") from None
-    print(json.dumps(reply, indent=2))
+    if args.cmd == "status" and reply.get("ok") and not args.json:
+        print(status_summary(reply.get("status") or {}))
+    else:
+        print(json.dumps(reply, indent=2))
     return 0 if reply.get("ok") else 1
+
+
+def status_summary(state: dict) -> str:
+    """The table's state in a few lines for the pit: what it waits for first."""
+    lines = []
+    shoe = state.get("shoe") or {}
+    coup = state.get("coup") or {}
+    head = f"table {state.get('table')} · {state.get('ruleset')} · {state.get('decks')} decks"
+    if shoe:
+        head += f" · shoe {shoe.get('id')} ({shoe.get('phase')})"
+        if coup:
+            head += f" · coup {coup.get('number')} {coup.get('state')}"
+    else:
+        head += " · no shoe"
+    lines.append(head)
+    waiting = state.get("waiting") or {}
+    if waiting:
+        since = f" since {waiting['since'][:19].replace('T', ' ')}Z" if waiting.get("since") else ""
+        lines.append(f"waiting for: {waiting.get('for')}: {waiting.get('text')}{since}")
+    if state.get("locked"):
+        lines.append(f"LOCKED: {state['locked']}")
+    if shoe:
+        cut = f"cut card out, last coup {shoe.get('last_coup')}" if shoe.get("cut_card") else "cut card not out"
+        lines.append(f"cards: {shoe.get('cards_seen')} seen, {shoe.get('cards_left')} left, "
+                     f"{shoe.get('burned')} burned · {cut}")
+    coups = state.get("coups") or []
+    results = [c for c in coups if not c.get("void")]
+    wins = {w: sum(1 for c in results if c.get("winner") == w) for w in ("banker", "player", "tie")}
+    voids = [c for c in coups if c.get("void")]
+    lines.append(f"coups: {len(results)} results (banker {wins['banker']}, player {wins['player']}, "
+                 f"tie {wins['tie']}), {len(voids)} void")
+    if coups:
+        last = coups[-1]
+        if last.get("void"):
+            lines.append(f"last: coup {last.get('coup')} void ({last.get('reason')})")
+        else:
+            winner = str(last.get("winner"))
+            lines.append(f"last: coup {last.get('coup')} {winner.upper()} wins, player {last.get('player_total')} "
+                         f"banker {last.get('banker_total')}")
+    for p in state.get("pending_misdeals") or []:
+        lines.append(f"misdeal {p.get('id')}: {p.get('kind')}, correct by: {p.get('correction')}")
+    for name, text in (state.get("alarms") or {}).items():
+        lines.append(f"ALARM {name}: {text}")
+    devices = state.get("devices") or {}
+    if devices:
+        lines.append("devices: " + ", ".join(f"{k} {v}" for k, v in devices.items()))
+    return "\n".join(lines)

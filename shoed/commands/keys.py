@@ -135,7 +135,8 @@ def run_allow(args) -> int:
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise CommandError(f"cannot write {dest}: {exc}") from None
-    print(f"allowed {dest.stem} as {role}: {public_key.decode()}  ({dest}); reload the daemon to take it into use")
+    print(f"allowed {dest.stem} as {role}: {public_key.decode()}  ({dest}); reload the daemon "
+          "(systemctl reload shoed, or kill -HUP) to take it into use")
     return 0
 
 

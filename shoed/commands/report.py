@@ -38,6 +38,8 @@ def run(args) -> int:
 
     if not (args.out or args.html or args.list):
         raise CommandError("say what to write: --out FILE.png and/or --html FILE.html (or --list)")
+    if args.out and not args.out.lower().endswith(".png"):
+        raise CommandError(f"--out writes a PNG image: name it FILE.png, not {args.out}")
     secret = None
     if args.secret_file:
         try:

@@ -23,6 +23,9 @@ def register(sub) -> None:
     p.add_argument("--sim-pace", type=float, help="virtual shoe: seconds between cards (default 1.5; 0 = flat out)")
     p.add_argument("--sim-seed", type=int, help="virtual shoe: shuffle seed")
     p.add_argument("--sim-shoes", type=int, help="virtual shoe: stop after this many shoes (default: for ever)")
+    p.add_argument("--stall-after", dest="stall_after_s", type=float, metavar="SECONDS",
+                   help="a wait (for a card, a confirm, a decision, a correction) longer than this raises the "
+                        "`stalled` alarm (default 120; 0: never)")
     p.add_argument("--log-level", default="INFO")
     p.add_argument("--log-json", action="store_true", default=None, help="JSON log lines even on a terminal")
     p.set_defaults(func=run)
@@ -31,7 +34,7 @@ def register(sub) -> None:
 def run(args) -> int:
     from shoed import logs
     from shoed.cli import CommandError
-    from shoed.config import ConfigError, Source, load_config, with_options
+    from shoed.config import EMBEDDED_RULESET, ConfigError, Source, load_config, with_options
     from shoed.daemon import Daemon, DaemonError
     from shoed.rules.ruleset import RulesetError
 
@@ -51,9 +54,12 @@ def run(args) -> int:
             config, table=args.table, ruleset=args.ruleset, decks=args.decks, journal_dir=args.journal_dir,
             key_dir=args.key_dir, events=args.events, snapshot=args.snapshot, commands=args.commands,
             sources=sources, sim_pace=args.sim_pace, sim_seed=args.sim_seed, sim_shoes=args.sim_shoes,
+            stall_after_s=args.stall_after_s,
         )
         if sources is not None and config.embedded_default:
             config = with_options(config, embedded_default=False)
+        if config.embedded_default and args.ruleset is None:
+            config = with_options(config, ruleset=EMBEDDED_RULESET)
         return Daemon(config).run()
     except (ConfigError, DaemonError, RulesetError) as exc:
         raise CommandError(str(exc)) from None

@@ -143,7 +143,28 @@ def register(sub) -> None:
         metavar="RATE",
         help="per game card: a card from another deck slips in",
     )
+    t = p.add_argument_group("following the table (a careful dealer: shoed/simulate/follow.py)")
+    t.add_argument("--follow", metavar="EVENTS,SNAPSHOT,COMMANDS",
+                   help="the daemon's three endpoints: correct misdeals, confirm again after a refused confirm, "
+                        "and stop dealing a coup the table voided, as the table asks")
+    t.add_argument("--follow-table", default="t1", metavar="ID", help="the table to follow (default t1)")
+    t.add_argument("--key", metavar="FILE", help="this dealer's secret key file, for the command endpoint")
+    t.add_argument("--server-key", metavar="FILE", help="the daemon's public key file")
     p.set_defaults(func=run)
+
+
+def _follower(args, shoe):
+    from shoed.cli import CommandError
+    from shoed.simulate.follow import TableFollower
+
+    if not args.follow:
+        return None
+    parts = args.follow.split(",")
+    if len(parts) != 3 or not all(parts):
+        raise CommandError(f"--follow {args.follow!r}: write EVENTS,SNAPSHOT,COMMANDS (the daemon's endpoints)")
+    if bool(args.key) != bool(args.server_key):
+        raise CommandError("--key and --server-key go together")
+    return TableFollower(shoe, args.follow_table, *parts, key_file=args.key, server_key_file=args.server_key)
 
 
 def run(args) -> int:
@@ -187,6 +208,7 @@ def run(args) -> int:
             truth_file=args.truth,
             gate=args.gate,
         )
+        follower = _follower(args, shoe)
         address = shoe.start()
     except (RulesetError, FaultPlanError, DealError, SimulatorError, LinkError) as exc:
         raise CommandError(str(exc)) from None
@@ -207,6 +229,8 @@ def run(args) -> int:
         stopping.set()
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    if follower is not None:
+        follower.start()
     try:
         while not stopping.is_set():
             if shoe.wait_done(0.2):
@@ -216,6 +240,8 @@ def run(args) -> int:
     except SimulatorError as exc:
         raise CommandError(str(exc)) from None
     finally:
+        if follower is not None:
+            follower.stop()
         shoe.stop()
         for sig, handler in previous.items():
             signal.signal(sig, handler)

@@ -42,6 +42,19 @@ def register(sub) -> None:
     watch.set_defaults(func=run_watch)
 
 
+def _need_opencv() -> None:
+    """The camera fallback needs OpenCV and numpy: without them, one line that says so."""
+    import importlib
+
+    from shoed.cli import CommandError
+
+    for module, what in (("numpy", "numpy"), ("cv2", "OpenCV")):
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            raise CommandError(f"shoed vision needs {what} ({exc}): pip install 'shoed[camera]'") from None
+
+
 def _recognizer(threshold):
     from shoed.cli import CommandError
     from shoed.vision.model import ModelError
@@ -86,6 +99,7 @@ def identify_file(recognizer, path: str) -> dict:
 
 
 def run_identify(args) -> int:
+    _need_opencv()
     recognizer = _recognizer(args.threshold)
     entries = []
     for path in args.images:
@@ -119,6 +133,8 @@ def run_watch(args) -> int:
     import time
 
     from shoed.cli import CommandError
+
+    _need_opencv()
     from shoed.vision.source import CameraError, CameraSource, WatchConfig
 
     config = WatchConfig(roi=parse_roi(args.roi))

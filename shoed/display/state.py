@@ -24,7 +24,7 @@ CONNECTING, LIVE, RECONNECTING = "connecting", "live", "reconnecting"
 
 # Alarms the table raises and keeps raised until it clears them (TableController._alarm);
 # any other alarm event is a one-off notice.
-HELD_ALARMS = frozenset({"tamper", "foreign_card", "integrity", "favourable_bet"})
+HELD_ALARMS = frozenset({"tamper", "foreign_card", "integrity", "favourable_bet", "stalled"})
 NOTICES_KEPT = 4
 
 # Misdeals that a void leaves pending: they are not about the coup (shoed/table.py, _void).
@@ -181,6 +181,7 @@ def from_snapshot(state: DisplayState, item: dict) -> DisplayState:
         locked=snap.get("locked"),
         devices=tuple(sorted((str(k), str(v)) for k, v in (snap.get("devices") or {}).items())),
         remaining_by_rank=tuple(remaining) if remaining is not None else None,
+        reconciliation=shoe.get("reconciliation"),
         snapshots=state.snapshots + 1,
         events=state.events,
     )
@@ -240,7 +241,8 @@ def _on_coup_opened(state: DisplayState, e: dict) -> DisplayState:
 def _on_card(state: DisplayState, e: dict) -> DisplayState:
     if e.get("card") is None:
         return state  # an unreadable card: its misdeal says what to do
-    state = replace(state, cards_left=_less(state))
+    if not e.get("held"):  # a held card left the shoe with its misdeal's card event
+        state = replace(state, cards_left=_less(state))
     recipient = e.get("recipient")
     if recipient not in ("player", "banker"):
         return state  # a foreign or extra card: counted, but in no hand

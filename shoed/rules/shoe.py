@@ -8,8 +8,10 @@ coup in progress is the last, or one more coup follows (Art. III, per ruleset).
 
 The shoe counts every card by identity. An identity seen more often than the
 decks hold is a foreign (or duplicated) card: an alarm, never silently taken.
-At the end, a reconciliation accounts for every card: dealt in coups, burned,
-discarded by misdeal corrections, and left in the shoe behind the cut card.
+At the end, a reconciliation puts every card in one category (`CATEGORIES`):
+dealt in coups that counted, dealt in voided coups, burned, discarded by
+misdeal corrections, or left in the shoe behind the cut card. The shoe is
+balanced when every card seen is in one of them and no identity is in excess.
 
 Pure: no I/O, no clock. Mutable, but every change comes from a method call
 with its inputs, so replaying the same calls gives the same shoe.
@@ -38,9 +40,14 @@ CLOSED = "closed"  # reconciled and closed
 class CardCount:
     """Where the shoe's cards went."""
 
-    coups: int = 0
+    coups: int = 0  # dealt in coups whose result counted
     burned: int = 0
     discarded: int = 0  # misdeal corrections: extra cards burned, cards after the last coup
+    voided: int = 0  # dealt in coups that were voided (and cards a void closed the misdeal of)
+
+
+# Where a card of the shoe can end, as named in the reconciliation.
+CATEGORIES = ("in_coups", "in_void_coups", "burned", "discarded", "left_in_shoe")
 
 
 @dataclass
@@ -148,20 +155,24 @@ class Shoe:
             left = self.decks - self.seen.get(card, 0)
             if left > 0:
                 missing_by_identity[str(card)] = left
-        accounted = self.counts.coups + self.counts.burned + self.counts.discarded
+        counts = self.counts
+        accounted = counts.coups + counts.voided + counts.burned + counts.discarded
         excess = self.excess_cards()
         return {
             "decks": self.decks,
             "capacity": self.capacity,
             "seen": self.total_seen,
-            "in_coups": self.counts.coups,
-            "burned": self.counts.burned,
-            "discarded": self.counts.discarded,
+            "in_coups": counts.coups,
+            "in_void_coups": counts.voided,
+            "burned": counts.burned,
+            "discarded": counts.discarded,
             "accounted": accounted,
             "unaccounted": self.total_seen - accounted,
             "left_in_shoe": self.cards_left,
             "excess": excess,
             "left_by_identity": missing_by_identity,
+            "categories": {"in_coups": counts.coups, "in_void_coups": counts.voided, "burned": counts.burned,
+                           "discarded": counts.discarded, "left_in_shoe": self.cards_left},
             "balanced": accounted == self.total_seen and not excess,
             "coups": self.coups_dealt,
             "burn_first": str(self.burn_first) if self.burn_first else None,

@@ -15,6 +15,7 @@ This module only keeps time and moves bytes between them.
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import random
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import IO, Self
 
 from shoed.rules.ruleset import Ruleset, load_ruleset, with_decks
-from shoed.simulate.dealer import CARD, CUT_CARD, UNREADABLE, DealSetup, ShoeEvent, deal
+from shoed.simulate.dealer import BUTTON, CARD, CUT_CARD, EXTRA, UNREADABLE, DealSetup, ShoeEvent, deal
 from shoed.simulate.faults import FaultPlan, LinkNoise, LinkStats
 from shoed.simulate.link import Link, open_link
 
@@ -100,6 +101,9 @@ class VirtualShoe:
         self._truth_io: IO[str] | None = None
         self._own_truth_io = False
         self.firmware = None
+        self._loop: _Loop | None = None
+        self.holding = threading.Event()  # the dealer waits for the table (a misdeal being corrected)
+        self._deal_lock = threading.Lock()  # the script of the deal: the loop's, or abandon_coup's
 
     # ----- public API ----------------------------------------------------------
     @property
@@ -157,6 +161,25 @@ class VirtualShoe:
     def done(self) -> bool:
         return self._done.is_set()
 
+    def take_confirm(self) -> bool:
+        """The dealer confirms at the table instead of with the shoe's button: True when the
+        coup's confirm was still to come from the shoe (it is not sent now)."""
+        with self._deal_lock:
+            loop = self._loop
+            event = loop.pending if loop is not None else None
+            if event is None or event.kind != BUTTON or event.button != "confirm" or event.fault is not None:
+                return False
+            loop.pending = loop._next()
+            return True
+
+    def abandon_coup(self) -> bool:
+        """The table voided the coup being dealt: the dealer deals no more of it (its cards go to
+        the discards with the void). True when the coup's own confirm was still to come, so the
+        dealer owes the table the confirm of the void; False when it is already on its way."""
+        with self._deal_lock:
+            loop = self._loop
+            return loop.abandon_coup() if loop is not None else False
+
     def stop(self, timeout: float = 5.0) -> None:
         """Stop dealing and close the link (prompt: the loop wakes at once)."""
         self._stop.set()
@@ -187,7 +210,10 @@ class VirtualShoe:
     # ----- the loop ------------------------------------------------------------
     def _main(self) -> None:
         try:
-            _Loop(self).run()
+            loop = _Loop(self)
+            with self._deal_lock:
+                self._loop = loop
+            loop.run()
         except Exception as exc:  # noqa: BLE001 - any failure of the thread is reported by wait_done() and .error
             self.error = exc
 
@@ -215,6 +241,7 @@ class _Loop:
         self.native = shoe.protocol == "native"
         self.noise = LinkNoise(self.plan, random.Random(f"shoed-simulate:{shoe.seed}:link"), shoe.link_stats)
         self.events = deal(shoe.setup)
+        self.held: collections.deque[ShoeEvent] = collections.deque()  # kept back by abandon_coup
         self.pending: ShoeEvent | None = next(self.events, None)
         self.now = time.monotonic()
         self.next_card_at = self.now
@@ -250,7 +277,8 @@ class _Loop:
             self.now = time.monotonic()
             self.watch_host()
             self.take_host_input(readable)
-            self.release_events()
+            with shoe._deal_lock:
+                self.release_events()
             if self.native and self.ready():
                 self.write_all(self.fw.due(self.now))
             self.link.flush()
@@ -366,6 +394,8 @@ class _Loop:
             return False
         if event.kind in (CARD, UNREADABLE) and self.now < self.next_card_at:
             return False
+        if event.kind in (CARD, UNREADABLE) and self.shoe.holding.is_set():
+            return False  # the dealer waits until the table has the misdeal corrected
         if self.native:
             if event.kind in (CARD, UNREADABLE, CUT_CARD) and not self.fw.card_may_pass():
                 return False  # the gate holds the next card back
@@ -378,6 +408,10 @@ class _Loop:
 
         while self.pending is not None and not self.shoe._stop.is_set():
             event = self.pending
+            if self.native and event.recipient == EXTRA and not self.fw.card_may_pass():
+                # A careful dealer cannot draw a card past the locked gate: the extra card stays in.
+                self.pending = self._next()
+                continue
             if not self.may_release(event):
                 return
             self.shoe._record(event)
@@ -396,9 +430,34 @@ class _Loop:
                     self.disconnect_at.discard(event.number)
                     self.unplug_wanted = True
                     self.unplug_by = self.now + 1.0
-            self.pending = next(self.events, None)
+            self.pending = self._next()
             if self.shoe.pace and event.kind in (CARD, UNREADABLE):
                 return  # one card per pace interval
+
+    def _next(self) -> ShoeEvent | None:
+        return self.held.popleft() if self.held else next(self.events, None)
+
+    def abandon_coup(self) -> bool:
+        """Drop the cards and buttons still to come of the coup being dealt, up to and with its
+        confirm; what is not the dealer's (the cut card, the shoe's own events) still comes."""
+        dealt = [e for e in self.shoe._truth if e.is_card and e.mode == "game"]
+        if not dealt or self.pending is None or self.pending.coup_number != dealt[-1].coup_number:
+            return False
+        number = dealt[-1].coup_number
+        kept: list[ShoeEvent] = []
+        event = self.pending
+        while event is not None:
+            if event.coup_number != number:
+                kept.append(event)  # the next coup's, or the shoe's: not dropped
+                break
+            if event.kind == BUTTON and event.button == "confirm" and event.fault is None:
+                break  # the coup's own confirm: the dealer confirms the void instead
+            if not (event.is_card or event.kind == BUTTON):
+                kept.append(event)
+            event = self._next()
+        self.held.extendleft(reversed(kept))
+        self.pending = self._next()
+        return True
 
     def check_done(self) -> None:
         if self.pending is not None or self.shoe._done.is_set():

@@ -1,0 +1,124 @@
+"""The virtual dealer follows the table, as a careful dealer watches the table's display.
+
+The deal itself is scripted (dealer.py): the cards, the buttons and the dealing faults
+the plan asks for. What the script cannot know is what the table makes of them. This
+follower subscribes to the table's events and, through the command endpoint, does what a
+careful dealer does when the table asks:
+
+- a misdeal corrected by burning or returning the card: `burn_card` / `return_card`;
+- an unreadable card: `enter_card` with the card the dealer holds (the ground truth);
+- a confirm refused while a misdeal was open: `confirm` again once it is corrected;
+- a coup voided (by the pit, or by a misdeal that cannot be corrected): the rest of
+  that coup is not dealt (its cards go to the discards with it) and the dealer confirms
+  the void, which opens the next coup.
+
+Missing cards need nothing: the script deals the card that is due and confirms again.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from shoed.simulate.dealer import UNREADABLE
+
+log = logging.getLogger("shoed.simulate.follow")
+
+_COMMAND_OF = {"burn": "burn_card", "return": "return_card"}
+
+
+class TableFollower:
+    """A thread that watches one table and corrects what the virtual shoe's deal caused."""
+
+    def __init__(self, shoe, table: str, events: str, snapshot: str, commands: str,
+                 key_file: str | None = None, server_key_file: str | None = None) -> None:
+        self.shoe = shoe
+        self.table = table
+        self.events, self.snapshot, self.commands = events, snapshot, commands
+        self.key_file, self.server_key_file = key_file, server_key_file
+        self.confirm_owed = False
+        self.entered = 0  # unreadable game cards entered by hand so far
+        self.actions: list[tuple[str, dict, bool]] = []  # (command, args, accepted), for the tests
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="table-follower", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+
+    def _run(self) -> None:
+        from shoed.net.client import TableClient
+        from shoed.net.curve import ClientCurve
+
+        self.keys = None
+        if self.key_file and self.server_key_file:
+            self.keys = ClientCurve.from_files(self.key_file, self.server_key_file)
+        client = TableClient(self.events, self.snapshot, self.table)
+        try:
+            while not self._stop.is_set():
+                for item in client.poll(0.2):
+                    try:
+                        self.on(item)
+                    except Exception:  # noqa: BLE001 - a dealer who fails to follow keeps dealing
+                        log.exception("the virtual dealer could not follow %s", item.get("kind"))
+        finally:
+            client.close()
+
+    def command(self, cmd: str, **args) -> bool:
+        from shoed.net.commands import CommandTimeout, send_command
+
+        try:
+            reply = send_command(self.commands, cmd, args, self.keys, timeout=5)
+        except CommandTimeout:
+            reply = {"ok": False}
+        self.actions.append((cmd, args, bool(reply.get("ok"))))
+        return bool(reply.get("ok"))
+
+    def on(self, item: dict) -> None:
+        kind = item.get("kind")
+        if kind == "snapshot":  # what was open before this dealer looked at the table
+            for entry in (item.get("state") or {}).get("pending_misdeals") or []:
+                self._misdeal(entry | {"correctable": True})
+        elif kind == "misdeal":
+            self._misdeal(item["misdeal"])
+        elif kind in ("coup.confirmed", "coup.opened", "shoe.finished", "shoe.closed"):
+            self.shoe.holding.clear()
+        elif kind == "alarm" and item.get("alarm") == "confirm_refused" and "misdeal" in str(item.get("text")):
+            self.confirm_owed = not self.command("confirm")
+        elif kind == "coup.void" and not str(item.get("reason", "")).startswith("the shoe was closed"):
+            if self.shoe.abandon_coup():
+                self.command("confirm")
+
+    def _misdeal(self, detail: dict) -> None:
+        if not detail.get("correctable"):
+            return  # the coup is void: its coup.void follows
+        correction = detail.get("correction")
+        done = False
+        self.shoe.holding.set()  # no card drawn until the table has this put right
+        try:
+            if correction in _COMMAND_OF:
+                done = self.command(_COMMAND_OF[correction], misdeal=detail["id"])
+            elif correction == "enter_by_hand":
+                card = self._unreadable_card()
+                if card is not None:
+                    done = self.command("enter_card", misdeal=detail["id"], card=card)
+        finally:
+            # After an extra card the next card waits for the coup's confirm (the dealer's own, or
+            # the one this dealer owes after a refusal): drawn before it, it would be extra too.
+            if detail.get("kind") != "extra_card":
+                self.shoe.holding.clear()
+        if done and detail.get("kind") == "extra_card" and self.shoe.take_confirm():
+            self.confirm_owed = True  # the shoe's confirm button is not pressed: confirmed here
+        if done and self.confirm_owed:
+            self.confirm_owed = not self.command("confirm")
+
+    def _unreadable_card(self) -> str | None:
+        """The next game card the reader could not identify: the dealer holds it and reads it out."""
+        unread = [e for e in self.shoe.truth if e.kind == UNREADABLE and e.mode == "game"]
+        if self.entered >= len(unread):
+            return None
+        self.entered += 1
+        return unread[self.entered - 1].card

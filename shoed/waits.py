@@ -1,0 +1,78 @@
+"""What the table waits for: a card, a burn card, a decision, a confirm, a correction.
+
+Every state the table can stop in is named here, with what ends it, so that
+`status`, the snapshot and the displays say what the table waits for and since
+when, and a wait longer than the configured `stall_after_s` raises the
+`stalled` alarm (TableController._on_tick). Pure: reads the controller's state,
+no clock (the time of a wait is the time of the input that began it).
+
+    for          the table waits for                       what ends the wait
+    unlock       the pit to clear an integrity lock        `unlock`
+    shoe         a shoe (none is open)                     shoe in, or `open_shoe`
+    burn         the exposed first card, then the burn     burn cards through the shoe
+    card         the next card of the coup                 the card, dealt through the shoe
+    decision     a free choice of the player or banker     decision buttons, or `decide`
+    confirm      the dealer's confirm of a result or void  confirm button, or `confirm`
+    correction   a misdeal to be corrected                 `burn_card`, `return_card`, `enter_card`,
+                                                           `decide`, or `void`
+    close_shoe   the last coup is over                     shoe out, or `close_shoe`
+"""
+
+from __future__ import annotations
+
+from shoed import table as _table
+from shoed.rules import misdeal as md
+from shoed.rules.shoe import BURN_FIRST, BURNING, CLOSED, FINISHED
+
+# Waits that raise the `stalled` alarm when they last too long. A table with no shoe is
+# closed, not stalled; a locked table has its own alarm (`integrity`).
+STALLS = frozenset({"burn", "card", "decision", "confirm", "correction", "close_shoe"})
+
+
+def what_table_waits_for(table) -> tuple[str, str]:
+    """(for, text): what the table waits for, in the dealer's words."""
+    if table.locked:
+        return "unlock", f"the pit to clear the lock ({table.locked})"
+    shoe = table.shoe
+    if shoe is None or shoe.phase == CLOSED:
+        return "shoe", "a shoe to be put in (or `open_shoe`)"
+    for entry in table.pending:
+        if entry["kind"] == md.MISSING_CARD:
+            continue
+        return "correction", f"misdeal {entry['id']} ({entry['kind']}) to be corrected: {entry['correction']}"
+    for entry in table.pending:  # a missing card is corrected by dealing it, or by the decision it waits for
+        if entry["correction"] == md.DECIDE:
+            return "decision", f"the decision that misdeal {entry['id']} waits for"
+        return "card", f"the missing card of misdeal {entry['id']}"
+    if shoe.phase == BURN_FIRST:
+        return "burn", "the exposed first card of the burn"
+    if shoe.phase == BURNING:
+        return "burn", f"{shoe.burn_due} more burn card(s)"
+    state = table.coup_state
+    if state == _table.OPEN and table.coup is not None:
+        nxt = table.coup.next
+        if nxt in ("player", "banker"):
+            return "card", f"a card for the {nxt} (coup {table.coup_no})"
+        if nxt and nxt.startswith("decision:"):
+            return "decision", f"the {nxt.partition(':')[2]}'s decision (coup {table.coup_no})"
+    if shoe.phase == FINISHED:
+        return "close_shoe", "the shoe to be taken out: its last coup is over"
+    if table.auto_confirm and state in (_table.COMPLETE, _table.VOID):
+        return "card", "the first card of the next coup"
+    if state == _table.COMPLETE:
+        return "confirm", f"the dealer's confirm of the result of coup {table.coup_no}"
+    if state == _table.VOID:
+        return "confirm", f"the dealer's confirm of the void of coup {table.coup_no}: the next coup opens with it"
+    return "confirm", "the dealer's confirm that opens the next coup"
+
+
+def wait_key(table) -> tuple:
+    """Changes whenever the table moves on: a new wait, or progress in the same one (a card)."""
+    shoe = table.shoe
+    coup = table.coup
+    return (
+        table.locked, shoe.shoe_id if shoe else None, shoe.phase if shoe else None,
+        shoe.total_seen if shoe else 0, shoe.burn_due if shoe else 0, table.coup_no, table.coup_state,
+        len(coup.order) if coup is not None else 0, len(coup.decisions) if coup is not None else 0,
+        tuple(p["id"] for p in table.pending),
+    )

@@ -1,0 +1,228 @@
+"""The real daemon's workflow end to end: strict configuration, failed starts that say what
+failed, and a table that never waits silently (the `stalled` alarm and the `waiting` state).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from tests.daemon_runner import Daemon, Simulator, run_shoed
+
+TYPOS = [
+    ("[publish]\ncomands = 'ipc:///tmp/x'\n", "comands"),
+    ("[publish]\ncurve_publsh = true\n", "curve_publsh"),
+    ("[[sources]]\ndriver = 'native'\nurll = '/dev/shoe'\n", "urll"),
+    ("[simulator]\npase = 1.0\n", "pase"),
+    ("tabel = 't2'\n", "tabel"),
+    ("[[sources]]\ndriver = 'nativ'\nurl = '/dev/shoe'\n", "nativ"),
+]
+
+
+def start(base, *args: str):
+    return run_shoed("run", "--journal", str(base / "journal"), "--keys", str(base / "keys"),
+                     "--pub", f"ipc://{base}/e", "--snapshot", f"ipc://{base}/s", "--commands", f"ipc://{base}/c",
+                     *args, timeout=60)
+
+
+@pytest.mark.parametrize("text, key", TYPOS, ids=[k for _, k in TYPOS])
+def test_a_typo_in_any_section_is_an_error_naming_it_before_anything_is_made(base, text, key):
+    path = base / "shoed.toml"
+    path.write_text(text)
+    checked = run_shoed("config", "check", str(path))
+    assert checked.returncode == 2 and key in checked.stderr and len(checked.stderr.strip().splitlines()) == 1
+    proc = start(base, "--config", str(path))
+    assert proc.returncode == 2 and key in proc.stderr
+    assert not (base / "journal").exists() and not (base / "keys").exists()
+
+
+def test_config_check_prints_the_resolved_configuration(base):
+    path = base / "shoed.toml"
+    path.write_text("table = 't7'\nstall_after_s = 30\n[publish]\ncurve_publish = true\n"
+                    "[[sources]]\ndriver = 'native'\nurl = '/dev/shoe-native'\nbaudrate = 115200\n")
+    proc = run_shoed("config", "check", str(path))
+    assert proc.returncode == 0, proc.stderr
+    resolved = json.loads(proc.stdout)
+    assert resolved["table"] == "t7" and resolved["stall_after_s"] == 30
+    assert resolved["publish"]["curve_publish"] is True and resolved["publish"]["curve_commands"] is True
+    assert resolved["sources"] == [{"driver": "native", "url": "/dev/shoe-native", "baudrate": 115200}]
+    assert resolved["ruleset"] == "punto-banco" and resolved["journal_dir"] == "shoed-data/journal"
+
+
+def test_every_configuration_error_is_one_line_and_exit_2(base):
+    secret = base / "secret"
+    empty = base / "empty"
+    empty.write_text("\n")
+    notes = base / "notes.txt"
+    notes.write_text("this is not a ruleset: [[[\n")
+    cases = [
+        (("--config", str(_file(base, f"journal_secret_file = '{secret}'\n"))), "secret"),
+        (("--config", str(_file(base, f"journal_secret_file = '{empty}'\n"))), "empty"),
+        (("--table", "t1.a"), "no dot"),
+        (("--ruleset", str(notes)), "not a TOML ruleset"),
+        (("--ruleset", "punto-bank"), "unknown ruleset"),
+        (("--source", "sonar:/dev/x"), "unknown driver"),
+    ]
+    for args, words in cases:
+        proc = start(base, *args)
+        assert proc.returncode == 2, (args, proc.stderr)
+        errors = [x for x in proc.stderr.splitlines() if x.startswith("shoed:")]
+        assert len(errors) == 1 and words in errors[0], (args, proc.stderr)
+        assert "Traceback" not in proc.stderr + proc.stdout
+        assert not (base / "journal").exists() and not (base / "keys").exists()
+
+
+def _file(base, text: str):
+    path = base / f"c{abs(hash(text))}.toml"
+    path.write_text(text)
+    return path
+
+
+def log_lines(proc) -> list[dict]:
+    out = []
+    for raw in (proc.stdout + proc.stderr).splitlines():
+        try:
+            out.append(json.loads(raw))
+        except ValueError:
+            out.append({"event": raw})
+    return out
+
+
+def test_a_failed_start_logs_what_failed_never_a_clean_stop(base):
+    proc = start(base, "--log-json", "--ruleset", "punto-bank")
+    lines = log_lines(proc)
+    assert proc.returncode == 2
+    events = [x.get("event") for x in lines]
+    assert "stopped" not in events and "start failed" in events
+    assert not any("embedded default" in str(x.get("event")) for x in lines)  # never announced punto-banco
+    with Daemon(base, "--sim-pace", "0.5", "--sim-seed", "2") as first:
+        # A second daemon on the same endpoints and journal.
+        proc = run_shoed("run", "--log-json", "--journal", str(first.journal), "--keys", str(first.keys),
+                         "--pub", first.events, "--snapshot", first.snapshot, "--commands", first.commands)
+        lines = log_lines(proc)
+        assert proc.returncode != 0
+        text = json.dumps(lines)
+        assert "NoneType" not in text and '"exit_code": 0' not in text, text
+        failed = [x for x in lines if x.get("event") in ("start failed", "stopped after a failure")]
+        assert failed, text
+        assert first.stop() == 0
+
+
+def open_coup(d, keys, at_least: int) -> dict:
+    from shoed.net.commands import send_command
+
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        coup = send_command(d.commands, "status", {}, keys, timeout=5)["status"]["coup"]
+        if coup and coup["number"] >= at_least and coup["state"] == "open" and coup["cards"] >= 1:
+            return coup
+        time.sleep(0.05)
+    raise AssertionError("no coup open")
+
+
+def test_a_void_leaves_the_table_waiting_for_a_confirm_and_a_long_wait_raises_stalled(base):
+    from shoed.net.commands import send_command
+    from shoed.net.curve import ClientCurve
+    from tests.test_simulate_follows import dealer_keys
+
+    (base / "dealer").mkdir()
+    pit = dealer_keys(base)  # a console key on the allow-list; this shoe's dealer does not follow the table
+    with (Simulator(base, seed=3, pace=0.3) as sim,
+          Daemon(base, "--source", sim.source, "--stall-after", "1") as d):
+        console = ClientCurve.from_files(pit[1], pit[3])
+        open_coup(d, console, 2)
+        reply = send_command(d.commands, "void", {"reason": "card exposed"}, console, timeout=5)
+        assert reply["ok"], reply
+        line = d.wait_for(lambda x: x.get("event") == "the table is stalled", 15, "the stall")
+        assert line["waiting_for"] == "confirm" and "void" in line["what"]
+        status = send_command(d.commands, "status", {}, console, timeout=5)["status"]
+        assert status["waiting"]["for"] == "confirm" and status["alarms"]["stalled"].startswith("waiting for")
+        assert status["waiting"]["since"] is not None
+        reply = send_command(d.commands, "confirm", {}, console, timeout=5)
+        assert reply["ok"], reply
+        status = send_command(d.commands, "status", {}, console, timeout=5)["status"]
+        assert "stalled" not in status["alarms"]
+        assert d.stop() == 0
+    inputs = [json.loads(x)["input"] for f in sorted((base / "journal").glob("*.jsonl"))
+              for x in f.read_text().splitlines() if '"step"' in x]
+    ticks = [i for i in inputs if i["kind"] == "tick"]
+    assert ticks and all(i["stall_after_s"] == 1 for i in ticks)
+
+
+def test_the_embedded_virtual_dealer_follows_a_void_by_the_pit(base):
+    from shoed.net.commands import send_command
+    from shoed.net.curve import ClientCurve
+
+    with Daemon(base, "--sim-pace", "0.2", "--sim-seed", "3", "--sim-shoes", "1", "--stall-after", "2") as d:
+        console = ClientCurve.from_files(d.keys / "local-console.key_secret", d.keys / "server.key")
+        voided = open_coup(d, console, 2)["number"]
+        reply = send_command(d.commands, "void", {"reason": "card exposed"}, console, timeout=5)
+        assert reply["ok"], reply
+        open_coup(d, console, voided + 2)  # the dealer confirmed the void and dealt on
+        status = send_command(d.commands, "status", {}, console, timeout=5)["status"]
+        assert "stalled" not in status["alarms"] and status["pending_misdeals"] == []
+        assert d.stop() == 0
+    events = [e for r in (json.loads(x) for f in sorted((base / "journal").glob("*.jsonl"))
+                          for x in f.read_text().splitlines()) if r.get("kind") == "step" for e in r["events"]]
+    after = [e for e in events if e.get("coup") in (voided, voided + 1)]
+    confirmed = [e for e in after if e["kind"] == "coup.confirmed" and e["coup"] == voided]
+    assert confirmed and confirmed[0]["state"] == "void" and confirmed[0]["by"] == "local-console"
+    assert not [e for e in after if e["kind"] == "misdeal"]
+
+
+def test_sighup_reloads_the_allow_list_and_the_table_deals_on(base):
+    import shutil
+    import signal
+
+    from shoed.net.commands import CommandTimeout, send_command
+    from shoed.net.curve import ClientCurve, create_key_pair
+
+    with Daemon(base, "--sim-pace", "0.1", "--sim-seed", "5", "--sim-shoes", "1") as d:
+        pit = base / "pit"
+        pit.mkdir()
+        public, _, _ = create_key_pair(pit, "pit-console")
+        keys = ClientCurve.from_files(pit / "pit-console.key_secret", d.keys / "server.key")
+        with pytest.raises(CommandTimeout):
+            send_command(d.commands, "status", {}, keys, timeout=1.0)
+        shutil.copy(public, d.keys / "clients" / "pit-console.key")
+        cards_before = _card_events(d)
+        d.proc.send_signal(signal.SIGHUP)
+        d.wait_for(lambda x: x.get("event") == "allow-list reloaded", 10, "the reload")
+        reply = send_command(d.commands, "status", {}, keys, timeout=5)
+        assert reply["ok"] is True and reply["status"]["table"] == "t1"
+        deadline = time.monotonic() + 10
+        while _card_events(d) <= cards_before + 3 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _card_events(d) > cards_before + 3  # the daemon did not stop: cards kept coming
+        assert d.stop() == 0
+    verified = run_shoed("journal", "verify", str(base / "journal"))
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def _card_events(d) -> int:
+    return sum(x.count('"kind": "card"') + x.count('"kind":"card"')
+               for x in (f.read_text() for f in (d.journal).glob("*.jsonl")))
+
+
+def test_the_embedded_demo_deals_a_house_ruleset_and_cleans_up_its_virtual_shoe(base):
+    from pathlib import Path
+
+    from shoed.net.commands import send_command
+    from shoed.net.curve import ClientCurve
+
+    with Daemon(base, "--sim-pace", "0.05", "--sim-seed", "4", "--sim-shoes", "1") as d:
+        started = d.wait_for(lambda x: x.get("event") == "virtual shoe started", 10, "the virtual shoe")
+        console = ClientCurve.from_files(d.keys / "local-console.key_secret", d.keys / "server.key")
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            status = send_command(d.commands, "status", {}, console, timeout=5)["status"]
+            if len(status["coups"]) >= 3 and status["odds"]:
+                break
+            time.sleep(0.1)
+        assert status["ruleset"] == "macau-statutory" and len(status["coups"]) >= 3
+        assert status["odds"]["favourable"] == [] and "favourable_bet" not in status["alarms"]
+        assert Path(started["link"]).parent.exists()
+        assert d.stop() == 0
+    assert not Path(started["link"]).parent.exists()
