@@ -27,6 +27,8 @@ log = logging.getLogger(__name__)
 KINDS = (
     "card", "unreadable", "button", "cut_card", "shoe_removed", "shoe_inserted",
     "tamper", "alarm", "warning", "hello", "link",
+    # A card-reading shuffler's reports (firmware_protocol/SPEC.md §5.15, the `shuffler` driver).
+    "shuffle_started", "deck_check", "order_chunk", "shuffle_completed", "shuffler_error", "meters",
 )
 MODES = ("game", "burn")
 BUTTONS = (
