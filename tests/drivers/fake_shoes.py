@@ -120,7 +120,7 @@ class FakeShoe:
     # -- internals
 
     def _hello(self) -> m.Hello:
-        return m.Hello(seq=self.count, vendor="Test Shoes", model="T-1", serial="T0001", firmware="9.9", boot=self.boot)
+        return m.Hello(seq=self.count, minor=0, vendor="Test Shoes", model="T-1", serial="T0001", firmware="9.9", boot=self.boot)
 
     def _emit(self, msg: m.Message) -> None:
         self.out += encode(msg)
