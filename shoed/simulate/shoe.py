@@ -63,6 +63,7 @@ class VirtualShoe:
         truth_file: str | Path | IO[str] | None = None,
         settle: float = SETTLE,
         gate: str = "locked",
+        orders: tuple[tuple[str, ...], ...] = (),
     ):
         if protocol not in PROTOCOLS:
             raise SimulatorError(f"protocol is one of {', '.join(PROTOCOLS)}, not {protocol!r}")
@@ -77,7 +78,8 @@ class VirtualShoe:
             rules = with_decks(rules, decks)
         self.seed = secrets.randbits(32) if seed is None else int(seed)
         self.faults = faults or FaultPlan()
-        self.setup = DealSetup(rules, seed=self.seed, shoes=shoes, cut_from_end=cut_from_end, faults=self.faults)
+        self.setup = DealSetup(rules, seed=self.seed, shoes=shoes, cut_from_end=cut_from_end, faults=self.faults,
+                               orders=tuple(orders))
         self.protocol = protocol
         self.pace = float(pace)
         self.settle = settle
@@ -184,6 +186,18 @@ class VirtualShoe:
     def __exit__(self, *exc) -> None:
         self.stop()
 
+    # ----- what this device sends (the virtual shuffler overrides these) -------
+    def _events(self):
+        return deal(self.setup)
+
+    def _firmware_options(self) -> dict:
+        return {}
+
+    def _native_message(self, event):
+        from shoed.simulate.wire import native_message
+
+        return native_message(event)
+
     # ----- the loop ------------------------------------------------------------
     def _main(self) -> None:
         try:
@@ -214,7 +228,7 @@ class _Loop:
         self.plan = shoe.faults
         self.native = shoe.protocol == "native"
         self.noise = LinkNoise(self.plan, random.Random(f"shoed-simulate:{shoe.seed}:link"), shoe.link_stats)
-        self.events = deal(shoe.setup)
+        self.events = shoe._events()
         self.pending: ShoeEvent | None = next(self.events, None)
         self.now = time.monotonic()
         self.next_card_at = self.now
@@ -235,7 +249,7 @@ class _Loop:
             self.encode = encode
             self.new_decoder = Decoder
             self.decoder = Decoder()
-            self.fw = Firmware(shoe.serial, shoe.boot, start=self.now, gate=shoe.gate)
+            self.fw = Firmware(shoe.serial, shoe.boot, start=self.now, gate=shoe.gate, **shoe._firmware_options())
             shoe.firmware = self.fw
 
     def run(self) -> None:
@@ -374,7 +388,7 @@ class _Loop:
         return True
 
     def release_events(self) -> None:
-        from shoed.simulate.wire import beetek_token, native_message
+        from shoed.simulate.wire import beetek_token
 
         while self.pending is not None and not self.shoe._stop.is_set():
             event = self.pending
@@ -382,7 +396,7 @@ class _Loop:
                 return
             self.shoe._record(event)
             if self.native:
-                _, now_out = self.fw.queue_message(native_message(event), self.now)
+                _, now_out = self.fw.queue_message(self.shoe._native_message(event), self.now)
                 if self.attached_since is not None:  # (sent only after the host's Hello)
                     for out in now_out:
                         self.write_frame(self.encode(out), out.NAME, out.seq, event.n)
@@ -390,6 +404,9 @@ class _Loop:
                 token = beetek_token(event)
                 if token is not None:
                     self.write_frame(token, event.kind, None, event.n)
+            if getattr(event, "unplug_after", False):
+                self.unplug_wanted = True  # the virtual shuffler's lost link, mid-order
+                self.unplug_by = self.now + 1.0
             if event.kind in (CARD, UNREADABLE):
                 self.next_card_at = self.now + self.shoe.pace
                 if event.number in self.disconnect_at:
