@@ -31,8 +31,8 @@ class ShufflerDriver(NativeDriver):
             from shoed.drivers.native_usb import parse_usb_url
 
             parse_usb_url(url)  # a bad address is an error now, not at the first reconnect
-        super().__init__(url, **options)
         self.backend = backend
+        super().__init__(url, **options)
 
     def _make_transport(self) -> Transport:
         if self.url.startswith("usb://"):
