@@ -161,6 +161,12 @@ class Alarm(Base, tag="alarm", kw_only=True):
     code: str | None = None
     source: str | None = None
     bets: list[str] | None = None  # favourable_bet: the bets that favour the player
+    by: str | None = None  # the client whose command cleared it
+    deck: int | None = None  # deck_incomplete: the deck
+    missing: list[str] | None = None  # deck_incomplete: cards of the deck not found
+    extra: list[str] | None = None  # deck_incomplete: cards found more than once
+    foreign: list[str] | None = None  # deck_incomplete: cards of another design
+    run: dict[str, int] | None = None  # weak_shuffle: {length, previous: its start in the previous shoe's cards}
 
 
 # ----- devices and the table ----------------------------------------------------
@@ -209,6 +215,51 @@ class DeviceWarning(Base, tag="device.warning", kw_only=True):
     source: str | None = None
 
 
+# ----- card-reading shuffler (docs/shuffler.md) -----------------------------------
+class ShuffleStarted(Base, tag="shuffle.started", kw_only=True):
+    shuffle: int
+    decks: int
+    source: str | None = None
+
+
+class ShuffleDeckChecked(Base, tag="shuffle.deck_checked", kw_only=True):
+    """One deck's verification: the deck's composition, never the order."""
+
+    shuffle: int
+    deck: int
+    complete: bool
+    present: int
+    unreadable: int = 0
+    missing: list[str] = []
+    extra: list[str] = []
+    foreign: list[str] = []
+    face_reversed: list[str] = []
+    source: str | None = None
+
+
+class ShuffleChunk(Base, tag="shuffle.chunk", kw_only=True):
+    """A chunk of the order was recorded: where and how many cards, never which."""
+
+    shuffle: int
+    position: int
+    count: int
+    source: str | None = None
+
+
+class ShuffleCompleted(Base, tag="shuffle.completed", kw_only=True):
+    shuffle: int
+    shuffler_shoe: int | None = None  # the shuffler's id of the shoe (magazine)
+    cards: int
+    verified: bool  # every deck complete, the order whole and matching the shuffler's digest
+    problems: list[str] = []
+    source: str | None = None
+
+
+class ShufflerMeters(Base, tag="shuffler.meters", kw_only=True):
+    meters: dict[str, int | None]
+    source: str | None = None
+
+
 class TableStarted(Base, tag="table.started", kw_only=True):
     clean: bool
     recovery: list[Any] = []
@@ -226,6 +277,7 @@ Event = (
     | Misdeal | MisdealCorrected | Alarm
     | DeviceConnected | DeviceLost | DeviceRestored | DeviceFallback | DevicePrimary | CardDuplicate | DeviceHello | DeviceWarning
     | TableStarted | TableStopped
+    | ShuffleStarted | ShuffleDeckChecked | ShuffleChunk | ShuffleCompleted | ShufflerMeters
 )
 
 

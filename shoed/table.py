@@ -25,6 +25,7 @@ import functools
 import math
 from dataclasses import dataclass, field
 
+from shoed import shuffle_table
 from shoed.rules import misdeal as md
 from shoed.rules.cards import Card, CardError, parse_card
 from shoed.rules.coup import Coup, hand_total
@@ -137,6 +138,8 @@ class TableController:
     active_source: str | None = None
     ahead: dict = field(default_factory=dict)
     behind: dict = field(default_factory=dict)
+    # A card-reading shuffler's shuffles (shoed.shuffle_table); None at a table without one.
+    shuffler: shuffle_table.ShufflerState | None = None
 
     # ----- public ----------------------------------------------------------
     def feed(self, item: dict) -> Step:
@@ -243,6 +246,7 @@ class TableController:
             "active_source": self.active_source,
             "ahead": {k: list(v) for k, v in self.ahead.items()},
             "behind": {k: list(v) for k, v in self.behind.items()},
+            "shuffler": self.shuffler.to_json() if self.shuffler is not None else None,
         }
 
     @classmethod
@@ -263,6 +267,7 @@ class TableController:
             active_source=state.get("active_source"),
             ahead={k: list(v) for k, v in state.get("ahead", {}).items()},
             behind={k: list(v) for k, v in state.get("behind", {}).items()},
+            shuffler=shuffle_table.ShufflerState.from_json(state.get("shuffler")),
         )
         shoe = state.get("shoe")
         if shoe:
@@ -769,3 +774,4 @@ class TableController:
 
 # Input kind -> its handler: `TableController._on_<kind>`.
 _HANDLERS = {name[len("_on_"):]: fn for name, fn in vars(TableController).items() if name.startswith("_on_")}
+shuffle_table.install(_HANDLERS)  # a card-reading shuffler's reports
