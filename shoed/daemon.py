@@ -32,6 +32,7 @@ from shoed.config import Config
 from shoed.notify import Notifier
 from shoed.replay import Replay, checkpoint_record, step_record
 from shoed.rules.ruleset import load_ruleset, with_decks
+from shoed import shuffle_table
 from shoed.table import TableController
 
 log = logs.get("shoed.daemon")
@@ -400,6 +401,8 @@ class Daemon:
             self._live_odds()
         item.setdefault("mono_ns", time.monotonic_ns())
         item.setdefault("utc_ns", time.time_ns())
+        if shuffle_table.needs_salt(item):
+            item.setdefault("salt", os.urandom(32).hex())  # for the commitment to a shuffled shoe's order
         controller = self.controller
         step = controller.feed(item)
         self.journal.append(step_record(item, step.events))

@@ -41,6 +41,8 @@ class ShoeOpened(Base, tag="shoe.opened", kw_only=True):
     decks: int
     ruleset: str
     burn: str
+    shuffle: int | None = None  # the card-reading shuffler's shuffle this shoe holds
+    commitment: str | None = None  # SHA-256 of (salt, order): the order fixed before the first card (docs/shuffler.md)
 
 
 class ShoeBurnMode(Base, tag="shoe.burn_mode", kw_only=True):
@@ -71,6 +73,8 @@ class ShoeFinished(Base, tag="shoe.finished", kw_only=True):
 class ShoeClosed(Base, tag="shoe.closed", kw_only=True):
     reason: str
     reconciliation: dict[str, Any]
+    # A shoe from a card-reading shuffler: {shuffle, order, salt, commitment}, revealed once the shoe is closed.
+    reveal: dict[str, Any] | None = None
 
 
 class ShoeOdds(Base, tag="shoe.odds", kw_only=True):
@@ -167,6 +171,10 @@ class Alarm(Base, tag="alarm", kw_only=True):
     extra: list[str] | None = None  # deck_incomplete: cards found more than once
     foreign: list[str] | None = None  # deck_incomplete: cards of another design
     run: dict[str, int] | None = None  # weak_shuffle: {length, previous: its start in the previous shoe's cards}
+    position: int | None = None  # sequence_mismatch: the card's number out of the shoe, from 0
+    expected: str | None = None  # sequence_mismatch: the card the shuffled order has there
+    got: str | None = None  # sequence_mismatch: the card that came
+    mismatch: str | None = None  # sequence_mismatch: substituted, inserted, removed, out_of_order, unexplained
 
 
 # ----- devices and the table ----------------------------------------------------

@@ -36,7 +36,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from firmware_protocol.messages import SHUFFLER_FAULT_NAMES, order_digest
-from shoed.rules.shuffle import is_weak, longest_surviving_run, weak_run_threshold
+from shoed.rules import misdeal as md
+from shoed.rules.shuffle import Tracker, commit, is_weak, longest_surviving_run, weak_run_threshold
 
 DECK_LISTS = ("missing", "extra", "foreign", "face_reversed")
 FAULT_ALARMS = {name: f"shuffler_{name}" for name in SHUFFLER_FAULT_NAMES.values()}
@@ -49,15 +50,22 @@ class ShufflerState:
 
     current: dict | None = None  # {shuffle, decks, checks: {deck: detail}, order: [cards], invalid: str|None}
     pending: list[dict] = field(default_factory=list)  # completed: {shuffle, shoe, order, verified, problems}
+    opening: dict | None = None  # the shuffle of the shoe being opened, with its salt
+    open: dict | None = None  # the open shoe's: {shuffle, order, salt, commitment}
+    tracker: Tracker | None = field(default=None, repr=False)  # checks the open shoe's cards (not serialised)
 
     def to_json(self) -> dict:
-        return {"current": self.current, "pending": list(self.pending)}
+        return {"current": self.current, "pending": list(self.pending), "open": self.open}
 
     @classmethod
     def from_json(cls, data: dict | None) -> ShufflerState | None:
         if not isinstance(data, dict):
             return None
-        return cls(current=data.get("current"), pending=list(data.get("pending") or []))
+        state = cls(current=data.get("current"), pending=list(data.get("pending") or []), open=data.get("open"))
+        if state.open:
+            # Checkpoints are taken with no card of the shoe seen: its check starts from the beginning.
+            state.tracker = Tracker(state.open["order"])
+        return state
 
 
 def _state(table) -> ShufflerState:
@@ -209,6 +217,7 @@ def wrap_shoe_inserted(original: Callable) -> Callable:
         if state is None:
             return original(table, item, step)  # a table without a shuffler: as before
         shuffled = state.pending.pop(0) if state.pending else None
+        state.opening = {"shuffled": shuffled, "salt": item.get("salt")}
         if shuffled is None or not shuffled["verified"]:
             why = "no completed shuffle" if shuffled is None else "; ".join(shuffled["problems"])
             table._alarm(step, "shoe_unverified", True,
@@ -232,6 +241,11 @@ def wrap_shoe_inserted(original: Callable) -> Callable:
 
 def wrap_command(original: Callable) -> Callable:
     def on_command(table, item: dict, step) -> None:
+        state = table.shuffler
+        if state is not None and item.get("cmd") == "open_shoe":
+            # The authorised opening takes the shuffle refused when the shoe went in (if any).
+            shuffled = (state.opening or {}).get("shuffled")
+            state.opening = {"shuffled": shuffled, "salt": item.get("salt")}
         original(table, item, step)
         if item.get("cmd") == "open_shoe" and "shoe_unverified" in table.alarms and step.reply is None:
             table._alarm(step, "shoe_unverified", False, f"opened by authorised command ({item.get('client')})",
@@ -239,6 +253,81 @@ def wrap_command(original: Callable) -> Callable:
         return None
 
     return on_command
+
+
+def needs_salt(item: dict) -> bool:
+    """Inputs that may open a shoe: the shell adds a fresh random `salt` to them before they are journaled."""
+    return item.get("kind") == "shoe_inserted" or (item.get("kind") == "command" and item.get("cmd") == "open_shoe")
+
+
+def shoe_opened_fields(table) -> dict:
+    """Fields `shoe.opened` gains from the shuffle of the shoe: the commitment to its order."""
+    state = table.shuffler
+    opening = state.opening if state is not None else None
+    if state is not None:
+        state.opening, state.open, state.tracker = None, None, None
+    if not opening or not opening.get("shuffled"):
+        return {}
+    shuffled, salt = opening["shuffled"], opening.get("salt")
+    try:
+        commitment = commit(shuffled["order"], bytes.fromhex(salt))
+    except (TypeError, ValueError):
+        return {"shuffle": shuffled["shuffle"]}  # no salt came with the input: nothing to commit to
+    state.open = {"shuffle": shuffled["shuffle"], "order": shuffled["order"], "salt": salt,
+                  "commitment": commitment}
+    state.tracker = Tracker(shuffled["order"])
+    return {"shuffle": shuffled["shuffle"], "commitment": commitment}
+
+
+def shoe_closed_fields(table) -> dict:
+    """Fields `shoe.closed` gains: the order and the salt, which anyone can check against the commitment."""
+    state = table.shuffler
+    if state is None or not state.open:
+        return {}
+    opened = state.open
+    state.open, state.tracker = None, None
+    return {"reveal": {"shuffle": opened["shuffle"], "order": list(opened["order"]), "salt": opened["salt"],
+                       "commitment": opened["commitment"]}}
+
+
+def wrap_card(original: Callable, readable: bool) -> Callable:
+    """Each card out of the shoe checked against the order: `alarm sequence_mismatch` and the coup held."""
+
+    def on_card(table, item: dict, step) -> None:
+        state = table.shuffler
+        tracker = state.tracker if state is not None else None
+        source = item.get("source")
+        if tracker is None or (table.active_source is not None and source != table.active_source):
+            return original(table, item, step)
+        check = tracker.dealt(str(item.get("card"))) if readable else None
+        if not readable:
+            tracker.unknown()
+        original(table, item, step)
+        if check is None:
+            return None
+        if check.unaligned:
+            table._alarm(step, "sequence_mismatch", True,
+                         f"the first {tracker.dealt_count} cards out of the shoe are nowhere in the shuffled order",
+                         source=source, position=tracker.dealt_count - 1)
+        if check.mismatch is not None:
+            found = check.mismatch
+            table._alarm(step, "sequence_mismatch", True,
+                         f"card {found.position + 1} out of the shoe is {found.got}; the shuffled order has "
+                         f"{found.expected} there", source=source, position=found.position,
+                         expected=found.expected, got=found.got)
+            if table.coup_state in ("open", "complete"):
+                table._misdeal(step, md.Misdeal("sequence_mismatch", None, True, "void",
+                                                f"card {found.position + 1} is not the next in the shuffled order",
+                                                found.got), source)
+        if check.resolved is not None:
+            found = check.resolved
+            table._alarm(step, "sequence_mismatch", True,
+                         f"card {found.position + 1} out of the shoe: {found.kind.replace('_', ' ')} "
+                         f"({found.got} where {found.expected} was due)", source=source,
+                         position=found.position, expected=found.expected, got=found.got, mismatch=found.kind)
+        return None
+
+    return on_card
 
 
 HANDLERS = {
@@ -256,3 +345,5 @@ def install(handlers: dict) -> None:
     handlers.update(HANDLERS)
     handlers["shoe_inserted"] = wrap_shoe_inserted(handlers["shoe_inserted"])
     handlers["command"] = wrap_command(handlers["command"])
+    handlers["card"] = wrap_card(handlers["card"], readable=True)
+    handlers["unreadable"] = wrap_card(handlers["unreadable"], readable=False)

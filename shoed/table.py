@@ -342,7 +342,7 @@ class TableController:
         self.results, self.pending, self.burn_mode = [], [], False
         self.roads, self.odds = RoadBuilder(), None
         self._emit(step, "shoe.opened", source=source, decks=self.shoe.decks, ruleset=self.ruleset.name,
-                   burn=self.ruleset.burn)
+                   burn=self.ruleset.burn, **shuffle_table.shoe_opened_fields(self))
         if self.shoe.phase == DEALING:
             self._open_coup(step)
 
@@ -353,7 +353,7 @@ class TableController:
         if self.coup_state == OPEN and self.coup is not None and self.coup.order:
             self._void(step, "the shoe was closed during the coup")
         report = shoe.close()
-        self._emit(step, "shoe.closed", reason=reason, reconciliation=report)
+        self._emit(step, "shoe.closed", reason=reason, reconciliation=report, **shuffle_table.shoe_closed_fields(self))
         self.coup_state = NO_COUP
 
     def _on_shoe_inserted(self, item: dict, step: Step) -> None:

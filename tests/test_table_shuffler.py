@@ -7,12 +7,14 @@ import json
 
 from shoed import events as schema
 from shoed.drivers.native_session import shuffler_detail
+from shoed.rules.shuffle import reveal_matches
 from shoed.rules.ruleset import load_ruleset
 from shoed.simulate import DealSetup, deal
 from shoed.simulate.shuffler import ShufflerFaults, shuffle_run
 from shoed.table import TableController
 
 T0 = 1_790_000_000_000_000_000
+SALT = bytes(range(100, 132))
 RULES = load_ruleset("punto-banco")
 
 
@@ -44,7 +46,9 @@ class Feed:
                 self(e.kind, card=e.card if e.kind == "card" else None, mode=e.mode, source="shoe")
             elif e.kind == "button":
                 self("button", button=e.button, source="shoe")
-            elif e.kind in ("shoe_inserted", "shoe_removed", "cut_card"):
+            elif e.kind == "shoe_inserted":
+                self(e.kind, source="shoe", salt=SALT.hex())  # the daemon adds a fresh one
+            elif e.kind in ("shoe_removed", "cut_card"):
                 self(e.kind, source="shoe")
 
     def alarms(self, name: str) -> list[dict]:
@@ -179,3 +183,79 @@ def test_a_table_without_a_shuffler_opens_shoes_as_before():
     feed("shoe_inserted", source="shoe")
     assert feed.table.shoe is not None and feed.table.shuffler is None
     assert feed.table.checkpoint()["shuffler"] is None
+
+
+def test_the_shoe_opens_with_a_commitment_and_closes_with_a_reveal_that_matches_it():
+    run = shuffle_run(28, decks=6, shoes=1)
+    feed = Feed()
+    feed.shuffler(run, 1)
+    feed.shoe(setup_for(run), 1)
+    opened = next(e for e in feed.events if e["kind"] == "shoe.opened")
+    closed = next(e for e in feed.events if e["kind"] == "shoe.closed")
+    assert opened["shuffle"] == run.shoes[0].shuffle and len(opened["commitment"]) == 64
+    reveal = closed["reveal"]
+    assert tuple(reveal["order"]) == run.shoes[0].order and reveal["commitment"] == opened["commitment"]
+    assert reveal_matches(opened["commitment"], reveal["order"], bytes.fromhex(reveal["salt"]))
+    # Nothing before the close names the order: the first card out is never announced ahead.
+    before = feed.events[: feed.events.index(closed)]
+    assert not any("reveal" in e or "order" in e for e in before)
+    assert not feed.alarms("sequence_mismatch")
+    for event in feed.events:
+        schema.validate(event)
+
+
+def deal_altered(alter, seed: int = 29):
+    """A shoe dealt from the shuffled order with one fault made by `alter(cards)` at the dealt position AT."""
+    run = shuffle_run(seed, decks=6, shoes=1)
+    feed = Feed()
+    feed.shuffler(run, 1)
+    cards = list(run.shoes[0].dealt)
+    alter(cards)
+    setup = DealSetup(RULES, seed=seed, shoes=1, orders=(tuple(cards),))
+    dealt = 0
+    for e in deal(setup):
+        if e.kind == "card":
+            dealt += 1
+            if dealt > AT + 6:
+                break
+        if e.kind == "card":
+            feed("card", card=e.card, mode=e.mode, source="shoe")
+        elif e.kind == "button":
+            feed("button", button=e.button, source="shoe")
+        elif e.kind == "shoe_inserted":
+            feed("shoe_inserted", source="shoe", salt=SALT.hex())
+    return feed, run.shoes[0].dealt
+
+
+AT = 40  # the fault's card number out of the shoe (from 0), after the burn and well after the cut is found
+
+
+def test_a_switched_card_is_caught_at_its_position_and_the_coup_held():
+    other = {}
+
+    def switch(cards):
+        other["was"] = cards[AT]
+        cards[AT] = next(c for c in ("AS", "KD", "7C") if c not in (cards[AT], cards[AT + 1]))
+
+    feed, dealt = deal_altered(switch)
+    first, resolved, *_ = feed.alarms("sequence_mismatch")
+    assert (first["position"], first["expected"]) == (AT, other["was"]) and first["got"] != other["was"]
+    assert resolved["mismatch"] == "substituted" and resolved["position"] == AT
+    assert any(p["kind"] == "sequence_mismatch" for p in feed.table.pending)  # held: confirm refused until void
+    assert not feed.table.card_due
+
+
+def test_a_removed_card_and_an_inserted_card_are_caught():
+    def remove(cards):
+        del cards[AT]
+
+    feed, _ = deal_altered(remove)
+    assert [a["mismatch"] for a in feed.alarms("sequence_mismatch") if a.get("mismatch")][0] == "removed"
+    assert feed.alarms("sequence_mismatch")[0]["position"] == AT
+
+    def insert(cards):
+        cards.insert(AT, next(c for c in ("AS", "KD", "7C") if c not in (cards[AT], cards[AT + 1])))
+
+    feed, _ = deal_altered(insert)
+    assert [a["mismatch"] for a in feed.alarms("sequence_mismatch") if a.get("mismatch")][0] == "inserted"
+    assert feed.alarms("sequence_mismatch")[0]["position"] == AT
