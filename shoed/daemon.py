@@ -16,6 +16,7 @@ then.
 from __future__ import annotations
 
 import collections
+import functools
 import gc
 import json
 import os
@@ -185,7 +186,7 @@ class Daemon:
         """Replay the current file of the journal to rebuild the controller."""
         from shoed.journal import iter_records
 
-        state = Replay()
+        state = Replay(order_key=self.order_key)
         self._last_stop_clean = True
         path = self.journal.path
         if path is not None:
@@ -195,7 +196,8 @@ class Daemon:
             self._last_stop_clean = last.get("kind") == "step" and last.get("input", {}).get("kind") == "power" \
                 and last["input"].get("state") == "off"
         if state.controller is None:
-            self.controller = TableController(self.config.table, ruleset, decks, auto_confirm=self._auto_confirm())
+            self.controller = TableController(self.config.table, ruleset, decks, auto_confirm=self._auto_confirm(),
+                                              order_key=self.order_key)
             self.journal.open_shoe("table")
             self.journal.append(checkpoint_record(self.controller))
         else:
@@ -215,6 +217,24 @@ class Daemon:
             log.info("state rebuilt from the journal", file=path.name, steps=state.steps, seq=self.controller.seq,
                      coup=self.controller.coup_no or None)
         self.controller.auto_confirm = self._auto_confirm()
+
+    @functools.cached_property
+    def order_key(self) -> bytes | None:
+        """The key of a card-reading shuffler's sealed order: its source's order_key_file, kept outside the
+        journal directory (DaemonError otherwise)."""
+        from shoed.drivers import DriverError
+        from shoed.drivers.shuffler import load_order_key
+
+        for source in self.config.sources:
+            if source.driver == "shuffler":
+                path = source.options.get("order_key_file")
+                if path and Path(self.config.journal_dir).resolve() in Path(path).resolve().parents:
+                    raise DaemonError(f"the order key file {path} lies inside the journal directory: keep it apart")
+                try:
+                    return load_order_key(path)
+                except DriverError as exc:
+                    raise DaemonError(str(exc)) from None
+        return None
 
     def _secret(self):
         if self.config.journal_secret_file:
@@ -401,7 +421,7 @@ class Daemon:
             self._live_odds()
         item.setdefault("mono_ns", time.monotonic_ns())
         item.setdefault("utc_ns", time.time_ns())
-        if shuffle_table.needs_salt(item):
+        if shuffle_table.needs_salt(item, self.controller):
             item.setdefault("salt", os.urandom(32).hex())  # for the commitment to a shuffled shoe's order
         controller = self.controller
         step = controller.feed(item)

@@ -263,7 +263,7 @@ class ShuffleCompleted(Base, tag="shuffle.completed", kw_only=True):
     source: str | None = None
 
 
-class ShufflerMeters(Base, tag="shuffler.meters", kw_only=True):
+class ShufflerMeters(Base, tag="shuffle.meters", kw_only=True):
     meters: dict[str, int | None]
     source: str | None = None
 

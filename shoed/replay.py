@@ -40,13 +40,14 @@ def step_record(item: dict, events: list[dict]) -> dict:
     return {"kind": STEP, "input": item, "events": events}
 
 
-def controller_from_checkpoint(record: dict) -> TableController:
+def controller_from_checkpoint(record: dict, order_key: bytes | None = None) -> TableController:
     ruleset = load_ruleset(record["ruleset"])
     decks = int(record["decks"])
     if ruleset.min_decks <= decks <= ruleset.max_decks:
         ruleset = with_decks(ruleset, decks)
     return TableController.from_checkpoint(
-        record["table"], ruleset, decks, record.get("state", {}), auto_confirm=bool(record.get("auto_confirm"))
+        record["table"], ruleset, decks, record.get("state", {}), auto_confirm=bool(record.get("auto_confirm")),
+        order_key=order_key,
     )
 
 
@@ -75,6 +76,7 @@ class Replay:
     events: int = 0
     differences: list[Difference] = field(default_factory=list)
     last_record: dict | None = None
+    order_key: bytes | None = field(default=None, repr=False)  # opens a shuffler's sealed order (docs/shuffler.md)
 
     def feed(self, record: dict, file: str | None = None) -> list[dict]:
         """Take one journal record; return the events its input produced again."""
@@ -94,12 +96,12 @@ class Replay:
             return events
         if kind == CHECKPOINT:
             if self.controller is None:
-                self.controller = controller_from_checkpoint(record)
+                self.controller = controller_from_checkpoint(record, self.order_key)
             else:
                 difference = checkpoint_difference(self.checkpoint_now(), record, file)
                 if difference is not None:
                     self.differences.append(difference)
-                    self.controller = controller_from_checkpoint(record)
+                    self.controller = controller_from_checkpoint(record, self.order_key)
             return []
         if kind == STEP:  # and no controller yet
             self.differences.append(Difference(record.get("jseq"), file, None, "a step before any checkpoint"))

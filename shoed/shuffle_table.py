@@ -15,7 +15,7 @@ these handlers take the `shuffler` driver's readings:
   shuffle then waits for its shoe, oldest first;
 - `shuffler_error`: `alarm shuffler_jam`, `shuffler_door`, `shuffler_recognition`
   (or `shuffler_fault` for vendor faults), raised and cleared;
-- `meters`: `shuffler.meters`.
+- `meters`: `shuffle.meters`.
 
 When a shoe goes in at a table with a shuffler, it takes the oldest completed
 shuffle. A shoe whose shuffle was not verified complete (or that has no
@@ -37,7 +37,16 @@ from dataclasses import dataclass, field
 
 from firmware_protocol.messages import SHUFFLER_FAULT_NAMES, order_digest
 from shoed.rules import misdeal as md
-from shoed.rules.shuffle import Tracker, commit, is_weak, longest_surviving_run, weak_run_threshold
+from shoed.rules.shuffle import (
+    Tracker,
+    chunk_context,
+    commit,
+    is_weak,
+    longest_surviving_run,
+    seal_cards,
+    unseal_cards,
+    weak_run_threshold,
+)
 
 DECK_LISTS = ("missing", "extra", "foreign", "face_reversed")
 FAULT_ALARMS = {name: f"shuffler_{name}" for name in SHUFFLER_FAULT_NAMES.values()}
@@ -54,18 +63,49 @@ class ShufflerState:
     open: dict | None = None  # the open shoe's: {shuffle, order, salt, commitment}
     tracker: Tracker | None = field(default=None, repr=False)  # checks the open shoe's cards (not serialised)
 
-    def to_json(self) -> dict:
-        return {"current": self.current, "pending": list(self.pending), "open": self.open}
+    def to_json(self, key: bytes | None = None) -> dict:
+        """For the journal's checkpoints: every order sealed under `key` (in plain text only without a key)."""
+        return {"current": _sealed_copy(self.current, key), "pending": [_sealed_copy(p, key) for p in self.pending],
+                "open": _sealed_copy(self.open, key)}
 
     @classmethod
-    def from_json(cls, data: dict | None) -> ShufflerState | None:
+    def from_json(cls, data: dict | None, key: bytes | None = None) -> ShufflerState | None:
         if not isinstance(data, dict):
             return None
-        state = cls(current=data.get("current"), pending=list(data.get("pending") or []), open=data.get("open"))
+        state = cls(current=_opened_copy(data.get("current"), key),
+                    pending=[_opened_copy(p, key) for p in data.get("pending") or []],
+                    open=_opened_copy(data.get("open"), key))
         if state.open:
             # Checkpoints are taken with no card of the shoe seen: its check starts from the beginning.
             state.tracker = Tracker(state.open["order"])
         return state
+
+
+def _context(entry: dict) -> str:
+    return f"order of shuffle {entry.get('shuffle')} in a checkpoint"
+
+
+def _sealed_copy(entry: dict | None, key: bytes | None) -> dict | None:
+    if entry is None or key is None or "order" not in entry:
+        return entry
+    out = {k: v for k, v in entry.items() if k != "order"}
+    out["sealed_order"] = seal_cards(key, entry["order"], _context(entry))
+    return out
+
+
+def _opened_copy(entry: dict | None, key: bytes | None) -> dict | None:
+    if entry is None or "sealed_order" not in entry:
+        return entry
+    out = {k: v for k, v in entry.items() if k != "sealed_order"}
+    try:
+        out["order"] = unseal_cards(key, entry["sealed_order"], _context(entry)) if key else []
+        out["unopened"] = None if key else "no order key: the order could not be read"
+    except ValueError as exc:
+        out["order"], out["unopened"] = [], str(exc)
+    if out["unopened"] and "verified" in out:
+        out["verified"] = False  # a shoe whose order cannot be read is not opened without the pit
+        out["problems"] = [*out.get("problems", []), out["unopened"]]
+    return out
 
 
 def _state(table) -> ShufflerState:
@@ -141,14 +181,24 @@ def on_order_chunk(table, item: dict, step) -> None:
     detail = _detail(item)
     position, cards = detail.get("position"), _cards(detail.get("cards"))
     order = current["order"]
+    if "sealed" in detail and current["invalid"] is None:
+        try:
+            if table.order_key is None:
+                raise ValueError("no order key is configured")
+            cards = unseal_cards(table.order_key, str(detail["sealed"]),
+                                 chunk_context(detail.get("boot"), detail.get("shuffle"), position))
+        except ValueError as exc:
+            current["invalid"] = f"chunk at position {position}: {exc}"
+            table._alarm(step, "shuffle_order_invalid", True, f"shuffle {current['shuffle']}: {current['invalid']}",
+                         source=item.get("source"))
     if current["invalid"] is None and position != len(order):
         current["invalid"] = f"a chunk at position {position} while {len(order)} was due"
         table._alarm(step, "shuffle_order_invalid", True, f"shuffle {current['shuffle']}: {current['invalid']}",
                      source=item.get("source"))
     if current["invalid"] is None:
         order.extend(cards)
-    table._emit(step, "shuffle.chunk", shuffle=current["shuffle"], position=position, count=len(cards),
-                source=item.get("source"))
+    table._emit(step, "shuffle.chunk", shuffle=current["shuffle"], position=position,
+                count=len(cards) or int(detail.get("count") or 0), source=item.get("source"))
 
 
 def on_shuffle_completed(table, item: dict, step) -> None:
@@ -197,7 +247,7 @@ def on_meters(table, item: dict, step) -> None:
     detail = _detail(item)
     meters = {k: detail.get(k) for k in ("shuffles", "cards", "jams", "door_opens", "recognition_faults")}
     _state(table)
-    table._emit(step, "shuffler.meters", meters=meters, source=item.get("source"))
+    table._emit(step, "shuffle.meters", meters=meters, source=item.get("source"))
 
 
 def dealt_order(results: list[dict]) -> list[str]:
@@ -255,8 +305,11 @@ def wrap_command(original: Callable) -> Callable:
     return on_command
 
 
-def needs_salt(item: dict) -> bool:
-    """Inputs that may open a shoe: the shell adds a fresh random `salt` to them before they are journaled."""
+def needs_salt(item: dict, table) -> bool:
+    """Inputs that may open a shoe at a table with a shuffler: the shell adds a fresh random `salt` to them
+    before they are journaled."""
+    if table is None or table.shuffler is None:
+        return False
     return item.get("kind") == "shoe_inserted" or (item.get("kind") == "command" and item.get("cmd") == "open_shoe")
 
 

@@ -140,6 +140,7 @@ class TableController:
     behind: dict = field(default_factory=dict)
     # A card-reading shuffler's shuffles (shoed.shuffle_table); None at a table without one.
     shuffler: shuffle_table.ShufflerState | None = None
+    order_key: bytes | None = None  # opens the shuffler's sealed order (docs/shuffler.md); set by the shell
 
     # ----- public ----------------------------------------------------------
     def feed(self, item: dict) -> Step:
@@ -246,7 +247,7 @@ class TableController:
             "active_source": self.active_source,
             "ahead": {k: list(v) for k, v in self.ahead.items()},
             "behind": {k: list(v) for k, v in self.behind.items()},
-            "shuffler": self.shuffler.to_json() if self.shuffler is not None else None,
+            "shuffler": self.shuffler.to_json(self.order_key) if self.shuffler is not None else None,
         }
 
     @classmethod
@@ -267,7 +268,7 @@ class TableController:
             active_source=state.get("active_source"),
             ahead={k: list(v) for k, v in state.get("ahead", {}).items()},
             behind={k: list(v) for k, v in state.get("behind", {}).items()},
-            shuffler=shuffle_table.ShufflerState.from_json(state.get("shuffler")),
+            shuffler=shuffle_table.ShufflerState.from_json(state.get("shuffler"), options.get("order_key")),
         )
         shoe = state.get("shoe")
         if shoe:

@@ -7,7 +7,7 @@ import json
 
 from shoed import events as schema
 from shoed.drivers.native_session import shuffler_detail
-from shoed.rules.shuffle import reveal_matches
+from shoed.rules.shuffle import chunk_context, reveal_matches, seal_cards
 from shoed.rules.ruleset import load_ruleset
 from shoed.simulate import DealSetup, deal
 from shoed.simulate.shuffler import ShufflerFaults, shuffle_run
@@ -32,11 +32,15 @@ class Feed:
         self.reply = step.reply
         return step.events
 
-    def shuffler(self, run, shoe: int) -> None:
+    def shuffler(self, run, shoe: int, key: bytes | None = None) -> None:
         for event in run.events:
             if event.shoe == shoe:
-                self(event.kind, source="shuffler:/dev/ttyACM1", shoe_seq=event.n + 1,
-                     detail={"boot": 7, **shuffler_detail(event.message)})
+                detail = {"boot": 7, **shuffler_detail(event.message)}
+                if key is not None and event.kind == "order_chunk":  # as the shuffler driver seals it
+                    cards = detail.pop("cards")
+                    detail["sealed"] = seal_cards(key, cards, chunk_context(7, detail["shuffle"], detail["position"]))
+                    detail["count"] = len(cards)
+                self(event.kind, source="shuffler:/dev/ttyACM1", shoe_seq=event.n + 1, detail=detail)
 
     def shoe(self, setup: DealSetup, shoe: int) -> None:
         for e in deal(setup):
@@ -69,7 +73,7 @@ def test_a_verified_shuffle_opens_its_shoe_and_the_order_is_in_no_event():
     feed.shuffler(run, 1)
     kinds = [e["kind"] for e in feed.events]
     assert kinds == ["shuffle.started"] + ["shuffle.deck_checked"] * 6 + ["shuffle.chunk"] * 5 + [
-        "shuffle.completed", "shuffler.meters"]
+        "shuffle.completed", "shuffle.meters"]
     completed = feed.events[-2]
     assert completed["verified"] and completed["cards"] == 312 and completed["problems"] == []
     assert all(e["complete"] for e in feed.events if e["kind"] == "shuffle.deck_checked")
@@ -259,3 +263,37 @@ def test_a_removed_card_and_an_inserted_card_are_caught():
     feed, _ = deal_altered(insert)
     assert [a["mismatch"] for a in feed.alarms("sequence_mismatch") if a.get("mismatch")][0] == "inserted"
     assert feed.alarms("sequence_mismatch")[0]["position"] == AT
+
+
+KEY = bytes(range(50, 82))
+
+
+def test_sealed_chunks_open_with_the_key_and_checkpoints_keep_the_order_sealed():
+    run = shuffle_run(30, decks=6, shoes=1)
+    feed = Feed(TableController("t1", RULES, 6, order_key=KEY))
+    feed.shuffler(run, 1, key=KEY)
+    completed = next(e for e in feed.events if e["kind"] == "shuffle.completed")
+    assert completed["verified"] and completed["cards"] == 312
+    assert [e["count"] for e in feed.events if e["kind"] == "shuffle.chunk"] == [64, 64, 64, 64, 56]
+    state = json.loads(json.dumps(feed.table.checkpoint()))
+    text = json.dumps(state)
+    order = run.shoes[0].order
+    assert "sealed_order" in text and json.dumps(list(order[:4]))[1:-1] not in text
+    again = Feed(TableController.from_checkpoint("t1", RULES, 6, state, order_key=KEY))
+    again.shoe(setup_for(run), 1)
+    closed = next(e for e in again.events if e["kind"] == "shoe.closed")
+    assert tuple(closed["reveal"]["order"]) == order and not again.alarms("sequence_mismatch")
+    # Without the key the waiting shuffle cannot be read: its shoe is not opened without the pit.
+    blind = Feed(TableController.from_checkpoint("t1", RULES, 6, state))
+    blind("shoe_inserted", source="shoe", salt=SALT.hex())
+    assert blind.table.shoe is None and "no order key" in blind.alarms("shoe_unverified")[0]["text"]
+
+
+def test_a_sealed_chunk_without_the_key_or_with_another_leaves_the_shuffle_unverified():
+    run = shuffle_run(31, decks=6, shoes=1)
+    for table in (TableController("t1", RULES, 6), TableController("t1", RULES, 6, order_key=bytes(32))):
+        feed = Feed(table)
+        feed.shuffler(run, 1, key=KEY)
+        (invalid, *_) = feed.alarms("shuffle_order_invalid")
+        assert "position 0" in invalid["text"]
+        assert not next(e for e in feed.events if e["kind"] == "shuffle.completed")["verified"]

@@ -31,7 +31,7 @@ import hmac
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from firmware_protocol.messages import card_byte
+from firmware_protocol.messages import card_byte, card_of_byte
 
 COMMITMENT_DOMAIN = b"shoed shuffle commitment 1\x00"
 SALT_BYTES = 32
@@ -63,6 +63,62 @@ def reveal_matches(commitment: str, order: Sequence[str], salt: bytes) -> bool:
         return hmac.compare_digest(commit(order, salt), commitment)
     except (ValueError, TypeError):
         return False
+
+
+# ----- sealing: the order in the journal -----------------------------------------------------------------------
+
+KEY_BYTES = 32  # AES-256
+NONCE_BYTES = 12
+
+
+def seal_cards(key: bytes, cards: Sequence[str], context: str) -> str:
+    """Cards encrypted with AES-256-GCM under `key`, bound to `context` (authenticated, not encrypted), as hex
+    of nonce and ciphertext. The nonce is synthetic, HMAC-SHA256(key, context, cards) cut to 12 bytes: the same
+    cards in the same context always seal alike (a replay reproduces the record byte for byte), and two
+    different plaintexts never share a nonce."""
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    plain = order_bytes(cards)
+    aad = context.encode()
+    nonce = hmac.new(key, b"shoed order nonce\x00" + aad + b"\x00" + plain, hashlib.sha256).digest()[:NONCE_BYTES]
+    return (nonce + AESGCM(_key(key)).encrypt(nonce, plain, aad)).hex()
+
+
+def unseal_cards(key: bytes, sealed: str, context: str) -> list[str]:
+    """The cards `seal_cards` sealed; ValueError when the key, the context or a byte is not the one sealed."""
+    from cryptography.exceptions import InvalidTag
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    try:
+        raw = bytes.fromhex(sealed)
+        plain = AESGCM(_key(key)).decrypt(raw[:NONCE_BYTES], raw[NONCE_BYTES:], context.encode())
+    except (InvalidTag, TypeError, ValueError):
+        raise ValueError(f"the sealed order of {context} does not open with this key") from None
+    return [card_of_byte(b) for b in plain]
+
+
+def chunk_context(boot, shuffle, position) -> str:
+    """What a sealed chunk of the order is bound to: the shuffler's session, the shuffle, the position."""
+    return f"order chunk boot {boot} shuffle {shuffle} position {position}"
+
+
+def _key(key: bytes) -> bytes:
+    if not isinstance(key, (bytes, bytearray)) or len(key) != KEY_BYTES:
+        raise ValueError(f"an order key is {KEY_BYTES} bytes")
+    return bytes(key)
+
+
+def read_key(text: bytes) -> bytes:
+    """An order key file's content: 64 hex digits (with or without a final newline), or 32 raw bytes."""
+    stripped = text.strip()
+    try:
+        if len(stripped) == 2 * KEY_BYTES:
+            return bytes.fromhex(stripped.decode("ascii"))
+    except (UnicodeDecodeError, ValueError):
+        pass
+    if len(text) == KEY_BYTES:
+        return bytes(text)
+    raise ValueError(f"an order key file holds {2 * KEY_BYTES} hex digits (e.g. from: openssl rand -hex 32)")
 
 
 # ----- alignment ----------------------------------------------------------------------------------------------

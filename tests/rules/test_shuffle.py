@@ -207,3 +207,30 @@ def test_the_run_found_is_the_longest():
 def test_thresholds_grow_with_the_shoe():
     assert sh.weak_run_threshold(1) <= sh.weak_run_threshold(6) <= sh.weak_run_threshold(8)
     assert sh.weak_run_threshold(16) == sh.weak_run_threshold(8)
+
+
+# ----- sealing ---------------------------------------------------------------------------------------------------
+
+KEY = bytes(range(32))
+
+
+def test_sealed_cards_open_only_with_their_key_and_context():
+    cards = shoe()[:64]
+    sealed = sh.seal_cards(KEY, cards, "ctx 1")
+    assert sh.unseal_cards(KEY, sealed, "ctx 1") == cards
+    assert sh.seal_cards(KEY, cards, "ctx 1") == sealed  # synthetic nonce: a replay seals alike
+    assert sh.seal_cards(KEY, cards[::-1], "ctx 1")[:24] != sealed[:24]  # other cards, other nonce
+    assert not any(card_hex in sealed for card_hex in (sh.order_bytes(cards[:4]).hex(),))
+    for key, context in ((bytes(32), "ctx 1"), (KEY, "ctx 2")):
+        with pytest.raises(ValueError, match="does not open"):
+            sh.unseal_cards(key, sealed, context)
+    tampered = sealed[:-2] + ("00" if sealed[-2:] != "00" else "01")
+    with pytest.raises(ValueError, match="does not open"):
+        sh.unseal_cards(KEY, tampered, "ctx 1")
+
+
+def test_order_key_files():
+    assert sh.read_key(KEY.hex().encode() + b"\n") == KEY
+    assert sh.read_key(KEY) == KEY
+    with pytest.raises(ValueError, match="64 hex digits"):
+        sh.read_key(b"too short")

@@ -18,7 +18,8 @@ import pytest
 
 from firmware_protocol import messages as m
 from shoed.drivers import open_driver
-from shoed.rules.shuffle import is_weak, longest_surviving_run
+from shoed.drivers.base import DriverError
+from shoed.rules.shuffle import chunk_context, is_weak, longest_surviving_run, unseal_cards
 from shoed.simulate import DealSetup, deal
 from shoed.simulate.shoe import SimulatorError
 from shoed.simulate.shuffler import ShufflerFaults, VirtualShuffler, shuffle_run
@@ -26,6 +27,21 @@ from shoed.simulate.shuffler import ShufflerFaults, VirtualShuffler, shuffle_run
 
 def faults(*names: str, shoe: int = 1) -> ShufflerFaults:
     return ShufflerFaults(frozenset(names), shoe)
+
+
+KEY = bytes(range(7, 39))
+
+
+def key_file(folder) -> str:
+    path = folder / "order.key"
+    path.write_text(KEY.hex() + "\n")
+    return str(path)
+
+
+def opened(reading) -> list[str]:
+    """An order chunk reading's cards, opened with the key (they leave the driver sealed)."""
+    d = reading.detail
+    return unseal_cards(KEY, d["sealed"], chunk_context(d["boot"], d["shuffle"], d["position"]))
 
 
 def read_until_done(device, driver, timeout: float = 30.0) -> list:
@@ -44,7 +60,7 @@ def shuffler_on_pty(tmp_path):
 
     def start(run):
         device = VirtualShuffler(run, link=str(tmp_path / "shuffler"))
-        driver = open_driver("shuffler", device.start())
+        driver = open_driver("shuffler", device.start(), order_key_file=key_file(tmp_path))
         opened.append((device, driver))
         return device, driver
 
@@ -61,7 +77,8 @@ def order_from(readings, shoe_number: int | None = None) -> list[str]:
             assert r.detail["position"] == len(cards) or r.detail["position"] == 0
             if r.detail["position"] == 0:
                 cards = []
-            cards += r.detail["cards"]
+            assert "cards" not in r.detail and r.raw == b""  # the order never leaves the driver in plain text
+            cards += opened(r)
     return cards
 
 
@@ -145,14 +162,12 @@ def test_shoed_simulate_runs_a_shuffler_beside_the_shoe(tmp_path):
          "--shuffler-faults", "missing-card", "--shuffler-link", str(tmp_path / "shuffler")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        lines = []
-        deadline = time.monotonic() + 20
-        while len(lines) < 2 and time.monotonic() < deadline:
-            if select.select([proc.stdout], [], [], 0.5)[0]:
-                lines.append(proc.stdout.readline().strip())
+        assert select.select([proc.stdout], [], [], 20)[0], "shoed simulate printed nothing within 20 s"
+        # Both addresses are printed at once, before anything else (the second may already be buffered).
+        lines = [proc.stdout.readline().strip(), proc.stdout.readline().strip()]
         assert len(lines) == 2 and lines[1] == str(tmp_path / "shuffler")
         shoe_driver = open_driver("native", lines[0])
-        shuffler_driver = open_driver("shuffler", lines[1])
+        shuffler_driver = open_driver("shuffler", lines[1], order_key_file=key_file(tmp_path))
         shoe_driver.set_gate(False)
         shuffle, cards = [], []
         deadline = time.monotonic() + 60
@@ -174,3 +189,14 @@ def test_shoed_simulate_runs_a_shuffler_beside_the_shoe(tmp_path):
     assert len(dealt) > 250
     assert any((order[i:] + order[:i])[: len(dealt)] == dealt for i in range(len(order)))  # a rotation: the cut
     assert sum(len(r.detail["missing"]) for r in shuffle if r.kind == "deck_check") == 1
+
+
+def test_the_shuffler_driver_needs_a_readable_order_key(tmp_path):
+    with pytest.raises(DriverError, match="order_key_file"):
+        open_driver("shuffler", "loop://")
+    with pytest.raises(DriverError, match="cannot read the order key file"):
+        open_driver("shuffler", "loop://", order_key_file=str(tmp_path / "none"))
+    bad = tmp_path / "bad.key"
+    bad.write_text("1234")
+    with pytest.raises(DriverError, match="64 hex digits"):
+        open_driver("shuffler", "loop://", order_key_file=str(bad))
