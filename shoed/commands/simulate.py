@@ -235,6 +235,8 @@ def run(args) -> int:
             truth_file=args.truth,
             gate=args.gate,
             orders=orders,
+            # The shoes go in once the shuffler has reported (and the host recorded) their shuffles.
+            ready=(lambda: shuffler.done) if shuffler is not None else None,
         )
         address = shoe.start()
         try:

@@ -64,6 +64,7 @@ class VirtualShoe:
         settle: float = SETTLE,
         gate: str = "locked",
         orders: tuple[tuple[str, ...], ...] = (),
+        ready=None,
     ):
         if protocol not in PROTOCOLS:
             raise SimulatorError(f"protocol is one of {', '.join(PROTOCOLS)}, not {protocol!r}")
@@ -87,6 +88,7 @@ class VirtualShoe:
         self.boot = secrets.randbits(32)  # drawn at every start, like a power-on: never from the seed
         self.serial = serial or f"VS-{self.seed & 0xFFFFFFFF:08X}"
         self._link_path = link
+        self.ready = ready  # a callable: nothing is dealt until it returns True (the shuffler has handed over)
         self._listen = listen
         self._truth_target = truth_file
         self._truth: list[ShoeEvent] = []
@@ -371,7 +373,7 @@ class _Loop:
             self.shoe._record_wire(entry)
 
     def may_release(self, event: ShoeEvent) -> bool:
-        if self.unplug_wanted:
+        if self.unplug_wanted or (self.shoe.ready is not None and not self.shoe.ready()):
             return False
         link_free = len(self.link.pending) < LOW_WATER
         if self.shoe.pace == 0 and not (self.ready() and link_free):
