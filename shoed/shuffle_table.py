@@ -383,6 +383,32 @@ def wrap_card(original: Callable, readable: bool) -> Callable:
     return on_card
 
 
+def commitment_problems(records) -> tuple[int, list[str]]:
+    """Every `shoe.opened` commitment of a journal checked against the reveal of its `shoe.closed`:
+    (commitments checked, one line per shoe whose reveal does not match)."""
+    from shoed.rules.shuffle import reveal_matches
+
+    committed: dict[tuple, str] = {}
+    checked, problems = 0, []
+    for record in records:
+        for event in record.get("events") or () if record.get("kind") == "step" else ():
+            key = (event.get("table"), event.get("shoe"))
+            if event.get("kind") == "shoe.opened" and event.get("commitment"):
+                committed[key] = event["commitment"]
+            elif event.get("kind") == "shoe.closed" and key in committed:
+                commitment = committed.pop(key)
+                reveal = event.get("reveal") or {}
+                checked += 1
+                try:
+                    ok = reveal_matches(commitment, list(reveal.get("order") or ()), bytes.fromhex(reveal.get("salt", "")))
+                except (TypeError, ValueError):
+                    ok = False
+                if not ok:
+                    problems.append(f"table {key[0]} shoe {key[1]}: the revealed order does not match the commitment "
+                                    f"made when the shoe opened (seq {event.get('seq')})")
+    return checked, problems
+
+
 HANDLERS = {
     "shuffle_started": on_shuffle_started,
     "deck_check": on_deck_check,

@@ -9,7 +9,7 @@ import os
 import time
 
 from shoed.rules.shuffle import reveal_matches
-from tests.daemon_runner import Daemon, Simulator
+from tests.daemon_runner import Daemon, Simulator, run_shoed
 from tests.test_daemon_restart import records_of
 
 
@@ -53,6 +53,8 @@ def test_a_shuffled_shoe_survives_kill_9_and_its_reveal_matches_the_commitment(b
     order = reveal["order"]
     assert len(dealt) > 250
     assert any((order[i:] + order[:i])[: len(dealt)] == dealt for i in range(len(order)))
+    verified = run_shoed("journal", "verify", str(journal), "--json", check=True)
+    assert json.loads(verified.stdout)["commitments"] == {"checked": 1, "mismatched": []}
     # Before the close, no record holds a run of the order in plain text.
     closing = next(i for i, r in enumerate(records) if r["kind"] == "step"
                    and any(e["kind"] == "shoe.closed" for e in r["events"]))

@@ -297,3 +297,19 @@ def test_a_sealed_chunk_without_the_key_or_with_another_leaves_the_shuffle_unver
         (invalid, *_) = feed.alarms("shuffle_order_invalid")
         assert "position 0" in invalid["text"]
         assert not next(e for e in feed.events if e["kind"] == "shuffle.completed")["verified"]
+
+
+def test_every_commitment_is_checked_against_its_reveal():
+    from shoed.shuffle_table import commitment_problems
+
+    run = shuffle_run(32, decks=6, shoes=1)
+    feed = Feed()
+    feed.shuffler(run, 1)
+    feed.shoe(setup_for(run), 1)
+    assert commitment_problems([{"kind": "step", "events": feed.events}]) == (1, [])
+    forged = json.loads(json.dumps(feed.events))
+    closed = next(e for e in forged if e["kind"] == "shoe.closed")
+    order = closed["reveal"]["order"]
+    order[0], order[1] = order[1], order[0]  # a shoe other than the one committed to
+    checked, problems = commitment_problems([{"kind": "step", "events": forged}])
+    assert checked == 1 and len(problems) == 1 and "does not match" in problems[0]

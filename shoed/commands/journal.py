@@ -71,9 +71,15 @@ def run_verify(args) -> int:
         report = verify(args.path, secret)
     except FileNotFoundError as exc:
         raise CommandError(str(exc)) from None
+    checked, mismatched = _commitments(args.path, secret) if report.ok else (0, [])
     if args.json:
-        print(json.dumps(report.to_json()))
+        print(json.dumps(report.to_json() | {"commitments": {"checked": checked, "mismatched": mismatched}}))
     else:
+        if checked:
+            print(f"commitments: {_count(checked, 'shuffled shoe')} checked against their reveal, "
+                  f"{len(mismatched)} not matching")
+        for line in mismatched:
+            print(f"COMMITMENT NOT MATCHED: {line}")
         for note in report.notes:
             print(f"note: {note}", file=sys.stderr)
         if report.ok:
@@ -82,7 +88,15 @@ def run_verify(args) -> int:
         else:
             print(f"NOT INTACT at {report.first_bad}")
             print(f"{_count(report.records, 'record')} before it {'is' if report.records == 1 else 'are'} intact")
-    return 0 if report.ok else 1
+    return 0 if report.ok and not mismatched else 1
+
+
+def _commitments(path, secret) -> tuple[int, list[str]]:
+    """A card-reading shuffler's shoes: each commitment against its reveal (docs/shuffler.md)."""
+    from shoed.journal.reader import iter_records
+    from shoed.shuffle_table import commitment_problems
+
+    return commitment_problems(iter_records(path, secret))
 
 
 def _count(n: int, noun: str) -> str:
