@@ -164,15 +164,21 @@ def _text(value: object, name: str, limit: int) -> bytes:
     return bytes((len(raw),)) + raw
 
 
-def _read_text(buf: bytes | bytearray, pos: int, end: int, name: str) -> tuple[str, int]:
+def _counted(buf: bytes | bytearray, pos: int, end: int, name: str, unit: str = "bytes") -> tuple[bytes, int]:
+    """A u8 count followed by that many bytes (a str, a card list): (the bytes, where they end)."""
     if pos >= end:
         raise _PayloadError(f"{name}: payload ends before its length byte")
     size = buf[pos]
     stop = pos + 1 + size
     if stop > end:
-        raise _PayloadError(f"{name}: {size} bytes announced, {end - pos - 1} left in the payload")
+        raise _PayloadError(f"{name}: {size} {unit} announced, {end - pos - 1} left in the payload")
+    return bytes(buf[pos + 1:stop]), stop
+
+
+def _read_text(buf: bytes | bytearray, pos: int, end: int, name: str) -> tuple[str, int]:
+    raw, stop = _counted(buf, pos, end, name)
     try:
-        return bytes(buf[pos + 1:stop]).decode("utf-8"), stop
+        return raw.decode("utf-8"), stop
     except UnicodeDecodeError as exc:
         raise _PayloadError(f"{name} is not valid UTF-8: {exc.reason} at byte {exc.start}") from None
 
@@ -371,14 +377,9 @@ def _card_list(cards: object, name: str, low: int, high: int) -> bytes:
 
 
 def _read_cards(buf, pos: int, end: int, name: str) -> tuple[tuple[str, ...], int]:
-    if pos >= end:
-        raise _PayloadError(f"{name}: payload ends before its count byte")
-    count = buf[pos]
-    stop = pos + 1 + count
-    if stop > end:
-        raise _PayloadError(f"{name}: {count} cards announced, {end - pos - 1} bytes left in the payload")
+    raw, stop = _counted(buf, pos, end, name, "cards")
     try:
-        return tuple(m.card_of_byte(b) for b in buf[pos + 1:stop]), stop
+        return tuple(m.card_of_byte(b) for b in raw), stop
     except ValueError as exc:
         raise _PayloadError(f"{name}: {exc}") from None
 
