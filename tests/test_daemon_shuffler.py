@@ -6,11 +6,26 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
+from collections import Counter
 
 from shoed.rules.shuffle import reveal_matches
 from tests.daemon_runner import Daemon, Simulator, run_shoed
 from tests.test_daemon_restart import records_of
+
+
+def shuffled_table(base, key, seed: int):
+    """The virtual shoe and the virtual shuffler (both ptys up before the daemon starts), and the daemon's
+    configuration reading both."""
+    sim = Simulator(base, "--shuffler", "--shuffler-link", str(base / "shuffler"), seed=seed, pace=0.01, shoes=1)
+    assert sim.proc.stdout.readline().strip() == str(base / "shuffler")  # the second line: the shuffler is up
+    config = base / "shoed.toml"
+    config.write_text(
+        f'[[sources]]\ndriver = "native"\nurl = "{sim.link}"\n\n'
+        f'[[sources]]\ndriver = "shuffler"\nurl = "{base / "shuffler"}"\norder_key_file = "{key}"\n'
+    )
+    return sim, config
 
 
 def journal_text(journal) -> str:
@@ -20,12 +35,7 @@ def journal_text(journal) -> str:
 def test_a_shuffled_shoe_survives_kill_9_and_its_reveal_matches_the_commitment(base):
     key = base / "order.key"
     key.write_text(os.urandom(32).hex() + "\n")
-    sim = Simulator(base, "--shuffler", "--shuffler-link", str(base / "shuffler"), seed=9, pace=0.01, shoes=1)
-    config = base / "shoed.toml"
-    config.write_text(
-        f'[[sources]]\ndriver = "native"\nurl = "{sim.link}"\n\n'
-        f'[[sources]]\ndriver = "shuffler"\nurl = "{base / "shuffler"}"\norder_key_file = "{key}"\n'
-    )
+    sim, config = shuffled_table(base, key, seed=9)
     journal = base / "journal"
     try:
         daemon = Daemon(base, "--config", str(config), journal=journal)
@@ -61,3 +71,56 @@ def test_a_shuffled_shoe_survives_kill_9_and_its_reveal_matches_the_commitment(b
     earlier = json.dumps(records[:closing])
     for start in range(0, len(order) - 6, 50):
         assert json.dumps(order[start:start + 6])[1:-1] not in earlier
+
+
+CARD_TEXT = re.compile(r'"([A2-9TJQK][CDHS])"')
+
+
+def mentioned(item) -> Counter:
+    return Counter(CARD_TEXT.findall(json.dumps(item)))
+
+
+def test_subscribers_a_catch_up_client_and_a_display_never_see_a_card_before_it_is_dealt(base):
+    from shoed.display.state import fold
+    from shoed.net.client import TableClient
+
+    key = base / "order.key"
+    key.write_text(os.urandom(32).hex() + "\n")
+    sim, config = shuffled_table(base, key, seed=10)
+    daemon = Daemon(base, "--config", str(config))
+    early, late = TableClient(daemon.events, daemon.snapshot, "t1"), None
+    seen_early, seen_late = [], []
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and not any(e.get("kind") == "shoe.closed" for e in seen_early):
+            seen_early += early.poll(0.05)
+            if late is None and sum(e.get("kind") == "coup.result" for e in seen_early) >= 10:
+                late = TableClient(daemon.events, daemon.snapshot, "t1")  # joins mid-shoe: snapshot, then events
+            if late is not None:
+                seen_late += late.poll(0.0)
+        seen_late += late.poll(0.5)
+    finally:
+        early.close()
+        if late is not None:
+            late.close()
+        daemon.stop()
+        sim.stop()
+    closed_at = next(e["seq"] for e in seen_early if e.get("kind") == "shoe.closed")
+    dealt_by_seq: dict[int, Counter] = {}
+    dealt: Counter = Counter()
+    for event in seen_early:
+        if event.get("kind") in ("card", "shoe.burn") and event.get("card"):
+            dealt[event["card"]] += 1
+        dealt_by_seq[event["seq"]] = Counter(dealt)
+    assert sum(dealt.values()) > 250
+    for item in seen_early + seen_late:
+        seq = item["seq"]
+        if seq >= closed_at:
+            continue  # the reveal: the order is public once the shoe is closed
+        assert not mentioned(item) - dealt_by_seq[seq], (item.get("kind"), seq)
+    snapshot = next(item for item in seen_late if item["kind"] == "snapshot")
+    assert snapshot["seq"] < closed_at and not mentioned(snapshot) - dealt_by_seq[snapshot["seq"]]
+    shown = fold(item for item in seen_late if item["seq"] < closed_at)
+    assert not mentioned(repr(shown)) - dealt_by_seq[shown.seq]
+    opened = next(e for e in seen_early if e.get("kind") == "shoe.opened")
+    assert opened["commitment"] and not any(e.get("alarm") == "sequence_mismatch" for e in seen_early)
