@@ -10,15 +10,19 @@ import re
 import time
 from collections import Counter
 
+import pytest
+
 from shoed.rules.shuffle import reveal_matches
 from tests.daemon_runner import Daemon, Simulator, run_shoed
 from tests.test_daemon_restart import records_of
 
 
-def shuffled_table(base, key, seed: int):
+def shuffled_table(base, key, seed: int, faults: str | None = None):
     """The virtual shoe and the virtual shuffler (both ptys up before the daemon starts), and the daemon's
     configuration reading both."""
-    sim = Simulator(base, "--shuffler", "--shuffler-link", str(base / "shuffler"), seed=seed, pace=0.01, shoes=1)
+    options = ["--shuffler-faults", faults] if faults else []
+    sim = Simulator(base, "--shuffler", "--shuffler-link", str(base / "shuffler"), *options, seed=seed, pace=0.01,
+                    shoes=1)
     assert sim.proc.stdout.readline().strip() == str(base / "shuffler")  # the second line: the shuffler is up
     config = base / "shoed.toml"
     config.write_text(
@@ -128,3 +132,39 @@ def test_subscribers_a_catch_up_client_and_a_display_never_see_a_card_before_it_
     assert mentioned(repr(shown)) and set(mentioned(repr(shown))) <= set(dealt_by_seq[shown.seq])
     opened = next(e for e in seen_early if e.get("kind") == "shoe.opened")
     assert opened["commitment"] and not any(e.get("alarm") == "sequence_mismatch" for e in seen_early)
+
+
+@pytest.mark.parametrize("fault", ["switch-card", "remove-card", "insert-card"])
+def test_a_shoe_tampered_at_the_table_is_caught_at_the_exact_card_and_the_coup_held(base, fault):
+    """The alarm names the card's place, the card due and the card that came; the coup is held (the gate
+    stays locked, nothing more comes out) for the pit's void. What kind of tampering it was is told by the
+    card after it, once dealing goes on (tests/test_table_shuffler.py)."""
+    from shoed.simulate.shuffler import ShufflerFaults, shuffle_run
+
+    seed = 11
+    (shoe,) = shuffle_run(seed, decks=6, shoes=1, faults=ShufflerFaults(frozenset({fault}))).shoes
+    _, position, card = shoe.tamper
+    order = shoe.order[shoe.cut:] + shoe.order[: shoe.cut]
+    key = base / "order.key"
+    key.write_text(os.urandom(32).hex() + "\n")
+    sim, config = shuffled_table(base, key, seed=seed, faults=fault)
+    journal = base / "journal"
+    try:
+        daemon = Daemon(base, "--config", str(config), journal=journal)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and '"sequence_mismatch"' not in journal_text(journal):
+            time.sleep(0.05)
+        time.sleep(1.0)  # time for cards that should not come
+        daemon.stop()
+    finally:
+        sim.stop()
+    steps = [r for r in records_of(journal) if r["kind"] == "step"]
+    events = [e for r in steps for e in r["events"]]
+    (found,) = [e for e in events if e["kind"] == "alarm" and e["alarm"] == "sequence_mismatch"]
+    assert found["position"] == position and found["expected"] == order[position]
+    assert found["got"] == (order[position + 1] if fault == "remove-card" else card)
+    held = [e for e in events if e["kind"] == "misdeal" and e["misdeal"]["kind"] == "sequence_mismatch"]
+    assert held and held[0]["seq"] >= found["seq"] - 1
+    cards_after = [e for e in events if e["kind"] == "card" and e["seq"] > found["seq"]]
+    assert len(cards_after) <= 1  # at most a card already past the gate
+    assert not any(e["kind"] == "coup.confirmed" and e["seq"] > found["seq"] for e in events)

@@ -33,7 +33,12 @@ FOREIGN_CARD = "foreign-card"
 JAM = "jam"
 LOSE_LINK = "lose-link"
 WEAK_SHUFFLE = "weak-shuffle"
-FAULTS = (MISSING_CARD, FOREIGN_CARD, JAM, LOSE_LINK, WEAK_SHUFFLE)
+# At the table, after the shuffle: the shoe dealt is not the shoe shuffled (the shuffler reports the true order).
+SWITCH_CARD = "switch-card"  # one card swapped for another
+REMOVE_CARD = "remove-card"  # one card taken out
+INSERT_CARD = "insert-card"  # one card slipped in
+TAMPERING = (SWITCH_CARD, REMOVE_CARD, INSERT_CARD)
+FAULTS = (MISSING_CARD, FOREIGN_CARD, JAM, LOSE_LINK, WEAK_SHUFFLE, *TAMPERING)
 
 
 @dataclass(frozen=True)
@@ -87,10 +92,21 @@ class ShuffledShoe:
     missing: tuple[tuple[int, str], ...] = ()  # (deck, card)
     foreign: tuple[tuple[int, str], ...] = ()
     weak: bool = False
+    tamper: tuple[str, int, str] | None = None  # (fault, position in the dealt shoe, card switched in or inserted)
 
     @property
     def dealt(self) -> tuple[str, ...]:
-        return self.order[self.cut:] + self.order[: self.cut]
+        """The cards as the dealing shoe gives them: the order as cut, with any tampering at the table."""
+        cards = list(self.order[self.cut:] + self.order[: self.cut])
+        if self.tamper is not None:
+            fault, position, card = self.tamper
+            if fault == SWITCH_CARD:
+                cards[position] = card
+            elif fault == REMOVE_CARD:
+                del cards[position]
+            else:
+                cards.insert(position, card)
+        return tuple(cards)
 
 
 @dataclass(frozen=True)
@@ -168,7 +184,15 @@ def shuffle_run(seed: int, decks: int = 8, shoes: int = 1, faults: ShufflerFault
             order = batch[:]
             rng.shuffle(order)
         cut = rng.randrange(len(order))
-        shuffled = ShuffledShoe(number, shuffle, tuple(order), cut, tuple(missing), tuple(foreign), weak)
+        tamper = None
+        for fault in TAMPERING:
+            if faults.has(fault, number):
+                # Well after the burn and the first cards (which find the cut), and a card unlike its neighbours.
+                position = rng.randrange(30, min(200, len(order) - 2))
+                cut_order = order[cut:] + order[:cut]
+                card = next(c for c in rng.sample(cards, len(cards)) if c not in cut_order[position - 1:position + 2])
+                tamper = (fault, position, card)
+        shuffled = ShuffledShoe(number, shuffle, tuple(order), cut, tuple(missing), tuple(foreign), weak, tamper)
         out.append(shuffled)
         emit(number, m.ShuffleStarted(shuffle=shuffle, decks=decks))
         for deck in range(1, decks + 1):

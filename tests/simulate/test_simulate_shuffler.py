@@ -200,3 +200,18 @@ def test_the_shuffler_driver_needs_a_readable_order_key(tmp_path):
     bad.write_text("1234")
     with pytest.raises(DriverError, match="64 hex digits"):
         open_driver("shuffler", "loop://", order_key_file=str(bad))
+
+
+@pytest.mark.parametrize("fault", ["switch-card", "remove-card", "insert-card"])
+def test_a_shoe_tampered_at_the_table_differs_from_the_order_at_one_place(fault):
+    (shoe,) = shuffle_run(seed=16, decks=6, shoes=1, faults=faults(fault)).shoes
+    kind, position, card = shoe.tamper
+    cut = list(shoe.order[shoe.cut:] + shoe.order[: shoe.cut])
+    dealt = list(shoe.dealt)
+    assert kind == fault and 30 <= position < 200 and dealt[:position] == cut[:position]
+    if fault == "switch-card":
+        assert dealt[position] == card != cut[position] and dealt[position + 1:] == cut[position + 1:]
+    elif fault == "remove-card":
+        assert dealt == cut[:position] + cut[position + 1:]
+    else:
+        assert dealt == cut[:position] + [card] + cut[position:]
