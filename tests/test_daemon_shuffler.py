@@ -17,12 +17,12 @@ from tests.daemon_runner import Daemon, Simulator, run_shoed
 from tests.test_daemon_restart import records_of
 
 
-def shuffled_table(base, key, seed: int, faults: str | None = None):
+def shuffled_table(base, key, seed: int, faults: str | None = None, shoes: int = 1, fault_shoe: int = 1):
     """The virtual shoe and the virtual shuffler (both ptys up before the daemon starts), and the daemon's
     configuration reading both."""
-    options = ["--shuffler-faults", faults] if faults else []
+    options = ["--shuffler-faults", faults, "--shuffler-fault-shoe", str(fault_shoe)] if faults else []
     sim = Simulator(base, "--shuffler", "--shuffler-link", str(base / "shuffler"), *options, seed=seed, pace=0.01,
-                    shoes=1)
+                    shoes=shoes)
     assert sim.proc.stdout.readline().strip() == str(base / "shuffler")  # the second line: the shuffler is up
     config = base / "shoed.toml"
     config.write_text(
@@ -168,3 +168,22 @@ def test_a_shoe_tampered_at_the_table_is_caught_at_the_exact_card_and_the_coup_h
     cards_after = [e for e in events if e["kind"] == "card" and e["seq"] > found["seq"]]
     assert len(cards_after) <= 1  # at most a card already past the gate
     assert not any(e["kind"] == "coup.confirmed" and e["seq"] > found["seq"] for e in events)
+
+
+def test_a_weak_shuffle_is_flagged_when_its_shoe_goes_in(base):
+    key = base / "order.key"
+    key.write_text(os.urandom(32).hex() + "\n")
+    sim, config = shuffled_table(base, key, seed=12, faults="weak-shuffle", shoes=2, fault_shoe=2)
+    journal = base / "journal"
+    try:
+        daemon = Daemon(base, "--config", str(config), journal=journal)
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and '"weak_shuffle"' not in journal_text(journal):
+            time.sleep(0.1)
+        daemon.stop()
+    finally:
+        sim.stop()
+    events = [e for r in records_of(journal) if r["kind"] == "step" for e in r["events"]]
+    (weak,) = [e for e in events if e["kind"] == "alarm" and e["alarm"] == "weak_shuffle"]
+    opened = [e for e in events if e["kind"] == "shoe.opened"]
+    assert len(opened) == 2 and weak["seq"] > opened[1]["seq"] and weak["run"]["length"] >= 5
