@@ -69,6 +69,10 @@ def test_a_shuffled_shoe_survives_kill_9_and_its_reveal_matches_the_commitment(b
     assert any((order[i:] + order[:i])[: len(dealt)] == dealt for i in range(len(order)))
     verified = run_shoed("journal", "verify", str(journal), "--json", check=True)
     assert json.loads(verified.stdout)["commitments"] == {"checked": 1, "mismatched": []}
+    # Replay equals record, with the order key; without it the sealed order cannot be opened.
+    replayed = run_shoed("replay", str(journal), "--order-key-file", str(key), "--json", "--jobs", "1")
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert run_shoed("replay", str(journal), "--json", "--jobs", "1").returncode != 0
     # Before the close, no record holds a run of the order in plain text.
     closing = next(i for i, r in enumerate(records) if r["kind"] == "step"
                    and any(e["kind"] == "shoe.closed" for e in r["events"]))

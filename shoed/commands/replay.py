@@ -26,6 +26,8 @@ def register(sub) -> None:
     pace.add_argument("--max", action="store_true", help="replay as fast as possible (the default without --publish)")
     p.add_argument("--publish", metavar="ENDPOINT", help="publish the replayed events on a PUB socket")
     p.add_argument("--secret-file", metavar="FILE", help="the journal's HMAC secret, if it is keyed")
+    p.add_argument("--order-key-file", metavar="FILE",
+                   help="the key of a card-reading shuffler's sealed orders (docs/shuffler.md), if the table had one")
     p.add_argument("--jobs", type=int, default=None, metavar="N",
                    help="replay the shoe files in N processes (default: one per CPU; 1 with --publish)")
     p.add_argument("--json", action="store_true", help="print a JSON report")
@@ -43,6 +45,15 @@ def run(args) -> int:
     if not path.exists():
         raise CommandError(f"no journal at {path}")
     secret = Path(args.secret_file).read_bytes().strip() if args.secret_file else None
+    order_key = None
+    if args.order_key_file:
+        from shoed.drivers import DriverError
+        from shoed.drivers.shuffler import load_order_key
+
+        try:
+            order_key = load_order_key(args.order_key_file)
+        except DriverError as exc:
+            raise CommandError(str(exc)) from None
     publisher = context = wire = None
     if args.publish:
         import zmq
@@ -75,7 +86,8 @@ def run(args) -> int:
             publisher.send_multipart([wire.topic_for(event["table"], event["kind"]).encode(), wire.encode(event)])
 
     try:
-        result = replay_journal(path, secret, jobs=jobs, on_events=publish if publisher is not None else None)
+        result = replay_journal(path, secret, jobs=jobs, on_events=publish if publisher is not None else None,
+                                order_key=order_key)
     finally:
         if publisher is not None:
             publisher.close()
