@@ -36,6 +36,24 @@ def journal_text(journal) -> str:
     return "\n".join(p.read_text() for p in sorted(journal.glob("*.jsonl")))
 
 
+def events_until(base, text: str, timeout: float, linger: float = 0.0, **table) -> list[dict]:
+    """Run the daemon at a shuffled table until `text` is in its journal (then `linger` seconds more); its events."""
+    key = base / "order.key"
+    key.write_text(os.urandom(32).hex() + "\n")
+    sim, config = shuffled_table(base, key, **table)
+    journal = base / "journal"
+    try:
+        daemon = Daemon(base, "--config", str(config), journal=journal)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and text not in journal_text(journal):
+            time.sleep(0.05)
+        time.sleep(linger)
+        daemon.stop()
+    finally:
+        sim.stop()
+    return [e for r in records_of(journal) if r["kind"] == "step" for e in r["events"]]
+
+
 def test_a_shuffled_shoe_survives_kill_9_and_its_reveal_matches_the_commitment(base):
     key = base / "order.key"
     key.write_text(os.urandom(32).hex() + "\n")
@@ -149,23 +167,13 @@ def test_a_shoe_tampered_at_the_table_is_caught_at_the_exact_card_and_the_coup_h
     (shoe,) = shuffle_run(seed, decks=6, shoes=1, faults=ShufflerFaults(frozenset({fault}))).shoes
     _, position, card = shoe.tamper
     order = shoe.order[shoe.cut:] + shoe.order[: shoe.cut]
-    key = base / "order.key"
-    key.write_text(os.urandom(32).hex() + "\n")
-    sim, config = shuffled_table(base, key, seed=seed, faults=fault)
-    journal = base / "journal"
-    try:
-        daemon = Daemon(base, "--config", str(config), journal=journal)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and '"sequence_mismatch"' not in journal_text(journal):
-            time.sleep(0.05)
-        time.sleep(1.0)  # time for cards that should not come
-        daemon.stop()
-    finally:
-        sim.stop()
-    steps = [r for r in records_of(journal) if r["kind"] == "step"]
-    events = [e for r in steps for e in r["events"]]
-    (found,) = [e for e in events if e["kind"] == "alarm" and e["alarm"] == "sequence_mismatch"]
+    # A second after the alarm: time for cards that should not come.
+    events = events_until(base, '"sequence_mismatch"', 120, linger=1.0, seed=seed, faults=fault)
+    found, *later = [e for e in events if e["kind"] == "alarm" and e["alarm"] == "sequence_mismatch"]
     assert found["position"] == position and found["expected"] == order[position]
+    kind = {"switch-card": "substituted", "remove-card": "removed", "insert-card": "inserted"}[fault]
+    # A card already past the gate when it locked tells the kind at once.
+    assert [(e["position"], e["mismatch"]) for e in later] in ([], [(position, kind)])
     assert found["got"] == (order[position + 1] if fault == "remove-card" else card)
     held = [e for e in events if e["kind"] == "misdeal" and e["misdeal"]["kind"] == "sequence_mismatch"]
     assert held and held[0]["seq"] >= found["seq"] - 1
@@ -175,19 +183,7 @@ def test_a_shoe_tampered_at_the_table_is_caught_at_the_exact_card_and_the_coup_h
 
 
 def test_a_weak_shuffle_is_flagged_when_its_shoe_goes_in(base):
-    key = base / "order.key"
-    key.write_text(os.urandom(32).hex() + "\n")
-    sim, config = shuffled_table(base, key, seed=12, faults="weak-shuffle", shoes=2, fault_shoe=2)
-    journal = base / "journal"
-    try:
-        daemon = Daemon(base, "--config", str(config), journal=journal)
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline and '"weak_shuffle"' not in journal_text(journal):
-            time.sleep(0.1)
-        daemon.stop()
-    finally:
-        sim.stop()
-    events = [e for r in records_of(journal) if r["kind"] == "step" for e in r["events"]]
+    events = events_until(base, '"weak_shuffle"', 120, seed=12, faults="weak-shuffle", shoes=2, fault_shoe=2)
     (weak,) = [e for e in events if e["kind"] == "alarm" and e["alarm"] == "weak_shuffle"]
     opened = [e for e in events if e["kind"] == "shoe.opened"]
     assert len(opened) == 2 and weak["seq"] > opened[1]["seq"] and weak["run"]["length"] >= 5
