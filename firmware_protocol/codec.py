@@ -1,4 +1,4 @@
-"""Reference codec of the shoed shoe protocol 1.0 (SPEC.md): frames to messages and back.
+"""Reference codec of the shoed shoe protocol 1.1 (SPEC.md): frames to messages and back.
 
 Pure functions over byte buffers, no I/O and no clock. A frame on the wire is
 COBS(version, type, seq u16 LE, payload, CRC-32 LE) followed by one 0x00
@@ -164,15 +164,21 @@ def _text(value: object, name: str, limit: int) -> bytes:
     return bytes((len(raw),)) + raw
 
 
-def _read_text(buf: bytes | bytearray, pos: int, end: int, name: str) -> tuple[str, int]:
+def _counted(buf: bytes | bytearray, pos: int, end: int, name: str, unit: str = "bytes") -> tuple[bytes, int]:
+    """A u8 count followed by that many bytes (a str, a card list): (the bytes, where they end)."""
     if pos >= end:
         raise _PayloadError(f"{name}: payload ends before its length byte")
     size = buf[pos]
     stop = pos + 1 + size
     if stop > end:
-        raise _PayloadError(f"{name}: {size} bytes announced, {end - pos - 1} left in the payload")
+        raise _PayloadError(f"{name}: {size} {unit} announced, {end - pos - 1} left in the payload")
+    return bytes(buf[pos + 1:stop]), stop
+
+
+def _read_text(buf: bytes | bytearray, pos: int, end: int, name: str) -> tuple[str, int]:
+    raw, stop = _counted(buf, pos, end, name)
     try:
-        return bytes(buf[pos + 1:stop]).decode("utf-8"), stop
+        return raw.decode("utf-8"), stop
     except UnicodeDecodeError as exc:
         raise _PayloadError(f"{name} is not valid UTF-8: {exc.reason} at byte {exc.start}") from None
 
@@ -356,6 +362,129 @@ def _unpack_set_time(buf, start, end, seq):
     return m.SetTime(seq=seq, utc_ms=_U64.unpack_from(buf, start)[0])
 
 
+# ----- shuffler messages (protocol 1.1) --------------------------------------
+
+
+def _card_list(cards: object, name: str, low: int, high: int) -> bytes:
+    if not isinstance(cards, tuple):
+        raise EncodeError(f"{name} must be a list of cards, not {cards!r}")
+    if not low <= len(cards) <= high:
+        raise EncodeError(f"{name} holds {len(cards)} cards; {low} to {high} fit")
+    try:
+        return bytes((len(cards),)) + bytes(m.card_byte(card) for card in cards)
+    except ValueError as exc:
+        raise EncodeError(f"{name}: {exc}") from None
+
+
+def _read_cards(buf, pos: int, end: int, name: str) -> tuple[tuple[str, ...], int]:
+    raw, stop = _counted(buf, pos, end, name, "cards")
+    try:
+        return tuple(m.card_of_byte(b) for b in raw), stop
+    except ValueError as exc:
+        raise _PayloadError(f"{name}: {exc}") from None
+
+
+_SHUFFLE_STARTED = struct.Struct("<IB")
+_DECK_CHECK = struct.Struct("<IBHB")
+_CHUNK = struct.Struct("<IH")
+_COMPLETED = struct.Struct("<IIH32s")
+_SHUFFLER_ERROR = struct.Struct("<IBBH")
+_METERS = struct.Struct("<IIIII")
+_DECK_LISTS = ("missing", "extra", "foreign", "face_reversed")
+
+
+def _pack_shuffle_started(msg: m.ShuffleStarted) -> bytes:
+    return _SHUFFLE_STARTED.pack(_byte(msg.shuffle, "shuffle", 0, 0xFFFFFFFF), _byte(msg.decks, "decks", 1, m.DECKS_MAX))
+
+
+def _unpack_shuffle_started(buf, start, end, seq):
+    _need(start, end, _SHUFFLE_STARTED.size, "shuffle_started")
+    shuffle, decks = _SHUFFLE_STARTED.unpack_from(buf, start)
+    if not 1 <= decks <= m.DECKS_MAX:
+        raise _PayloadError(f"decks {decks} is not 1..{m.DECKS_MAX}")
+    return m.ShuffleStarted(seq=seq, shuffle=shuffle, decks=decks)
+
+
+def _pack_deck_check(msg: m.DeckCheck) -> bytes:
+    out = _DECK_CHECK.pack(_byte(msg.shuffle, "shuffle", 0, 0xFFFFFFFF), _byte(msg.deck, "deck", 1, m.DECKS_MAX),
+                           _byte(msg.present, "present", 0, 0xFFFF), _byte(msg.unreadable, "unreadable"))
+    return out + b"".join(_card_list(getattr(msg, name), name, 0, m.DECK_LIST_MAX) for name in _DECK_LISTS)
+
+
+def _unpack_deck_check(buf, start, end, seq):
+    _need(start, end, _DECK_CHECK.size + len(_DECK_LISTS), "deck_check")
+    shuffle, deck, present, unreadable = _DECK_CHECK.unpack_from(buf, start)
+    if not 1 <= deck <= m.DECKS_MAX:
+        raise _PayloadError(f"deck {deck} is not 1..{m.DECKS_MAX}")
+    pos = start + _DECK_CHECK.size
+    lists = {}
+    for name in _DECK_LISTS:
+        lists[name], pos = _read_cards(buf, pos, end, name)
+        if len(lists[name]) > m.DECK_LIST_MAX:
+            raise _PayloadError(f"{name}: {len(lists[name])} cards, at most {m.DECK_LIST_MAX}")
+    return m.DeckCheck(seq=seq, shuffle=shuffle, deck=deck, present=present, unreadable=unreadable, **lists)
+
+
+def _pack_order_chunk(msg: m.OrderChunk) -> bytes:
+    return (_CHUNK.pack(_byte(msg.shuffle, "shuffle", 0, 0xFFFFFFFF), _byte(msg.position, "position", 0, 0xFFFF))
+            + _card_list(msg.cards, "cards", 1, m.CHUNK_MAX))
+
+
+def _unpack_order_chunk(buf, start, end, seq):
+    _need(start, end, _CHUNK.size + 2, "order_chunk")
+    shuffle, position = _CHUNK.unpack_from(buf, start)
+    cards, _ = _read_cards(buf, start + _CHUNK.size, end, "cards")
+    if not cards:
+        raise _PayloadError("an order chunk holds at least one card")
+    if position + len(cards) > 0x10000:
+        raise _PayloadError(f"cards {position} .. {position + len(cards) - 1} run past position 65535")
+    return m.OrderChunk(seq=seq, shuffle=shuffle, position=position, cards=cards)
+
+
+def _pack_shuffle_completed(msg: m.ShuffleCompleted) -> bytes:
+    digest = msg.digest
+    if not isinstance(digest, str) or len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+        raise EncodeError(f"digest must be 64 lower-case hex digits (SHA-256), not {digest!r}")
+    return _COMPLETED.pack(_byte(msg.shuffle, "shuffle", 0, 0xFFFFFFFF), _byte(msg.shoe, "shoe", 0, 0xFFFFFFFF),
+                           _byte(msg.cards, "cards", 0, 0xFFFF), bytes.fromhex(digest))
+
+
+def _unpack_shuffle_completed(buf, start, end, seq):
+    _need(start, end, _COMPLETED.size, "shuffle_completed")
+    shuffle, shoe, cards, digest = _COMPLETED.unpack_from(buf, start)
+    return m.ShuffleCompleted(seq=seq, shuffle=shuffle, shoe=shoe, cards=cards, digest=digest.hex())
+
+
+def _pack_shuffler_error(msg: m.ShufflerError) -> bytes:
+    return _SHUFFLER_ERROR.pack(
+        _byte(msg.shuffle, "shuffle", 0, 0xFFFFFFFF), _byte(msg.fault, "fault", 1, 255), _flag(msg.active, "active"),
+        _byte(msg.code, "code", 0, 0xFFFF)) + _text(msg.text, "text", m.SHUFFLER_TEXT_MAX)
+
+
+def _unpack_shuffler_error(buf, start, end, seq):
+    _need(start, end, _SHUFFLER_ERROR.size + 1, "shuffler_error")
+    shuffle, fault, active, code = _SHUFFLER_ERROR.unpack_from(buf, start)
+    if not fault:
+        raise _PayloadError("shuffler fault 0 is not defined")
+    text, _ = _read_text(buf, start + _SHUFFLER_ERROR.size, end, "text")
+    if len(text.encode()) > m.SHUFFLER_TEXT_MAX:
+        raise _PayloadError(f"text is {len(text.encode())} bytes, at most {m.SHUFFLER_TEXT_MAX}")
+    return m.ShufflerError(seq=seq, shuffle=shuffle, fault=fault, active=_read_bool(active, "active"), code=code,
+                           text=text)
+
+
+_METER_FIELDS = ("shuffles", "cards", "jams", "door_opens", "recognition_faults")
+
+
+def _pack_meters(msg: m.Meters) -> bytes:
+    return _METERS.pack(*(_byte(getattr(msg, name), name, 0, 0xFFFFFFFF) for name in _METER_FIELDS))
+
+
+def _unpack_meters(buf, start, end, seq):
+    _need(start, end, _METERS.size, "meters")
+    return m.Meters(seq=seq, **dict(zip(_METER_FIELDS, _METERS.unpack_from(buf, start), strict=True)))
+
+
 _CODECS = {
     m.Hello: (_pack_hello, _unpack_hello),
     m.CardRead: (_pack_card, _unpack_card),
@@ -372,6 +501,12 @@ _CODECS = {
     m.Gate: (_pack_gate, _unpack_gate),
     m.SetTime: (_pack_set_time, _unpack_set_time),
     m.StatusRequest: (_pack_empty, _unpacker_empty(m.StatusRequest)),
+    m.ShuffleStarted: (_pack_shuffle_started, _unpack_shuffle_started),
+    m.DeckCheck: (_pack_deck_check, _unpack_deck_check),
+    m.OrderChunk: (_pack_order_chunk, _unpack_order_chunk),
+    m.ShuffleCompleted: (_pack_shuffle_completed, _unpack_shuffle_completed),
+    m.ShufflerError: (_pack_shuffler_error, _unpack_shuffler_error),
+    m.Meters: (_pack_meters, _unpack_meters),
 }
 assert set(_CODECS) == set(m.MESSAGE_TYPES.values()), "every message type needs a wire layout"
 _PACKERS = {cls: pack for cls, (pack, _) in _CODECS.items()}
@@ -581,13 +716,14 @@ def to_json(item: m.Message | Rejected) -> dict:
                 "length": item.length, "raw": item.raw.hex()}
     out = {"type": item.NAME}
     for field in dataclasses.fields(item):
-        out[field.name] = getattr(item, field.name)
+        value = getattr(item, field.name)
+        out[field.name] = list(value) if isinstance(value, tuple) else value
     if isinstance(item, m.CardRead) and 1 <= item.rank <= 13 and 0 <= item.suit <= 3:
         out["card"] = m.card_text(item)
     return out
 
 
-_FIELD_TYPES = {"int": int, "bool": bool, "str": str}
+_FIELD_TYPES = {"int": int, "bool": bool, "str": str, "tuple[str, ...]": tuple}
 
 
 def from_json(data: dict) -> m.Message:
@@ -607,6 +743,11 @@ def from_json(data: dict) -> m.Message:
         raise ValueError(f"{name} has no field {', '.join(extra)}; fields: {', '.join(known)}")
     for key, value in fields.items():
         want = _FIELD_TYPES[known[key].type]
+        if want is tuple:
+            if not isinstance(value, list) or not all(isinstance(card, str) for card in value):
+                raise ValueError(f"{name}.{key} must be a list of cards, not {value!r}")
+            fields[key] = tuple(value)
+            continue
         if want is int and (not isinstance(value, int) or isinstance(value, bool)):
             raise ValueError(f"{name}.{key} must be an integer, not {value!r}")
         if want is not int and not isinstance(value, want):

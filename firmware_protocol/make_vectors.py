@@ -44,7 +44,7 @@ def _message_cases() -> list[tuple[str, str, m.Message]]:
             boot=0x5EED1234)),
         ("hello_host", "the host's Hello when it opens the link", m.Hello(
             seq=0, major=1, minor=0, vendor="shoed", model="table-daemon", serial="", firmware="0.1.0", boot=0)),
-        ("hello_empty_strings", "every string empty", m.Hello(seq=1, boot=1)),
+        ("hello_empty_strings", "every string empty", m.Hello(seq=1, minor=0, boot=1)),
         ("hello_longest_strings", "64 bytes of UTF-8 in each string (the maximum), multi-byte characters",
          m.Hello(seq=65535, major=1, minor=255, vendor="V" * 64, model="Macau-\u6fb3\u9580" + "m" * 52,
                  serial="0" * 64, firmware="\u00e9" * 32, boot=0xFFFFFFFF)),
@@ -106,6 +106,57 @@ def _message_cases() -> list[tuple[str, str, m.Message]]:
         ("set_time_zero", "", m.SetTime(seq=0, utc_ms=0)),
         ("set_time_max", "", m.SetTime(seq=0, utc_ms=0xFFFFFFFFFFFFFFFF)),
         ("status_request", "", m.StatusRequest(seq=0)),
+        *_shuffler_cases(),
+    ]
+
+
+# Protocol 1.1: a card-reading shuffler. The order of the example shuffle is fixed and public.
+EXAMPLE_ORDER = ("7H", "KD", "4C", "AS", "TD", "2C", "QH", "9S")
+EXAMPLE_SHUFFLE = 0x0000BEEF
+
+
+def _shuffler_cases() -> list[tuple[str, str, m.Message]]:
+    every_card = tuple(r + s for s in m.WIRE_SUITS for r in "A23456789TJQK")
+    return [
+        ("hello_shuffler", "a card-reading shuffler's Hello: it speaks 1.1", m.Hello(
+            seq=0, major=1, minor=1, vendor="Acme Gaming", model="CS-8", serial="SH0000042", firmware="1.1.0",
+            boot=0x0BADCAFE)),
+        ("shuffle_started", "shuffle 0xBEEF of 8 decks", m.ShuffleStarted(seq=1, shuffle=EXAMPLE_SHUFFLE, decks=8)),
+        ("shuffle_started_one_deck", "", m.ShuffleStarted(seq=2, shuffle=0xFFFFFFFF, decks=1)),
+        ("deck_check_complete", "deck 1 complete: 52 present, every list empty",
+         m.DeckCheck(seq=2, shuffle=EXAMPLE_SHUFFLE, deck=1, present=52)),
+        ("deck_check_faults", "deck 3: the ace of spades missing, a foreign king of hearts, the two of clubs twice, "
+         "the seven of diamonds face up, one card unreadable",
+         m.DeckCheck(seq=3, shuffle=EXAMPLE_SHUFFLE, deck=3, present=52, unreadable=1, missing=("AS",),
+                     extra=("2C",), foreign=("KH",), face_reversed=("7D",))),
+        ("deck_check_longest", "64 cards in every list (the maximum)",
+         m.DeckCheck(seq=4, shuffle=1, deck=16, present=0xFFFF, unreadable=255, missing=every_card[:52] + every_card[:12],
+                     extra=every_card[-64:], foreign=("AC",) * 64, face_reversed=("KS",) * 64)),
+        ("order_chunk", "the first eight cards of the example order",
+         m.OrderChunk(seq=5, shuffle=EXAMPLE_SHUFFLE, position=0, cards=EXAMPLE_ORDER)),
+        ("order_chunk_one_card", "one card at position 415, the last of 8 decks",
+         m.OrderChunk(seq=6, shuffle=EXAMPLE_SHUFFLE, position=415, cards=("KS",))),
+        ("order_chunk_longest", "255 cards (the maximum): a run of more than 254 non-zero bytes",
+         m.OrderChunk(seq=256, shuffle=0x01010101, position=65280, cards=(every_card * 5)[:255])),
+        ("shuffle_completed", "the example shuffle: 8 cards, digest of their bytes",
+         m.ShuffleCompleted(seq=7, shuffle=EXAMPLE_SHUFFLE, shoe=42, cards=len(EXAMPLE_ORDER),
+                            digest=m.order_digest(EXAMPLE_ORDER))),
+        ("shuffle_completed_416", "a whole 8-deck shoe", m.ShuffleCompleted(
+            seq=65535, shuffle=2, shoe=0xFFFFFFFF, cards=416, digest=m.order_digest(every_card * 8))),
+        ("shuffler_error_jam", "a jam during the example shuffle", m.ShufflerError(
+            seq=8, shuffle=EXAMPLE_SHUFFLE, fault=m.SHUFFLER_JAM, active=True, code=0x0101, text="E11 jam at elevator")),
+        ("shuffler_error_jam_cleared", "", m.ShufflerError(
+            seq=9, shuffle=EXAMPLE_SHUFFLE, fault=m.SHUFFLER_JAM, active=False, code=0x0101, text="")),
+        ("shuffler_error_door", "the door opened between shuffles",
+         m.ShufflerError(seq=10, shuffle=0, fault=m.SHUFFLER_DOOR, active=True, code=2, text="door open")),
+        ("shuffler_error_recognition", "the card camera failed",
+         m.ShufflerError(seq=11, shuffle=EXAMPLE_SHUFFLE, fault=m.SHUFFLER_RECOGNITION, active=True, code=3,
+                         text="camera: no image")),
+        ("shuffler_error_vendor", "a vendor-defined fault", m.ShufflerError(seq=12, fault=200, code=0xFFFF,
+                                                                           text="\u00e9" * 100)),
+        ("meters", "lifetime counters", m.Meters(seq=13, shuffles=1200, cards=499_200, jams=3, door_opens=17,
+                                                 recognition_faults=1)),
+        ("meters_zero", "", m.Meters(seq=0)),
     ]
 
 
@@ -175,6 +226,28 @@ def _reject_cases() -> list[tuple[str, str, bytes]]:
          codec.cobs_encode(b"\x01\x40\x00\x00\x01\x02\x03") + b"\x00"),
         ("frame_too_long", f"{codec.MAX_FRAME + 1} bytes of content with a correct CRC", _frame(long_body)),
         ("cobs_overrun", "the first code byte points past the delimiter", b"\x09\x01\x10\x05\x00"),
+        ("shuffle_started_decks_0", "", _frame(_header(0x50, 5) + struct.pack("<IB", 1, 0))),
+        ("shuffle_started_decks_17", "", _frame(_header(0x50, 5) + struct.pack("<IB", 1, 17))),
+        ("deck_check_deck_0", "", _frame(_header(0x51, 5) + struct.pack("<IBHB", 1, 0, 52, 0) + bytes(4))),
+        ("deck_check_rank_0", "a missing card of rank 0", _frame(_header(0x51, 5) + struct.pack("<IBHB", 1, 1, 51, 0)
+                                                                  + bytes((1, 0x30, 0, 0, 0)))),
+        ("deck_check_rank_14", "", _frame(_header(0x51, 5) + struct.pack("<IBHB", 1, 1, 51, 0)
+                                          + bytes((1, 0x0E, 0, 0, 0)))),
+        ("deck_check_list_overrun", "five extra cards announced, two bytes left",
+         _frame(_header(0x51, 5) + struct.pack("<IBHB", 1, 1, 52, 0) + bytes((0, 5, 0x01, 0x02)))),
+        ("deck_check_list_65", "65 foreign cards: more than a list holds",
+         _frame(_header(0x51, 5) + struct.pack("<IBHB", 1, 1, 52, 0) + bytes((0, 0, 65)) + bytes((1,)) * 65
+                + bytes((0,)))),
+        ("order_chunk_empty", "a chunk without cards", _frame(_header(0x52, 5) + struct.pack("<IH", 1, 0) + b"\x00")),
+        ("order_chunk_rank_13_plus", "a card byte of rank 15", _frame(_header(0x52, 5) + struct.pack("<IH", 1, 0)
+                                                                     + bytes((2, 0x01, 0x0F)))),
+        ("order_chunk_past_65535", "two cards from position 65535",
+         _frame(_header(0x52, 5) + struct.pack("<IH", 1, 65535) + bytes((2, 0x01, 0x02)))),
+        ("shuffle_completed_short", "a digest of 31 bytes",
+         _frame(_header(0x53, 5) + struct.pack("<IIH", 1, 1, 8) + bytes(range(1, 32)))),
+        ("shuffler_error_fault_0", "", _frame(_header(0x54, 5) + struct.pack("<IBBH", 1, 0, 1, 0) + b"\x00")),
+        ("shuffler_error_active_2", "", _frame(_header(0x54, 5) + struct.pack("<IBBH", 1, 1, 2, 0) + b"\x00")),
+        ("meters_short", "four of the five counters", _frame(_header(0x55, 5) + bytes(16))),
         ("noise", "line noise up to a zero", bytes.fromhex("5a a5 ff 13 37 c0 de 42 99 00".replace(" ", ""))),
     ]
 
@@ -197,8 +270,23 @@ def _stream_cases() -> list[tuple[str, str, bytes]]:
         ("lost_delimiter", ("a frame whose delimiter was corrupted: it is lost (the shoe repeats it), "
                             "the next frame is decoded"), lost_delimiter + b),
         ("corrupt_then_frame", "a frame with a flipped bit, then a good frame", bytes(corrupt) + b + hb),
+        ("shuffle_dialogue", "a shuffler's reliable messages for one shuffle, back to back",
+         b"".join(codec.encode(msg) for msg in _shuffle_dialogue())),
         ("overflow_then_frame", f"{3 * codec.MAX_WIRE} bytes without a delimiter, then a frame",
          b"\x41" * (3 * codec.MAX_WIRE) + a),
+    ]
+
+
+def _shuffle_dialogue() -> list[m.Message]:
+    """One whole shuffle of the example order, as a shuffler sends it (SPEC.md §12.13)."""
+    return [
+        m.ShuffleStarted(seq=1, shuffle=EXAMPLE_SHUFFLE, decks=1),
+        m.DeckCheck(seq=2, shuffle=EXAMPLE_SHUFFLE, deck=1, present=8, missing=()),
+        m.OrderChunk(seq=3, shuffle=EXAMPLE_SHUFFLE, position=0, cards=EXAMPLE_ORDER[:5]),
+        m.OrderChunk(seq=4, shuffle=EXAMPLE_SHUFFLE, position=5, cards=EXAMPLE_ORDER[5:]),
+        m.ShuffleCompleted(seq=5, shuffle=EXAMPLE_SHUFFLE, shoe=42, cards=len(EXAMPLE_ORDER),
+                           digest=m.order_digest(EXAMPLE_ORDER)),
+        m.Meters(seq=6, shuffles=1, cards=8),
     ]
 
 

@@ -12,10 +12,11 @@ then; the host drops any reliable message whose seq it has already taken.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 PROTOCOL_MAJOR = 1
-PROTOCOL_MINOR = 0
+PROTOCOL_MINOR = 1  # 1.1 adds the card-reading shuffler's messages (types 0x50 - 0x55)
 
 # Suits on the wire, in this order: 0=C, 1=D, 2=H, 3=S. Ranks: 1 (ace) .. 13 (king).
 WIRE_SUITS = "CDHS"
@@ -61,6 +62,7 @@ class Message:
     TYPE = 0x00
     RELIABLE = False  # kept and repeated by the shoe until acknowledged
     NAME = "message"
+    MINOR = 0  # the protocol minor version that defines this message (SPEC.md §8.1)
 
 
 # ----- shoe to host ---------------------------------------------------------
@@ -222,11 +224,123 @@ class StatusRequest(Message):
     NAME = "status_request"
 
 
+# ----- card-reading shuffler to host (protocol 1.1) -------------------------
+#
+# A shuffler is a device on the same protocol: its Hello says minor 1 or more,
+# and it sends these reliable messages about each shuffle, numbered by a
+# 32-bit `shuffle` id it draws per shuffle. Cards in them are dealer notation
+# ("TD"); on the wire each card is one byte, suit << 4 | rank (SPEC.md §5.15).
+
+SHUFFLER_JAM = 1  # cards jammed in the mechanism
+SHUFFLER_DOOR = 2  # a door or cover opened
+SHUFFLER_RECOGNITION = 3  # the card reader (camera) failed
+SHUFFLER_FAULT_NAMES = {SHUFFLER_JAM: "jam", SHUFFLER_DOOR: "door", SHUFFLER_RECOGNITION: "recognition"}
+
+DECKS_MAX = 16  # decks in one shuffle at most
+DECK_LIST_MAX = 64  # cards in each list of a deck check at most
+CHUNK_MAX = 255  # cards in one order chunk at most
+SHUFFLER_TEXT_MAX = 200
+
+
+@dataclass(frozen=True)
+class ShuffleStarted(Message):
+    """The shuffler took a batch of cards and started shuffling it."""
+
+    shuffle: int = 0  # u32 id of this shuffle, drawn by the shuffler
+    decks: int = 8  # decks the batch should hold (1 .. 16)
+
+    TYPE = 0x50
+    RELIABLE = True
+    NAME = "shuffle_started"
+    MINOR = 1
+
+
+@dataclass(frozen=True)
+class DeckCheck(Message):
+    """What the shuffler's reader found in one deck of the batch."""
+
+    shuffle: int = 0
+    deck: int = 1  # 1 .. decks
+    present: int = 52  # cards of this deck read
+    unreadable: int = 0  # cards that could not be identified
+    missing: tuple[str, ...] = ()  # cards of a full deck that were not there
+    extra: tuple[str, ...] = ()  # cards of this deck's design found more than once
+    foreign: tuple[str, ...] = ()  # cards of another design (back or stock) found with this deck
+    face_reversed: tuple[str, ...] = ()  # cards lying face up in the batch
+
+    TYPE = 0x51
+    RELIABLE = True
+    NAME = "deck_check"
+    MINOR = 1
+
+
+@dataclass(frozen=True)
+class OrderChunk(Message):
+    """Consecutive cards of the shuffled order, from `position` (0 = the first card out of the shoe)."""
+
+    shuffle: int = 0
+    position: int = 0  # u16
+    cards: tuple[str, ...] = ("AC",)  # 1 .. 255 cards (a default message, like every one, is valid)
+
+    TYPE = 0x52
+    RELIABLE = True
+    NAME = "order_chunk"
+    MINOR = 1
+
+
+@dataclass(frozen=True)
+class ShuffleCompleted(Message):
+    """The shuffle is done and its shoe handed out; the order is complete."""
+
+    shuffle: int = 0
+    shoe: int = 0  # u32 id of the shoe (magazine) the cards went into
+    cards: int = 0  # u16: cards in the order
+    digest: str = "00" * 32  # SHA-256 of the order's card bytes, as 64 hex digits
+
+    TYPE = 0x53
+    RELIABLE = True
+    NAME = "shuffle_completed"
+    MINOR = 1
+
+
+@dataclass(frozen=True)
+class ShufflerError(Message):
+    """A fault of the shuffler (raised, `active`) or its end (cleared)."""
+
+    shuffle: int = 0  # the shuffle it interrupted, 0 when none
+    fault: int = SHUFFLER_JAM  # 1 jam, 2 door, 3 recognition, 4 - 255 vendor-defined
+    active: bool = True
+    code: int = 0  # u16 vendor fault code
+    text: str = ""
+
+    TYPE = 0x54
+    RELIABLE = True
+    NAME = "shuffler_error"
+    MINOR = 1
+
+
+@dataclass(frozen=True)
+class Meters(Message):
+    """The shuffler's lifetime counters, sent after each shuffle."""
+
+    shuffles: int = 0
+    cards: int = 0
+    jams: int = 0
+    door_opens: int = 0
+    recognition_faults: int = 0
+
+    TYPE = 0x55
+    RELIABLE = True
+    NAME = "meters"
+    MINOR = 1
+
+
 MESSAGE_TYPES: dict[int, type[Message]] = {
     cls.TYPE: cls
     for cls in (
         Hello, CardRead, Unreadable, Button, CutCard, ShoeRemoved, ShoeInserted, Tamper, Alarm,
         Heartbeat, Status, Ack, Gate, SetTime, StatusRequest,
+        ShuffleStarted, DeckCheck, OrderChunk, ShuffleCompleted, ShufflerError, Meters,
     )
 }
 MESSAGE_NAMES: dict[str, type[Message]] = {cls.NAME: cls for cls in MESSAGE_TYPES.values()}
@@ -234,5 +348,29 @@ MESSAGE_NAMES: dict[str, type[Message]] = {cls.NAME: cls for cls in MESSAGE_TYPE
 
 def card_text(msg: CardRead) -> str:
     """The card of a CardRead in shoed's notation, e.g. 'TD'."""
-    return "A23456789TJQK"[msg.rank - 1] + WIRE_SUITS[msg.suit]
+    return _RANKS[msg.rank - 1] + WIRE_SUITS[msg.suit]
 
+
+
+def card_byte(card: str) -> int:
+    """A card in dealer notation ('TD') as its shuffler wire byte, suit << 4 | rank (SPEC.md §5.15).
+    ValueError for anything that is not a card."""
+    if not isinstance(card, str) or len(card) != 2 or card[0] not in _RANKS or card[1] not in WIRE_SUITS:
+        raise ValueError(f"{card!r} is not a card (write rank and suit, e.g. TD)")
+    return WIRE_SUITS.index(card[1]) << 4 | (_RANKS.index(card[0]) + 1)
+
+
+def card_of_byte(value: int) -> str:
+    """The card a shuffler wire byte names; ValueError for a rank outside 1..13 (bits 6-7 are reserved)."""
+    rank, suit = value & 0x0F, (value >> 4) & 0x03
+    if not 1 <= rank <= 13:
+        raise ValueError(f"card byte 0x{value:02x}: rank {rank} is not 1..13")
+    return _RANKS[rank - 1] + WIRE_SUITS[suit]
+
+
+def order_digest(cards) -> str:
+    """SHA-256 of an order's card bytes, position 0 first, as 64 hex digits (ShuffleCompleted.digest)."""
+    return hashlib.sha256(bytes(card_byte(card) for card in cards)).hexdigest()
+
+
+_RANKS = "A23456789TJQK"

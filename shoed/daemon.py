@@ -16,6 +16,7 @@ then.
 from __future__ import annotations
 
 import collections
+import functools
 import gc
 import json
 import os
@@ -28,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from shoed import logs
+from shoed import logs, shuffle_table
 from shoed.clockwatch import STALL_LIMIT, ClockWatch
 from shoed.config import Config, ConfigError
 from shoed.config import check as check_config
@@ -208,7 +209,7 @@ class Daemon:
         """Replay the current file of the journal to rebuild the controller."""
         from shoed.journal import iter_records
 
-        state = Replay()
+        state = Replay(order_key=self.order_key)
         self._last_stop_clean = True
         path = self.journal.path
         if path is not None:
@@ -216,7 +217,8 @@ class Daemon:
                 state.feed(record, path.name)
             self._last_stop_clean = state.stopped_clean
         if state.controller is None:
-            self.controller = TableController(self.config.table, ruleset, decks, auto_confirm=self._auto_confirm())
+            self.controller = TableController(self.config.table, ruleset, decks, auto_confirm=self._auto_confirm(),
+                                              order_key=self.order_key)
             self.journal.open_shoe("table")
             self.journal.append(checkpoint_record(self.controller))
         else:
@@ -234,6 +236,24 @@ class Daemon:
             log.info("state rebuilt from the journal", file=path.name, steps=state.steps, seq=self.controller.seq,
                      coup=self.controller.coup_no or None)
         self.controller.auto_confirm = self._auto_confirm()
+
+    @functools.cached_property
+    def order_key(self) -> bytes | None:
+        """The key of a card-reading shuffler's sealed order: its source's order_key_file, kept outside the
+        journal directory (DaemonError otherwise)."""
+        from shoed.drivers import DriverError
+        from shoed.drivers.shuffler import load_order_key
+
+        for source in self.config.sources:
+            if source.driver == "shuffler":
+                path = source.options.get("order_key_file")
+                if path and Path(self.config.journal_dir).resolve() in Path(path).resolve().parents:
+                    raise DaemonError(f"the order key file {path} lies inside the journal directory: keep it apart")
+                try:
+                    return load_order_key(path)
+                except DriverError as exc:
+                    raise DaemonError(str(exc)) from None
+        return None
 
     def _secret(self):
         if self.config.journal_secret_file:
@@ -452,6 +472,8 @@ class Daemon:
         item.setdefault("mono_ns", time.monotonic_ns())
         item.setdefault("utc_ns", time.time_ns())
         self._in_time_order(item)
+        if shuffle_table.needs_salt(item, self.controller):
+            item.setdefault("salt", os.urandom(32).hex())  # for the commitment to a shuffled shoe's order
         controller = self.controller
         step = controller.feed(item)
         self.journal.append(step_record(item, step.events))

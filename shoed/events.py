@@ -34,6 +34,8 @@ SCHEMA_VERSION = "1.0"
 READING_KINDS = (
     "card", "unreadable", "button", "cut_card", "shoe_removed", "shoe_inserted",
     "tamper", "alarm", "warning", "hello", "link", "forged_frame",
+    # A card-reading shuffler's reports (firmware_protocol/SPEC.md §5.15, the `shuffler` driver).
+    "shuffle_started", "deck_check", "order_chunk", "shuffle_completed", "shuffler_error", "meters",
 )
 # `clock`: the daemon saw its wall clock step, or its loop stall (shoed/clockwatch.py);
 # `tick`: time passed with no other input (a wait may have lasted too long: shoed/waits.py).
@@ -145,6 +147,8 @@ class ShoeOpened(Base, tag="shoe.opened", kw_only=True):
     decks: int
     ruleset: str
     burn: str
+    shuffle: int | None = None  # the card-reading shuffler's shuffle this shoe holds
+    commitment: str | None = None  # SHA-256 of (salt, order): the order fixed before the first card (docs/shuffler.md)
 
 
 class ShoeBurnMode(Base, tag="shoe.burn_mode", kw_only=True):
@@ -178,6 +182,8 @@ class ShoeFinished(Base, tag="shoe.finished", kw_only=True):
 class ShoeClosed(Base, tag="shoe.closed", kw_only=True):
     reason: str
     reconciliation: dict[str, Any]
+    # A shoe from a card-reading shuffler: {shuffle, order, salt, commitment}, revealed once the shoe is closed.
+    reveal: dict[str, Any] | None = None
 
 
 class ShoeOdds(Base, tag="shoe.odds", kw_only=True):
@@ -275,6 +281,15 @@ class Alarm(Base, tag="alarm", kw_only=True):
     source: str | None | UnsetType = UNSET  # the reader or button it concerns
     bets: list[str] | UnsetType = UNSET  # favourable_bet: the bets that favour the player
     by: str | None | UnsetType = UNSET  # who cleared it (integrity)
+    deck: int | UnsetType = UNSET  # deck_incomplete: the deck
+    missing: list[str] | UnsetType = UNSET  # deck_incomplete: cards of the deck not found
+    extra: list[str] | UnsetType = UNSET  # deck_incomplete: cards found more than once
+    foreign: list[str] | UnsetType = UNSET  # deck_incomplete: cards of another design
+    run: dict[str, int] | UnsetType = UNSET  # weak_shuffle: {length, previous: its start in the previous shoe's cards}
+    position: int | UnsetType = UNSET  # sequence_mismatch: the card's number out of the shoe, from 0
+    expected: str | None | UnsetType = UNSET  # sequence_mismatch: the card the shuffled order has there
+    got: str | None | UnsetType = UNSET  # sequence_mismatch: the card that came
+    mismatch: str | UnsetType = UNSET  # sequence_mismatch: substituted, inserted, removed, out_of_order, unexplained
 
 
 # ----- devices and the table ----------------------------------------------------
@@ -323,6 +338,51 @@ class DeviceWarning(Base, tag="device.warning", kw_only=True):
     source: str | None = None
 
 
+# ----- card-reading shuffler (docs/shuffler.md) -----------------------------------
+class ShuffleStarted(Base, tag="shuffle.started", kw_only=True):
+    shuffle: int
+    decks: int
+    source: str | None = None
+
+
+class ShuffleDeckChecked(Base, tag="shuffle.deck_checked", kw_only=True):
+    """One deck's verification: the deck's composition, never the order."""
+
+    shuffle: int
+    deck: int
+    complete: bool
+    present: int
+    unreadable: int = 0
+    missing: list[str] = []
+    extra: list[str] = []
+    foreign: list[str] = []
+    face_reversed: list[str] = []
+    source: str | None = None
+
+
+class ShuffleChunk(Base, tag="shuffle.chunk", kw_only=True):
+    """A chunk of the order was recorded: where and how many cards, never which."""
+
+    shuffle: int
+    position: int
+    count: int
+    source: str | None = None
+
+
+class ShuffleCompleted(Base, tag="shuffle.completed", kw_only=True):
+    shuffle: int
+    shuffler_shoe: int | None = None  # the shuffler's id of the shoe (magazine)
+    cards: int
+    verified: bool  # every deck complete, the order whole and matching the shuffler's digest
+    problems: list[str] = []
+    source: str | None = None
+
+
+class ShufflerMeters(Base, tag="shuffle.meters", kw_only=True):
+    meters: dict[str, int | None]
+    source: str | None = None
+
+
 class TableStarted(Base, tag="table.started", kw_only=True):
     clean: bool
     recovery: list[Any] = []
@@ -365,6 +425,7 @@ Event = (
     | Misdeal | MisdealCorrected | Alarm
     | DeviceConnected | DeviceLost | DeviceRestored | DeviceFallback | DevicePrimary | CardDuplicate | DeviceHello | DeviceWarning
     | TableStarted | TableStopped | TableClockStep | TableStall | Heartbeat
+    | ShuffleStarted | ShuffleDeckChecked | ShuffleChunk | ShuffleCompleted | ShufflerMeters
 )
 
 

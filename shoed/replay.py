@@ -41,13 +41,14 @@ def step_record(item: dict[str, Any], events: list[dict[str, Any]]) -> dict[str,
     return {"kind": STEP, "input": item, "events": events}
 
 
-def controller_from_checkpoint(record: dict[str, Any]) -> TableController:
+def controller_from_checkpoint(record: dict[str, Any], order_key: bytes | None = None) -> TableController:
     ruleset = load_ruleset(record["ruleset"])
     decks = int(record["decks"])
     if ruleset.min_decks <= decks <= ruleset.max_decks:
         ruleset = with_decks(ruleset, decks)
     return TableController.from_checkpoint(
-        record["table"], ruleset, decks, record.get("state", {}), auto_confirm=bool(record.get("auto_confirm"))
+        record["table"], ruleset, decks, record.get("state", {}), auto_confirm=bool(record.get("auto_confirm")),
+        order_key=order_key,
     )
 
 
@@ -80,6 +81,7 @@ class Replay:
     stopped_clean: bool = False  # the last record is the daemon's own stop
     # The last step ended a coup (or the burn) and its live odds were not recorded: the effect.
     odds_due: WorkOutOdds | None = None
+    order_key: bytes | None = field(default=None, repr=False)  # opens a shuffler's sealed order (docs/shuffler.md)
 
     def feed(self, record: dict[str, Any], file: str | None = None) -> list[dict[str, Any]]:
         """Take one journal record; return the events its input produced again."""
@@ -104,12 +106,12 @@ class Replay:
             return events
         if kind == CHECKPOINT:
             if self.controller is None:
-                self.controller = controller_from_checkpoint(record)
+                self.controller = controller_from_checkpoint(record, self.order_key)
             else:
                 difference = checkpoint_difference(self.checkpoint_now(), record, file)
                 if difference is not None:
                     self.differences.append(difference)
-                    self.controller = controller_from_checkpoint(record)
+                    self.controller = controller_from_checkpoint(record, self.order_key)
             return []
         if kind == STEP:  # and no controller yet
             self.differences.append(Difference(record.get("jseq"), file, None, "a step before any checkpoint"))

@@ -45,11 +45,12 @@ class FileReplay:
 
 
 def replay_file(
-    path: Path, name: ch.FileName | None, secret: bytes | None, on_events: Callable[[dict, list], None] | None = None
+    path: Path, name: ch.FileName | None, secret: bytes | None, on_events: Callable[[dict, list], None] | None = None,
+    order_key: bytes | None = None,
 ) -> FileReplay:
-    """Verify one file and replay its inputs from its own checkpoint."""
+    """Verify one file and replay its inputs from its own checkpoint (`order_key` opens a shuffler's sealed order)."""
     out = FileReplay(str(path))
-    state = Replay()
+    state = Replay(order_key=order_key)
     last = None
     for item in file_records(path, name, secret):
         if isinstance(item, BadRecord):
@@ -89,9 +90,9 @@ class JournalReplay:
         return not self.differences and self.corrupt is None
 
 
-def _job(job: tuple[str, ch.FileName | None, bytes | None]) -> FileReplay:
-    path, name, secret = job
-    return replay_file(Path(path), name, secret)
+def _job(job: tuple[str, ch.FileName | None, bytes | None, bytes | None]) -> FileReplay:
+    path, name, secret, order_key = job
+    return replay_file(Path(path), name, secret, order_key=order_key)
 
 
 def replay_journal(
@@ -100,11 +101,12 @@ def replay_journal(
     *,
     jobs: int = 1,
     on_events: Callable[[dict, list], None] | None = None,
+    order_key: bytes | None = None,
 ) -> JournalReplay:
     """Replay the journal at path (a file or a directory). With jobs > 1 the files are
     replayed in that many processes (on_events needs the one-process order: jobs 1)."""
     found = journal_files(path)  # .jsonl files not named like journal files are not replayed (verify names them)
-    work = [(str(p), name, secret) for files in found.tables for p, name in files]
+    work = [(str(p), name, secret, order_key) for files in found.tables for p, name in files]
     if jobs > 1 and on_events is not None:
         raise ValueError("events in recorded order need one process (jobs 1)")
     results = _results(work, jobs, on_events)
@@ -116,8 +118,8 @@ def replay_journal(
 
 def _results(work: list, jobs: int, on_events) -> Iterator[FileReplay]:
     if jobs <= 1 or len(work) <= 1:
-        for p, name, secret in work:
-            yield replay_file(Path(p), name, secret, on_events)
+        for p, name, secret, order_key in work:
+            yield replay_file(Path(p), name, secret, on_events, order_key)
         return
     import multiprocessing
 

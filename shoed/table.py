@@ -25,7 +25,7 @@ import functools
 import math
 from dataclasses import dataclass, field
 
-from shoed import waits
+from shoed import shuffle_table, waits
 from shoed.events import COMMANDS, NEEDS_ROLE, SCHEMA_VERSION, CommandRejected
 from shoed.rules import misdeal as md
 from shoed.rules.cards import Card, CardError, parse_card
@@ -166,6 +166,9 @@ class TableController:
     # the time of the input that began it; the `stalled` alarm is held for one wait at most.
     wait_key: tuple | None = None
     wait_since: tuple = (0, 0)
+    # A card-reading shuffler's shuffles (shoed.shuffle_table); None at a table without one.
+    shuffler: shuffle_table.ShufflerState | None = None
+    order_key: bytes | None = None  # opens the shuffler's sealed order (docs/shuffler.md); set by the shell
 
     # ----- public ----------------------------------------------------------
     def feed(self, item: dict) -> Step:
@@ -327,6 +330,7 @@ class TableController:
             # Left out while empty: a journal without them records the same bytes as before them.
             **({"identities": dict(self.identities)} if self.identities else {}),
             **({"frames": dict(self.frames)} if self.frames else {}),
+            **({"shuffler": self.shuffler.to_json(self.order_key)} if self.shuffler is not None else {}),
         }
 
     @classmethod
@@ -349,6 +353,7 @@ class TableController:
             behind={k: list(v) for k, v in state.get("behind", {}).items()},
             identities=dict(state.get("identities", {})),
             frames=dict(state.get("frames", {})),
+            shuffler=shuffle_table.ShufflerState.from_json(state.get("shuffler"), options.get("order_key")),
         )
         shoe = state.get("shoe")
         if shoe:
@@ -437,7 +442,7 @@ class TableController:
         self.results, self.pending, self.burn_mode = [], [], False
         self.roads, self.odds = RoadBuilder(), None
         self._emit(step, "shoe.opened", source=source, decks=self.shoe.decks, ruleset=self.ruleset.name,
-                   burn=self.ruleset.burn)
+                   burn=self.ruleset.burn, **shuffle_table.shoe_opened_fields(self))
         step.effects.append(StartShoeFile(shoe_id))
         if self.shoe.phase == DEALING:
             self._open_coup(step)
@@ -449,7 +454,7 @@ class TableController:
         if self.coup_state == OPEN and self.coup is not None and self.coup.order:
             self._void(step, "the shoe was closed during the coup")
         report = shoe.close()
-        self._emit(step, "shoe.closed", reason=reason, reconciliation=report)
+        self._emit(step, "shoe.closed", reason=reason, reconciliation=report, **shuffle_table.shoe_closed_fields(self))
         self.coup_state = NO_COUP
 
     def _on_shoe_inserted(self, item: dict, step: Step) -> None:
@@ -990,3 +995,4 @@ _HANDLERS = {
     "clock": TableController._on_clock,
     "tick": TableController._on_tick,
 }
+shuffle_table.install(_HANDLERS)  # a card-reading shuffler's reports

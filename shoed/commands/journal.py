@@ -99,12 +99,18 @@ def run_verify(args) -> int:
     except FileNotFoundError as exc:
         raise CommandError(str(exc)) from None
     witnessed = witness_report(args)
+    checked, mismatched = _commitments(args.path, verify_keys(args)) if report.ok else (0, [])
     if args.json:
-        out = report.to_json()
+        out = report.to_json() | {"commitments": {"checked": checked, "mismatched": mismatched}}
         if witnessed is not None:
             out["witness"] = witnessed.to_json()
         print(json.dumps(out))
     else:
+        if checked:
+            print(f"commitments: {_count(checked, 'shuffled shoe')} checked against their reveal, "
+                  f"{len(mismatched)} not matching")
+        for line in mismatched:
+            print(f"COMMITMENT NOT MATCHED: {line}")
         for note in report.notes:
             print(f"note: {note}", file=sys.stderr)
         if report.ok:
@@ -122,7 +128,7 @@ def run_verify(args) -> int:
             if witnessed.ok:
                 print(f"witness agrees: {_count(witnessed.heads, 'head')}, {_count(witnessed.events, 'event')} "
                       f"of {', '.join(witnessed.tables) or 'no table'} found as seen")
-    return 0 if report.ok and (witnessed is None or witnessed.ok) else 1
+    return 0 if report.ok and not mismatched and (witnessed is None or witnessed.ok) else 1
 
 
 def witness_report(args):
@@ -139,6 +145,14 @@ def witness_report(args):
             return compare(args.path, store, args.witness_tables)
     except WitnessStoreError as exc:
         raise CommandError(str(exc)) from None
+
+
+def _commitments(path, secret) -> tuple[int, list[str]]:
+    """A card-reading shuffler's shoes: each commitment against its reveal (docs/shuffler.md)."""
+    from shoed.journal.reader import iter_records
+    from shoed.shuffle_table import commitment_problems
+
+    return commitment_problems(iter_records(path, secret))
 
 
 def _count(n: int, noun: str) -> str:

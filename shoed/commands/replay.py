@@ -29,6 +29,8 @@ def register(sub) -> None:
     p.add_argument("--publish", metavar="ENDPOINT", help="publish the replayed events on a PUB socket")
     p.add_argument("--secret-file", metavar="FILE", help="the journal's HMAC secret, if it is keyed")
     p.add_argument("--verify-key", metavar="FILE", help="the verification key of a forward-secure journal")
+    p.add_argument("--order-key-file", metavar="FILE",
+                   help="the key of a card-reading shuffler's sealed orders (docs/shuffler.md), if the table had one")
     p.add_argument("--jobs", type=int, default=None, metavar="N",
                    help="replay the shoe files in N processes (default: one per CPU; 1 with --publish)")
     p.add_argument("--json", action="store_true", help="print a JSON report")
@@ -49,6 +51,15 @@ def run(args) -> int:
     if args.speed is not None and not args.speed > 0:
         raise CommandError("--speed is a number above 0 (--max replays as fast as possible)")
     speed = None if args.max else (args.speed if args.speed is not None else 1.0)  # the recorded pace by default
+    order_key = None
+    if args.order_key_file:
+        from shoed.drivers import DriverError
+        from shoed.drivers.shuffler import load_order_key
+
+        try:
+            order_key = load_order_key(args.order_key_file)
+        except DriverError as exc:
+            raise CommandError(str(exc)) from None
     publisher = context = wire = None
     if args.publish:
         import zmq
@@ -85,7 +96,8 @@ def run(args) -> int:
             publisher.send_multipart([wire.topic_for(event["table"], event["kind"]).encode(), wire.encode(event)])
 
     try:
-        result = replay_journal(path, secret, jobs=jobs, on_events=publish if publisher is not None else None)
+        result = replay_journal(path, secret, jobs=jobs, on_events=publish if publisher is not None else None,
+                                order_key=order_key)
     finally:
         if publisher is not None:
             publisher.close()

@@ -150,7 +150,38 @@ def register(sub) -> None:
     t.add_argument("--follow-table", default="t1", metavar="ID", help="the table to follow (default t1)")
     t.add_argument("--key", metavar="FILE", help="this dealer's secret key file, for the command endpoint")
     t.add_argument("--server-key", metavar="FILE", help="the daemon's public key file")
+    s = p.add_argument_group("card-reading shuffler (protocol 1.1)")
+    s.add_argument(
+        "--shuffler",
+        action="store_true",
+        help="also run a virtual card-reading shuffler on its own pty (second line of output): it shuffles "
+        "each shoe, reports it, and the virtual shoe deals exactly what it shuffled, cut by the dealer",
+    )
+    s.add_argument("--shuffler-link", metavar="PATH", help="keep a symlink PATH pointing at the shuffler's pty")
+    s.add_argument("--shuffler-listen", metavar="socket://HOST:PORT", help="serve the shuffler on a TCP port")
+    s.add_argument(
+        "--shuffler-faults",
+        type=_shuffler_faults,
+        default=frozenset(),
+        metavar="FAULT,...",
+        help="seeded shuffler faults: missing-card, foreign-card, jam, lose-link (the link lost mid-order), "
+        "weak-shuffle (one riffle of the previous shoe; needs shoe 2 or later); and at the table, the shoe dealt "
+        "not the shoe shuffled: switch-card, remove-card, insert-card",
+    )
+    s.add_argument(
+        "--shuffler-fault-shoe", type=_positive_int, default=1, metavar="N", help="the shoe the faults go into (default 1)"
+    )
     p.set_defaults(func=run)
+
+
+def _shuffler_faults(text: str) -> frozenset[str]:
+    from shoed.simulate.shuffler import FAULTS
+
+    names = frozenset(part.strip() for part in text.split(",") if part.strip())
+    unknown = sorted(names - set(FAULTS))
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown shuffler fault {', '.join(unknown)}: choose from {', '.join(FAULTS)}")
+    return names
 
 
 def _follower(args, shoe):
@@ -179,6 +210,9 @@ def run(args) -> int:
 
     if args.disconnect_every is not None and args.disconnect_every <= 0:
         raise CommandError("--disconnect-every is a number of seconds above 0")
+    if args.shuffler and args.shoes == 0:
+        raise CommandError("--shuffler shuffles a set number of shoes: give --shoes 1 or more")
+    shuffler = None
     try:
         plan = FaultPlan(
             garbage=args.garbage,
@@ -193,6 +227,21 @@ def run(args) -> int:
             missing_card=args.missing_card,
             foreign_card=args.foreign_card,
         )
+        orders: tuple[tuple[str, ...], ...] = ()
+        if args.shuffler:
+            from shoed.rules.ruleset import load_ruleset
+            from shoed.simulate.shuffler import ShufflerFaults, VirtualShuffler, shuffle_run
+
+            import secrets
+
+            # One seed for both devices, so that the shoe's truth and the shuffler's agree.
+            seed = args.seed if args.seed is not None else secrets.randbits(32)
+            args.seed = seed
+            decks = args.decks or load_ruleset(args.ruleset).decks
+            shuffled = shuffle_run(seed, decks, args.shoes, ShufflerFaults(args.shuffler_faults,
+                                                                            args.shuffler_fault_shoe))
+            orders = shuffled.dealt_orders
+            shuffler = VirtualShuffler(shuffled, link=args.shuffler_link, listen=args.shuffler_listen)
         shoe = VirtualShoe(
             ruleset=args.ruleset,
             protocol=args.protocol,
@@ -207,15 +256,25 @@ def run(args) -> int:
             serial=args.serial,
             truth_file=args.truth,
             gate=args.gate,
+            orders=orders,
+            # The shoes go in once the shuffler has reported (and the host recorded) their shuffles.
+            ready=(lambda: shuffler.done) if shuffler is not None else None,
         )
         follower = _follower(args, shoe)
         address = shoe.start()
+        try:
+            shuffler_address = shuffler.start() if shuffler is not None else None
+        except BaseException:
+            shoe.stop()
+            raise
     except (RulesetError, FaultPlanError, DealError, SimulatorError, LinkError) as exc:
         raise CommandError(str(exc)) from None
     except OSError as exc:
         raise CommandError(f"cannot start the virtual shoe: {exc}") from None
 
     print(address, flush=True)
+    if shuffler_address is not None:
+        print(shuffler_address, flush=True)
     print(
         f"shoed simulate: {shoe.setup.ruleset.name}, {shoe.setup.deck_count} decks, {f'{args.shoes} shoe(s)' if args.shoes else 'shoes without end'}, "
         f"{args.protocol}, seed {shoe.seed}, boot {shoe.boot:08x}",
@@ -233,7 +292,7 @@ def run(args) -> int:
         follower.start()
     try:
         while not stopping.is_set():
-            if shoe.wait_done(0.2):
+            if shoe.wait_done(0.2) and (shuffler is None or shuffler.wait_done(0.2)):
                 if args.protocol == "beetek":
                     stopping.wait(0.5)  # no acknowledgements: give the reader time to drain the line
                 break
@@ -243,6 +302,8 @@ def run(args) -> int:
         if follower is not None:
             follower.stop()
         shoe.stop()
+        if shuffler is not None:
+            shuffler.stop()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     truth = shoe.truth

@@ -10,6 +10,7 @@ is a `DriverError` naming the package to install.
 | `native-usb` | shoed firmware protocol over USB bulk  | usb://1d50:6150, usb://1d50:6150/SERIAL              |
 | `beetek`     | Bee-Tek ASCII reader, 9600 8N1         | /dev/ttyUSB0, /dev/serial/by-id/...                  |
 | `camera`     | camera over the shoe's exit (OpenCV)   | 0, /dev/video0, a video file, a folder, rtsp://...   |
+| `shuffler`   | card-reading shuffler, protocol 1.1    | /dev/ttyACM1, socket://h:p, usb://1d50:6151          |
 
 Each entry declares the shoe's capabilities (`Capabilities`: a card gate,
 dealer buttons, numbered frames, identities or only draws); the daemon asks the
@@ -73,6 +74,11 @@ _REGISTRY: dict[str, _Entry] = {
         (("cv2", "OpenCV: pip install 'shoed[camera]'"), ("numpy", "numpy: pip install numpy")),
         "", "a camera over the shoe's exit (OpenCV card recognition), the fallback reader",
         Capabilities(gate=False, buttons=False, sequenced=False, fallback=True),
+    ),
+    "shuffler": _Entry(
+        "shoed.drivers.shuffler", "ShufflerDriver",
+        (("serial", "pyserial: pip install pyserial"),),
+        "shoed.drivers.native", "card-reading shuffler (shoed protocol 1.1) on any pyserial URL or usb://VID:PID",
     ),
 }
 

@@ -322,6 +322,14 @@ class NativeSession:
             if isinstance(msg, m.Status):
                 return self._status(msg, raw, offset, now_ns, utc_ns)
             return None
+        if self.version is not None and msg.MINOR > self.version[1]:
+            # Newer than the version agreed in Hello (SPEC.md §8): an unknown type here, never taken.
+            self.stats.rejected["type"] = self.stats.rejected.get("type", 0) + 1
+            if self._once(f"newer:{msg.NAME}"):
+                return self._reading("warning", raw, offset, now_ns, utc_ns, code="frame_rejected",
+                                     text=f"a {msg.NAME} message (protocol 1.{msg.MINOR}) in a session agreed at "
+                                     f"{self.version[0]}.{self.version[1]}: ignored", detail={"reject": "type"})
+            return None
         if not msg.RELIABLE:
             if self._once(f"unexpected:{msg.NAME}"):
                 return self._reading("warning", raw, offset, now_ns, utc_ns, code="unexpected_message",
@@ -450,4 +458,19 @@ class NativeSession:
                     "detail": {"boot": self.boot, "active": msg.active}}
         if isinstance(msg, m.Alarm):
             return {**base, "kind": "alarm", "code": str(msg.code), "text": msg.text}
+        if msg.MINOR >= 1:
+            # A shuffler's report (SPEC.md §5.15): its fields as they came, in the reading's detail.
+            return {**base, "kind": msg.NAME, "detail": {"boot": self.boot, **shuffler_detail(msg)}}
         return {**base, "kind": msg.NAME}  # cut_card, shoe_removed, shoe_inserted
+
+
+def shuffler_detail(msg: m.Message) -> dict:
+    """The fields of a shuffler message (protocol 1.1) as JSON-ready values: card lists as lists of texts."""
+    out = {}
+    for name in msg.__dataclass_fields__:
+        if name != "seq":
+            value = getattr(msg, name)
+            out[name] = list(value) if isinstance(value, tuple) else value
+    if isinstance(msg, m.ShufflerError):
+        out["fault_name"] = m.SHUFFLER_FAULT_NAMES.get(msg.fault, f"vendor_{msg.fault}")
+    return out

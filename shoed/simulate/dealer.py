@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 
-from shoed.rules.cards import Card, full_deck
+from shoed.rules.cards import Card, full_deck, parse_card
 from shoed.rules.coup import Coup
 from shoed.rules.ruleset import Ruleset
 from shoed.simulate.faults import FaultPlan
@@ -115,6 +115,9 @@ class DealSetup:
     decks: int | None = None  # None: the ruleset's deck count
     cut_from_end: int | None = None  # None: the ruleset's default
     faults: FaultPlan = field(default_factory=FaultPlan)
+    # Shoes handed over by a shuffler, as the dealer cut them (card texts), shoe 1 first;
+    # shoes beyond them are shuffled from the seed.
+    orders: tuple[tuple[str, ...], ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.shoes, int) or self.shoes < 0:
@@ -205,7 +208,11 @@ class _Dealer:
     def shoe_start(self, shoe: int) -> list[ShoeEvent]:
         decks = self.setup.deck_count
         self.shoe = shoe
-        self.cards = shuffled_shoe(self.setup.seed, shoe, decks)
+        orders = self.setup.orders
+        if shoe <= len(orders):
+            self.cards = [parse_card(text) for text in orders[shoe - 1]]
+        else:
+            self.cards = shuffled_shoe(self.setup.seed, shoe, decks)
         self.pos = 0
         self.cut_pos = len(self.cards) - self.setup.cut_card_from_end
         self.cut_seen = False

@@ -62,6 +62,8 @@ class Firmware:
         gate: str = GATE_LOCKED,
         window: int = WINDOW,
         queue_limit: int = QUEUE_LIMIT,
+        minor: int = 0,
+        model: str = MODEL,
     ):
         if gate not in GATES:
             raise ValueError(f"gate is one of {', '.join(GATES)}, not {gate!r}")
@@ -72,6 +74,8 @@ class Firmware:
         self.gate_locked = gate == GATE_LOCKED
         self.window = window
         self.queue_limit = queue_limit
+        self.minor = minor  # a shoe speaks 1.0; the virtual shuffler 1.1 (SPEC.md §8)
+        self.model = model
         self.last_seq = 0  # number of the latest reliable message (SPEC.md §6.1)
         self.queue: deque[_Queued] = deque()
         self.host_hello: m.Hello | None = None  # received on the current attachment
@@ -113,7 +117,8 @@ class Firmware:
     def hello(self, now: float) -> m.Message:
         self.last_hello_sent = now
         return self._unreliable(
-            m.Hello(vendor=VENDOR, model=MODEL, serial=self.serial, firmware=FIRMWARE, boot=self.boot), now
+            m.Hello(minor=self.minor, vendor=VENDOR, model=self.model, serial=self.serial, firmware=FIRMWARE,
+                    boot=self.boot), now
         )
 
     def heartbeat(self, now: float) -> m.Message:

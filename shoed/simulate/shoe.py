@@ -64,6 +64,8 @@ class VirtualShoe:
         truth_file: str | Path | IO[str] | None = None,
         settle: float = SETTLE,
         gate: str = "locked",
+        orders: tuple[tuple[str, ...], ...] = (),
+        ready=None,
     ):
         if protocol not in PROTOCOLS:
             raise SimulatorError(f"protocol is one of {', '.join(PROTOCOLS)}, not {protocol!r}")
@@ -78,7 +80,8 @@ class VirtualShoe:
             rules = with_decks(rules, decks)
         self.seed = secrets.randbits(32) if seed is None else int(seed)
         self.faults = faults or FaultPlan()
-        self.setup = DealSetup(rules, seed=self.seed, shoes=shoes, cut_from_end=cut_from_end, faults=self.faults)
+        self.setup = DealSetup(rules, seed=self.seed, shoes=shoes, cut_from_end=cut_from_end, faults=self.faults,
+                               orders=tuple(orders))
         self.protocol = protocol
         self.pace = float(pace)
         self.settle = settle
@@ -86,6 +89,7 @@ class VirtualShoe:
         self.boot = secrets.randbits(32)  # drawn at every start, like a power-on: never from the seed
         self.serial = serial or f"VS-{self.seed & 0xFFFFFFFF:08X}"
         self._link_path = link
+        self.ready = ready  # a callable: nothing is dealt until it returns True (the shuffler has handed over)
         self._listen = listen
         self._truth_target = truth_file
         self._truth: list[ShoeEvent] = []
@@ -207,6 +211,18 @@ class VirtualShoe:
     def __exit__(self, *exc) -> None:
         self.stop()
 
+    # ----- what this device sends (the virtual shuffler overrides these) -------
+    def _events(self):
+        return deal(self.setup)
+
+    def _firmware_options(self) -> dict:
+        return {}
+
+    def _native_message(self, event):
+        from shoed.simulate.wire import native_message
+
+        return native_message(event)
+
     # ----- the loop ------------------------------------------------------------
     def _main(self) -> None:
         try:
@@ -240,7 +256,7 @@ class _Loop:
         self.plan = shoe.faults
         self.native = shoe.protocol == "native"
         self.noise = LinkNoise(self.plan, random.Random(f"shoed-simulate:{shoe.seed}:link"), shoe.link_stats)
-        self.events = deal(shoe.setup)
+        self.events = shoe._events()
         self.held: collections.deque[ShoeEvent] = collections.deque()  # kept back by abandon_coup
         self.pending: ShoeEvent | None = next(self.events, None)
         self.now = time.monotonic()
@@ -262,7 +278,7 @@ class _Loop:
             self.encode = encode
             self.new_decoder = Decoder
             self.decoder = Decoder()
-            self.fw = Firmware(shoe.serial, shoe.boot, start=self.now, gate=shoe.gate)
+            self.fw = Firmware(shoe.serial, shoe.boot, start=self.now, gate=shoe.gate, **shoe._firmware_options())
             shoe.firmware = self.fw
 
     def run(self) -> None:
@@ -385,7 +401,7 @@ class _Loop:
             self.shoe._record_wire(entry)
 
     def may_release(self, event: ShoeEvent) -> bool:
-        if self.unplug_wanted:
+        if self.unplug_wanted or (self.shoe.ready is not None and not self.shoe.ready()):
             return False
         link_free = len(self.link.pending) < LOW_WATER
         if self.shoe.pace == 0 and not (self.ready() and link_free):
@@ -404,11 +420,11 @@ class _Loop:
         return True
 
     def release_events(self) -> None:
-        from shoed.simulate.wire import beetek_token, native_message
+        from shoed.simulate.wire import beetek_token
 
         while self.pending is not None and not self.shoe._stop.is_set():
             event = self.pending
-            if self.native and event.recipient == EXTRA and not self.fw.card_may_pass():
+            if self.native and isinstance(event, ShoeEvent) and event.recipient == EXTRA and not self.fw.card_may_pass():
                 # A careful dealer cannot draw a card past the locked gate: the extra card stays in.
                 self.pending = self._next()
                 continue
@@ -416,7 +432,7 @@ class _Loop:
                 return
             self.shoe._record(event)
             if self.native:
-                _, now_out = self.fw.queue_message(native_message(event), self.now)
+                _, now_out = self.fw.queue_message(self.shoe._native_message(event), self.now)
                 if self.attached_since is not None:  # (sent only after the host's Hello)
                     for out in now_out:
                         self.write_frame(self.encode(out), out.NAME, out.seq, event.n)
@@ -424,6 +440,9 @@ class _Loop:
                 token = beetek_token(event)
                 if token is not None:
                     self.write_frame(token, event.kind, None, event.n)
+            if getattr(event, "unplug_after", False):
+                self.unplug_wanted = True  # the virtual shuffler's lost link, mid-order
+                self.unplug_by = self.now + 1.0
             if event.kind in (CARD, UNREADABLE):
                 self.next_card_at = self.now + self.shoe.pace
                 if event.number in self.disconnect_at:

@@ -27,8 +27,9 @@ from firmware_protocol import session as rules
 class FakeShoe:
     """The shoe's side of the protocol, from SPEC.md §6.2 and §8."""
 
-    def __init__(self, boot: int = 0x5EED1234, window: int = rules.WINDOW, gate: bool = True) -> None:
+    def __init__(self, boot: int = 0x5EED1234, window: int = rules.WINDOW, gate: bool = True, minor: int = 0) -> None:
         self.boot = boot
+        self.minor = minor  # 0: a 1.0 shoe; 1: a 1.1 card-reading shuffler
         self.window = window
         self.has_gate = gate
         self.count = 0  # seq of the last reliable message made
@@ -120,7 +121,7 @@ class FakeShoe:
     # -- internals
 
     def _hello(self) -> m.Hello:
-        return m.Hello(seq=self.count, vendor="Test Shoes", model="T-1", serial="T0001", firmware="9.9", boot=self.boot)
+        return m.Hello(seq=self.count, minor=self.minor, vendor="Test Shoes", model="T-1", serial="T0001", firmware="9.9", boot=self.boot)
 
     def _emit(self, msg: m.Message) -> None:
         self.out += encode(msg)

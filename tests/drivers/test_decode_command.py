@@ -67,7 +67,7 @@ def test_beetek_capture():
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--driver", "bogus", "-"], "shoed: unknown driver 'bogus': choose one of native, native-usb, beetek, camera"),
+        (["--driver", "bogus", "-"], "shoed: unknown driver 'bogus': choose one of native, native-usb, beetek, camera, shuffler"),
         (["--driver", "native", "/nonexistent/capture.bin"],
          "shoed: cannot read /nonexistent/capture.bin: No such file or directory"),
         (["--driver", "native", "/"], "shoed: cannot read /: Is a directory"),

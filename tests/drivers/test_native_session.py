@@ -310,3 +310,55 @@ def test_whatever_arrives_each_card_is_taken_once_and_in_order(events, noise):
                 taken.append(r.shoe_seq)
                 h.ack(r)
     assert taken == list(range(1, len(taken) + 1))
+
+
+# ----- protocol 1.1: the card-reading shuffler's messages -------------------------------------------------
+
+
+def test_a_1_0_shoe_agrees_on_1_0_and_its_session_is_unchanged():
+    """SPEC.md §8: the host says 1.1, a 1.0 shoe answers 1.0; both use 1.0 and cards flow as before."""
+    h = Host()
+    assert h.sent_of(m.Hello)[0].minor == 1
+    readings = h.start()
+    assert readings[0].detail["negotiated"] == "1.0"
+    (reading,) = h.feed(card(1))
+    assert reading.kind == "card" and reading.card == "TD"
+
+
+def test_a_shuffler_message_in_a_session_agreed_at_1_0_is_not_taken():
+    """SPEC.md §8: a message newer than the agreed version is an unknown type: not taken, not acknowledged."""
+    h = Host()
+    h.start()
+    acks_before = len(h.sent_of(m.Ack))
+    (warning,) = h.feed(m.ShuffleStarted(seq=1, shuffle=7, decks=8))
+    assert warning.kind == "warning" and warning.code == "frame_rejected" and "1.0" in warning.text
+    assert h.session.last == 0 and len(h.sent_of(m.Ack)) == acks_before
+    assert h.feed(m.ShuffleStarted(seq=1, shuffle=7, decks=8)) == []  # said once
+    (reading,) = h.feed(card(1))
+    assert reading.kind == "card"
+
+
+def test_a_1_1_shuffler_reports_become_readings_with_their_fields():
+    """SPEC.md §5.15 - §5.21: each report is a reliable reading, its fields in detail."""
+    h = Host()
+    out = h.feed(shoe_hello(minor=1), m.Heartbeat(seq=0, unacked=0))
+    assert out[0].detail["negotiated"] == "1.1"
+    digest = m.order_digest(("7H", "KD"))
+    readings = h.feed(
+        m.ShuffleStarted(seq=1, shuffle=0xBEEF, decks=1),
+        m.DeckCheck(seq=2, shuffle=0xBEEF, deck=1, present=51, missing=("AS",), foreign=("KH",)),
+        m.OrderChunk(seq=3, shuffle=0xBEEF, position=0, cards=("7H", "KD")),
+        m.ShuffleCompleted(seq=4, shuffle=0xBEEF, shoe=42, cards=2, digest=digest),
+        m.ShufflerError(seq=5, shuffle=0xBEEF, fault=m.SHUFFLER_JAM, code=11, text="jam"),
+        m.Meters(seq=6, shuffles=1, cards=2),
+    )
+    assert [r.kind for r in readings] == ["shuffle_started", "deck_check", "order_chunk", "shuffle_completed",
+                                          "shuffler_error", "meters"]
+    assert [r.shoe_seq for r in readings] == [1, 2, 3, 4, 5, 6]
+    assert readings[1].detail["missing"] == ["AS"] and readings[1].detail["foreign"] == ["KH"]
+    assert readings[2].detail["cards"] == ["7H", "KD"] and readings[2].detail["position"] == 0
+    assert readings[3].detail["digest"] == digest and readings[3].detail["shoe"] == 42
+    assert readings[4].detail["fault_name"] == "jam" and readings[4].detail["active"] is True
+    assert all(r.detail["boot"] == BOOT for r in readings)
+    h.ack(readings[2])
+    assert h.sent_of(m.Ack)[-1].ack == 3  # chunks are acknowledged like any reliable message

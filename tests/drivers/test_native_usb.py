@@ -163,3 +163,23 @@ def test_every_poll_returns_within_its_timeout(bus, drivers):
     driver.poll(0)
     worst = max(worst, time.monotonic() - t0)
     assert worst < 0.3  # pyusb waits forever on a 0 ms timeout; the driver never asks for one
+
+
+def test_a_shuffler_on_usb_bulk_endpoints(bus, drivers, tmp_path):
+    """The shuffler driver takes the native-usb transport for a usb:// URL (SPEC.md §2, §5.15)."""
+    shuffler = FakeShoe(minor=1)
+    bus.plug(shuffler)
+    key = tmp_path / "order.key"
+    key.write_text("ab" * 32)
+    driver = open_driver("shuffler", "usb://1d50:6150", backend=bus, order_key_file=str(key), **FAST)
+    drivers.append(driver)
+    got = poll_until(driver, lambda rs: any(r.kind == "hello" for r in rs))
+    hello = next(r for r in got if r.kind == "hello")
+    assert hello.source == "shuffler:usb://1d50:6150" and hello.detail["negotiated"] == "1.1"
+    shuffler.event(m.ShuffleStarted(shuffle=9, decks=1))
+    shuffler.event(m.OrderChunk(shuffle=9, position=0, cards=("AH", "TS")))
+    got = poll_until(driver, lambda rs: any(r.kind == "order_chunk" for r in rs))
+    assert [r.kind for r in got if r.shoe_seq] == ["shuffle_started", "order_chunk"]
+    assert got[-1].detail["count"] == 2 and "cards" not in got[-1].detail  # sealed
+    with pytest.raises(DriverError, match="bad USB address"):
+        open_driver("shuffler", "usb://nonsense", backend=bus, order_key_file=str(key))

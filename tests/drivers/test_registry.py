@@ -19,7 +19,7 @@ def run_python(code: str) -> subprocess.CompletedProcess:
 
 
 def test_the_registered_drivers():
-    assert driver_names() == ["native", "native-usb", "beetek", "camera"]
+    assert driver_names() == ["native", "native-usb", "beetek", "camera", "shuffler"]
     assert set(describe()) == set(driver_names())
     for name in driver_names():
         assert driver_class(name).name == name

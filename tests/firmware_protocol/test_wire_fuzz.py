@@ -41,6 +41,11 @@ def text(limit: int) -> st.SearchStrategy[str]:
         lambda s: len(s.encode()) <= limit)
 
 
+def cards(limit: int, least: int = 0) -> st.SearchStrategy[tuple[str, ...]]:
+    card = st.builds(lambda rank, suit: "A23456789TJQK"[rank] + "CDHS"[suit], st.integers(0, 12), st.integers(0, 3))
+    return st.lists(card, min_size=least, max_size=limit).map(tuple)
+
+
 MESSAGE_STRATEGIES = {
     m.Hello: st.builds(m.Hello, seq=u16, major=u8, minor=u8, vendor=text(64), model=text(64), serial=text(64),
                        firmware=text(64), boot=u32),
@@ -60,6 +65,18 @@ MESSAGE_STRATEGIES = {
     m.Gate: st.builds(m.Gate, seq=u16, locked=st.booleans()),
     m.SetTime: st.builds(m.SetTime, seq=u16, utc_ms=u64),
     m.StatusRequest: st.builds(m.StatusRequest, seq=u16),
+    m.ShuffleStarted: st.builds(m.ShuffleStarted, seq=u16, shuffle=u32, decks=st.integers(1, m.DECKS_MAX)),
+    m.DeckCheck: st.builds(m.DeckCheck, seq=u16, shuffle=u32, deck=st.integers(1, m.DECKS_MAX), present=u16,
+                           unreadable=u8, missing=cards(m.DECK_LIST_MAX), extra=cards(m.DECK_LIST_MAX),
+                           foreign=cards(m.DECK_LIST_MAX), face_reversed=cards(m.DECK_LIST_MAX)),
+    m.OrderChunk: st.builds(m.OrderChunk, seq=u16, shuffle=u32, position=st.integers(0, 0xFFFF - m.CHUNK_MAX),
+                            cards=cards(m.CHUNK_MAX, 1)),
+    m.ShuffleCompleted: st.builds(m.ShuffleCompleted, seq=u16, shuffle=u32, shoe=u32, cards=u16,
+                                  digest=st.binary(min_size=32, max_size=32).map(bytes.hex)),
+    m.ShufflerError: st.builds(m.ShufflerError, seq=u16, shuffle=u32, fault=st.integers(1, 255),
+                               active=st.booleans(), code=u16, text=text(m.SHUFFLER_TEXT_MAX)),
+    m.Meters: st.builds(m.Meters, seq=u16, shuffles=u32, cards=u32, jams=u32, door_opens=u32,
+                        recognition_faults=u32),
 }
 assert set(MESSAGE_STRATEGIES) == set(m.MESSAGE_TYPES.values())
 any_message = st.one_of(*MESSAGE_STRATEGIES.values())

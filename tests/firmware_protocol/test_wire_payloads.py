@@ -46,6 +46,23 @@ LAYOUTS = [
     ("§5.12 gate: bool", m.Gate(locked=False), 0x81, "00"),
     ("§5.13 set time: u64 LE", m.SetTime(utc_ms=1), 0x82, "0100000000000000"),
     ("§5.14 status request: empty", m.StatusRequest(), 0x83, ""),
+    ("§5.16 shuffle started: shuffle u32 LE, decks", m.ShuffleStarted(seq=1, shuffle=0x0A0B0C0D, decks=6),
+     0x50, "0d0c0b0a 06"),
+    ("§5.17 deck check: shuffle, deck, present u16, unreadable, four card lists (suit << 4 | rank)",
+     m.DeckCheck(seq=2, shuffle=1, deck=2, present=0x0133, unreadable=4, missing=("AC", "KS"), extra=(),
+                 foreign=("TD",), face_reversed=("QH", "2D", "3S")),
+     0x51, "01000000 02 3301 04 02 01 3d 00 01 1a 03 2c 12 33"),
+    ("§5.18 order chunk: shuffle, position u16, card list", m.OrderChunk(seq=3, shuffle=2, position=0x0102,
+                                                                         cards=("9C", "JH")),
+     0x52, "02000000 0201 02 09 2b"),
+    ("§5.19 shuffle completed: shuffle, shoe u32, cards u16, SHA-256",
+     m.ShuffleCompleted(seq=4, shuffle=3, shoe=0x11223344, cards=416, digest="ab" * 32),
+     0x53, "03000000 44332211 a001" + "ab" * 32),
+    ("§5.20 shuffler error: shuffle, fault, active, code u16, text",
+     m.ShufflerError(seq=5, shuffle=0, fault=m.SHUFFLER_DOOR, active=False, code=0x0102, text="ok"),
+     0x54, "00000000 02 00 0201 02 6f6b"),
+    ("§5.21 meters: five u32 LE", m.Meters(seq=6, shuffles=1, cards=2, jams=3, door_opens=4, recognition_faults=5),
+     0x55, "01000000 02000000 03000000 04000000 05000000"),
 ]
 
 
@@ -86,6 +103,18 @@ UNSENDABLE = [
     ("§5.11 ack above 16 bits", m.Ack(ack=70000), "ack"),
     ("§5.12 locked is a bool", m.Gate(locked="yes"), "locked"),
     ("§5.13 utc_ms above 64 bits", m.SetTime(utc_ms=1 << 64), "utc_ms"),
+    ("§5.16 decks 0", m.ShuffleStarted(decks=0), "decks"),
+    ("§5.16 decks 17", m.ShuffleStarted(decks=17), "decks"),
+    ("§5.17 deck 0", m.DeckCheck(deck=0), "deck"),
+    ("§5.17 65 missing cards", m.DeckCheck(missing=("AC",) * 65), "missing"),
+    ("§5.17 not a card", m.DeckCheck(foreign=("1X",)), "foreign"),
+    ("§5.18 a chunk without cards", m.OrderChunk(cards=()), "cards"),
+    ("§5.18 256 cards in one chunk", m.OrderChunk(cards=("AC",) * 256), "cards"),
+    ("§5.19 digest of 31 bytes", m.ShuffleCompleted(digest="ab" * 31), "digest"),
+    ("§5.19 digest in upper case", m.ShuffleCompleted(digest="AB" * 32), "digest"),
+    ("§5.20 fault 0", m.ShufflerError(fault=0), "fault"),
+    ("§5.20 text of 201 bytes", m.ShufflerError(text="t" * 201), "text"),
+    ("§5.21 meter above 32 bits", m.Meters(cards=1 << 32), "cards"),
 ]
 
 

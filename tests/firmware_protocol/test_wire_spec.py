@@ -74,11 +74,16 @@ def test_types_table_payload_sizes_match_the_codec():
     longest = {
         "hello": messages.Hello(vendor="v" * 64, model="m" * 64, serial="s" * 64, firmware="f" * 64),
         "alarm": messages.Alarm(text="t" * 255),
+        "deck_check": messages.DeckCheck(**{name: ("AC",) * 64 for name in ("missing", "extra", "foreign",
+                                                                            "face_reversed")}),
+        "order_chunk": messages.OrderChunk(cards=("KS",) * 255),
+        "shuffler_error": messages.ShufflerError(text="t" * 200),
     }
+    shortest = {"order_chunk": messages.OrderChunk(cards=("KS",))}
     for row in _type_rows():
         cls = messages.MESSAGE_NAMES[row[1]]
         sizes = [int(n) for n in re.findall(r"\d+", row[4])]
-        smallest = len(codec.frame_content(cls())) - codec.MIN_FRAME
+        smallest = len(codec.frame_content(shortest.get(cls.NAME, cls()))) - codec.MIN_FRAME
         largest = len(codec.frame_content(longest.get(cls.NAME, cls()))) - codec.MIN_FRAME
         assert sizes == sorted({smallest, largest}), row
 
@@ -95,9 +100,16 @@ def test_limits_in_the_text_match_the_codec():
     assert f"at least **{session.QUEUE_MIN}**" in SPEC.replace("\n", " ")
 
 
-def test_version_is_1_0():
-    assert (messages.PROTOCOL_MAJOR, messages.PROTOCOL_MINOR) == (1, 0)
-    assert SPEC.startswith("# The shoed shoe protocol, version 1.0")
+def test_version_is_1_1():
+    assert (messages.PROTOCOL_MAJOR, messages.PROTOCOL_MINOR) == (1, 1)
+    assert SPEC.startswith("# The shoed shoe protocol, version 1.1")
+
+
+def test_messages_new_in_1_1_are_the_shufflers():
+    """SPEC.md §5.1: types 0x50 - 0x55 are 1.1's; every 1.0 type keeps minor 0."""
+    newer = {t for t, cls in messages.MESSAGE_TYPES.items() if cls.MINOR == 1}
+    assert newer == set(range(0x50, 0x56))
+    assert all(cls.MINOR == 0 for t, cls in messages.MESSAGE_TYPES.items() if t not in newer)
 
 
 # ----- the C appendix -------------------------------------------------------

@@ -1,0 +1,428 @@
+"""The table controller's handling of a card-reading shuffler (firmware_protocol SPEC.md §5.15).
+
+Pure like the controller: inputs in, events out, no I/O and no clock. The
+controller keeps one `ShufflerState` once a shuffler has reported anything;
+these handlers take the `shuffler` driver's readings:
+
+- `shuffle_started`: a new shuffle (an unfinished one before it is dropped);
+- `deck_check`: one deck's verification. A deck with missing, extra, foreign
+  or unreadable cards raises `alarm deck_incomplete` naming the deck and the
+  cards; the shuffle is then not verified;
+- `order_chunk`: cards of the order, each chunk where the last ended; only
+  positions and counts are published, never a card;
+- `shuffle_completed`: the order must hold the announced count and match the
+  shuffler's SHA-256 digest (`alarm shuffle_order_invalid` otherwise); the
+  shuffle then waits for its shoe, oldest first;
+- `shuffler_error`: `alarm shuffler_jam`, `shuffler_door`, `shuffler_recognition`
+  (or `shuffler_fault` for vendor faults), raised and cleared;
+- `meters`: `shuffle.meters`.
+
+When a shoe goes in at a table with a shuffler, it takes the oldest completed
+shuffle. A shoe whose shuffle was not verified complete (or that has no
+shuffle) is not opened: `alarm shoe_unverified` says why, and only the
+authorised `open_shoe` command (journaled with the client's key) opens it.
+A verified shoe opens, and its order is compared with the previous shoe's
+dealt cards: a run of cards that survived the shuffle together, as long as
+`shoed.rules.shuffle.weak_run_threshold` or longer, raises `alarm weak_shuffle`
+with its length and where it lay in the previous shoe.
+
+The order itself is kept here, in memory and in the journal's checkpoints; it
+is in no event and not in the snapshot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from firmware_protocol.messages import SHUFFLER_FAULT_NAMES, order_digest
+from shoed.rules import misdeal as md
+from shoed.rules.shuffle import (
+    Tracker,
+    chunk_context,
+    commit,
+    is_weak,
+    longest_surviving_run,
+    seal_cards,
+    unseal_cards,
+    weak_run_threshold,
+)
+
+DECK_LISTS = ("missing", "extra", "foreign", "face_reversed")
+FAULT_ALARMS = {name: f"shuffler_{name}" for name in SHUFFLER_FAULT_NAMES.values()}
+PENDING_MAX = 4  # completed shuffles kept waiting for their shoes; older ones are dropped
+
+
+@dataclass
+class ShufflerState:
+    """What the controller knows of the shuffler: the shuffle in progress and those waiting for a shoe."""
+
+    current: dict | None = None  # {shuffle, decks, checks: {deck: detail}, order: [cards], invalid: str|None}
+    pending: list[dict] = field(default_factory=list)  # completed: {shuffle, shoe, order, verified, problems}
+    opening: dict | None = None  # the shuffle of the shoe being opened, with its salt
+    open: dict | None = None  # the open shoe's: {shuffle, order, salt, commitment}
+    tracker: Tracker | None = field(default=None, repr=False)  # checks the open shoe's cards (not serialised)
+
+    def to_json(self, key: bytes | None = None) -> dict:
+        """For the journal's checkpoints: every order sealed under `key` (in plain text only without a key)."""
+        return {"current": _sealed_copy(self.current, key), "pending": [_sealed_copy(p, key) for p in self.pending],
+                "open": _sealed_copy(self.open, key)}
+
+    @classmethod
+    def from_json(cls, data: dict | None, key: bytes | None = None) -> ShufflerState | None:
+        if not isinstance(data, dict):
+            return None
+        state = cls(current=_opened_copy(data.get("current"), key),
+                    pending=[p for p in (_opened_copy(p, key) for p in data.get("pending") or []) if p is not None],
+                    open=_opened_copy(data.get("open"), key))
+        if state.open:
+            # Checkpoints are taken with no card of the shoe seen: its check starts from the beginning.
+            state.tracker = Tracker(state.open["order"])
+        return state
+
+
+def _context(entry: dict) -> str:
+    return f"order of shuffle {entry.get('shuffle')} in a checkpoint"
+
+
+def _sealed_copy(entry: dict | None, key: bytes | None) -> dict | None:
+    if entry is None or key is None or "order" not in entry:
+        return entry
+    out = {k: v for k, v in entry.items() if k != "order"}
+    out["sealed_order"] = seal_cards(key, entry["order"], _context(entry))
+    return out
+
+
+def _opened_copy(entry: dict | None, key: bytes | None) -> dict | None:
+    if entry is None or "sealed_order" not in entry:
+        return entry
+    out = {k: v for k, v in entry.items() if k != "sealed_order"}
+    try:
+        out["order"] = unseal_cards(key, entry["sealed_order"], _context(entry)) if key else []
+        out["unopened"] = None if key else "no order key: the order could not be read"
+    except ValueError as exc:
+        out["order"], out["unopened"] = [], str(exc)
+    if out["unopened"] and "verified" in out:
+        out["verified"] = False  # a shoe whose order cannot be read is not opened without the pit
+        out["problems"] = [*out.get("problems", []), out["unopened"]]
+    return out
+
+
+def _state(table) -> ShufflerState:
+    if table.shuffler is None:
+        table.shuffler = ShufflerState()
+    return table.shuffler
+
+
+def _detail(item: dict) -> dict:
+    detail = item.get("detail")
+    return detail if isinstance(detail, dict) else {}
+
+
+def _cards(value) -> list[str]:
+    return [str(card) for card in value] if isinstance(value, list) else []
+
+
+def deck_problems(check: dict) -> list[str]:
+    """What is wrong with one deck check, in words naming the cards; empty for a complete deck."""
+    out = [f"{name.replace('_', ' ')} {', '.join(_cards(check.get(name)))}"
+           for name in ("missing", "extra", "foreign") if check.get(name)]
+    if check.get("unreadable"):
+        out.append(f"{check['unreadable']} unreadable")
+    if not out and check.get("present") != 52:
+        out.append(f"{check.get('present')} cards present")
+    return out
+
+
+def on_shuffle_started(table, item: dict, step) -> None:
+    detail = _detail(item)
+    state = _state(table)
+    state.current = {"shuffle": detail.get("shuffle"), "decks": detail.get("decks"), "checks": {}, "order": [],
+                     "invalid": None}
+    table._emit(step, "shuffle.started", shuffle=detail.get("shuffle"), decks=detail.get("decks"),
+                source=item.get("source"))
+
+
+def _current(table, item: dict, step) -> dict | None:
+    """The shuffle in progress that this report belongs to; a report of another shuffle is refused loudly."""
+    state = _state(table)
+    shuffle = _detail(item).get("shuffle")
+    current = state.current
+    if current is None or current.get("shuffle") != shuffle:
+        table._alarm(step, "shuffle_order_invalid", True,
+                     f"a {item.get('kind')} report for shuffle {shuffle}, which was never started",
+                     source=item.get("source"))
+        return None
+    return current
+
+
+def on_deck_check(table, item: dict, step) -> None:
+    current = _current(table, item, step)
+    if current is None:
+        return
+    detail = _detail(item)
+    deck = detail.get("deck")
+    check = {"present": detail.get("present"), "unreadable": detail.get("unreadable", 0),
+             **{name: _cards(detail.get(name)) for name in DECK_LISTS}}
+    current["checks"][str(deck)] = check
+    problems = deck_problems(check)
+    table._emit(step, "shuffle.deck_checked", shuffle=current["shuffle"], deck=deck, complete=not problems,
+                source=item.get("source"), **check)
+    if problems:
+        table._alarm(step, "deck_incomplete", True, f"deck {deck}: {'; '.join(problems)}", deck=deck,
+                     missing=check["missing"], extra=check["extra"], foreign=check["foreign"],
+                     source=item.get("source"))
+
+
+def on_order_chunk(table, item: dict, step) -> None:
+    current = _current(table, item, step)
+    if current is None:
+        return
+    detail = _detail(item)
+    position, cards = detail.get("position"), _cards(detail.get("cards"))
+    order = current["order"]
+    if "sealed" in detail and current["invalid"] is None:
+        try:
+            if table.order_key is None:
+                raise ValueError("no order key is configured")
+            cards = unseal_cards(table.order_key, str(detail["sealed"]),
+                                 chunk_context(detail.get("boot"), detail.get("shuffle"), position))
+        except ValueError as exc:
+            current["invalid"] = f"chunk at position {position}: {exc}"
+            table._alarm(step, "shuffle_order_invalid", True, f"shuffle {current['shuffle']}: {current['invalid']}",
+                         source=item.get("source"))
+    if current["invalid"] is None and position != len(order):
+        current["invalid"] = f"a chunk at position {position} while {len(order)} was due"
+        table._alarm(step, "shuffle_order_invalid", True, f"shuffle {current['shuffle']}: {current['invalid']}",
+                     source=item.get("source"))
+    if current["invalid"] is None:
+        order.extend(cards)
+    table._emit(step, "shuffle.chunk", shuffle=current["shuffle"], position=position,
+                count=len(cards) or int(detail.get("count") or 0), source=item.get("source"))
+
+
+def on_shuffle_completed(table, item: dict, step) -> None:
+    current = _current(table, item, step)
+    if current is None:
+        return
+    detail = _detail(item)
+    state = _state(table)
+    order = current["order"]
+    problems = []
+    if current["invalid"]:
+        problems.append(current["invalid"])
+    elif detail.get("cards") != len(order):
+        problems.append(f"{len(order)} cards received, {detail.get('cards')} announced")
+    elif detail.get("digest") != order_digest(order):
+        problems.append("the order does not match the shuffler's digest")
+    if problems:
+        table._alarm(step, "shuffle_order_invalid", True, f"shuffle {current['shuffle']}: {problems[0]}",
+                     source=item.get("source"))
+    decks = current.get("decks") or 0
+    checks = current["checks"]
+    for deck in range(1, decks + 1):
+        check = checks.get(str(deck))
+        if check is None:
+            problems.append(f"deck {deck} was not checked")
+        elif deck_problems(check):
+            problems.append(f"deck {deck}: {'; '.join(deck_problems(check))}")
+    verified = not problems
+    state.pending.append({"shuffle": current["shuffle"], "shoe": detail.get("shoe"), "decks": decks,
+                          "order": list(order), "verified": verified, "problems": problems})
+    del state.pending[:-PENDING_MAX]
+    state.current = None
+    table._emit(step, "shuffle.completed", shuffle=detail.get("shuffle"), shuffler_shoe=detail.get("shoe"),
+                cards=len(order), verified=verified, problems=problems, source=item.get("source"))
+
+
+def on_shuffler_error(table, item: dict, step) -> None:
+    detail = _detail(item)
+    name = FAULT_ALARMS.get(str(detail.get("fault_name")), "shuffler_fault")
+    active = bool(detail.get("active", True))
+    text = detail.get("text") or f"shuffler {detail.get('fault_name')} {'raised' if active else 'cleared'}"
+    table._alarm(step, name, active, text, code=str(detail.get("code")), source=item.get("source"))
+
+
+def on_meters(table, item: dict, step) -> None:
+    detail = _detail(item)
+    meters = {k: detail.get(k) for k in ("shuffles", "cards", "jams", "door_opens", "recognition_faults")}
+    _state(table)
+    table._emit(step, "shuffle.meters", meters=meters, source=item.get("source"))
+
+
+def dealt_order(results: list[dict]) -> list[str]:
+    """A shoe's game cards in the order they were dealt, from its coup records (Player, Banker, Player,
+    Banker, then the third cards; void coups as far as they went)."""
+    out: list[str] = []
+    for coup in results:
+        player, banker = list(coup.get("player_cards") or []), list(coup.get("banker_cards") or [])
+        for i in range(max(len(player), len(banker))):
+            out += player[i:i + 1] + banker[i:i + 1]
+    return out
+
+
+def wrap_shoe_inserted(original: Callable) -> Callable:
+    def on_shoe_inserted(table, item: dict, step) -> None:
+        state = table.shuffler
+        if state is None:
+            return original(table, item, step)  # a table without a shuffler: as before
+        shuffled = state.pending.pop(0) if state.pending else None
+        state.opening = {"shuffled": shuffled, "salt": item.get("salt")}
+        if shuffled is None or not shuffled["verified"]:
+            why = "no completed shuffle" if shuffled is None else "; ".join(shuffled["problems"])
+            table._alarm(step, "shoe_unverified", True,
+                         f"the shoe was not opened: its decks were not verified complete ({why}); "
+                         "the open_shoe command opens it", source=item.get("source"))
+            return None
+        previous = dealt_order(table.results)
+        decks = shuffled["decks"] or table.decks
+        run = longest_surviving_run(previous, shuffled["order"]) if previous else None
+        original(table, item, step)
+        if run is not None and is_weak(run, decks):
+            table._alarm(step, "weak_shuffle", True,
+                         f"{run.length} cards dealt together in the previous shoe (from its card "
+                         f"{run.previous + 1}) lie together in this one; {weak_run_threshold(decks)} or more "
+                         "is a weak shuffle", run={"length": run.length, "previous": run.previous},
+                         source=item.get("source"))
+        return None
+
+    return on_shoe_inserted
+
+
+def wrap_command(original: Callable) -> Callable:
+    def on_command(table, item: dict, step) -> None:
+        state = table.shuffler
+        if state is not None and item.get("cmd") == "open_shoe":
+            # The authorised opening takes the shuffle refused when the shoe went in (if any).
+            shuffled = (state.opening or {}).get("shuffled")
+            state.opening = {"shuffled": shuffled, "salt": item.get("salt")}
+        original(table, item, step)
+        if item.get("cmd") == "open_shoe" and "shoe_unverified" in table.alarms and step.reply is None:
+            table._alarm(step, "shoe_unverified", False, f"opened by authorised command ({item.get('client')})",
+                         by=item.get("client"))
+        return None
+
+    return on_command
+
+
+def needs_salt(item: dict, table) -> bool:
+    """Inputs that may open a shoe at a table with a shuffler: the shell adds a fresh random `salt` to them
+    before they are journaled."""
+    if table is None or table.shuffler is None:
+        return False
+    return item.get("kind") == "shoe_inserted" or (item.get("kind") == "command" and item.get("cmd") == "open_shoe")
+
+
+def shoe_opened_fields(table) -> dict:
+    """Fields `shoe.opened` gains from the shuffle of the shoe: the commitment to its order."""
+    state = table.shuffler
+    opening = state.opening if state is not None else None
+    if state is not None:
+        state.opening, state.open, state.tracker = None, None, None
+    if not opening or not opening.get("shuffled"):
+        return {}
+    shuffled, salt = opening["shuffled"], opening.get("salt")
+    try:
+        commitment = commit(shuffled["order"], bytes.fromhex(salt))
+    except (TypeError, ValueError):
+        return {"shuffle": shuffled["shuffle"]}  # no salt came with the input: nothing to commit to
+    state.open = {"shuffle": shuffled["shuffle"], "order": shuffled["order"], "salt": salt,
+                  "commitment": commitment}
+    state.tracker = Tracker(shuffled["order"])
+    return {"shuffle": shuffled["shuffle"], "commitment": commitment}
+
+
+def shoe_closed_fields(table) -> dict:
+    """Fields `shoe.closed` gains: the order and the salt, which anyone can check against the commitment."""
+    state = table.shuffler
+    if state is None or not state.open:
+        return {}
+    opened = state.open
+    state.open, state.tracker = None, None
+    return {"reveal": {"shuffle": opened["shuffle"], "order": list(opened["order"]), "salt": opened["salt"],
+                       "commitment": opened["commitment"]}}
+
+
+def wrap_card(original: Callable, readable: bool) -> Callable:
+    """Each card out of the shoe checked against the order: `alarm sequence_mismatch` and the coup held."""
+
+    def on_card(table, item: dict, step) -> None:
+        state = table.shuffler
+        tracker = state.tracker if state is not None else None
+        source = item.get("source")
+        if tracker is None or (table.active_source is not None and source != table.active_source):
+            return original(table, item, step)
+        check = tracker.dealt(str(item.get("card"))) if readable else None
+        if not readable:
+            tracker.unknown()
+        original(table, item, step)
+        if check is None:
+            return None
+        if check.unaligned:
+            table._alarm(step, "sequence_mismatch", True,
+                         f"the first {tracker.dealt_count} cards out of the shoe are nowhere in the shuffled order",
+                         source=source, position=tracker.dealt_count - 1)
+        if check.mismatch is not None:
+            found = check.mismatch
+            table._alarm(step, "sequence_mismatch", True,
+                         f"card {found.position + 1} out of the shoe is {found.got}; the shuffled order has "
+                         f"{found.expected} there", source=source, position=found.position,
+                         expected=found.expected, got=found.got)
+            if table.coup_state in ("open", "complete"):
+                table._misdeal(step, md.Misdeal("sequence_mismatch", None, True, "void",
+                                                f"card {found.position + 1} is not the next in the shuffled order",
+                                                found.got), source)
+        if check.resolved is not None:
+            found = check.resolved
+            table._alarm(step, "sequence_mismatch", True,
+                         f"card {found.position + 1} out of the shoe: {found.kind.replace('_', ' ')} "
+                         f"({found.got} where {found.expected} was due)", source=source,
+                         position=found.position, expected=found.expected, got=found.got, mismatch=found.kind)
+        return None
+
+    return on_card
+
+
+def commitment_problems(records) -> tuple[int, list[str]]:
+    """Every `shoe.opened` commitment of a journal checked against the reveal of its `shoe.closed`:
+    (commitments checked, one line per shoe whose reveal does not match)."""
+    from shoed.rules.shuffle import reveal_matches
+
+    committed: dict[tuple, str] = {}
+    checked, problems = 0, []
+    for record in records:
+        for event in record.get("events") or () if record.get("kind") == "step" else ():
+            key = (event.get("table"), event.get("shoe"))
+            if event.get("kind") == "shoe.opened" and event.get("commitment"):
+                committed[key] = event["commitment"]
+            elif event.get("kind") == "shoe.closed" and key in committed:
+                commitment = committed.pop(key)
+                reveal = event.get("reveal") or {}
+                checked += 1
+                try:
+                    ok = reveal_matches(commitment, list(reveal.get("order") or ()), bytes.fromhex(reveal.get("salt", "")))
+                except (TypeError, ValueError):
+                    ok = False
+                if not ok:
+                    problems.append(f"table {key[0]} shoe {key[1]}: the revealed order does not match the commitment "
+                                    f"made when the shoe opened (seq {event.get('seq')})")
+    return checked, problems
+
+
+HANDLERS = {
+    "shuffle_started": on_shuffle_started,
+    "deck_check": on_deck_check,
+    "order_chunk": on_order_chunk,
+    "shuffle_completed": on_shuffle_completed,
+    "shuffler_error": on_shuffler_error,
+    "meters": on_meters,
+}
+
+
+def install(handlers: dict) -> None:
+    """Add these handlers to the controller's table of input kinds (shoed.table._HANDLERS)."""
+    handlers.update(HANDLERS)
+    handlers["shoe_inserted"] = wrap_shoe_inserted(handlers["shoe_inserted"])
+    handlers["command"] = wrap_command(handlers["command"])
+    handlers["card"] = wrap_card(handlers["card"], readable=True)
+    handlers["unreadable"] = wrap_card(handlers["unreadable"], readable=False)

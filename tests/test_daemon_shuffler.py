@@ -1,0 +1,190 @@
+"""The real daemon with the virtual shuffler and the virtual shoe on real ptys: a whole shuffled shoe dealt,
+kill -9 in the middle of it, the order recovered from the sealed journal, every card checked against it,
+the commitment checked at the close, and the order nowhere in the journal in plain text before then."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections import Counter
+
+import pytest
+
+from shoed.rules.shuffle import reveal_matches
+from tests.daemon_runner import Daemon, Simulator, run_shoed
+from tests.test_daemon_restart import records_of
+
+
+def shuffled_table(base, key, seed: int, faults: str | None = None, shoes: int = 1, fault_shoe: int = 1):
+    """The virtual shoe and the virtual shuffler (both ptys up before the daemon starts), and the daemon's
+    configuration reading both."""
+    options = ["--shuffler-faults", faults, "--shuffler-fault-shoe", str(fault_shoe)] if faults else []
+    sim = Simulator(base, "--shuffler", "--shuffler-link", str(base / "shuffler"), *options, seed=seed, pace=0.01,
+                    shoes=shoes)
+    assert sim.proc.stdout.readline().strip() == str(base / "shuffler")  # the second line: the shuffler is up
+    config = base / "shoed.toml"
+    config.write_text(
+        f'[[sources]]\ndriver = "native"\nurl = "{sim.link}"\n\n'
+        f'[[sources]]\ndriver = "shuffler"\nurl = "{base / "shuffler"}"\norder_key_file = "{key}"\n'
+    )
+    return sim, config
+
+
+def journal_text(journal) -> str:
+    return "\n".join(p.read_text() for p in sorted(journal.glob("*.jsonl")))
+
+
+def events_until(base, text: str, timeout: float, linger: float = 0.0, **table) -> list[dict]:
+    """Run the daemon at a shuffled table until `text` is in its journal (then `linger` seconds more); its events."""
+    key = base / "order.key"
+    key.write_text(os.urandom(32).hex() + "\n")
+    sim, config = shuffled_table(base, key, **table)
+    journal = base / "journal"
+    try:
+        daemon = Daemon(base, "--config", str(config), journal=journal)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and text not in journal_text(journal):
+            time.sleep(0.05)
+        time.sleep(linger)
+        daemon.stop()
+    finally:
+        sim.stop()
+    return [e for r in records_of(journal) if r["kind"] == "step" for e in r["events"]]
+
+
+def test_a_shuffled_shoe_survives_kill_9_and_its_reveal_matches_the_commitment(base):
+    key = base / "order.key"
+    key.write_text(os.urandom(32).hex() + "\n")
+    sim, config = shuffled_table(base, key, seed=9)
+    journal = base / "journal"
+    try:
+        daemon = Daemon(base, "--config", str(config), journal=journal)
+        deadline = time.monotonic() + 60
+        while journal_text(journal).count('"coup.result"') < 8 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert journal_text(journal).count('"coup.result"') >= 8, "the shoe was not dealt"
+        daemon.kill()  # mid-shoe
+        daemon = Daemon(base, "--config", str(config), journal=journal)
+        assert sim.wait_done(90) == 0
+        time.sleep(0.3)
+        daemon.stop()
+    finally:
+        sim.stop()
+    records = records_of(journal)
+    events = [e for r in records if r["kind"] == "step" for e in r["events"]]
+    alarms = {e["alarm"] for e in events if e["kind"] == "alarm" and e.get("active")}
+    assert not alarms & {"sequence_mismatch", "shoe_unverified", "shuffle_order_invalid", "deck_incomplete",
+                         "integrity"}, alarms
+    opened = next(e for e in events if e["kind"] == "shoe.opened")
+    closed = next(e for e in events if e["kind"] == "shoe.closed")
+    reveal = closed["reveal"]
+    assert reveal_matches(opened["commitment"], reveal["order"], bytes.fromhex(reveal["salt"]))
+    dealt = [e["card"] for e in events if e["kind"] in ("card", "shoe.burn") and e.get("card")]
+    order = reveal["order"]
+    assert len(dealt) > 250
+    assert any((order[i:] + order[:i])[: len(dealt)] == dealt for i in range(len(order)))
+    verified = run_shoed("journal", "verify", str(journal), "--json", check=True)
+    assert json.loads(verified.stdout)["commitments"] == {"checked": 1, "mismatched": []}
+    # Replay equals record, with the order key; without it the sealed order cannot be opened.
+    replayed = run_shoed("replay", str(journal), "--order-key-file", str(key), "--json", "--jobs", "1")
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert run_shoed("replay", str(journal), "--json", "--jobs", "1").returncode != 0
+    # Before the close, no record holds a run of the order in plain text.
+    closing = next(i for i, r in enumerate(records) if r["kind"] == "step"
+                   and any(e["kind"] == "shoe.closed" for e in r["events"]))
+    earlier = json.dumps(records[:closing])
+    for start in range(0, len(order) - 6, 50):
+        assert json.dumps(order[start:start + 6])[1:-1] not in earlier
+
+
+CARD_TEXT = re.compile(r"""["']([A2-9TJQK][CDHS])["']""")
+
+
+def mentioned(item) -> Counter:
+    """The cards an event, a snapshot or a display's state (its repr) names."""
+    return Counter(CARD_TEXT.findall(item if isinstance(item, str) else json.dumps(item)))
+
+
+def test_subscribers_a_catch_up_client_and_a_display_never_see_a_card_before_it_is_dealt(base):
+    from shoed.display.state import fold
+    from shoed.net.client import TableClient
+
+    key = base / "order.key"
+    key.write_text(os.urandom(32).hex() + "\n")
+    sim, config = shuffled_table(base, key, seed=10)
+    daemon = Daemon(base, "--config", str(config))
+    early, late = TableClient(daemon.events, daemon.snapshot, "t1"), None
+    seen_early, seen_late = [], []
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and not any(e.get("kind") == "shoe.closed" for e in seen_early):
+            seen_early += early.poll(0.05)
+            if late is None and sum(e.get("kind") == "coup.result" for e in seen_early) >= 10:
+                late = TableClient(daemon.events, daemon.snapshot, "t1")  # joins mid-shoe: snapshot, then events
+            if late is not None:
+                seen_late += late.poll(0.0)
+        seen_late += late.poll(0.5)
+    finally:
+        early.close()
+        if late is not None:
+            late.close()
+        daemon.stop()
+        sim.stop()
+    closed_at = next(e["seq"] for e in seen_early if e.get("kind") == "shoe.closed")
+    dealt_by_seq: dict[int, Counter] = {}
+    dealt: Counter = Counter()
+    for event in seen_early:
+        if event.get("kind") in ("card", "shoe.burn") and event.get("card"):
+            dealt[event["card"]] += 1
+        dealt_by_seq[event["seq"]] = Counter(dealt)
+    assert sum(dealt.values()) > 250
+    for item in seen_early + seen_late:
+        seq = item["seq"]
+        if seq >= closed_at or item["kind"] == "snapshot":
+            continue  # the reveal: the order is public once the shoe is closed
+        # An event names a card no more often than it has come out of the shoe by then.
+        assert not mentioned(item) - dealt_by_seq[seq], (item.get("kind"), seq)
+    # A snapshot and a display repeat dealt cards (coups, roads): each card they name has come out.
+    snapshot = next(item for item in seen_late if item["kind"] == "snapshot")
+    assert snapshot["seq"] < closed_at and set(mentioned(snapshot)) <= set(dealt_by_seq[snapshot["seq"]])
+    assert 0 < sum(dealt_by_seq[snapshot["seq"]].values()) < sum(dealt.values())  # it joined mid-shoe
+    shown = fold(item for item in seen_late if item["seq"] < closed_at)
+    assert mentioned(repr(shown)) and set(mentioned(repr(shown))) <= set(dealt_by_seq[shown.seq])
+    opened = next(e for e in seen_early if e.get("kind") == "shoe.opened")
+    assert opened["commitment"] and not any(e.get("alarm") == "sequence_mismatch" for e in seen_early)
+
+
+@pytest.mark.parametrize("fault", ["switch-card", "remove-card", "insert-card"])
+def test_a_shoe_tampered_at_the_table_is_caught_at_the_exact_card_and_the_coup_held(base, fault):
+    """The alarm names the card's place, the card due and the card that came; the coup is held (the gate
+    locks, the shoe stops) for the pit's void. What kind of tampering it was is told by the
+    card after it, once dealing goes on (tests/test_table_shuffler.py)."""
+    from shoed.simulate.shuffler import ShufflerFaults, shuffle_run
+
+    seed = 11
+    (shoe,) = shuffle_run(seed, decks=6, shoes=1, faults=ShufflerFaults(frozenset({fault}))).shoes
+    _, position, card = shoe.tamper
+    order = shoe.order[shoe.cut:] + shoe.order[: shoe.cut]
+    # A second after the alarm: time for cards that should not come.
+    events = events_until(base, '"sequence_mismatch"', 120, linger=1.0, seed=seed, faults=fault)
+    found, *later = [e for e in events if e["kind"] == "alarm" and e["alarm"] == "sequence_mismatch"]
+    assert found["position"] == position and found["expected"] == order[position]
+    kind = {"switch-card": "substituted", "remove-card": "removed", "insert-card": "inserted"}[fault]
+    # A card already past the gate when it locked tells the kind at once.
+    assert [(e["position"], e["mismatch"]) for e in later] in ([], [(position, kind)])
+    assert found["got"] == (order[position + 1] if fault == "remove-card" else card)
+    held = [e for e in events if e["kind"] == "misdeal" and e["misdeal"]["kind"] == "sequence_mismatch"]
+    assert held and held[0]["seq"] >= found["seq"] - 1
+    # Held: no coup confirmed after it, and the shoe stops (only cards already past the gate when the
+    # daemon locked it still come: a few on a loaded host).
+    assert not any(e["kind"] == "coup.confirmed" and e["seq"] > found["seq"] for e in events)
+    assert not any(e["kind"] in ("shoe.finished", "shoe.closed") for e in events)
+
+
+def test_a_weak_shuffle_is_flagged_when_its_shoe_goes_in(base):
+    events = events_until(base, '"weak_shuffle"', 120, seed=12, faults="weak-shuffle", shoes=2, fault_shoe=2)
+    (weak,) = [e for e in events if e["kind"] == "alarm" and e["alarm"] == "weak_shuffle"]
+    opened = [e for e in events if e["kind"] == "shoe.opened"]
+    assert len(opened) == 2 and weak["seq"] > opened[1]["seq"] and weak["run"]["length"] >= 5

@@ -1,0 +1,316 @@
+"""The controller with a card-reading shuffler: deck verification, a shoe not opened unverified, the order's
+integrity, weak shuffles, shuffler faults; the order in no event and not in the snapshot."""
+
+from __future__ import annotations
+
+import json
+
+from shoed import events as schema
+from shoed.drivers.native_session import shuffler_detail
+from shoed.rules.shuffle import chunk_context, reveal_matches, seal_cards
+from shoed.rules.ruleset import load_ruleset
+from shoed.simulate import DealSetup, deal
+from shoed.simulate.shuffler import ShufflerFaults, shuffle_run
+from shoed.table import TableController
+
+T0 = 1_790_000_000_000_000_000
+SALT = bytes(range(100, 132))
+RULES = load_ruleset("punto-banco")
+
+
+class Feed:
+    def __init__(self, table: TableController | None = None):
+        self.table = table or TableController("t1", RULES, 6)
+        self.n = 0
+        self.events: list[dict] = []
+
+    def __call__(self, kind: str, **fields) -> list[dict]:
+        self.n += 1
+        step = self.table.feed({"kind": kind, "mono_ns": self.n * 1_000_000, "utc_ns": T0 + self.n * 1_000_000,
+                                **fields})
+        self.events += step.events
+        self.reply = step.reply
+        return step.events
+
+    def shuffler(self, run, shoe: int, key: bytes | None = None) -> None:
+        for event in run.events:
+            if event.shoe == shoe:
+                detail = {"boot": 7, **shuffler_detail(event.message)}
+                if key is not None and event.kind == "order_chunk":  # as the shuffler driver seals it
+                    cards = detail.pop("cards")
+                    detail["sealed"] = seal_cards(key, cards, chunk_context(7, detail["shuffle"], detail["position"]))
+                    detail["count"] = len(cards)
+                self(event.kind, source="shuffler:/dev/ttyACM1", shoe_seq=event.n + 1, detail=detail)
+
+    def shoe(self, setup: DealSetup, shoe: int) -> None:
+        for e in deal(setup):
+            if e.shoe != shoe:
+                continue
+            if e.kind in ("card", "unreadable"):
+                self(e.kind, card=e.card if e.kind == "card" else None, mode=e.mode, source="shoe")
+            elif e.kind == "button":
+                self("button", button=e.button, source="shoe")
+            elif e.kind == "shoe_inserted":
+                self(e.kind, source="shoe", salt=SALT.hex())  # the daemon adds a fresh one
+            elif e.kind in ("shoe_removed", "cut_card"):
+                self(e.kind, source="shoe")
+
+    def alarms(self, name: str) -> list[dict]:
+        return [e for e in self.events if e["kind"] == "alarm" and e["alarm"] == name]
+
+
+def faults(*names: str, shoe: int = 1) -> ShufflerFaults:
+    return ShufflerFaults(frozenset(names), shoe)
+
+
+def setup_for(run, shoes: int = 1) -> DealSetup:
+    return DealSetup(RULES, seed=run.seed, shoes=shoes, orders=run.dealt_orders)
+
+
+def test_a_verified_shuffle_opens_its_shoe_and_the_order_is_in_no_event():
+    run = shuffle_run(21, decks=6, shoes=1)
+    feed = Feed()
+    feed.shuffler(run, 1)
+    kinds = [e["kind"] for e in feed.events]
+    assert kinds == ["shuffle.started"] + ["shuffle.deck_checked"] * 6 + ["shuffle.chunk"] * 5 + [
+        "shuffle.completed", "shuffle.meters"]
+    completed = feed.events[-2]
+    assert completed["verified"] and completed["cards"] == 312 and completed["problems"] == []
+    assert all(e["complete"] for e in feed.events if e["kind"] == "shuffle.deck_checked")
+    feed.shoe(setup_for(run), 1)
+    assert any(e["kind"] == "shoe.opened" for e in feed.events)
+    assert not feed.alarms("shoe_unverified") and not feed.alarms("weak_shuffle")
+    order = run.shoes[0].order
+    for event in feed.events:
+        if event["kind"].startswith(("shuffle", "shuffler")):
+            assert "order" not in event and not isinstance(event.get("cards"), list)
+            schema.validate(event)
+    snapshot = json.dumps(feed.table.snapshot())
+    assert json.dumps(list(order[:8]))[1:-1] not in snapshot and "order" not in snapshot
+
+
+def test_a_missing_card_names_deck_and_card_and_the_shoe_waits_for_an_authorised_open():
+    run = shuffle_run(22, decks=6, shoes=1, faults=faults("missing-card", "foreign-card"))
+    (deck, card), = run.shoes[0].missing
+    (fdeck, fcard), = run.shoes[0].foreign
+    feed = Feed()
+    feed.shuffler(run, 1)
+    alarms = feed.alarms("deck_incomplete")
+    named = {(a["deck"], tuple(a["missing"]), tuple(a["foreign"])) for a in alarms}
+    assert (deck, (card,), ()) in named or (deck, (card,), (fcard,)) in named
+    assert any(a["deck"] == fdeck and a["foreign"] == [fcard] for a in alarms)
+    assert all(f"deck {a['deck']}" in a["text"] for a in alarms) and any(card in a["text"] for a in alarms)
+    completed = next(e for e in feed.events if e["kind"] == "shuffle.completed")
+    assert not completed["verified"] and any(card in p for p in completed["problems"])
+    feed("shoe_inserted", source="shoe")
+    (unverified,) = feed.alarms("shoe_unverified")
+    assert unverified["active"] and card in unverified["text"]
+    assert feed.table.shoe is None and not any(e["kind"] == "shoe.opened" for e in feed.events)
+    feed("command", cmd="open_shoe", args={}, client="pit-boss-key")
+    assert feed.table.shoe is not None
+    cleared = feed.alarms("shoe_unverified")[-1]
+    assert not cleared["active"] and cleared["by"] == "pit-boss-key"
+    for event in feed.events:
+        schema.validate(event)
+
+
+def test_a_weak_shuffle_is_flagged_when_its_shoe_goes_in():
+    run = shuffle_run(23, decks=6, shoes=2, faults=faults("weak-shuffle", shoe=2))
+    feed = Feed()
+    feed.shuffler(run, 1)
+    feed.shuffler(run, 2)
+    setup = setup_for(run, shoes=2)
+    feed.shoe(setup, 1)
+    assert not feed.alarms("weak_shuffle")
+    feed.shoe(setup, 2)
+    (weak,) = feed.alarms("weak_shuffle")
+    assert weak["run"]["length"] >= 5 and weak["active"]
+    schema.validate(weak)
+
+
+def test_a_fair_second_shoe_is_not_flagged():
+    run = shuffle_run(24, decks=6, shoes=2)
+    feed = Feed()
+    feed.shuffler(run, 1)
+    feed.shuffler(run, 2)
+    setup = setup_for(run, shoes=2)
+    feed.shoe(setup, 1)
+    feed.shoe(setup, 2)
+    assert not feed.alarms("weak_shuffle") and len([e for e in feed.events if e["kind"] == "shoe.opened"]) == 2
+
+
+def test_a_gap_in_the_order_or_a_wrong_digest_leaves_the_shuffle_unverified():
+    run = shuffle_run(25, decks=6, shoes=1)
+    feed = Feed()
+    chunks = 0
+    for event in run.events:
+        detail = {"boot": 7, **shuffler_detail(event.message)}
+        if event.kind == "order_chunk":
+            chunks += 1
+            if chunks == 2:
+                continue  # lost: the next chunk does not start where the last ended
+        feed(event.kind, source="shuffler", detail=detail)
+    (invalid, *_) = feed.alarms("shuffle_order_invalid")
+    assert "position 128 while 64 was due" in invalid["text"]
+    assert not next(e for e in feed.events if e["kind"] == "shuffle.completed")["verified"]
+
+    feed = Feed()
+    for event in run.events:
+        detail = {"boot": 7, **shuffler_detail(event.message)}
+        if event.kind == "shuffle_completed":
+            detail["digest"] = "00" * 32
+        feed(event.kind, source="shuffler", detail=detail)
+    assert "digest" in feed.alarms("shuffle_order_invalid")[0]["text"]
+
+
+def test_a_jam_is_raised_and_cleared():
+    run = shuffle_run(26, decks=6, shoes=1, faults=faults("jam"))
+    feed = Feed()
+    feed.shuffler(run, 1)
+    assert [a["active"] for a in feed.alarms("shuffler_jam")] == [True, False]
+    assert "shuffler_jam" not in feed.table.alarms
+    assert next(e for e in feed.events if e["kind"] == "shuffle.completed")["verified"]
+
+
+def test_shuffles_waiting_for_their_shoe_survive_a_checkpoint():
+    run = shuffle_run(27, decks=6, shoes=1)
+    feed = Feed()
+    feed.shuffler(run, 1)
+    state = json.loads(json.dumps(feed.table.checkpoint()))
+    again = Feed(TableController.from_checkpoint("t1", RULES, 6, state))
+    again.shoe(setup_for(run), 1)
+    assert any(e["kind"] == "shoe.opened" for e in again.events) and not again.alarms("shoe_unverified")
+
+
+def test_a_table_without_a_shuffler_opens_shoes_as_before():
+    feed = Feed()
+    feed("shoe_inserted", source="shoe")
+    assert feed.table.shoe is not None and feed.table.shuffler is None
+    # Left out of the checkpoint: a table without a shuffler journals the same bytes as before.
+    assert "shuffler" not in feed.table.checkpoint()
+
+
+def test_the_shoe_opens_with_a_commitment_and_closes_with_a_reveal_that_matches_it():
+    run = shuffle_run(28, decks=6, shoes=1)
+    feed = Feed()
+    feed.shuffler(run, 1)
+    feed.shoe(setup_for(run), 1)
+    opened = next(e for e in feed.events if e["kind"] == "shoe.opened")
+    closed = next(e for e in feed.events if e["kind"] == "shoe.closed")
+    assert opened["shuffle"] == run.shoes[0].shuffle and len(opened["commitment"]) == 64
+    reveal = closed["reveal"]
+    assert tuple(reveal["order"]) == run.shoes[0].order and reveal["commitment"] == opened["commitment"]
+    assert reveal_matches(opened["commitment"], reveal["order"], bytes.fromhex(reveal["salt"]))
+    # Nothing before the close names the order: the first card out is never announced ahead.
+    before = feed.events[: feed.events.index(closed)]
+    assert not any("reveal" in e or "order" in e for e in before)
+    assert not feed.alarms("sequence_mismatch")
+    for event in feed.events:
+        schema.validate(event)
+
+
+def deal_altered(alter, seed: int = 29):
+    """A shoe dealt from the shuffled order with one fault made by `alter(cards)` at the dealt position AT."""
+    run = shuffle_run(seed, decks=6, shoes=1)
+    feed = Feed()
+    feed.shuffler(run, 1)
+    cards = list(run.shoes[0].dealt)
+    alter(cards)
+    setup = DealSetup(RULES, seed=seed, shoes=1, orders=(tuple(cards),))
+    dealt = 0
+    for e in deal(setup):
+        if e.kind == "card":
+            dealt += 1
+            if dealt > AT + 6:
+                break
+        if e.kind == "card":
+            feed("card", card=e.card, mode=e.mode, source="shoe")
+        elif e.kind == "button":
+            feed("button", button=e.button, source="shoe")
+        elif e.kind == "shoe_inserted":
+            feed("shoe_inserted", source="shoe", salt=SALT.hex())
+    return feed, run.shoes[0].dealt
+
+
+AT = 40  # the fault's card number out of the shoe (from 0), after the burn and well after the cut is found
+
+
+def test_a_switched_card_is_caught_at_its_position_and_the_coup_held():
+    other = {}
+
+    def switch(cards):
+        other["was"] = cards[AT]
+        cards[AT] = next(c for c in ("AS", "KD", "7C") if c not in (cards[AT], cards[AT + 1]))
+
+    feed, dealt = deal_altered(switch)
+    first, resolved, *_ = feed.alarms("sequence_mismatch")
+    assert (first["position"], first["expected"]) == (AT, other["was"]) and first["got"] != other["was"]
+    assert resolved["mismatch"] == "substituted" and resolved["position"] == AT
+    assert any(p["kind"] == "sequence_mismatch" for p in feed.table.pending)  # held: confirm refused until void
+    assert not feed.table.card_due
+
+
+def test_a_removed_card_and_an_inserted_card_are_caught():
+    def remove(cards):
+        del cards[AT]
+
+    feed, _ = deal_altered(remove)
+    assert [a["mismatch"] for a in feed.alarms("sequence_mismatch") if a.get("mismatch")][0] == "removed"
+    assert feed.alarms("sequence_mismatch")[0]["position"] == AT
+
+    def insert(cards):
+        cards.insert(AT, next(c for c in ("AS", "KD", "7C") if c not in (cards[AT], cards[AT + 1])))
+
+    feed, _ = deal_altered(insert)
+    assert [a["mismatch"] for a in feed.alarms("sequence_mismatch") if a.get("mismatch")][0] == "inserted"
+    assert feed.alarms("sequence_mismatch")[0]["position"] == AT
+
+
+KEY = bytes(range(50, 82))
+
+
+def test_sealed_chunks_open_with_the_key_and_checkpoints_keep_the_order_sealed():
+    run = shuffle_run(30, decks=6, shoes=1)
+    feed = Feed(TableController("t1", RULES, 6, order_key=KEY))
+    feed.shuffler(run, 1, key=KEY)
+    completed = next(e for e in feed.events if e["kind"] == "shuffle.completed")
+    assert completed["verified"] and completed["cards"] == 312
+    assert [e["count"] for e in feed.events if e["kind"] == "shuffle.chunk"] == [64, 64, 64, 64, 56]
+    state = json.loads(json.dumps(feed.table.checkpoint()))
+    text = json.dumps(state)
+    order = run.shoes[0].order
+    assert "sealed_order" in text and json.dumps(list(order[:4]))[1:-1] not in text
+    again = Feed(TableController.from_checkpoint("t1", RULES, 6, state, order_key=KEY))
+    again.shoe(setup_for(run), 1)
+    closed = next(e for e in again.events if e["kind"] == "shoe.closed")
+    assert tuple(closed["reveal"]["order"]) == order and not again.alarms("sequence_mismatch")
+    # Without the key the waiting shuffle cannot be read: its shoe is not opened without the pit.
+    blind = Feed(TableController.from_checkpoint("t1", RULES, 6, state))
+    blind("shoe_inserted", source="shoe", salt=SALT.hex())
+    assert blind.table.shoe is None and "no order key" in blind.alarms("shoe_unverified")[0]["text"]
+
+
+def test_a_sealed_chunk_without_the_key_or_with_another_leaves_the_shuffle_unverified():
+    run = shuffle_run(31, decks=6, shoes=1)
+    for table in (TableController("t1", RULES, 6), TableController("t1", RULES, 6, order_key=bytes(32))):
+        feed = Feed(table)
+        feed.shuffler(run, 1, key=KEY)
+        (invalid, *_) = feed.alarms("shuffle_order_invalid")
+        assert "position 0" in invalid["text"]
+        assert not next(e for e in feed.events if e["kind"] == "shuffle.completed")["verified"]
+
+
+def test_every_commitment_is_checked_against_its_reveal():
+    from shoed.shuffle_table import commitment_problems
+
+    run = shuffle_run(32, decks=6, shoes=1)
+    feed = Feed()
+    feed.shuffler(run, 1)
+    feed.shoe(setup_for(run), 1)
+    assert commitment_problems([{"kind": "step", "events": feed.events}]) == (1, [])
+    forged = json.loads(json.dumps(feed.events))
+    closed = next(e for e in forged if e["kind"] == "shoe.closed")
+    order = closed["reveal"]["order"]
+    order[0], order[1] = order[1], order[0]  # a shoe other than the one committed to
+    checked, problems = commitment_problems([{"kind": "step", "events": forged}])
+    assert checked == 1 and len(problems) == 1 and "does not match" in problems[0]
