@@ -41,6 +41,11 @@ class Config:
     commands: str = DEFAULT_COMMANDS
     curve_commands: bool = True  # the command endpoint always authenticates unless turned off for a lab
     curve_publish: bool = False  # PUB and snapshot require CURVE too
+    # The surveillance audience (shoed.audience): every event, CURVE-authenticated, keys on the allow-list.
+    # None: no surveillance endpoints; `events` and `snapshot` serve the display audience either way.
+    surveillance_events: str | None = None
+    surveillance_snapshot: str | None = None
+    display_reveal: str = "dealt"  # when a hand's card is faced: "dealt", or "result" (squeezed games)
     sources: tuple[Source, ...] = (Source("virtual"),)
     auto_confirm: bool | None = None  # None: on for shoes without buttons (beetek)
     live_odds: bool = True
@@ -98,6 +103,9 @@ def config_from_dict(data: dict, origin: str = "<config>") -> Config:
             commands=str(pub.get("commands", DEFAULT_COMMANDS)),
             curve_commands=bool(pub.get("curve_commands", True)),
             curve_publish=bool(pub.get("curve_publish", False)),
+            surveillance_events=pub.get("surveillance_events"),
+            surveillance_snapshot=pub.get("surveillance_snapshot"),
+            display_reveal=_reveal(pub.get("display_reveal", "dealt"), origin),
             sources=tuple(sources),
             auto_confirm=data.get("auto_confirm"),
             live_odds=bool(data.get("live_odds", True)),
@@ -108,6 +116,14 @@ def config_from_dict(data: dict, origin: str = "<config>") -> Config:
         )
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"{origin}: {exc}") from None
+
+
+def _reveal(value, origin: str) -> str:
+    from shoed.audience import REVEALS
+
+    if value not in REVEALS:
+        raise ConfigError(f"{origin}: publish.display_reveal is one of {', '.join(REVEALS)}, not {value!r}")
+    return value
 
 
 def with_options(config: Config, **options) -> Config:

@@ -53,6 +53,7 @@ class ShoeBurn(Base, tag="shoe.burn", kw_only=True):
     exposed: bool  # the first card, exposed to set the burn count
     burn_due: int
     source: str | None = None
+    card_withheld: bool = False  # display audience: the card was read, its identity is not shown (shoed.audience)
 
 
 class ShoeBurnComplete(Base, tag="shoe.burn_complete", kw_only=True):
@@ -94,6 +95,7 @@ class Card(Base, tag="card", kw_only=True):
     confidence: float | None = None
     faced: bool = False
     manual: bool = False
+    card_withheld: bool = False  # display audience: the card was read, its identity is not shown (shoed.audience)
 
 
 class CoupDecision(Base, tag="coup.decision", kw_only=True):
@@ -152,6 +154,7 @@ class MisdealCorrected(Base, tag="misdeal.corrected", kw_only=True):
     correction: str
     card: str | None = None
     by: str | None = None
+    card_withheld: bool = False  # display audience: the card was read, its identity is not shown (shoed.audience)
 
 
 class Alarm(Base, tag="alarm", kw_only=True):
@@ -220,12 +223,16 @@ class TableStopped(Base, tag="table.stopped", kw_only=True):
     clean: bool
 
 
+class Withheld(Base, tag="withheld", kw_only=True):
+    """The display audience's placeholder for an event only surveillance sees (shoed.audience)."""
+
+
 Event = (
     ShoeOpened | ShoeBurnMode | ShoeBurn | ShoeBurnComplete | ShoeCutCard | ShoeFinished | ShoeClosed | ShoeOdds
     | CoupOpened | Card | CoupDecision | CoupResult | CoupVoid | CoupConfirmed
     | Misdeal | MisdealCorrected | Alarm
     | DeviceConnected | DeviceLost | DeviceRestored | DeviceFallback | DevicePrimary | CardDuplicate | DeviceHello | DeviceWarning
-    | TableStarted | TableStopped
+    | TableStarted | TableStopped | Withheld
 )
 
 

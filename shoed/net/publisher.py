@@ -55,7 +55,9 @@ class Publisher:
         heartbeat_interval: float = HEARTBEAT_INTERVAL,
         curve_domain: str = DEFAULT_DOMAIN,
         clock: Callable[[], float] = time.monotonic,
+        view: Callable[[dict], dict] | None = None,
     ) -> None:
+        self.view = view  # the audience's copy of an event (shoed.audience); None: the event as it is
         self.table_id = wire.check_table_id(table_id)
         self.last_seq = last_seq
         self.heartbeat_interval = heartbeat_interval
@@ -94,6 +96,8 @@ class Publisher:
             raise wire.WireError(f"kind {event['kind']!r} is reserved for the transport")
         if self.last_seq is not None and seq <= self.last_seq:
             raise wire.WireError(f"seq {seq} published after {self.last_seq}: seq must increase")
+        if self.view is not None:
+            event = self.view(event)
         topic = wire.topic_for(self.table_id, event["kind"]).encode()
         payload = wire.encode(event)
         self.last_seq = seq

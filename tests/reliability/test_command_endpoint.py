@@ -28,7 +28,7 @@ from tests.reliability.pty_shoe import PtyShoe, ShoeThread, button, card
 class Table:
     """The daemon, its shoe and an allowed console key."""
 
-    def __init__(self) -> None:
+    def __init__(self, *extra: str, gate: str = "locked") -> None:
         from shoed.net.curve import ClientCurve, create_key_pair
 
         self.base = short_dir()
@@ -36,10 +36,10 @@ class Table:
         clients.mkdir(parents=True)
         public, secret, _ = create_key_pair(self.base / "console", "lab-console")
         shutil.copy(public, clients / "lab-console.key")
-        self.shoe = PtyShoe(str(self.base / "shoe"))
+        self.shoe = PtyShoe(str(self.base / "shoe"), gate=gate)
         self.thread = ShoeThread(self.shoe)
         try:
-            self.daemon = Daemon(self.base, "--source", f"native:{self.base / 'shoe'}")
+            self.daemon = Daemon(self.base, "--source", f"native:{self.base / 'shoe'}", *extra)
         except BaseException:
             self.thread.stop()
             remove_dir(self.base)
