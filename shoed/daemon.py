@@ -16,6 +16,7 @@ then.
 from __future__ import annotations
 
 import collections
+import errno
 import gc
 import json
 import os
@@ -41,11 +42,25 @@ POLL_TIMEOUT = 0.005  # seconds the loop waits on the shoe before serving socket
 RECENT_EVENTS = 5_000
 ODDS_AFTER = ("coup.result", "shoe.burn_complete")  # events after which the live odds are worked out
 CATCHUP_SLICE = 0.0005  # seconds: the interpreter's switch interval once the catch-up thread runs
-GATE_LOCK_GRACE = 0.5  # seconds the links stay up after a journal failure, for the gate lock to arrive
+GATE_LOCK_GRACE = 0.5
+READ_ONLY_COMMANDS = ("status",)  # answered from the state, never journaled  # seconds the links stay up after a journal failure, for the gate lock to arrive
 
 
 class DaemonError(Exception):
     """A start-up failure with a clear, one-line reason."""
+
+
+def _raise_file_limit() -> None:
+    """Take the hard limit of open files as the soft one (systemd's LimitNOFILE sets both): each
+    network connection costs a descriptor, and the journal must never be the one left without."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft < hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard if hard != resource.RLIM_INFINITY else 1 << 20, hard))
+        except (ValueError, OSError) as exc:
+            log.warning("cannot raise the limit of open files", soft=soft, hard=hard, error=str(exc))
 
 
 def _checkpoint_seq(path) -> int:
@@ -135,6 +150,7 @@ class Daemon:
                 commands=cfg.commands, journal=cfg.journal_dir,
             )
         logs.bind(table=cfg.table)
+        _raise_file_limit()
         ruleset = load_ruleset(cfg.ruleset)
         decks = cfg.decks or ruleset.decks
         if decks != ruleset.decks:
@@ -396,7 +412,7 @@ class Daemon:
         if self.catchup.box.wanted(now):  # a client asked for a snapshot: one, made here, handed over whole
             self.catchup.box.put(self.snapshot(), now)
         for publisher in self.publishers:
-            publisher.maybe_heartbeat()
+            publisher.maybe_heartbeat()  # takes the subscriptions waiting too
         self._update_gate()
         if self.notifier.watchdog_interval and now - self.last_watchdog >= self.notifier.watchdog_interval:
             self.notifier.watchdog()
@@ -455,6 +471,8 @@ class Daemon:
         """A command from the console or the pit (a shoed.net.commands.Command), with the key that sent it."""
         from shoed.journal import JournalError
 
+        if command.name in READ_ONLY_COMMANDS:  # nothing changes: not a journal record, no fsync
+            return {"ok": True, "status": self.controller.snapshot()}
         item = {"kind": "command", "cmd": command.name, "args": command.args,
                 "client": command.client_name or command.client_key, "client_key": command.client_key,
                 "peer": command.peer_address}
@@ -494,7 +512,10 @@ class Daemon:
                 except Exception:  # noqa: BLE001 - stopping anyway
                     pass
         self.notifier.status(f"ALARM: journal write failed: {exc}")
-        self.exit_code = 3
+        # Exit 3 (systemd does not restart) is for a disk that cannot be written; descriptors taken
+        # by a flood of connections are not the disk's fault: exit 1, and systemd starts the table again.
+        cause = exc.__cause__
+        self.exit_code = 1 if isinstance(cause, OSError) and cause.errno in (errno.EMFILE, errno.ENFILE) else 3
         self.stopping = True
 
     # ----- state for late joiners --------------------------------------------

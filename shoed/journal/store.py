@@ -152,6 +152,7 @@ class Journal:
         self._ops = ops or FileOps()
         self._mutex = threading.Lock()
         self._fd: int | None = None
+        self._spare: int | None = None  # the next shoe's file, opened ahead (see _hold_spare)
         self._dirfd: int | None = None
         self._path: Path | None = None
         self._shoe: str | None = None
@@ -175,6 +176,7 @@ class Journal:
             raise JournalError(f"{self.directory} is in use by another journal writer") from None
         try:
             self._recover()
+            self._hold_spare()
         except OSError as exc:
             self.close()
             raise JournalError(f"recovering the journal in {self.directory} failed: {exc}") from exc
@@ -216,6 +218,9 @@ class Journal:
             if self._fd is not None:
                 os.close(self._fd)
                 self._fd = None
+            if self._spare is not None:
+                os.close(self._spare)
+                self._spare = None
             if self._dirfd is not None:
                 os.close(self._dirfd)  # releases the lock
                 self._dirfd = None
@@ -254,14 +259,16 @@ class Journal:
             try:
                 if final.exists():
                     raise FileExistsError(errno.EEXIST, "journal file exists", str(final))
-                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
-                _write_all(self._ops, fd, line)
-                self._ops.fsync(fd)
-                os.close(fd)
-                fd = None
-                os.rename(tmp, final)
-                self._ops.fsync(self._dirfd)
-                new_fd = os.open(final, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+                new_fd = self._open_spare(line, final)
+                if new_fd is None:
+                    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+                    _write_all(self._ops, fd, line)
+                    self._ops.fsync(fd)
+                    os.close(fd)
+                    fd = None
+                    os.rename(tmp, final)
+                    self._ops.fsync(self._dirfd)
+                    new_fd = os.open(final, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
             except OSError as exc:
                 if fd is not None:
                     os.close(fd)
@@ -280,7 +287,38 @@ class Journal:
                     os.chmod(old_path, 0o444)  # a finished shoe is read-only from now on
                 except OSError:
                     pass
+            self._hold_spare()
             return final
+
+    def _hold_spare(self) -> None:
+        """Open, now, the unnamed file the next shoe will be written to (O_TMPFILE): the
+        journal holds the descriptor it needs, so a flood of network connections that
+        takes every free descriptor cannot stop the next shoe's file from opening."""
+        if self._spare is not None or not hasattr(os, "O_TMPFILE") or self._dirfd is None:
+            return
+        try:
+            self._spare = os.open(self.directory, os.O_TMPFILE | os.O_WRONLY | os.O_CLOEXEC, 0o644)
+        except OSError:  # a file system without O_TMPFILE, or no descriptor free now: the old way then
+            self._spare = None
+
+    def _open_spare(self, line: bytes, final: Path) -> int | None:
+        """Write the header into the held file and give it its name; its descriptor (for
+        appending) or None when no file is held. OSError as for any write of the journal."""
+        fd, self._spare = self._spare, None
+        if fd is None:
+            return None
+        try:
+            _write_all(self._ops, fd, line)
+            self._ops.fsync(fd)
+            # linkat(AT_SYMLINK_FOLLOW) names the unnamed file; EEXIST: never over a file. (The
+            # directory descriptor makes Python call linkat, not link, which would not follow.)
+            os.link(f"/proc/self/fd/{fd}", final.name, dst_dir_fd=self._dirfd, follow_symlinks=True)
+            self._ops.fsync(self._dirfd)
+            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_APPEND)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
 
     def append(self, record: dict) -> dict:
         """Write one record durably; return it as written (with jseq, prev, hash)."""

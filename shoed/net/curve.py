@@ -36,6 +36,8 @@ import zmq.auth
 from zmq.auth.thread import ThreadAuthenticator
 from zmq.utils import z85
 
+from shoed.net.limits import RefusalLog
+
 DEFAULT_DOMAIN = "shoed"
 
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -158,11 +160,13 @@ class _AllowList:
 
     def __init__(self, keys: dict[bytes, str]) -> None:
         self.keys = keys
+        # One summary line per interval, not one per refused handshake (a flood would be a log flood).
+        self.refusals = RefusalLog(log, "CURVE clients refused")
 
     def callback(self, domain: str, key: bytes) -> bool:
         allowed = key in self.keys
         if not allowed:
-            log.warning("CURVE client refused: domain=%s key=%s", domain, key.decode("ascii", "replace"))
+            self.refusals.refused(f"domain {domain}", key.decode("ascii", "replace"))
         return allowed
 
 

@@ -156,8 +156,9 @@ def test_a_flood_of_garbage_requests_leaves_the_daemon_serving(table):
 
 
 def test_nothing_refused_before_the_controller_reaches_the_journal(table):
+    # Nor did `status`, which changes nothing (each one fsync'd cut the card rate tenfold).
     commands = [i for i in journal_inputs(table.daemon.journal) if i["kind"] == "command"]
-    assert commands and all(c["cmd"] == "status" for c in commands), {c["cmd"] for c in commands}
+    assert commands == [], {c["cmd"] for c in commands}
 
 
 def test_commands_out_of_order_get_clear_refusals(table):
