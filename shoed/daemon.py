@@ -1,8 +1,10 @@
 """The daemon: wires the shoe, the table controller, the journal and ZeroMQ.
 
-One loop, one thread owns everything: it polls the shoe driver with a short
-timeout, serves the snapshot and command sockets, and sends heartbeats. Every
-input goes the same way:
+One loop, one thread owns the table: it polls the shoe driver with a short
+timeout, serves the command socket, and sends heartbeats. Snapshots and
+catch-up are served by a thread of their own (shoed.net.catchup), so that no
+client can hold up a card; the loop only hands it a snapshot when one is asked
+for. Every input goes the same way:
 
     input -> controller -> journal (write + fsync) -> acknowledge to the shoe -> publish
 

@@ -1,4 +1,10 @@
-"""The PUB socket that fans a table's coup events out to displays and surveillance.
+"""The XPUB socket that fans a table's events out to one audience (displays or surveillance).
+
+It is an XPUB in manual mode, so that the publisher sees every subscription
+and applies only those within bounds (MAX_TOPIC_BYTES, MAX_OTHER_SUBSCRIPTIONS;
+ZeroMQ cuts a peer whose message exceeds MAX_INBOUND_BYTES): a subscriber
+cannot make the daemon hold megabytes of subscriptions. SUB clients need no
+change. `view` is the audience's copy of each event (shoed.audience).
 
 Each event goes out as `[topic, json]` (see `shoed.net.wire`). Publishing never
 blocks the daemon: sends are non-blocking and a subscriber that stops reading

@@ -19,7 +19,9 @@ The daemon supplies two callbacks and keeps ownership of the socket:
 reflected in it (it must include every event published so far), and
 `events(a, b)` yields the journal's events with a <= seq <= b in order (it may
 raise LookupError when they are no longer kept). Both are called from
-`handle()`, on the daemon's own thread: this class starts no thread.
+`handle()`, on the caller's thread: this class starts no thread. The daemon
+serves these same requests from a thread of its own, with per-client limits
+(shoed.net.catchup).
 """
 
 from __future__ import annotations
