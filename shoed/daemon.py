@@ -159,6 +159,12 @@ class Daemon:
             ruleset = with_decks(ruleset, decks)
         from shoed.journal import JournalError
 
+        # What the loop imports later is imported now: reading a module takes a file descriptor,
+        # and a flood of connections may have taken them all by then.
+        import shoed.journal.reader  # noqa: F401
+        import shoed.journal.recall  # noqa: F401
+        import shoed.rules.odds  # noqa: F401
+
         self._open_journal()
         try:
             self._rebuild(ruleset, decks)

@@ -16,11 +16,10 @@ from tests.reliability.pty_shoe import button, card
 from tests.reliability.test_command_endpoint import Table, table_msg
 
 NOISE = b"\x01\x00" * 5000
+KEPT_BYTES = 4096  # shoed.drivers.noise.KEPT_BYTES: the bytes of noise kept for the record
 
 
 def test_ten_kilobytes_of_noise_are_one_record_and_the_card_behind_is_taken_at_once():
-    from shoed.drivers.noise import KEPT_BYTES
-
     table = Table()
     try:
         table.report(table_msg("shoe_inserted"))
