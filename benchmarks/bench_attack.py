@@ -32,8 +32,10 @@ import socket
 import subprocess
 import sys
 import tempfile
+import multiprocessing
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,7 +63,7 @@ def catch_up_in_flight(run, stop) -> None:
     import zmq
 
     ctx = zmq.Context()
-    sock = _dealer(ctx, run.daemon.snapshot)
+    sock = _dealer(ctx, run.snapshot)
     request = json.dumps({"op": "events", "from": 0, "to": 9999}).encode()
     try:
         sock.send(request)
@@ -79,10 +81,10 @@ def catch_up_from_memory(run, stop) -> None:
     import zmq
 
     ctx = zmq.Context()
-    sock = _dealer(ctx, run.daemon.snapshot)
+    sock = _dealer(ctx, run.snapshot)
     try:
         while not stop.is_set():
-            last = run.last_seq
+            last = run.last_seq.value
             sock.send(json.dumps({"op": "events", "from": max(0, last - 4000), "to": last}).encode())
             stop.wait(1 / 46)
             while sock.poll(0):
@@ -97,7 +99,7 @@ def never_read(run, stop) -> None:
     import zmq
 
     ctx = zmq.Context()
-    socks = [_dealer(ctx, run.daemon.snapshot) for _ in range(8)]
+    socks = [_dealer(ctx, run.snapshot) for _ in range(8)]
     try:
         for _ in range(50):
             if stop.is_set():
@@ -133,12 +135,12 @@ def subscriptions(run, stop) -> None:
     then 20 MB of small distinct ones on one socket."""
     import zmq
 
-    subprocess.run([sys.executable, "-c", BIG_SUBSCRIPTIONS, run.daemon.events], timeout=30, check=False,
+    subprocess.run([sys.executable, "-c", BIG_SUBSCRIPTIONS, run.events], timeout=30, check=False,
                    capture_output=True)
     ctx = zmq.Context()
     sub = ctx.socket(zmq.SUB)
     sub.linger = 0
-    sub.connect(run.daemon.events)
+    sub.connect(run.events)
     try:
         for i in range(400_000):  # 50 bytes each: 20 MB
             if stop.is_set():
@@ -181,7 +183,7 @@ def refused_handshakes(run, stop) -> None:
     ctx = zmq.Context()
     try:
         while not stop.is_set():
-            socks = [_dealer(ctx, run.daemon.commands, keys) for _ in range(50)]
+            socks = [_dealer(ctx, run.commands, keys) for _ in range(50)]
             for sock in socks:
                 sock.send(b'{"cmd": "status"}', zmq.NOBLOCK)
             stop.wait(0.05)
@@ -199,7 +201,7 @@ def status_flood(run, stop) -> None:
 
     keys = ClientCurve.from_files(run.base / "console" / "lab-console.key_secret", run.base / "keys" / "server.key")
     ctx = zmq.Context()
-    sock = _dealer(ctx, run.daemon.commands, keys)
+    sock = _dealer(ctx, run.commands, keys)
     try:
         while not stop.is_set():
             for _ in range(6):
@@ -213,11 +215,31 @@ def status_flood(run, stop) -> None:
 
 
 def serial_noise(run, stop) -> None:
-    """10 kB of `01 00` on the serial line every second."""
+    """10 kB of `01 00` on the serial line every second (written by the shoe: in the measuring process)."""
     while not stop.is_set():
         with run.shoe.lock:
             run.shoe.link.send(b"\x01\x00" * 5000)
         stop.wait(1.0)
+
+
+IN_PROCESS = {"serial_noise"}  # the others run in a process of their own, so that their work does not
+# share the measuring process's interpreter
+
+
+@dataclass
+class Target:
+    """What an attack in its own process needs to know of the run."""
+
+    events: str
+    snapshot: str
+    commands: str
+    base: Path
+    snapshot_port: int
+    last_seq: object  # a multiprocessing.Value
+
+
+def _attack_process(name: str, target: Target, stop) -> None:
+    ATTACKS[name](target, stop)
 
 
 ATTACKS = {f.__name__: f for f in (catch_up_in_flight, catch_up_from_memory, never_read, subscriptions,
@@ -249,7 +271,10 @@ class Run(EndToEnd):
         super().__init__(journal_root, seed=5, extra=("--snapshot", f"tcp://127.0.0.1:{self.snapshot_port}"),
                          prepare=prepare)
         self.base = self.daemon.base
-        self.last_seq = 0
+        self.mp = multiprocessing.get_context("spawn")
+        self.last_seq = self.mp.Value("q", 0, lock=False)
+        self.target = Target(self.daemon.events, f"tcp://127.0.0.1:{self.snapshot_port}", self.daemon.commands,
+                             self.base, self.snapshot_port, self.last_seq)
         self.script_events: list = []  # every event the scripted deal gave out (the last one not sent yet)
         # A heartbeat at the display's SUB socket: its subscription is in place before the first card.
         self.shoe.wait(lambda: self.events_seen > 0, 10, "the first heartbeat", pump=self.pump)
@@ -274,26 +299,32 @@ class Run(EndToEnd):
     def pump(self, timeout: float) -> None:
         super().pump(timeout)
         if self.arrived is not None:
-            self.last_seq = self.arrived[1]["seq"]
+            self.last_seq.value = self.arrived[1]["seq"]
 
 
-def phase(run: Run, cards: int, attack=None) -> dict:
+def phase(run: Run, cards: int, attack: str | None = None) -> dict:
     samples: list = []
-    stop = threading.Event()
     thread = None
-    if attack is not None:
-        thread = threading.Thread(target=attack, args=(run, stop), daemon=True)
+    if attack in IN_PROCESS:
+        stop = threading.Event()
+        thread = threading.Thread(target=ATTACKS[attack], args=(run, stop), daemon=True)
+    elif attack is not None:
+        stop = run.mp.Event()
+        thread = run.mp.Process(target=_attack_process, args=(attack, run.target, stop), daemon=True)
+    if thread is not None:
         thread.start()
-        time.sleep(0.5)  # under way before the first timed card
+        time.sleep(1.0)  # under way before the first timed card
     start = time.monotonic()
     try:
         run.deal(cards, samples)
     finally:
         took = time.monotonic() - start
         rss, hwm = run.daemon.rss_kb()
-        stop.set()
         if thread is not None:
+            stop.set()
             thread.join(30)
+            if isinstance(thread, multiprocessing.process.BaseProcess) and thread.is_alive():
+                thread.kill()
     return {"lat": [(r - w) / 1000 for w, _, r in samples], "rate": cards / took, "rss": rss, "hwm": hwm}
 
 
@@ -330,7 +361,7 @@ def main() -> None:
             calm, attacked = [], []
             for _ in range(args.rounds):
                 calm.append(phase(run, args.cards))
-                attacked.append(phase(run, args.cards, ATTACKS[name]))
+                attacked.append(phase(run, args.cards, name))
             c99 = pct([x for p in calm for x in p["lat"]], 99)
             a99 = pct([x for p in attacked for x in p["lat"]], 99)
             alive = run.daemon.proc.poll() is None
