@@ -44,8 +44,8 @@ POLL_TIMEOUT = 0.005  # seconds the loop waits on the shoe before serving socket
 RECENT_EVENTS = 5_000
 ODDS_AFTER = ("coup.result", "shoe.burn_complete")  # events after which the live odds are worked out
 CATCHUP_SLICE = 0.0005  # seconds: the interpreter's switch interval once the catch-up thread runs
-GATE_LOCK_GRACE = 0.5
-READ_ONLY_COMMANDS = ("status",)  # answered from the state, never journaled  # seconds the links stay up after a journal failure, for the gate lock to arrive
+GATE_LOCK_GRACE = 0.5  # seconds the links stay up after a journal failure, for the gate lock to arrive
+READ_ONLY_COMMANDS = ("status",)  # answered from the state, never journaled
 
 
 class DaemonError(Exception):

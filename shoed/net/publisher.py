@@ -40,7 +40,7 @@ HEARTBEAT_INTERVAL = 1.0
 # is one) exceeds MAX_INBOUND_BYTES before it is read into memory.
 MAX_TOPIC_BYTES = 64
 MAX_OTHER_SUBSCRIPTIONS = 1_000
-MAX_INBOUND_BYTES = 256
+MAX_INBOUND_BYTES = 4096  # not less: a CURVE handshake command (INITIATE) is several hundred bytes
 SUBSCRIPTIONS_PER_TURN = 64
 
 # Plain ints: building flag enums on every send costs more than the send.

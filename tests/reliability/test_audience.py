@@ -130,8 +130,9 @@ def test_display_stream_and_catch_up_never_hold_a_card_before_it_is_faced(table)
     for text in ("4H", "KD", "5S", "QS"):  # player 9, banker 0: a natural, the coup is complete
         table.report(card(text))
     table.report(card(EXTRA))  # one card too many
-    status = table.alive()
-    pending = status["pending_misdeals"]
+    deadline = time.monotonic() + 5
+    while not (pending := table.alive()["pending_misdeals"]) and time.monotonic() < deadline:
+        time.sleep(0.05)  # report() can return before the daemon has read the card
     assert [p["kind"] for p in pending] == ["extra_card"] and pending[0]["card"] == EXTRA
     display_snap = request(table, table.daemon.snapshot, {"op": "snapshot"}, curve=False)[0]
     surveillance_snap = request(table, table.surv_snapshot, {"op": "snapshot"}, curve=True)[0]
