@@ -196,7 +196,7 @@ def breakdown(cards: int, journal_root: str, seed: int = 7) -> None:
     from shoed.rules.ruleset import load_ruleset
     from shoed.simulate.dealer import DealSetup, deal
     from shoed.simulate.wire import native_message
-    from shoed.table import TableController
+    from shoed.table import StartShoeFile, TableController
 
     from dataclasses import replace
 
@@ -275,9 +275,10 @@ def breakdown(cards: int, journal_root: str, seed: int = 7) -> None:
                 t6 = time.perf_counter_ns()
                 for _ in step.events[1:]:
                     sub.recv_multipart()
-            if step.events and any(e["kind"] == "shoe.opened" for e in step.events):
-                journal.open_shoe(table.shoe.shoe_id)
-                journal.append(checkpoint_record(table))
+            for effect in step.effects:
+                if isinstance(effect, StartShoeFile):
+                    journal.open_shoe(effect.shoe_id)
+                    journal.append(checkpoint_record(table))
             p0 = time.perf_counter_ns()
             pure.receive(frame, time.monotonic_ns(), 0)
             p1 = time.perf_counter_ns()

@@ -35,14 +35,13 @@ from shoed.config import Config
 from shoed.notify import Notifier
 from shoed.replay import Replay, checkpoint_record, step_record
 from shoed.rules.ruleset import load_ruleset, with_decks
-from shoed.table import TableController
+from shoed.table import StartShoeFile, TableController, WorkOutOdds
 
 log = logs.get("shoed.daemon")
 
 POLL_TIMEOUT = 0.005  # seconds the loop waits on the shoe before serving sockets
 # Events kept in memory for catch-up (about 8 shoes; ~1 kB each); older ones come from the journal.
 RECENT_EVENTS = 5_000
-ODDS_AFTER = ("coup.result", "shoe.burn_complete")  # events after which the live odds are worked out
 CATCHUP_SLICE = 0.0005  # seconds: the interpreter's switch interval once the catch-up thread runs
 GATE_LOCK_GRACE = 0.5  # seconds the links stay up after a journal failure, for the gate lock to arrive
 READ_ONLY_COMMANDS = ("status",)  # answered from the state, never journaled
@@ -133,8 +132,9 @@ class Daemon:
         self.recent: collections.deque = collections.deque(maxlen=RECENT_EVENTS)
         self.closed_drivers: dict = {}  # driver -> monotonic time of the next open attempt
         self.open_tries: dict = {}
-        self._odds_missing = False  # the journal ends with a coup whose live odds were not recorded
-        self._odds_due = False  # a coup ended: its live odds come when the loop is idle, or before the next input
+        self._odds_missing: WorkOutOdds | None = None  # the journal ends with a coup whose live odds are missing
+        # A coup ended: its live odds come when the loop is idle, or before the next input.
+        self._odds_due: WorkOutOdds | None = None
         self.pending_inputs: list[dict] = []  # inputs the shell itself noticed (a shoe that would not open)
         self.gate_locked: bool | None = None
         self.last_watchdog = 0.0
@@ -174,7 +174,8 @@ class Daemon:
             self.handle({"kind": "power", "state": "on", "clean": self._last_stop_clean,
                      "sources": [driver.source for driver in self.drivers],
                          "recovery": [n.to_json() for n in self.journal.recovery]})
-            self._odds_due = self._odds_missing and self.config.live_odds
+            if self.config.live_odds:
+                self._odds_due = self._odds_missing
         except JournalError as exc:  # e.g. the disk is still full: nothing was acknowledged or published
             self.exit_code = 3
             raise DaemonError(f"the journal cannot be written ({exc}); the table stays stopped: "
@@ -216,9 +217,7 @@ class Daemon:
         if path is not None:
             for record in iter_records(path, self._secret()):
                 state.feed(record, path.name)
-            last = state.last_record or {}
-            self._last_stop_clean = last.get("kind") == "step" and last.get("input", {}).get("kind") == "power" \
-                and last["input"].get("state") == "off"
+            self._last_stop_clean = state.stopped_clean
         if state.controller is None:
             self.controller = TableController(self.config.table, ruleset, decks, auto_confirm=self._auto_confirm())
             self.journal.open_shoe("table")
@@ -234,9 +233,7 @@ class Daemon:
                 self.pending_inputs.append({"kind": "integrity",
                                             "text": f"replay of {path.name} differs at jseq {first.jseq}: {first.reason}"})
             # A stop between a coup's record and its live odds record left the odds out: they come now.
-            last = state.last_record or {}
-            self._odds_missing = last.get("kind") == "step" and last["input"].get("kind") != "odds" and any(
-                e.get("kind") in ODDS_AFTER for e in last.get("events", []))
+            self._odds_missing = state.odds_due
             log.info("state rebuilt from the journal", file=path.name, steps=state.steps, seq=self.controller.seq,
                      coup=self.controller.coup_no or None)
         self.controller.auto_confirm = self._auto_confirm()
@@ -249,7 +246,11 @@ class Daemon:
     def _auto_confirm(self) -> bool:
         if self.config.auto_confirm is not None:
             return bool(self.config.auto_confirm)
-        return any(s.driver == "beetek" for s in self.config.sources)
+        from shoed.drivers import capabilities
+
+        # The built-in virtual shoe speaks the native protocol.
+        return any(capabilities("native" if s.driver == "virtual" else s.driver).auto_confirm
+                   for s in self.config.sources)
 
     def _bind_sockets(self) -> None:
         import zmq
@@ -354,9 +355,9 @@ class Daemon:
                                                 "detail": {"error": str(exc)}})
                 continue
             del self.closed_drivers[driver]
-            link = self.controller.links.get(driver.source)
-            if link is not None:
-                driver.set_last_seq(link["seq"], link["boot"])
+            resume = self.controller.resume_point(driver.source)
+            if resume is not None:
+                driver.set_last_seq(*resume)
             if self.open_tries.pop(driver, 0):
                 log.info("shoe opened", source=driver.source)
             self.gate_locked = None  # tell the new link the gate's state
@@ -433,7 +434,7 @@ class Daemon:
         with nothing to do, after the coup's card was acknowledged and its events were on
         their way, or else just before the next input: the journal holds them right after
         the coup either way. (Worked out at once, their millisecond of CPU held back the
-        delivery of the coup's last card: its p99 doubled, see README: Reliability.)"""
+        delivery of the coup's last card: its p99 doubled, see docs/test-labs.md.)"""
         kind = item.get("kind")
         if self._odds_due and kind != "odds":
             self._live_odds()
@@ -450,25 +451,25 @@ class Daemon:
                 logs.bind(shoe=event["shoe"])
             elif event["kind"] == "coup.opened":
                 logs.bind(coup=event["coup"])
-        # A shoe opened in this step: its journal file starts now, with a checkpoint.
-        if any(e["kind"] == "shoe.opened" for e in step.events) and controller.shoe is not None \
-                and self.journal.shoe != controller.shoe.shoe_id:
-            self.journal.open_shoe(controller.shoe.shoe_id)
-            self.journal.append(checkpoint_record(controller))
-        if self.config.live_odds and kind != "odds" and any(e["kind"] in ODDS_AFTER for e in step.events):
-            self._odds_due = True  # with no shoe by then, _live_odds has nothing to work out
+        for effect in step.effects:
+            if type(effect) is StartShoeFile:
+                # The shoe's journal file starts now, with a checkpoint.
+                if self.journal.shoe != effect.shoe_id:
+                    self.journal.open_shoe(effect.shoe_id)
+                    self.journal.append(checkpoint_record(controller))
+            elif type(effect) is WorkOutOdds and self.config.live_odds:
+                self._odds_due = effect
         return step.reply
 
     def _live_odds(self) -> None:
         """Exact odds of the remaining shoe after every coup, fed back as an input."""
         from shoed.rules.odds import live_odds
 
-        self._odds_due = False
-        controller = self.controller
-        if controller.shoe is None:  # the one place that decides: no shoe, no odds
+        due, self._odds_due = self._odds_due, None
+        if due is None:
             return
         try:
-            odds = live_odds(controller.ruleset, controller.shoe.remaining_by_rank())
+            odds = live_odds(due.ruleset, due.composition)
         except ValueError as exc:  # e.g. more cards seen than the shoe holds (a foreign card)
             log.warning("live odds not computed", error=str(exc))
             return

@@ -1,4 +1,5 @@
-"""The event schema: what shoed publishes and journals, version 1.
+"""The schema: shoed's vocabulary. What the table takes (input kinds, commands and their
+arguments) and what it publishes and journals (events), version 1.
 
 Every event is one JSON object with a `kind`; the ZeroMQ topic is
 `<table>.<first word of kind>` (`t1.coup` carries coup.opened, coup.result,
@@ -9,18 +10,100 @@ Heartbeats repeat the last `seq` (they are not events of their own) so a
 subscriber can tell a quiet table from lost messages.
 
 These structs are the schema: `shoed schema` prints them as JSON Schema, and
-the tests validate every event of whole dealt shoes against them. Fields are
-added, never renamed; unknown fields are allowed so a newer daemon does not
-break an older display.
+the tests validate every event of whole dealt shoes against them, byte for
+byte: an event read into its struct and written again is the same JSON. A field
+that some events of a kind carry and others leave out defaults to `UNSET`
+(left out when written); a field every event carries is there even when null.
+Fields are added, never renamed; unknown fields are allowed so a newer daemon
+does not break an older display.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
-from shoed.table import SCHEMA_VERSION
+SCHEMA_VERSION = "1.0"
+
+# ----- inputs -----------------------------------------------------------------
+# What the table controller takes, by `kind`: what a shoe reports (a driver's Reading) and what
+# the daemon itself notices (power on and off, a command, live odds, an integrity fault).
+READING_KINDS = (
+    "card", "unreadable", "button", "cut_card", "shoe_removed", "shoe_inserted",
+    "tamper", "alarm", "warning", "hello", "link",
+)
+INPUT_KINDS = (*READING_KINDS, "odds", "power", "integrity", "command")
+
+
+# ----- commands -----------------------------------------------------------------
+class CommandRejected(Exception):
+    """A command refused, for its shape or its meaning now: its message goes back to the sender."""
+
+
+Text = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+CardText = Annotated[str, msgspec.Meta(min_length=2, max_length=3)]  # "9H", "10H", "TD", "H3"
+MisdealId = Annotated[int, msgspec.Meta(ge=0)]  # the `id` of a "misdeal" event's entry
+
+
+class CommandArgs(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
+    pass
+
+
+class NoArgs(CommandArgs):
+    pass
+
+
+class OpenShoeArgs(CommandArgs):
+    decks: Annotated[int, msgspec.Meta(ge=1, le=16)] | None = None  # the ruleset's default if absent
+
+
+class VoidArgs(CommandArgs):
+    reason: Text | None = None
+
+
+class DecideArgs(CommandArgs):
+    side: Literal["player", "banker"]
+    draw: bool
+
+
+class CorrectionArgs(CommandArgs):
+    misdeal: MisdealId | None = None  # which open misdeal this corrects; the oldest one if absent
+
+
+class EnterCardArgs(CommandArgs):
+    card: CardText
+    misdeal: MisdealId | None = None  # the unreadable-card misdeal this answers
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    """One command: its arguments' shape (checked at the endpoint) and what it does."""
+
+    name: str
+    args: type[CommandArgs]
+    help: str
+
+
+# The one command table: the endpoint checks shapes against it, the controller carries out what
+# it lists, `shoed command` shows it. Meaning (is there a coup to confirm?) is the controller's.
+COMMANDS: dict[str, CommandSpec] = {spec.name: spec for spec in (
+    CommandSpec("open_shoe", OpenShoeArgs, "open a shoe (decks: the ruleset's default if absent)"),
+    CommandSpec("close_shoe", NoArgs, "close the shoe: its reconciliation"),
+    CommandSpec("confirm", NoArgs, "confirm the result, or the void, and open the next coup"),
+    CommandSpec("void", VoidArgs, "void the coup in play (reason)"),
+    CommandSpec("burn_card", CorrectionArgs, "misdeal correction: the card goes to the discard (misdeal)"),
+    CommandSpec("return_card", CorrectionArgs, "misdeal correction: the card goes back into the shoe (misdeal)"),
+    CommandSpec("decide", DecideArgs, "Baccarat Royal: an active player's free choice (side, draw)"),
+    CommandSpec("enter_card", EnterCardArgs, "enter by hand a card the shoe could not read (card, misdeal)"),
+    CommandSpec("status", NoArgs, "the table's state"),
+    CommandSpec("unlock", NoArgs, "clear an integrity lock"),
+)}
+
+
+# ----- events ---------------------------------------------------------------------
 
 Recipient = Literal["player", "banker", "unreadable", "foreign", "none"]
 Winner = Literal["player", "banker", "tie"]
@@ -53,7 +136,10 @@ class ShoeBurn(Base, tag="shoe.burn", kw_only=True):
     exposed: bool  # the first card, exposed to set the burn count
     burn_due: int
     source: str | None = None
-    card_withheld: bool = False  # display audience: the card was read, its identity is not shown (shoed.audience)
+    confidence: float | None | UnsetType = UNSET  # the reader's, for a card it read
+    faced: bool | UnsetType = UNSET
+    manual: bool | UnsetType = UNSET  # entered by hand (true only)
+    card_withheld: bool | UnsetType = UNSET  # display audience: read, its identity not shown (shoed.audience)
 
 
 class ShoeBurnComplete(Base, tag="shoe.burn_complete", kw_only=True):
@@ -89,13 +175,14 @@ class CoupOpened(Base, tag="coup.opened", kw_only=True):
 class Card(Base, tag="card", kw_only=True):
     card: str | None
     recipient: Recipient
-    index: int | None = None  # position in the coup, 0 = the Player's first card
-    total: int | None = None  # the recipient's total after this card
+    index: int | UnsetType = UNSET  # position in the coup, 0 = the Player's first card (cards dealt to a hand)
+    total: int | UnsetType = UNSET  # the recipient's total after this card (cards dealt to a hand)
     source: str | None = None
-    confidence: float | None = None
-    faced: bool = False
-    manual: bool = False
-    card_withheld: bool = False  # display audience: the card was read, its identity is not shown (shoed.audience)
+    confidence: float | None | UnsetType = UNSET  # the reader's (absent for an unreadable card)
+    faced: bool | UnsetType = UNSET
+    manual: bool | UnsetType = UNSET  # entered by hand (true only)
+    reason: str | None | UnsetType = UNSET  # why an unreadable card was not read (the reader's code)
+    card_withheld: bool | UnsetType = UNSET  # display audience: read, its identity not shown (shoed.audience)
 
 
 class CoupDecision(Base, tag="coup.decision", kw_only=True):
@@ -114,7 +201,7 @@ class CoupResult(Base, tag="coup.result", kw_only=True):
     player_pair: bool
     banker_pair: bool
     cards: int
-    settlement: dict[str, float]
+    settlement: dict[str, int | float]  # net win per unit staked: whole numbers stay whole
     rotate: list[str] = []
     void: bool = False
     sources: list[str] = []
@@ -154,16 +241,17 @@ class MisdealCorrected(Base, tag="misdeal.corrected", kw_only=True):
     correction: str
     card: str | None = None
     by: str | None = None
-    card_withheld: bool = False  # display audience: the card was read, its identity is not shown (shoed.audience)
+    card_withheld: bool | UnsetType = UNSET  # display audience: read, its identity not shown (shoed.audience)
 
 
 class Alarm(Base, tag="alarm", kw_only=True):
     alarm: str  # tamper, foreign_card, integrity, shoe, unclean_stop, ...
     active: bool
     text: str | None = None
-    code: str | None = None
-    source: str | None = None
-    bets: list[str] | None = None  # favourable_bet: the bets that favour the player
+    code: str | None | UnsetType = UNSET  # the shoe's own alarm code (alarm "shoe")
+    source: str | None | UnsetType = UNSET  # the reader or button it concerns
+    bets: list[str] | UnsetType = UNSET  # favourable_bet: the bets that favour the player
+    by: str | None | UnsetType = UNSET  # who cleared it (integrity)
 
 
 # ----- devices and the table ----------------------------------------------------
@@ -236,12 +324,13 @@ Event = (
 )
 
 
-def validate(event: dict) -> Base:
+def validate(event: dict[str, Any]) -> Base:
     """Check one event against the schema; raises msgspec.ValidationError."""
-    return msgspec.convert(event, Event)
+    struct: Base = msgspec.convert(event, Event)
+    return struct
 
 
-def json_schema() -> dict:
+def json_schema() -> dict[str, Any]:
     schema = msgspec.json.schema(Event)
     schema["title"] = "shoed events"
     schema["description"] = (

@@ -17,15 +17,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from shoed.rules.ruleset import load_ruleset, with_decks
-from shoed.table import TableController
+from shoed.table import TableController, WorkOutOdds
 
 CHECKPOINT = "checkpoint"
 STEP = "step"
 
 
-def checkpoint_record(table: TableController) -> dict:
+def checkpoint_record(table: TableController) -> dict[str, Any]:
     return {
         "kind": CHECKPOINT,
         "table": table.table_id,
@@ -36,11 +37,11 @@ def checkpoint_record(table: TableController) -> dict:
     }
 
 
-def step_record(item: dict, events: list[dict]) -> dict:
+def step_record(item: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, Any]:
     return {"kind": STEP, "input": item, "events": events}
 
 
-def controller_from_checkpoint(record: dict) -> TableController:
+def controller_from_checkpoint(record: dict[str, Any]) -> TableController:
     ruleset = load_ruleset(record["ruleset"])
     decks = int(record["decks"])
     if ruleset.min_decks <= decks <= ruleset.max_decks:
@@ -56,10 +57,10 @@ class Difference:
     file: str | None
     seq: int | None
     reason: str
-    recorded: list = field(default_factory=list)
-    replayed: list = field(default_factory=list)
+    recorded: list[Any] = field(default_factory=list)
+    replayed: list[Any] = field(default_factory=list)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "file": self.file, "jseq": self.jseq, "seq": self.seq, "reason": self.reason,
             "recorded": self.recorded, "replayed": self.replayed,
@@ -74,14 +75,23 @@ class Replay:
     steps: int = 0
     events: int = 0
     differences: list[Difference] = field(default_factory=list)
-    last_record: dict | None = None
+    last_record: dict[str, Any] | None = None
+    # What the journal's past tells the daemon that starts on it:
+    stopped_clean: bool = False  # the last record is the daemon's own stop
+    # The last step ended a coup (or the burn) and its live odds were not recorded: the effect.
+    odds_due: WorkOutOdds | None = None
 
-    def feed(self, record: dict, file: str | None = None) -> list[dict]:
+    def feed(self, record: dict[str, Any], file: str | None = None) -> list[dict[str, Any]]:
         """Take one journal record; return the events its input produced again."""
         kind = record.get("kind")
         self.last_record = record
+        self.stopped_clean, self.odds_due = False, None
         if kind == STEP and self.controller is not None:
-            events = self.controller.feed(record["input"]).events
+            item = record["input"]
+            step = self.controller.feed(item)
+            events = step.events
+            self.stopped_clean = item.get("kind") == "power" and item.get("state") == "off"
+            self.odds_due = next((e for e in step.effects if type(e) is WorkOutOdds), None)
             self.steps += 1
             self.events += len(events)
             recorded = record.get("events", [])
@@ -105,14 +115,14 @@ class Replay:
             self.differences.append(Difference(record.get("jseq"), file, None, "a step before any checkpoint"))
         return []
 
-    def checkpoint_now(self) -> dict | None:
+    def checkpoint_now(self) -> dict[str, Any] | None:
         """The controller's checkpoint, or None where none can be taken (no controller yet,
         or a shoe with cards seen)."""
         controller = self.controller
         return controller.checkpoint() if controller is not None and controller.checkpointable else None
 
 
-def checkpoint_difference(now: dict | None, record: dict, file: str | None) -> Difference | None:
+def checkpoint_difference(now: dict[str, Any] | None, record: dict[str, Any], file: str | None) -> Difference | None:
     """How the replayed state `now` (None: no checkpoint can be taken, nothing to compare)
     differs from a checkpoint record, or None. Compared on what the record holds: a journal
     written before a field was added to the checkpoint does not have it, and must still
@@ -124,7 +134,9 @@ def checkpoint_difference(now: dict | None, record: dict, file: str | None) -> D
                       [record.get("state")], [now])
 
 
-def replay(records: Iterable[tuple[str | None, dict]]) -> Iterator[tuple[dict, list[dict], Replay]]:
+def replay(
+    records: Iterable[tuple[str | None, dict[str, Any]]],
+) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]], Replay]]:
     """Replay (file, record) pairs in order; yields each record with its replayed events."""
     state = Replay()
     for file, record in records:

@@ -25,14 +25,13 @@ import functools
 import math
 from dataclasses import dataclass, field
 
+from shoed.events import COMMANDS, SCHEMA_VERSION, CommandRejected
 from shoed.rules import misdeal as md
 from shoed.rules.cards import Card, CardError, parse_card
 from shoed.rules.coup import Coup, hand_total
 from shoed.rules.ruleset import Ruleset
 from shoed.rules.roads import Outcome, RoadBuilder
 from shoed.rules.shoe import BURN_FIRST, BURNING, CLOSED, DEALING, FINISHED, Shoe
-
-SCHEMA_VERSION = "1.0"
 
 UNKNOWN = "?"  # a card a reader saw but could not identify
 TRACKED = 416  # reads kept in step per reader: a whole 8-deck shoe
@@ -43,14 +42,6 @@ OPEN = "open"  # cards are due
 COMPLETE = "complete"  # the result stands; waiting for confirm
 VOID = "void"  # voided; waiting for confirm
 
-COMMANDS = (
-    "open_shoe", "close_shoe", "confirm", "void", "burn_card", "return_card", "decide",
-    "enter_card", "status", "unlock",
-)
-
-
-class CommandRejected(Exception):
-    """A command that cannot be carried out now; its message goes back to the sender."""
 
 
 @functools.lru_cache(maxsize=64)  # the events of one input share its time: formatted once
@@ -90,12 +81,37 @@ def card_of(text) -> Card:
     return _parsed(text) if type(text) is str else parse_card(text)
 
 
+@dataclass(frozen=True, slots=True)
+class StartShoeFile:
+    """Effect: a shoe was opened; the journal starts its file now, headed by a checkpoint."""
+
+    shoe_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class WorkOutOdds:
+    """Effect: a coup (or the burn) ended; the live odds of what is left in the shoe are due,
+    fed back as an `odds` input. Read `composition` before the next input is fed."""
+
+    ruleset: Ruleset
+    shoe: Shoe
+
+    @property
+    def composition(self) -> tuple[int, ...]:
+        return self.shoe.remaining_by_rank()
+
+
+Effect = StartShoeFile | WorkOutOdds
+
+
 @dataclass(slots=True)
 class Step:
-    """What one input produced: events to journal and publish, and a reply for commands."""
+    """What one input produced: events to journal and publish, a reply for commands, and the
+    effects the shell carries out (the controller decides them; the shell only schedules)."""
 
     events: list[dict] = field(default_factory=list)
     reply: dict | None = None
+    effects: list[Effect] = field(default_factory=list)
 
 
 @dataclass
@@ -161,6 +177,12 @@ class TableController:
         if kind == "command" and step.reply is None:
             step.reply = {"ok": True}
         return step
+
+    def resume_point(self, source: str) -> tuple[int, int | None] | None:
+        """The last shoe sequence number journaled from `source`, with the shoe's boot: a driver
+        that opens again drops what the shoe repeats from before it. None: nothing journaled."""
+        link = self.links.get(source)
+        return (link["seq"], link["boot"]) if link is not None else None
 
     @property
     def card_due(self) -> bool:
@@ -338,6 +360,7 @@ class TableController:
         self.roads, self.odds = RoadBuilder(), None
         self._emit(step, "shoe.opened", source=source, decks=self.shoe.decks, ruleset=self.ruleset.name,
                    burn=self.ruleset.burn)
+        step.effects.append(StartShoeFile(shoe_id))
         if self.shoe.phase == DEALING:
             self._open_coup(step)
 
@@ -406,6 +429,7 @@ class TableController:
         self._emit(step, "coup.result", **(fields | {"settlement": dict(fields["settlement"])}), void=False,
                    sources=list(self.coup_cards_source), road=road)
         self.shoe.counts.coups += result.cards
+        step.effects.append(WorkOutOdds(self.ruleset, self.shoe))
 
     # ----- cards ---------------------------------------------------------------
     def _on_card(self, item: dict, step: Step) -> None:
@@ -534,6 +558,7 @@ class TableController:
             self._emit(step, "shoe.burn", card=text, exposed=first, burn_due=shoe.burn_due, **extra)
             if shoe.phase == DEALING and self.coup_state == NO_COUP and not self.coup_no:
                 self._emit(step, "shoe.burn_complete", burned=shoe.counts.burned)
+                step.effects.append(WorkOutOdds(self.ruleset, shoe))
                 self._open_coup(step)
             return
         if shoe.phase == FINISHED:
@@ -578,6 +603,7 @@ class TableController:
                 self._emit(step, "shoe.burn", card=None, exposed=False, burn_due=shoe.burn_due, source=source)
                 if shoe.phase == DEALING and not self.coup_no:
                     self._emit(step, "shoe.burn_complete", burned=shoe.counts.burned)
+                    step.effects.append(WorkOutOdds(self.ruleset, shoe))
                     self._open_coup(step)
                 return
         index = len(self.coup.order) if self.coup is not None and self.coup_state == OPEN else None
@@ -767,5 +793,21 @@ class TableController:
         self._take_card(step, card, {"confidence": None, "mode": "game"}, f"manual:{by}", manual=True)
 
 
-# Input kind -> its handler: `TableController._on_<kind>`.
-_HANDLERS = {name[len("_on_"):]: fn for name, fn in vars(TableController).items() if name.startswith("_on_")}
+# Input kind -> its handler: the controller's dispatch table, one entry for each kind in the schema.
+_HANDLERS = {
+    "card": TableController._on_card,
+    "unreadable": TableController._on_unreadable,
+    "button": TableController._on_button,
+    "cut_card": TableController._on_cut_card,
+    "shoe_removed": TableController._on_shoe_removed,
+    "shoe_inserted": TableController._on_shoe_inserted,
+    "tamper": TableController._on_tamper,
+    "alarm": TableController._on_alarm,
+    "warning": TableController._on_warning,
+    "hello": TableController._on_hello,
+    "link": TableController._on_link,
+    "odds": TableController._on_odds,
+    "power": TableController._on_power,
+    "integrity": TableController._on_integrity,
+    "command": TableController._on_command,
+}

@@ -80,3 +80,45 @@ def test_replay_publishes_for_a_display(tmp_path):
     sub.close()
     ctx.term()
     assert seqs == list(range(1, table.seq + 1))
+
+
+def arrival_spread(tmp_path, *pace):
+    """Publish a journal that spans 2 s of recorded time; the seconds between the
+    first and the last event's arrival at a subscriber."""
+    inputs = dealer_inputs(coups=2)
+    first, last = inputs[0]["mono_ns"], inputs[-1]["mono_ns"]
+    stretched = [dict(x, mono_ns=first + (x["mono_ns"] - first) * 2_000_000_000 // (last - first)) for x in inputs]
+    table = write_journal(tmp_path / "j", stretched)
+    endpoint = f"ipc://{tmp_path}/replay"
+    ctx = zmq.Context()
+    sub = ctx.socket(zmq.SUB)
+    sub.setsockopt(zmq.SUBSCRIBE, b"t1.")
+    sub.connect(endpoint)
+    proc = subprocess.Popen([sys.executable, "-m", "shoed", "replay", str(tmp_path / "j"), "--publish", endpoint,
+                             *pace], stdout=subprocess.PIPE, text=True)
+    arrivals = []
+    deadline = time.monotonic() + 30
+    while len(arrivals) < table.seq and time.monotonic() < deadline:
+        if sub.poll(200):
+            sub.recv_multipart()
+            arrivals.append(time.monotonic())
+    assert proc.wait(20) == 0
+    sub.close()
+    ctx.term()
+    assert len(arrivals) == table.seq
+    return arrivals[-1] - arrivals[0]
+
+
+def test_replay_publishes_at_the_recorded_pace_by_default(tmp_path):
+    # The help promises the recorded pace; the events used to come flat out unless --speed was given.
+    assert arrival_spread(tmp_path) >= 1.5
+
+
+def test_replay_publishes_flat_out_with_max(tmp_path):
+    assert arrival_spread(tmp_path, "--max") < 1.0
+
+
+def test_replay_refuses_a_speed_that_is_not_above_zero(tmp_path):
+    write_journal(tmp_path / "j", dealer_inputs(coups=1))
+    proc = run_shoed("replay", str(tmp_path / "j"), "--publish", f"ipc://{tmp_path}/p", "--speed", "0")
+    assert proc.returncode == 2 and "--speed is a number above 0" in proc.stderr

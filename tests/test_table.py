@@ -1,5 +1,6 @@
 """The table controller: whole shoes in, events out; misdeals and their corrections; determinism."""
 
+import json
 import random
 
 import pytest
@@ -269,3 +270,30 @@ def test_tie_turns_favourable_late_in_a_shoe():
 
     odds = live_odds(load_ruleset("macau-statutory"), (0,) * 9 + (8, 8, 8, 8))
     assert odds["probabilities"]["tie"] == 1.0 and "tie" in odds["favourable"]
+
+
+def test_the_controller_dispatches_every_input_kind_of_the_schema_and_no_other():
+    from shoed.events import INPUT_KINDS
+    from shoed.table import _HANDLERS, TableController
+
+    assert tuple(_HANDLERS) == INPUT_KINDS
+    assert all(callable(handler) for handler in _HANDLERS.values())
+    t = TableController("t1", load_ruleset("punto-banco"), 6)
+    events = t.feed({"kind": "_on_card"}).events  # a method's name is not a kind of input
+    assert [(e["kind"], e["alarm"]) for e in events] == [("alarm", "unknown_input")]
+
+
+def test_one_command_table_serves_the_endpoint_the_controller_and_the_cli():
+    from shoed.events import COMMANDS, CommandRejected
+    from shoed.net.commands import parse_request
+
+    t = TableController("t1", load_ruleset("punto-banco"), 6)
+    for name in COMMANDS:
+        try:
+            assert parse_request(json.dumps({"cmd": name, "args": {}}).encode())[0] == name
+        except CommandRejected as exc:  # a command with required arguments, known all the same
+            assert str(exc).startswith(f"bad arguments for {name}")
+        reply = t.feed({"kind": "command", "cmd": name, "args": {}, "client": "pit"}).reply
+        assert reply is not None and "unknown command" not in reply.get("error", "")
+    assert t.feed({"kind": "command", "cmd": "nonsense", "client": "pit"}).reply == {
+        "ok": False, "error": "unknown command 'nonsense'"}

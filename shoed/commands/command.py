@@ -15,8 +15,11 @@ import json
 
 
 def register(sub) -> None:
-    p = sub.add_parser("command", help="send a command to a running daemon (CURVE-authenticated)")
-    p.add_argument("cmd", help="open_shoe, close_shoe, confirm, void, burn_card, return_card, decide, enter_card, status, unlock")
+    from shoed.events import COMMANDS
+
+    p = sub.add_parser("command", help="send a command to a running daemon (CURVE-authenticated)",
+                       epilog="commands: " + "; ".join(f"{c.name}: {c.help}" for c in COMMANDS.values()))
+    p.add_argument("cmd", help=", ".join(COMMANDS))
     p.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE",
                    help="an argument; numbers and true/false are converted")
     p.add_argument("--endpoint", default="tcp://127.0.0.1:5558")

@@ -22,8 +22,10 @@ def register(sub) -> None:
     p = sub.add_parser("replay", help="replay a journal through the controller and compare its events")
     p.add_argument("path", metavar="PATH", help="a journal file or a directory of them")
     pace = p.add_mutually_exclusive_group()
-    pace.add_argument("--speed", type=float, default=None, help="replay at X times the recorded pace")
-    pace.add_argument("--max", action="store_true", help="replay as fast as possible (the default without --publish)")
+    pace.add_argument("--speed", type=float, default=None, metavar="X",
+                      help="with --publish: X times the recorded pace (default 1, the recorded pace)")
+    pace.add_argument("--max", action="store_true",
+                      help="with --publish: as fast as possible (without --publish a replay always is)")
     p.add_argument("--publish", metavar="ENDPOINT", help="publish the replayed events on a PUB socket")
     p.add_argument("--secret-file", metavar="FILE", help="the journal's HMAC secret, if it is keyed")
     p.add_argument("--jobs", type=int, default=None, metavar="N",
@@ -43,6 +45,9 @@ def run(args) -> int:
     if not path.exists():
         raise CommandError(f"no journal at {path}")
     secret = Path(args.secret_file).read_bytes().strip() if args.secret_file else None
+    if args.speed is not None and not args.speed > 0:
+        raise CommandError("--speed is a number above 0 (--max replays as fast as possible)")
+    speed = None if args.max else (args.speed if args.speed is not None else 1.0)  # the recorded pace by default
     publisher = context = wire = None
     if args.publish:
         import zmq
@@ -64,10 +69,10 @@ def run(args) -> int:
 
     def publish(record: dict, events: list) -> None:
         nonlocal first_mono
-        if args.speed and not args.max:
+        if speed is not None:
             mono = events[0]["mono_ns"]
             first_mono = first_mono if first_mono is not None else mono
-            due = started + (mono - first_mono) / 1e9 / args.speed
+            due = started + (mono - first_mono) / 1e9 / speed
             delay = due - time.monotonic()
             if delay > 0:
                 time.sleep(min(delay, 60))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 def register(sub) -> None:
     p = sub.add_parser("run", help="run the table daemon (no config: the built-in virtual shoe)")
-    p.add_argument("--config", metavar="FILE", help="TOML configuration (see README: Configuration)")
+    p.add_argument("--config", metavar="FILE", help="TOML configuration (see docs/configuration.md)")
     p.add_argument("--table", help="table id")
     p.add_argument("--ruleset", help="ruleset name or .toml path")
     p.add_argument("--decks", type=int, help="number of decks")

@@ -11,19 +11,32 @@ is a `DriverError` naming the package to install.
 | `beetek`     | Bee-Tek ASCII reader, 9600 8N1         | /dev/ttyUSB0, /dev/serial/by-id/...                  |
 | `camera`     | camera over the shoe's exit (OpenCV)   | 0, /dev/video0, a video file, a folder, rtsp://...   |
 
-Adding a driver: write `shoed/drivers/<name>.py` with a `Driver` subclass and,
-if it has its own wire format, a `decode_capture(data)` for `shoed decode`;
-then add a line to `_REGISTRY`.
+Each entry declares the shoe's capabilities (`Capabilities`: a card gate,
+dealer buttons, numbered frames, identities or only draws); the daemon asks the
+registry, never a driver's name.
+
+Adding a driver: copy `shoed/drivers/skeleton.py`, which lists everything a
+driver provides. A driver of shoed's own goes into `_REGISTRY`; a third-party
+package registers its driver through the `shoed.drivers` entry-point group
+(`name = "package.module:DriverClass"`), and the class carries its `summary`
+and `capabilities`, as python-can's backends do.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
 
-from shoed.drivers.base import Driver, DriverError, Reading
+from shoed.drivers.base import Capabilities, Driver, DriverError, Reading
 
-__all__ = ["Driver", "DriverError", "Reading", "capture_decoder", "describe", "driver_class", "driver_names", "open_driver"]
+__all__ = [
+    "Capabilities", "Driver", "DriverError", "Reading", "capabilities", "capture_decoder", "describe",
+    "driver_class", "driver_names", "open_driver",
+]
+
+ENTRY_POINT_GROUP = "shoed.drivers"
 
 
 @dataclass(frozen=True)
@@ -33,6 +46,7 @@ class _Entry:
     requires: tuple[tuple[str, str], ...] = ()  # (module to import, what to install)
     capture: str = ""  # module holding decode_capture(), for `shoed decode`
     summary: str = ""
+    capabilities: Capabilities | None = field(default_factory=Capabilities)  # None: declared on the class
 
 
 _REGISTRY: dict[str, _Entry] = {
@@ -40,40 +54,70 @@ _REGISTRY: dict[str, _Entry] = {
         "shoed.drivers.native", "NativeDriver",
         (("serial", "pyserial: pip install pyserial"),),
         "shoed.drivers.native", "shoed firmware protocol over a serial port or any pyserial URL",
+        Capabilities(gate=True, buttons=True, sequenced=True),
     ),
     "native-usb": _Entry(
         "shoed.drivers.native_usb", "NativeUsbDriver",
         (("usb", "pyusb: pip install 'shoed[usb]'"),),
         "shoed.drivers.native", "shoed firmware protocol over USB bulk endpoints (pyusb)",
+        Capabilities(gate=True, buttons=True, sequenced=True),
     ),
     "beetek": _Entry(
         "shoed.drivers.beetek", "BeeTekDriver",
         (("serial", "pyserial: pip install pyserial"),),
         "shoed.drivers.beetek", "Bee-Tek card-reading shoe, ASCII at 9600 8N1",
+        Capabilities(gate=False, buttons=False, sequenced=False),
     ),
     "camera": _Entry(
         "shoed.drivers.camera", "CameraDriver",
         (("cv2", "OpenCV: pip install 'shoed[camera]'"), ("numpy", "numpy: pip install numpy")),
         "", "a camera over the shoe's exit (OpenCV card recognition), the fallback reader",
+        Capabilities(gate=False, buttons=False, sequenced=False, fallback=True),
     ),
 }
 
 
+@functools.cache
+def _registry() -> dict[str, _Entry]:
+    """shoed's own drivers, then those third-party packages register (a name of shoed's own wins)."""
+    found = dict(_REGISTRY)
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        if point.name in found:
+            continue
+        module, _, cls = point.value.partition(":")
+        found[point.name] = _Entry(module.strip(), cls.strip(), capture=module.strip(), summary="", capabilities=None)
+    return found
+
+
 def driver_names() -> list[str]:
-    """The registered driver names, in a stable order."""
-    return list(_REGISTRY)
+    """The registered driver names, in a stable order: shoed's own, then third-party ones."""
+    return list(_registry())
 
 
 def describe() -> dict[str, str]:
     """Name -> one-line summary, for help texts."""
-    return {name: entry.summary for name, entry in _REGISTRY.items()}
+    return {name: entry.summary or _third_party(name).summary for name, entry in _registry().items()}
+
+
+def capabilities(name: str) -> Capabilities:
+    """What the shoe behind driver `name` can do (without opening it)."""
+    entry = _entry(name)
+    return entry.capabilities if entry.capabilities is not None else _third_party(name).capabilities
 
 
 def _entry(name: str) -> _Entry:
     try:
-        return _REGISTRY[name]
+        return _registry()[name]
     except KeyError:
-        raise DriverError(f"unknown driver {name!r}: choose one of {', '.join(_REGISTRY)}") from None
+        raise DriverError(f"unknown driver {name!r}: choose one of {', '.join(_registry())}") from None
+
+
+def _third_party(name: str) -> type[Driver]:
+    """A third-party driver's class: its summary and capabilities live on it."""
+    cls = driver_class(name)
+    if not isinstance(getattr(cls, "capabilities", None), Capabilities):
+        raise DriverError(f"the {name} driver ({cls.__module__}.{cls.__qualname__}) declares no Capabilities")
+    return cls
 
 
 def driver_class(name: str) -> type[Driver]:
@@ -84,7 +128,13 @@ def driver_class(name: str) -> type[Driver]:
             importlib.import_module(module)
         except ImportError:
             raise DriverError(f"the {name} driver needs {install}") from None
-    return getattr(importlib.import_module(entry.module), entry.cls)
+    try:
+        cls = getattr(importlib.import_module(entry.module), entry.cls)
+    except (ImportError, AttributeError) as exc:
+        raise DriverError(f"the {name} driver cannot be loaded from {entry.module}:{entry.cls}: {exc}") from None
+    if not (isinstance(cls, type) and issubclass(cls, Driver)):
+        raise DriverError(f"the {name} driver ({entry.module}:{entry.cls}) is not a shoed Driver")
+    return cls
 
 
 def open_driver(name: str, url: str, **options) -> Driver:
@@ -97,6 +147,7 @@ def open_driver(name: str, url: str, **options) -> Driver:
 def capture_decoder(name: str):
     """`decode_capture(data: bytes) -> list[dict]` for the wire format of driver `name`."""
     entry = _entry(name)
-    if not entry.capture:
+    decoder = getattr(importlib.import_module(entry.capture), "decode_capture", None) if entry.capture else None
+    if decoder is None:
         raise DriverError(f"the {name} driver reads no byte stream: there is no capture to decode")
-    return importlib.import_module(entry.capture).decode_capture
+    return decoder

@@ -22,12 +22,10 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Self
 
+from shoed.events import READING_KINDS as KINDS  # the schema's vocabulary
+
 log = logging.getLogger(__name__)
 
-KINDS = (
-    "card", "unreadable", "button", "cut_card", "shoe_removed", "shoe_inserted",
-    "tamper", "alarm", "warning", "hello", "link",
-)
 MODES = ("game", "burn")
 BUTTONS = (
     "confirm", "player_draw", "player_stand", "banker_draw", "banker_stand", "burn_start", "burn_end",
@@ -109,6 +107,27 @@ class Reading:
         )
 
 
+@dataclass(frozen=True)
+class Capabilities:
+    """What a shoe can do, declared on its registry entry: the daemon asks this, never the driver's name."""
+
+    reads_identities: bool = True  # reports each card's identity (a plain shoe only signals each draw)
+    gate: bool = False  # a card gate the table can lock (`set_gate`)
+    buttons: bool = False  # dealer buttons: confirm, burn start and end, the players' decisions
+    sequenced: bool = False  # numbered frames, repeated until acknowledged (`set_last_seq` after a restart)
+    fallback: bool = False  # only stands in for a shoe (a camera over its exit): never sets the deal's pace
+
+    @property
+    def auto_confirm(self) -> bool:
+        """A shoe without a confirm button: the first card opens the shoe and a card after a
+        finished coup opens the next one (the pit's confirmation is the net)."""
+        return not self.buttons and not self.fallback
+
+    def to_json(self) -> dict:
+        return {"reads_identities": self.reads_identities, "gate": self.gate, "buttons": self.buttons,
+                "sequenced": self.sequenced, "fallback": self.fallback, "auto_confirm": self.auto_confirm}
+
+
 class DriverError(Exception):
     """A shoe cannot be used: one clear line saying what to do about it."""
 
@@ -117,6 +136,8 @@ class Driver(ABC):
     """A card-reading shoe, as the daemon sees it."""
 
     name: str = ""  # registry name
+    summary: str = ""  # one line for help texts (third-party drivers; shoed's own say it in the registry)
+    capabilities: Capabilities | None = None  # third-party drivers declare theirs here
 
     def __init__(self, url: str, **options) -> None:
         self.url = url

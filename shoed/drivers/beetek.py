@@ -1,6 +1,6 @@
 """The Bee-Tek card-reading shoe: its ASCII tokens, and a driver over a serial port.
 
-The shoe (facts in reference/beetek-shoe.md) sends ASCII tokens surrounded by
+The shoe (facts in docs/standards/beetek-shoe.md) sends ASCII tokens surrounded by
 single spaces, ` [MODE]<BODY> `, at 9600 baud 8N1, and takes nothing back:
 
     [Game]<Card:4S>              a card read in a coup      -> card 4S, mode game

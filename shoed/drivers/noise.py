@@ -32,7 +32,7 @@ class NoiseStretch:
     reason: str = ""
 
     def detail(self) -> dict:
-        return {"reject": max(self.kinds, key=self.kinds.get), "length": self.bytes, "stretches": self.stretches,
+        return {"reject": max(self.kinds, key=lambda kind: self.kinds[kind]), "length": self.bytes, "stretches": self.stretches,
                 "kinds": dict(self.kinds), "kept": len(self.kept)}
 
     def text(self) -> str:

@@ -134,7 +134,7 @@ class CatchupServer:
         self.recent = recent
         self.journal_events = journal_events
         self.box = SnapshotBox(limits.snapshot_interval)
-        self.stats = collections.Counter()
+        self.stats: collections.Counter[str] = collections.Counter()
         self._stop = threading.Event()
         self._sockets: list[tuple[zmq.Socket, Endpoint]] = []
         self._clients: dict = {}
@@ -155,7 +155,7 @@ class CatchupServer:
             for sock, _ in self._sockets:
                 sock.close(0)
             raise
-        self.endpoints = [sock.last_endpoint.decode() for sock, _ in self._sockets]
+        self.endpoints = [str(sock.getsockopt_string(zmq.LAST_ENDPOINT)) for sock, _ in self._sockets]
         self._thread = threading.Thread(target=self._run, name="shoed-catchup", daemon=True)
 
     def start(self) -> None:
@@ -195,7 +195,8 @@ class CatchupServer:
             except zmq.Again:
                 return
             self.stats["requests"] += 1
-            envelope, body = wire.split_envelope(frames)
+            envelope, frame = wire.split_envelope(frames)
+            body = frame if isinstance(frame, bytes) else None
             key = (id(sock), tuple(envelope))
             client = self._clients.get(key)
             if client is None:

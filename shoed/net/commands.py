@@ -7,8 +7,8 @@ back. A request is one JSON object:
     {"cmd": NAME, "args": {...}, "id": optional string or int}
 
 Here the request is checked for shape only: well-formed JSON, a known command,
-arguments of the right names and types (the `COMMANDS` table). The daemon
-checks meaning (is there a coup to confirm? is that the card just dealt?).
+arguments of the right names and types (the schema's command table,
+`shoed.events.COMMANDS`). The controller checks meaning (is there a coup to confirm? is that the card just dealt?).
 Each accepted request reaches the daemon's handler as a `Command`, which
 carries the public key and allow-list name of the client that sent it, so the
 journal records who did what. Replies:
@@ -29,11 +29,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Literal, Self
+from typing import Annotated, Self
 
 import msgspec
 import zmq
 
+from shoed.events import COMMANDS, CommandRejected
 from shoed.net import wire
 from shoed.net.curve import DEFAULT_DOMAIN, ClientCurve, ServerCurve
 from shoed.net.limits import RateLimiter
@@ -46,57 +47,7 @@ HARD_LIMIT_BYTES = 1024 * 1024
 
 log = logging.getLogger("shoed.net.commands")
 
-Text = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
-CardText = Annotated[str, msgspec.Meta(min_length=2, max_length=3)]  # "9H", "10H", "TD", "H3"
-MisdealId = Annotated[int, msgspec.Meta(ge=0)]  # the `id` of a "misdeal" event's entry
 RequestId = Annotated[str, msgspec.Meta(max_length=128)] | int | None
-
-
-class _Args(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
-    pass
-
-
-class NoArgs(_Args):
-    pass
-
-
-class OpenShoeArgs(_Args):
-    decks: Annotated[int, msgspec.Meta(ge=1, le=16)] | None = None  # the ruleset's default if absent
-
-
-class VoidArgs(_Args):
-    reason: Text | None = None
-
-
-class DecideArgs(_Args):
-    side: Literal["player", "banker"]
-    draw: bool
-
-
-class CorrectionArgs(_Args):
-    misdeal: MisdealId | None = None  # which open misdeal this corrects; the oldest one if absent
-
-
-class EnterCardArgs(_Args):
-    card: CardText
-    misdeal: MisdealId | None = None  # the unreadable-card misdeal this answers
-
-
-# The schema table: command name -> argument shape. Add a command here and the
-# daemon's handler sees it; everything else is refused before it. Meaning
-# (is there a coup to confirm? is the table locked?) is the daemon's to check.
-COMMANDS: dict[str, type[_Args]] = {
-    "open_shoe": OpenShoeArgs,
-    "close_shoe": NoArgs,  # the reconciliation of the shoe
-    "confirm": NoArgs,  # confirm the result / open the next coup
-    "void": VoidArgs,  # void the coup in play
-    "burn_card": CorrectionArgs,  # misdeal correction: the card goes to the discard
-    "return_card": CorrectionArgs,  # misdeal correction: the card goes back into the shoe
-    "decide": DecideArgs,  # Baccarat Royal: an active player's free choice
-    "enter_card": EnterCardArgs,  # manual entry when the shoe could not read a card
-    "status": NoArgs,
-    "unlock": NoArgs,  # the pit clears an integrity lock
-}
 
 
 class Request(msgspec.Struct, forbid_unknown_fields=True):
@@ -127,10 +78,6 @@ class Command:
         return out
 
 
-class CommandRejected(Exception):
-    """Raised by the daemon's handler: the command is refused with this message."""
-
-
 class CommandTimeout(TimeoutError):
     """No reply from the command endpoint within the timeout (down, or this key is not allowed)."""
 
@@ -150,11 +97,11 @@ def parse_request(body: bytes) -> tuple[str, dict, str | int | None]:
         raise CommandRejected(f"request is not JSON: {exc}") from None
     except (RecursionError, UnicodeDecodeError) as exc:  # msgspec lets these out: nesting, bad UTF-8 in a key
         raise CommandRejected(f"request is not JSON: {type(exc).__name__}") from None
-    schema = COMMANDS.get(request.cmd)
-    if schema is None:
+    spec = COMMANDS.get(request.cmd)
+    if spec is None:
         raise CommandRejected(f"unknown command {request.cmd!r}; known: {', '.join(sorted(COMMANDS))}")
     try:
-        args = msgspec.convert(request.args, schema)
+        args = msgspec.convert(request.args, spec.args)
     except msgspec.ValidationError as exc:
         raise CommandRejected(f"bad arguments for {request.cmd}: {exc}") from None
     return request.cmd, msgspec.to_builtins(args), request.id

@@ -12,18 +12,22 @@ controller can keep, compare and replay them freely.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any, TypeVar
 
 from shoed.rules import misdeal as md
 from shoed.rules.cards import Card
 from shoed.rules.ruleset import CHOICE, DRAW, Ruleset
 
+T = TypeVar("T")
+
 PLAYER, BANKER, TIE = "player", "banker", "tie"
 DEAL_ORDER = (PLAYER, BANKER, PLAYER, BANKER)
 
 
-def draw_order(player_cards, banker_cards) -> list:
+def draw_order(player_cards: Sequence[T], banker_cards: Sequence[T]) -> list[T]:
     """The cards of a coup in the order they were drawn: Player, Banker, Player, Banker,
     then the Player's third card, then the Banker's (also for a coup voided part-way)."""
     first = []
@@ -32,7 +36,7 @@ def draw_order(player_cards, banker_cards) -> list:
     return first + list(player_cards[2:]) + list(banker_cards[2:])
 
 
-def hand_total(cards) -> int:
+def hand_total(cards: Iterable[Card]) -> int:
     total = 0
     for card in cards:
         total += card.value
@@ -44,7 +48,7 @@ def _two_card_total(hand: tuple[Card, ...]) -> int:
     return (hand[0].value + hand[1].value) % 10
 
 
-def is_pair(cards) -> bool:
+def is_pair(cards: Sequence[Card]) -> bool:
     """The first two cards of a hand have the same rank (J+J is a pair, J+Q is
     not: Macau statutory rules Art. XIII)."""
     return len(cards) >= 2 and cards[0].rank == cards[1].rank
@@ -115,7 +119,7 @@ class CoupResult:
     def cards(self) -> int:
         return len(self.player_cards) + len(self.banker_cards)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "player_cards": [str(c) for c in self.player_cards],
             "banker_cards": [str(c) for c in self.banker_cards],
@@ -269,7 +273,7 @@ class Coup:
             dict(numbers),
         )
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """The coup as the stable JSON contract of `shoed rules check`."""
         result = self.result()
         return {

@@ -1,6 +1,6 @@
 """Misdeals: what went wrong in a deal, which rule it breaks, and how it is put right.
 
-The Macau statutory rules (003_6a485df8601af24d.txt, Art. X) say a deal that
+The Macau statutory rules (docs/rules/macau-statutory-rules.txt, Art. X) say a deal that
 breaks the drawing rules is corrected at once, and where it cannot be corrected
 the coup is void. Each misdeal here names the rule, the card it concerns, and
 whether and how the dealer corrects it.
@@ -9,6 +9,7 @@ whether and how the dealer corrects it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 # Kinds of misdeal, and how each is corrected.
 EXTRA_CARD = "extra_card"  # a card drawn after the coup is complete, before the next is opened
@@ -37,7 +38,7 @@ class Misdeal:
     reason: str
     card: str | None = None  # the card concerned, when it was read
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "kind": self.kind,
             "card_index": self.card_index,

@@ -1,7 +1,7 @@
 """Exact odds of a coup for any remaining shoe, under any fixed tableau.
 
 The engine counts coups the way the published tables do (see
-../shared/reference/baccarat-odds.md): every coup is an ordered sequence of six
+docs/standards/baccarat-odds.md): every coup is an ordered sequence of six
 cards drawn without replacement, and a coup that ends after four or five cards
 is padded with every possible fifth and sixth card, so a shoe of N cards gives
 N·(N-1)·…·(N-5) combinations. All counts are exact Python integers and every
@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -129,7 +130,7 @@ def _count(text: str, what: str) -> int:
     return int(text)
 
 
-def _checked(composition) -> Composition:
+def _checked(composition: Iterable[int]) -> Composition:
     comp = tuple(composition)
     if len(comp) not in (RANKS, VALUES):
         raise ValueError(f"a composition has 13 counts by rank or 10 by value, not {len(comp)}")
@@ -177,7 +178,7 @@ class Counts:
             raise ValueError(f"{name} needs counts by rank, not by value class")
         return Fraction(count, self.total)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """The counts as JSON-ready data; unpriced pair counts are left out."""
         out = {
             "total": self.total,
@@ -213,7 +214,7 @@ def _pair_count(composition: Composition, cards: int) -> int | None:
     return sum(n * (n - 1) for n in composition) * _falling(cards - 2, 4)
 
 
-def _counts_from_grid(grid, natural: int, composition: Composition, cards: int) -> Counts:
+def _counts_from_grid(grid: Any, natural: int, composition: Composition, cards: int) -> Counts:
     banker = player = tie = banker_six = 0
     for layer in grid:
         for p, row in enumerate(layer):
@@ -249,7 +250,7 @@ def _empty_grid() -> list[list[list[int]]]:
 # ----- the tableau as masks ----------------------------------------------------
 
 
-def _tableau_key(ruleset: Ruleset) -> tuple:
+def _tableau_key(ruleset: Ruleset) -> tuple[Any, ...]:
     if not ruleset.fixed_tableau:
         raise ValueError(
             f"odds need a fixed tableau; {ruleset.name} leaves some draws to a free choice of the active players"
@@ -260,7 +261,7 @@ def _tableau_key(ruleset: Ruleset) -> tuple:
 
 
 @lru_cache(maxsize=32)
-def _masks(key: tuple):
+def _masks(key: tuple[Any, ...]) -> tuple[np.ndarray[Any, Any], ...]:
     """For one tableau, which (player two-card total, banker two-card total,
     player's third card) cells end how: the four ways a coup can go."""
     natural_set, player_rule, banker_rule = key
@@ -285,7 +286,7 @@ def _masks(key: tuple):
 # ----- index tables, built once ---------------------------------------------------
 
 
-def _index_tables():
+def _index_tables() -> tuple[np.ndarray[Any, Any], ...]:
     a, b, c, d = (x.ravel() for x in np.indices((VALUES,) * 4))  # draw order P1, B1, P2, B2
     # Swapping a hand's two cards changes neither the weight of the prefix (it
     # depends only on which values it holds), nor the totals: keep one order of
@@ -463,9 +464,12 @@ def player_expectation(ruleset: Ruleset, counts: Counts) -> dict[str, Fraction]:
                 if count:
                     winner = BANKER if b > p else PLAYER if p > b else TIE
                     results[winner, b] += count
-    priced = counts.player_pair is not None
-    player_pairs = [(True, counts.player_pair), (False, total - counts.player_pair)] if priced else [(False, total)]
-    banker_pairs = [(True, counts.banker_pair), (False, total - counts.banker_pair)] if priced else [(False, total)]
+    player_pairs: list[tuple[bool, int]] = [(False, total)]
+    banker_pairs: list[tuple[bool, int]] = [(False, total)]
+    priced = counts.player_pair is not None and counts.banker_pair is not None
+    if counts.player_pair is not None and counts.banker_pair is not None:
+        player_pairs = [(True, counts.player_pair), (False, total - counts.player_pair)]
+        banker_pairs = [(True, counts.banker_pair), (False, total - counts.banker_pair)]
     weights = {}
     for (winner, banker_total), count in results.items():
         for pp, pp_count in player_pairs:
@@ -485,17 +489,17 @@ def player_expectation(ruleset: Ruleset, counts: Counts) -> dict[str, Fraction]:
     return out
 
 
-_PAYOUTS: dict[tuple, dict] = {}
+_PAYOUTS: dict[tuple[Any, ...], dict[str, list[tuple[Fraction, list[tuple[Any, ...]]]]]] = {}
 
 
-def _payouts(ruleset: Ruleset) -> dict[str, list[tuple[Fraction, list[tuple]]]]:
+def _payouts(ruleset: Ruleset) -> dict[str, list[tuple[Fraction, list[tuple[Any, ...]]]]]:
     """For every bet, its distinct net results and the (winner, banker total,
     player pair, banker pair) cases paying each, from `settle`: the odds and
     the live table pay by the same code. Kept per set of bets."""
     key = tuple(sorted(ruleset.bets.items()))
     payouts = _PAYOUTS.get(key)
     if payouts is None:
-        by_net: dict[str, dict[Fraction, list[tuple]]] = {name: {} for name in ruleset.bets}
+        by_net: dict[str, dict[Fraction, list[tuple[Any, ...]]]] = {name: {} for name in ruleset.bets}
         for winner in (PLAYER, BANKER, TIE):
             for banker_total in range(VALUES):
                 for pp in (True, False):
@@ -522,7 +526,7 @@ def unpriced_bets(ruleset: Ruleset, counts: Counts) -> list[str]:
     return [name for name in PAIR_BETS if name in ruleset.bets]
 
 
-def live_odds(ruleset: Ruleset, composition: Composition) -> dict | None:
+def live_odds(ruleset: Ruleset, composition: Composition) -> dict[str, Any] | None:
     """What a table display and surveillance are shown after every coup: the exact
     probabilities and the player's expectation of every bet on the remaining shoe.
     None when the ruleset has no fixed tableau or fewer than six cards are left."""
@@ -534,7 +538,7 @@ def live_odds(ruleset: Ruleset, composition: Composition) -> dict | None:
     expectation = player_expectation(ruleset, counts)
     total = counts.total
     probabilities = {"banker": counts.banker / total, "player": counts.player / total, "tie": counts.tie / total}
-    if counts.player_pair is not None:
+    if counts.player_pair is not None and counts.banker_pair is not None:
         probabilities["player_pair"] = counts.player_pair / total
         probabilities["banker_pair"] = counts.banker_pair / total
     return {

@@ -4,7 +4,7 @@ Baccarat tables show the history of the shoe as "roads". shoed computes them
 here, as pure functions of the shoe's results, so a table display, a
 surveillance screen or a web page only has to draw cells. No I/O, no clock.
 
-The rule documents of the games (../shared/seeds/) say nothing about
+The rule documents of the games (docs/rules/) say nothing about
 scoreboards; the roads below follow the conventions displays have used for
 decades. They are written down here, numbered, and the tests cite these numbers.
 
@@ -83,6 +83,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
 
 BANKER, PLAYER, TIE = "B", "P", "T"
 RED, BLUE = "R", "B"
@@ -93,6 +94,9 @@ DERIVED = (("big_eye_boy", 1), ("small_road", 2), ("cockroach_pig", 3))
 _DERIVED_NAMES = tuple(name for name, _ in DERIVED)
 
 _MARKS = {"b": "banker_pair", "p": "player_pair", "n": "natural"}
+
+if TYPE_CHECKING:
+    from shoed.rules.coup import CoupResult
 
 
 class ResultsError(ValueError):
@@ -113,7 +117,7 @@ class Outcome:
             raise ResultsError(f"winner must be B, P or T, not {self.winner!r}")
 
     @classmethod
-    def from_coup(cls, result) -> Outcome:
+    def from_coup(cls, result: CoupResult) -> Outcome:
         """From a finished coup (`shoed.rules.coup.CoupResult`)."""
         winner = _WINNERS[result.winner]
         make = _outcome if cls is Outcome else cls
@@ -122,7 +126,7 @@ class Outcome:
     def __str__(self) -> str:
         return self.winner + "".join(m for m, name in _MARKS.items() if getattr(self, name))
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "result": self.winner,
             "banker_pair": self.banker_pair,
@@ -168,7 +172,7 @@ def parse_results(text: str) -> tuple[Outcome, ...]:
     return tuple(out)
 
 
-def as_outcomes(results: str | Iterable) -> tuple[Outcome, ...]:
+def as_outcomes(results: str | Iterable[Any]) -> tuple[Outcome, ...]:
     """Results as outcomes: text notation, Outcome values, letters, or finished coups."""
     if isinstance(results, str):
         return parse_results(results)
@@ -200,7 +204,7 @@ class Cell:
     player_pair: bool = False
     natural: bool = False
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "winner": self.winner,
             "ties": self.ties,
@@ -242,18 +246,19 @@ class Roads:
     small_road: tuple[tuple[str, ...], ...]
     cockroach_pig: tuple[tuple[str, ...], ...]
     ask_road: dict[str, dict[str, str | None]]  # {"banker": {road: "R"|"B"|None}, "player": {...}}
+    derived_grids: dict[str, tuple[Place, ...]]  # each derived road drawn on the grid (D6)
 
     def derived(self, name: str) -> tuple[tuple[str, ...], ...]:
-        return getattr(self, name)
+        return cast(tuple[tuple[str, ...], ...], getattr(self, name))
 
     def grid(self, name: str) -> tuple[Place, ...]:
         """A derived road drawn on the grid (D6)."""
-        return layout([len(col) for col in self.derived(name)], self.rows)
+        return self.derived_grids[name]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """The stable JSON form (`shoed roads --json`): fields are added, never renamed."""
         big = self.big_road
-        out: dict = {
+        out: dict[str, Any] = {
             "rows": self.rows,
             "coups": len(self.results),
             "bead_plate": [[o.winner for o in col] for col in self.bead_plate],
@@ -290,61 +295,6 @@ def bead_plate(results: Sequence[Outcome], rows: int = ROWS) -> tuple[tuple[Outc
     return tuple(tuple(results[i:i + rows]) for i in range(0, len(results), rows))
 
 
-def big_road(results: Sequence[Outcome]) -> tuple[int, tuple[tuple[Cell, ...], ...]]:
-    """BR1-BR4: (leading ties, logical columns of cells)."""
-    leading = 0
-    columns: list[list[dict]] = []
-    last: dict | None = None
-    for number, outcome in enumerate(results, 1):
-        if outcome.winner == TIE:
-            if last is None:
-                leading += 1
-            else:
-                last["ties"] += 1
-            continue
-        last = {
-            "winner": outcome.winner,
-            "coup": number,
-            "ties": 0,
-            "ties_before": 0 if columns else leading,
-            "banker_pair": outcome.banker_pair,
-            "player_pair": outcome.player_pair,
-            "natural": outcome.natural,
-        }
-        if columns and columns[-1][-1]["winner"] == outcome.winner:
-            columns[-1].append(last)
-        else:
-            columns.append([last])
-    return leading, tuple(tuple(Cell(**c) for c in col) for col in columns)
-
-
-def layout(lengths: Sequence[int], rows: int = ROWS) -> tuple[Place, ...]:
-    """BR6: place logical columns of the given lengths on a grid of `rows` rows,
-    with dragon tails. Cells come out in road order."""
-    if rows < 1:
-        raise ValueError("a grid needs at least one row")
-    taken: set[tuple[int, int]] = set()
-    placed: list[Place] = []
-    start = -1
-    for column, length in enumerate(lengths):
-        start += 1
-        while (0, start) in taken:
-            start += 1
-        row, col, turned = 0, start, False
-        for index in range(length):
-            if index:
-                if not turned and row + 1 < rows and (row + 1, col) not in taken:
-                    row += 1
-                else:
-                    turned = True
-                    col += 1
-                    while (row, col) in taken:  # not reached by well-formed roads; never overlap
-                        col += 1
-            taken.add((row, col))
-            placed.append(Place(row, col, column, index, col != start))
-    return tuple(placed)
-
-
 def mark(lengths: Sequence[int], column: int, row: int, k: int) -> str | None:
     """D1-D5: the mark a big-road cell at (column, row) adds to the derived road
     looking k columns back, given the lengths of the columns before it; None if
@@ -358,78 +308,24 @@ def mark(lengths: Sequence[int], column: int, row: int, k: int) -> str | None:
     return BLUE if lengths[column - k] == row else RED
 
 
-def runs(marks: Iterable[str]) -> tuple[tuple[str, ...], ...]:
-    """D6: marks into columns of one colour."""
-    columns: list[list[str]] = []
-    for m in marks:
-        if columns and columns[-1][-1] == m:
-            columns[-1].append(m)
-        else:
-            columns.append([m])
-    return tuple(tuple(col) for col in columns)
-
-
-def derived_marks(columns: Sequence[Sequence], k: int) -> list[str]:
-    """The derived road looking k columns back, as a flat sequence of marks."""
-    lengths = [len(col) for col in columns]
-    out = []
-    for c, length in enumerate(lengths):
-        for r in range(length):
-            m = mark(lengths, c, r, k)
-            if m is not None:
-                out.append(m)
-    return out
-
-
-def next_position(columns: Sequence[Sequence[Cell]], winner: str) -> tuple[int, int]:
-    """Where the next decision for `winner` would go in the big road (BR3)."""
-    if not columns:
-        return 0, 0
-    if columns[-1][-1].winner == winner:
-        return len(columns) - 1, len(columns[-1])
-    return len(columns), 0
-
-
-def ask_road(columns: Sequence[Sequence[Cell]]) -> dict[str, dict[str, str | None]]:
-    """A1: each derived road's next mark if Banker, and if Player, won the next coup."""
-    lengths = [len(col) for col in columns]
-    out = {}
-    for side, winner in (("banker", BANKER), ("player", PLAYER)):
-        c, r = next_position(columns, winner)
-        out[side] = {name: mark(lengths, c, r, k) for name, k in DERIVED}
-    return out
-
-
-def roads(results: str | Iterable, rows: int = ROWS) -> Roads:
+def roads(results: str | Iterable[Any], rows: int = ROWS) -> Roads:
     """Every road of a shoe from its results so far (text notation, Outcome values
     or finished coups), drawn on `rows` rows (six on every standard scoreboard)."""
-    outcomes = as_outcomes(results)
-    leading, big = big_road(outcomes)
-    derived = {name: runs(derived_marks(big, k)) for name, k in DERIVED}
-    return Roads(
-        results=outcomes,
-        rows=rows,
-        bead_plate=bead_plate(outcomes, rows),
-        leading_ties=leading,
-        big_road=big,
-        big_road_grid=layout([len(col) for col in big], rows),
-        ask_road=ask_road(big),
-        **derived,
-    )
+    return RoadBuilder.from_results(results, rows).roads()
 
 
 # ---------------------------------------------------------------------------
-# Incremental roads: one coup at a time, for the table's events and displays.
+# The roads, one coup at a time: the one algorithm behind the table's events, its
+# snapshot, the displays and `shoed roads`.
 #
 # `RoadBuilder.add` takes one result and says what it added to every road, in
-# O(1) amortised time; `RoadBuilder.roads()` is then equal to `roads(results)`
-# (the tests check this after every coup). Where a cell is drawn follows BR6
-# and D6 exactly as `layout` does, one cell at a time (`GridCursor`).
+# O(1) amortised time. The tests hold it, after every coup, to a second and
+# plainer form of the rules that lays out every road from all the results at
+# once (tests/rules/road_oracle.py).
 
 
 class GridCursor:
-    """BR6 one cell at a time: the places `layout` gives, without laying out
-    the whole road again. A new column starts at the first free top cell after
+    """BR6 one cell at a time, without laying out the whole road again. A new column starts at the first free top cell after
     the previous column's start; a cell of the same column goes down, or right
     once it has turned (the dragon tail)."""
 
@@ -464,7 +360,7 @@ class GridCursor:
         else:
             self.turned = True
             self.col += 1
-            while (self.row, self.col) in self.taken:  # as in layout: never overlap
+            while (self.row, self.col) in self.taken:  # not reached by well-formed roads; never overlap
                 self.col += 1
         self.index += 1
         return self._take()
@@ -474,7 +370,7 @@ class GridCursor:
         return _place(self.row, self.col, self.column, self.index, self.col != self.start)
 
 
-def _place_json(place: Place) -> dict:
+def _place_json(place: Place) -> dict[str, Any]:
     return {"row": place.row, "col": place.col, "column": place.column, "index": place.index, "tail": place.tail}
 
 
@@ -498,9 +394,9 @@ class RoadStep:
     derived: dict[str, tuple[str, Place] | None]
     ask_road: dict[str, dict[str, str | None]]  # A1, after this coup
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """The stable JSON form (the `road` of a coup.result event): fields are added, never renamed."""
-        out: dict = {
+        out: dict[str, Any] = {
             "position": self.position,
             **self.outcome.to_json(),
             "bead_plate": {"row": self.bead_plate.row, "col": self.bead_plate.col},
@@ -518,7 +414,7 @@ class RoadStep:
 
 class RoadBuilder:
     """The roads of a shoe, one coup at a time. `add(result)` returns the
-    RoadStep; `roads()` the whole Roads, equal to `roads(results)`."""
+    RoadStep; `roads()` the whole Roads."""
 
     def __init__(self, rows: int = ROWS) -> None:
         self.rows = rows
@@ -530,9 +426,10 @@ class RoadBuilder:
         self._big_places: list[Place] = []
         self._derived: dict[str, list[list[str]]] = {name: [] for name, _ in DERIVED}
         self._derived_grid = {name: GridCursor(rows) for name, _ in DERIVED}
+        self._derived_places: dict[str, list[Place]] = {name: [] for name, _ in DERIVED}
 
     @classmethod
-    def from_results(cls, results: str | Iterable, rows: int = ROWS) -> RoadBuilder:
+    def from_results(cls, results: str | Iterable[Any], rows: int = ROWS) -> RoadBuilder:
         builder = cls(rows)
         for outcome in as_outcomes(results):
             builder.add(outcome)
@@ -545,7 +442,7 @@ class RoadBuilder:
     def results(self) -> tuple[Outcome, ...]:
         return tuple(self._outcomes)
 
-    def add(self, result) -> RoadStep:
+    def add(self, result: Any) -> RoadStep:
         """One more coup: an Outcome, its notation ("Bbn") or a finished coup."""
         outcome = result if isinstance(result, Outcome) else as_outcomes([result])[0]
         self._outcomes.append(outcome)
@@ -583,10 +480,12 @@ class RoadBuilder:
             runs_ = self._derived[name]
             if runs_ and runs_[-1][-1] == colour:  # D6
                 runs_[-1].append(colour)
-                derived[name] = (colour, self._derived_grid[name].extend())
+                drawn = self._derived_grid[name].extend()
             else:
                 runs_.append([colour])
-                derived[name] = (colour, self._derived_grid[name].new_column())
+                drawn = self._derived_grid[name].new_column()
+            self._derived_places[name].append(drawn)
+            derived[name] = (colour, drawn)
         return RoadStep(position, outcome, bead, place, cell, True, self._leading, derived, self.ask_road())
 
     def ask_road(self) -> dict[str, dict[str, str | None]]:
@@ -612,12 +511,12 @@ class RoadBuilder:
         *keep, last = self._outcomes
         fresh = RoadBuilder.from_results(keep, self.rows)
         for slot in ("_outcomes", "_leading", "_columns", "_lengths", "_big", "_big_places", "_derived",
-                     "_derived_grid"):
+                     "_derived_grid", "_derived_places"):
             setattr(self, slot, getattr(fresh, slot))
         return last
 
     def roads(self) -> Roads:
-        """Every road so far, equal to `roads(self.results, self.rows)`."""
+        """Every road so far."""
         outcomes = tuple(self._outcomes)
         return Roads(
             results=outcomes,
@@ -627,10 +526,11 @@ class RoadBuilder:
             big_road=tuple(tuple(col) for col in self._columns),
             big_road_grid=tuple(self._big_places),
             ask_road=self.ask_road(),
+            derived_grids={name: tuple(self._derived_places[name]) for name, _ in DERIVED},
             **{name: tuple(tuple(col) for col in runs_) for name, runs_ in self._derived.items()},
         )
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """The whole roads' JSON (as `roads --json` without the tally), e.g. for a snapshot."""
         return self.roads().to_json()
 
@@ -641,25 +541,25 @@ class RoadBuilder:
 _WINNERS = {"banker": BANKER, "player": PLAYER, "tie": TIE}
 
 
-def outcome_of(record) -> Outcome | None:
+def outcome_of(record: dict[str, Any]) -> Outcome | None:
     """A `coup.result` event, or a coup of a snapshot's `coups` list, as an
     Outcome; None for a void (voids are not results). A record that names no
     winner is an error: a result is never guessed."""
     if record.get("void") or record.get("kind") == "coup.void":
         return None
-    winner = _WINNERS.get(record.get("winner"))
+    winner = _WINNERS.get(str(record.get("winner")))
     if winner is None:
         raise ResultsError(f"coup {record.get('coup')}: no winner in {sorted(record)}")
     return Outcome(winner, bool(record.get("banker_pair")), bool(record.get("player_pair")),
                    bool(record.get("natural")))
 
 
-def results_of(coups: Iterable) -> tuple[Outcome, ...]:
+def results_of(coups: Iterable[dict[str, Any]]) -> tuple[Outcome, ...]:
     """The results of a snapshot's `coups` list (results and voids, in order)."""
     return tuple(o for o in map(outcome_of, coups) if o is not None)
 
 
-def results_from_events(events: Iterable, shoe: str | None = None) -> tuple[Outcome, ...]:
+def results_from_events(events: Iterable[dict[str, Any]], shoe: str | None = None) -> tuple[Outcome, ...]:
     """The results of one shoe from its events in seq order: `coup.result` adds
     one, a `coup.void` of the coup that has just had its result takes it back
     (the pit voided it before the confirm), `shoe.opened` starts again. With
@@ -680,6 +580,6 @@ def results_from_events(events: Iterable, shoe: str | None = None) -> tuple[Outc
     return tuple(o for _, o in out)
 
 
-def results_text(outcomes: Iterable) -> str:
+def results_text(outcomes: Iterable[Outcome]) -> str:
     """Outcomes in the text notation, e.g. "BbnPpT"."""
     return "".join(str(o) for o in as_outcomes(outcomes))

@@ -16,7 +16,9 @@ import tomllib
 from dataclasses import dataclass, field
 from fractions import Fraction
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
+from typing import Any
 
 DRAW, STAND, CHOICE = "D", "S", "C"
 ACTIONS = (DRAW, STAND, CHOICE)
@@ -63,7 +65,7 @@ class Ruleset:
     # What is worked out from these rules again and again (a coup's settlement:
     # shoed.rules.coup.settle), kept with them once worked out. Not part of the
     # ruleset's value: not compared, not shown, not copied by `with_decks`.
-    memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    memo: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def fixed_tableau(self) -> bool:
@@ -80,7 +82,7 @@ class Ruleset:
         column = NO_THIRD_CARD if player_third is None else player_third
         return self.banker_rule[total][column]
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "title": self.title,
@@ -91,7 +93,7 @@ class Ruleset:
         }
 
 
-def _fraction(value, where: str) -> Fraction:
+def _fraction(value: object, where: str) -> Fraction:
     try:
         return Fraction(str(value))
     except (ValueError, ZeroDivisionError) as exc:
@@ -105,7 +107,7 @@ def _parse_grid_row(text: str, length: int, where: str) -> str:
     return letters
 
 
-def ruleset_from_dict(data: dict, origin: str = "<data>") -> Ruleset:
+def ruleset_from_dict(data: dict[str, Any], origin: str = "<data>") -> Ruleset:
     """Build a Ruleset from parsed TOML, with a clear error for anything missing."""
     try:
         name = data["name"]
@@ -166,7 +168,7 @@ def ruleset_from_dict(data: dict, origin: str = "<data>") -> Ruleset:
     return ruleset
 
 
-def _builtin_dir():
+def _builtin_dir() -> Traversable:
     return resources.files("shoed.rules") / "rulesets"
 
 

@@ -2,7 +2,7 @@
 
 A shoe is filled with `decks` full decks. Before the first coup the dealer
 exposes the first card and burns that many cards, tens and faces counting 10
-(Macau statutory rules, 003_6a485df8601af24d.txt, Art. II). The cut card lies
+(Macau statutory rules, docs/rules/macau-statutory-rules.txt, Art. II). The cut card lies
 at least `cut_card_min_from_end` cards from the end; when it comes out, the
 coup in progress is the last, or one more coup follows (Art. III, per ruleset).
 
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from shoed.rules.cards import Card, full_deck
 from shoed.rules.ruleset import Ruleset
@@ -51,7 +52,7 @@ class Shoe:
     burn_due: int = 0  # cards still to burn after the exposed first card
     burn_first: Card | None = None
     burned: list[Card] = field(default_factory=list)
-    seen: Counter = field(default_factory=Counter)  # Card -> times seen, whatever its fate
+    seen: Counter[Card] = field(default_factory=Counter)  # Card -> times seen, whatever its fate
     counts: CardCount = field(default_factory=CardCount)
     cut_card_seen: bool = False
     last_coup: int | None = None  # number of the last coup, once the cut card has come out
@@ -140,7 +141,7 @@ class Shoe:
         return self.phase == DEALING
 
     # ----- the end --------------------------------------------------------
-    def reconcile(self) -> dict:
+    def reconcile(self) -> dict[str, Any]:
         """Account for every card of the shoe."""
         missing_by_identity = {}
         for card in _DECK:
@@ -166,7 +167,7 @@ class Shoe:
             "burn_first": str(self.burn_first) if self.burn_first else None,
         }
 
-    def close(self) -> dict:
+    def close(self) -> dict[str, Any]:
         report = self.reconcile()
         self.phase = CLOSED
         return report

@@ -18,9 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from shoed.rules.cards import Card, parse_card
 from shoed.rules.roads import BANKER, PLAYER, TIE, as_outcomes
+
+if TYPE_CHECKING:
+    from shoed.rules.coup import CoupResult
 
 CARDS_PER_DECK = 52
 
@@ -41,7 +45,7 @@ class Tally:
     player_pairs: int
     naturals: int
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "coups": self.coups,
             "banker": self.banker,
@@ -53,7 +57,7 @@ class Tally:
         }
 
 
-def tally(results) -> Tally:
+def tally(results: Iterable[object]) -> Tally:
     """Count wins, pairs and naturals in results (text notation, outcomes or finished coups)."""
     outcomes = as_outcomes(results)
     return Tally(
@@ -93,7 +97,7 @@ class ShoeStats:
         """Cards still in the shoe (face-down burns are out of it)."""
         return self.cards_left - self.burned_face_down
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "decks": self.decks,
             **self.tally.to_json(),
@@ -106,16 +110,16 @@ class ShoeStats:
         }
 
 
-def _cards(items: Iterable) -> list[Card]:
+def _cards(items: Iterable[Card | str]) -> list[Card]:
     return [item if isinstance(item, Card) else parse_card(item) for item in items]
 
 
 def shoe_stats(
-    results=(),
+    results: Iterable[object] = (),
     *,
     decks: int,
-    dealt: Iterable = (),
-    burned: Iterable = (),
+    dealt: Iterable[Card | str] = (),
+    burned: Iterable[Card | str] = (),
     burned_face_down: int = 0,
 ) -> ShoeStats:
     """Statistics of a shoe of `decks` decks: `results` as for `tally`, `dealt` the
@@ -146,7 +150,9 @@ def shoe_stats(
     )
 
 
-def from_coups(coups: Iterable, *, decks: int, burned: Iterable = (), burned_face_down: int = 0) -> ShoeStats:
+def from_coups(
+    coups: Iterable[CoupResult], *, decks: int, burned: Iterable[Card | str] = (), burned_face_down: int = 0
+) -> ShoeStats:
     """Statistics from the shoe's finished coups (`shoed.rules.coup.CoupResult`)."""
     coups = list(coups)
     dealt = [card for coup in coups for card in (*coup.player_cards, *coup.banker_cards)]

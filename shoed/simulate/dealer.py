@@ -6,7 +6,7 @@ the same events, so a test can replay a run and the daemon's count of every
 card can be checked against what was really dealt.
 
 Per shoe the dealer follows the procedure of the Macau statutory rules
-(003_6a485df8601af24d.txt): the shoe goes in, the first card is exposed and
+(docs/rules/macau-statutory-rules.txt): the shoe goes in, the first card is exposed and
 that many cards are burned (Art. II: tens and faces count 10), then coups are
 dealt by the tableau (shoed.rules.coup.Coup) and each is confirmed with the
 confirm button, which opens the next. The cut card lies a set number of cards

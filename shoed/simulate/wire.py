@@ -2,7 +2,7 @@
 
 Pure functions: a shoe event becomes a native protocol message
 (firmware_protocol.messages) or a Bee-Tek ASCII token
-(/work/shared/reference/beetek-shoe.md). The Bee-Tek shoe reports only card
+(docs/standards/beetek-shoe.md). The Bee-Tek shoe reports only card
 reads, unreadable reads and alarms; buttons, the cut card and the shoe going in
 and out have no token and are not sent.
 """

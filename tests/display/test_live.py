@@ -1,6 +1,6 @@
 """`shoed watch` against a real daemon: joining, the link's state, a restart, the command line.
 
-README, "Network": the daemon sends a heartbeat every second when idle, and
+docs/integrators.md, "Network": the daemon sends a heartbeat every second when idle, and
 silence for more than 3 s means the daemon or the link is gone; the client
 reconnects and catches up. The display says "reconnecting" for that time and
 carries on by itself.

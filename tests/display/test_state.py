@@ -3,7 +3,7 @@
 The table controller (shoed/table.py) is the authority: after every input, the
 display's fold of the events so far must show what the controller's own
 snapshot says (results, voids, roads, cards left, pending misdeals, alarms,
-phase), and a display that joins late (README, "Catch-up (ZeroMQ's Clone
+phase), and a display that joins late (docs/integrators.md, "Catch-up (ZeroMQ's Clone
 pattern)": snapshot, then the events after it) must end up showing the same
 as one that saw everything. The shoe is dealt through the real controller,
 with the irregularities a display meets at a table.

@@ -1,6 +1,6 @@
 """The Bee-Tek framer and token readings, case by case.
 
-Every case cites reference/beetek-shoe.md ("ref: ...") or, where the
+Every case cites docs/standards/beetek-shoe.md ("ref: ...") or, where the
 reference is silent, the decision written in shoed/drivers/beetek.py
 ("decision: ..."). Every byte vector is fed whole, split at every point, and
 one byte at a time, and must give the same readings each way.

@@ -1,7 +1,7 @@
 """The native driver end to end over a real pseudo-terminal, against a shoe written from SPEC.md.
 
 Cases cite firmware_protocol/SPEC.md (the protocol) and
-reference/table-game-standards.md (what regulators ask: "standards N").
+docs/standards/table-game-standards.md (what regulators ask: "standards N").
 """
 
 from __future__ import annotations

@@ -73,3 +73,82 @@ def test_a_missing_pyserial_names_the_package():
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "the beetek driver needs pyserial: pip install pyserial"
+
+
+def test_capabilities_are_declared_on_the_registry():
+    from shoed.drivers import capabilities
+
+    native, beetek, camera = capabilities("native"), capabilities("beetek"), capabilities("camera")
+    assert native.gate and native.buttons and native.sequenced and not native.auto_confirm
+    assert capabilities("native-usb") == native
+    # A shoe without buttons: a card after a finished coup opens the next one.
+    assert not beetek.buttons and not beetek.gate and beetek.auto_confirm
+    # A camera only stands in for a shoe: it never confirms coups on its own.
+    assert camera.fallback and not camera.auto_confirm
+    with pytest.raises(DriverError, match="unknown driver"):
+        capabilities("bogus")
+
+
+def test_the_skeleton_lists_every_method_of_the_interface():
+    import inspect
+
+    from shoed.drivers import skeleton
+    from shoed.drivers.base import Driver
+
+    interface = {name for name, member in vars(Driver).items()
+                 if inspect.isfunction(member) and not name.startswith("_") and name != "source"}
+    assert interface <= set(vars(skeleton.SkeletonDriver)), interface - set(vars(skeleton.SkeletonDriver))
+    assert skeleton.SkeletonDriver.capabilities is not None and callable(skeleton.decode_capture)
+    assert "skeleton" not in driver_names()
+
+
+def test_a_third_party_driver_registers_through_an_entry_point(tmp_path):
+    """A package installed beside shoed (a real dist-info on the path) brings its own driver."""
+    dist = tmp_path / "acme_shoe-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-shoe\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[shoed.drivers]\nacme = acme_shoe:AcmeDriver\nnative = acme_shoe:AcmeDriver\n")
+    (tmp_path / "acme_shoe.py").write_text(
+        "from shoed.drivers.base import Capabilities, Driver\n"
+        "class AcmeDriver(Driver):\n"
+        "    name = 'acme'\n"
+        "    summary = 'the Acme shoe'\n"
+        "    capabilities = Capabilities(gate=True, buttons=False)\n"
+        "    def open(self): pass\n"
+        "    def close(self): pass\n"
+        "    def poll(self, timeout): return []\n"
+        "def decode_capture(data): return [{'bytes': len(data)}]\n"
+    )
+    proc = run_python(
+        f"import sys; sys.path.insert(0, {str(tmp_path)!r})\n"
+        "from shoed.drivers import capabilities, capture_decoder, describe, driver_class, driver_names\n"
+        "names = driver_names()\n"
+        "assert names[:4] == ['native', 'native-usb', 'beetek', 'camera'] and names[-1] == 'acme', names\n"
+        "assert driver_class('native').__module__ == 'shoed.drivers.native'  # shoed's own name wins\n"
+        "assert describe()['acme'] == 'the Acme shoe'\n"
+        "caps = capabilities('acme'); assert caps.gate and caps.auto_confirm\n"
+        "assert capture_decoder('acme')(b'abc') == [{'bytes': 3}]\n"
+        "print(driver_class('acme').__name__)\n"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "AcmeDriver"
+
+
+def test_a_broken_third_party_driver_is_one_clear_error(tmp_path):
+    dist = tmp_path / "bad_shoe-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: bad-shoe\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[shoed.drivers]\nbad = bad_shoe:Missing\nodd = json:dumps\n")
+    proc = run_python(
+        f"import sys; sys.path.insert(0, {str(tmp_path)!r})\n"
+        "from shoed.drivers import driver_class, DriverError\n"
+        "for name in ('bad', 'odd'):\n"
+        "    try:\n"
+        "        driver_class(name)\n"
+        "    except DriverError as exc:\n"
+        "        print(exc)\n"
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert lines[0].startswith("the bad driver cannot be loaded from bad_shoe:Missing: No module named 'bad_shoe'")
+    assert lines[1] == "the odd driver (json:dumps) is not a shoed Driver"

@@ -158,7 +158,7 @@ def write_journal(directory: Path, shoes: int, seed: int = 1, odds: bool = True,
     from shoed.rules.odds import live_odds
     from shoed.rules.ruleset import load_ruleset
     from shoed.simulate.dealer import DealSetup, deal
-    from shoed.table import TableController
+    from shoed.table import StartShoeFile, TableController, WorkOutOdds
 
     class NoSync(FileOps):
         def fsync(self, fd: int) -> None:
@@ -177,14 +177,14 @@ def write_journal(directory: Path, shoes: int, seed: int = 1, odds: bool = True,
         counts["inputs"] += 1
         counts["events"] += len(step.events)
         counts["cards"] += item["kind"] == "card"
-        if any(e["kind"] == "shoe.opened" for e in step.events):
-            journal.open_shoe(table.shoe.shoe_id)
-            journal.append(checkpoint_record(table))
-        if odds and table.shoe is not None and any(e["kind"] in ("coup.result", "shoe.burn_complete")
-                                                   for e in step.events):
-            computed = live_odds(table.ruleset, table.shoe.remaining_by_rank())
-            if computed is not None:
-                handle({"kind": "odds", "odds": computed, "mono_ns": item["mono_ns"], "utc_ns": item["utc_ns"]})
+        for effect in step.effects:  # as the daemon carries them out
+            if isinstance(effect, StartShoeFile):
+                journal.open_shoe(effect.shoe_id)
+                journal.append(checkpoint_record(table))
+            elif isinstance(effect, WorkOutOdds) and odds:
+                computed = live_odds(effect.ruleset, effect.composition)
+                if computed is not None:
+                    handle({"kind": "odds", "odds": computed, "mono_ns": item["mono_ns"], "utc_ns": item["utc_ns"]})
 
     try:
         for item in controller_inputs(deal(DealSetup(ruleset, seed=seed, shoes=shoes))):

@@ -6,7 +6,7 @@ than the daemon's in-memory window come from the journal. The daemon reads
 only the files that hold the range (each file's checkpoint says the seq it
 starts from) instead of the whole journal: on a journal of 1,000 shoes the
 whole read took 8 s, during which the daemon's single loop acknowledged no
-card (benchmarks/bench_latency.py; README, Reliability).
+card (benchmarks/bench_latency.py; docs/test-labs.md).
 
 Here a journal of three shoes is written as the daemon writes it, and every
 range asked (inside a file, across file boundaries, at the very start and past

@@ -61,7 +61,7 @@ def check(body: bytes):
     except KNOWN_ESCAPES:
         return None
     assert name in COMMANDS
-    assert isinstance(args, dict) and set(args) <= set(COMMANDS[name].__struct_fields__)
+    assert isinstance(args, dict) and set(args) <= set(COMMANDS[name].args.__struct_fields__)
     assert request_id is None or isinstance(request_id, int) and not isinstance(request_id, bool) \
         or isinstance(request_id, str) and len(request_id) <= 128
     # What was accepted is accepted again, the same, when sent back in its own words.
@@ -129,7 +129,7 @@ arg_values = {
 @st.composite
 def accepted_commands(draw):
     name = draw(st.sampled_from(NAMES))
-    fields = COMMANDS[name].__struct_fields__
+    fields = COMMANDS[name].args.__struct_fields__
     args = {}
     for f in fields:
         value = draw(arg_values[f])

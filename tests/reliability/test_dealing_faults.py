@@ -1,6 +1,6 @@
 """Dealing faults at a dealer's pace through the real daemon and a gated shoe.
 
-Macau statutory rules (003_6a485df8601af24d.txt) Art. X: a coup closed while a
+Macau statutory rules (docs/rules/macau-statutory-rules.txt) Art. X: a coup closed while a
 card is still due is corrected by dealing the missing card. With a card gate
 (firmware_protocol/SPEC.md §10) that card must be let through: a gate held
 locked while the misdeal is pending would stop the table for good (found by

@@ -15,7 +15,7 @@ from shoed.journal import Journal, iter_records
 from shoed.replay import Replay, checkpoint_record, step_record
 from shoed.rules.ruleset import load_ruleset
 from shoed.simulate.dealer import DealSetup, deal
-from shoed.table import TableController
+from shoed.table import StartShoeFile, TableController
 from tests.reliability.harness import controller_inputs
 
 
@@ -34,9 +34,10 @@ def write(directory, state_change) -> None:
         for item in controller_inputs(deal(DealSetup(ruleset, seed=9, shoes=2))):
             step = table.feed(item)
             journal.append(step_record(item, step.events))
-            if any(e["kind"] == "shoe.opened" for e in step.events):
-                journal.open_shoe(table.shoe.shoe_id)
-                journal.append(checkpoint())
+            for effect in step.effects:
+                if isinstance(effect, StartShoeFile):
+                    journal.open_shoe(effect.shoe_id)
+                    journal.append(checkpoint())
 
 
 def replayed(directory) -> Replay:

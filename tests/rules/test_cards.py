@@ -1,8 +1,8 @@
 """Card notation and values.
 
-Values: Casino Schaanwald (004_b8f8593805af5c0f.txt, "Kartenwerte"): 2-9 face
+Values: Casino Schaanwald (docs/rules/punto-banco-casino-schaanwald.txt, "Kartenwerte"): 2-9 face
 value, 10, Bube, Dame, König zählen null, Ass zählt eins. Pairs: Macau
-statutory rules (003_6a485df8601af24d.txt, Art. XIII): J+J is a pair, J+Q is not.
+statutory rules (docs/rules/macau-statutory-rules.txt, Art. XIII): J+J is a pair, J+Q is not.
 """
 
 import pytest

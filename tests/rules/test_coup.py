@@ -2,7 +2,7 @@
 
 The property tests deal whole shuffled shoes coup after coup and check every
 coup against an independent statement of the standard tableau (the Player
-draws on 0-5; the Banker as in 004_b8f8593805af5c0f.txt "Ziehregeln BANCO").
+draws on 0-5; the Banker as in docs/rules/punto-banco-casino-schaanwald.txt "Ziehregeln BANCO").
 """
 
 from fractions import Fraction

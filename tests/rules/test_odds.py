@@ -1,11 +1,11 @@
 """The exact odds engine against the published figures, and against itself.
 
-Figures: ../shared/reference/baccarat-odds.md (Main bets; Cards per coup; the
+Figures: docs/standards/baccarat-odds.md (Main bets; Cards per coup; the
 counting convention: every coup an ordered sequence of six cards, coups that end
 after four or five cards padded with every possible fifth and sixth card).
 Tableau: the standard one, as the seed documents word it (see test_tableau.py).
 Pairs: Macau statutory rules Art. XIII ("such as the two J ... but J and Q is
-not one pair"), 003_6a485df8601af24d.txt.
+not one pair"), docs/rules/macau-statutory-rules.txt.
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ def test_house_edge_is_minus_player_expectation_and_exact():
 
 
 def test_punto_banco_as_written_favours_the_player_on_banco():
-    # 004_b8f8593805af5c0f.txt AUSZAHLUNGEN: "„Banco“ (Banker) zahlt 1:1", no commission.
+    # docs/rules/punto-banco-casino-schaanwald.txt AUSZAHLUNGEN: "„Banco“ (Banker) zahlt 1:1", no commission.
     counts = odds.exact_counts(PUNTO_BANCO, odds.full_shoe(6))
     edge = odds.house_edge(PUNTO_BANCO, counts)
     assert edge["banker"] < 0
@@ -316,7 +316,7 @@ def test_engine_agrees_with_the_coup_state_machine(ruleset, composition):
 
 
 def test_baccarat_royal_has_no_fixed_odds():
-    # 002_88a79e78456bed93.txt: "3 – 6 freie Wahl": the active Player chooses.
+    # docs/rules/baccarat-royal.txt: "3 – 6 freie Wahl": the active Player chooses.
     royal = load_ruleset("baccarat-royal")
     for engine in (odds.exact_counts, odds.exact_counts_reference):
         with pytest.raises(ValueError, match="fixed tableau"):

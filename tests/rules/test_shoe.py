@@ -1,6 +1,6 @@
 """The shoe: burn procedure, cut card and last coup, counts, foreign cards, reconciliation.
 
-Macau statutory rules (003_6a485df8601af24d.txt): Art. II (the first card
+Macau statutory rules (docs/rules/macau-statutory-rules.txt): Art. II (the first card
 exposed tells how many cards are burned; the cut card at least twelve cards
 from the end), Art. III (when the cut card comes out, the coup in progress is
 the last, or one more coup follows).

@@ -1,8 +1,8 @@
 """Shoe statistics: wins, pairs, naturals, cards dealt and cards left by value.
 
 A deck holds sixteen cards of value 0 (tens, jacks, queens, kings: "10, J, Q
-und K zählen 0", 004_b8f8593805af5c0f.txt, Kartenwerte; Macau statutory
-rules 003_6a485df8601af24d.txt, Art. VIII) and four of each value 1-9; the
+und K zählen 0", docs/rules/punto-banco-casino-schaanwald.txt, Kartenwerte; Macau statutory
+rules docs/rules/macau-statutory-rules.txt, Art. VIII) and four of each value 1-9; the
 shoe's deck count comes from its ruleset. Coups are dealt through the real
 coup engine.
 """

@@ -1,7 +1,7 @@
 """Every tableau cell of every ruleset, driven through the coup engine.
 
 Each table below is written from its seed document's own drawing rules
-(../shared/seeds/), independently of the ruleset data files, and every
+(docs/rules/), independently of the ruleset data files, and every
 cell of the engine is checked against it: the Player's two-card totals 0-7,
 and the Banker's totals 0-7 against every Player third card 0-9 and "no third
 card".
@@ -28,13 +28,13 @@ def third_card(value: int) -> Card:
 
 # ---------------------------------------------------------------------------
 # Player: "0, 1, 2, 3, 4, 5 ... bekommt eine dritte Karte. 6, 7 ... keine dritte Karte."
-# 004_b8f8593805af5c0f.txt (Ziehregeln PUNTO), 000_d4ec7517cfa8ef6c.txt (Player),
-# 001_c86dfdd61fd06140.txt (ZIEHREGELN PLAYER), 003_6a485df8601af24d.txt Art. IX (a), (b).
+# docs/rules/punto-banco-casino-schaanwald.txt (Ziehregeln PUNTO), docs/rules/macau-baccarat-casinos-austria.txt (Player),
+# docs/rules/mini-baccarat-grand-casino-luzern.txt (ZIEHREGELN PLAYER), docs/rules/macau-statutory-rules.txt Art. IX (a), (b).
 def standard_player(total):
     return D if total <= 5 else S
 
 
-# Baccarat Royal, 002_88a79e78456bed93.txt, Ziehungstabellen für den Player:
+# Baccarat Royal, docs/rules/baccarat-royal.txt, Ziehungstabellen für den Player:
 # "0 – 2 ✓ / 3 – 6 freie Wahl / 7 X"
 def royal_player(total):
     return D if total <= 2 else C if total <= 6 else S
@@ -62,7 +62,7 @@ def standard_banker(total, third):
     }[total]
 
 
-# Macau statutory rules, 003_6a485df8601af24d.txt, Art. IX (c) "must increase" and
+# Macau statutory rules, docs/rules/macau-statutory-rules.txt, Art. IX (c) "must increase" and
 # (d) "shall not increase", read with "10" = 0 (the issue's reading of the translation).
 def statutory_banker(total, third):
     if third is NONE:

@@ -1,6 +1,6 @@
 """The virtual dealer deals real shoes by the rules.
 
-Shoe procedure from the Macau statutory rules (003_6a485df8601af24d.txt):
+Shoe procedure from the Macau statutory rules (docs/rules/macau-statutory-rules.txt):
 Art. II (first card exposed, that many burned; tens and faces count 10, the
 cut card at least a number of cards from the end), Art. III (last coup when the
 cut card comes out), Art. IX (the tableau) through shoed.rules.coup.Coup, and
@@ -165,7 +165,7 @@ def test_every_coup_follows_the_tableau(name):
 
 
 def test_free_choices_are_pressed_before_the_card_baccarat_royal():
-    # 002_88a79e78456bed93.txt, Ziehungstabellen: "freie Wahl" cells are decided by the active player.
+    # docs/rules/baccarat-royal.txt, Ziehungstabellen: "freie Wahl" cells are decided by the active player.
     events = run(ROYAL, seed=2, shoes=2)
     decisions = [e for e in events if e.kind == BUTTON and e.button not in ("confirm", "burn_start", "burn_end")]
     assert {e.button for e in decisions} == {"player_draw", "player_stand", "banker_draw", "banker_stand"}

@@ -1,13 +1,13 @@
 """Identifying the card in a photograph, and never guessing one.
 
 The deck: "Macau Baccarat is played with eight decks, each containing 52
-cards" (000_d4ec7517cfa8ef6c.txt, opening paragraph); every one of the 52
+cards" (docs/rules/macau-baccarat-casinos-austria.txt, opening paragraph); every one of the 52
 faces must be readable from a photograph (issue: camera fallback).
 
 Never guessing: "a garbled token must be reported as unreadable (never
-guessed)" (reference/beetek-shoe.md, consequences for a driver) and "an
+guessed)" (docs/standards/beetek-shoe.md, consequences for a driver) and "an
 uncorrectable corruption of critical data stops play rather than guessing"
-(reference/table-game-standards.md, item 5). For the camera: below the
+(docs/standards/table-game-standards.md, item 5). For the camera: below the
 confidence threshold the answer is no card, with a reason.
 
 Accuracy floors below were measured on these very sets (fixed seeds) with the
