@@ -418,7 +418,7 @@ class Daemon:
                 self._journal_failed(exc)
                 return
         now = time.monotonic()
-        if self.catchup.box.wanted(now):  # a client asked for a snapshot: one, made here, handed over whole
+        if self.catchup.box.wanted(now, busy):  # a client asked for a snapshot: one, made here, handed over whole
             self.catchup.box.put(self.snapshot(), now)
         for publisher in self.publishers:
             publisher.maybe_heartbeat()  # takes the subscriptions waiting too

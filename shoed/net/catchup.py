@@ -63,13 +63,16 @@ class SnapshotBox:
     """A snapshot handed from the daemon's loop to the catch-up thread, on request.
 
     The thread calls `ticket()` when a client asks, then `ready(ticket)` until
-    a snapshot made after that moment is there. The loop calls `wanted(now)`
-    on each turn it can spare and, when true, `put(snapshot)`. The dict handed
+    a snapshot made after that moment is there. The loop calls `wanted(now,
+    busy)` on each turn and, when true, `put(snapshot)`: making one takes the
+    loop about a millisecond, so it is made on a turn that handled no card. The dict handed
     over is never changed again by anyone."""
 
-    def __init__(self, interval: float) -> None:
+    def __init__(self, interval: float, patience: float = 0.5) -> None:
         self.interval = interval
+        self.patience = patience  # after this long a snapshot is made even on a busy turn of the loop
         self._lock = threading.Lock()
+        self._asked_at = 0.0  # when the oldest unanswered ticket was given out
         self._asked = 0  # tickets given out
         self._made = 0  # the newest ticket the current snapshot answers
         self._snapshot: dict | None = None
@@ -77,11 +80,17 @@ class SnapshotBox:
 
     def ticket(self) -> int:
         with self._lock:
+            if self._asked == self._made:
+                self._asked_at = time.monotonic()
             self._asked += 1
             return self._asked
 
-    def wanted(self, now: float) -> bool:
-        return self._asked > self._made and now - self._last_put >= self.interval
+    def wanted(self, now: float, busy: bool = False) -> bool:
+        """A snapshot is due: asked for, not made in the last `interval`, and the loop has a
+        turn to spare (a turn that handled a card makes one only after `patience`)."""
+        if self._asked <= self._made or now - self._last_put < self.interval:
+            return False
+        return not busy or now - self._asked_at >= self.patience
 
     def put(self, snapshot: dict, now: float) -> None:
         with self._lock:
