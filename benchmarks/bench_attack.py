@@ -44,6 +44,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_latency import EndToEnd, pct  # noqa: E402
 
+from tests.reliability.harness import BIG_SUBSCRIPTIONS  # noqa: E402
+
 PHASE_LIMIT = 120  # seconds: no attack outlives its phase by more
 
 
@@ -115,19 +117,6 @@ def never_read(run, stop) -> None:
         for sock in socks:
             sock.close(0)
         ctx.term()
-
-
-BIG_SUBSCRIPTIONS = """
-import os, sys, time, zmq
-ctx = zmq.Context()
-for _ in range(12):
-    sub = ctx.socket(zmq.SUB)
-    sub.linger = 0
-    sub.connect(sys.argv[1])
-    sub.setsockopt(zmq.SUBSCRIBE, os.urandom(1 << 20))
-    time.sleep(0.05)
-    sub.close(0)
-"""
 
 
 def subscriptions(run, stop) -> None:

@@ -36,12 +36,11 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-import msgspec
 import zmq
 
 from shoed.net import wire
 from shoed.net.curve import DEFAULT_DOMAIN, ServerCurve
-from shoed.net.snapshot import MAX_REQUEST_BYTES, EventsRequest, RequestError, _error, _request_decoder
+from shoed.net.snapshot import MAX_REQUEST_BYTES, EventsRequest, RequestError, _error, decode_request
 
 log = logging.getLogger("shoed.net.catchup")
 
@@ -275,15 +274,11 @@ class CatchupServer:
         """The encoded replies to one request, one at a time (_WAIT: not yet)."""
         request_id = None
         try:
-            if body is None:
-                raise RequestError("a request is one JSON frame")
             try:
-                request = _request_decoder.decode(body)
-            except msgspec.ValidationError as exc:
-                request_id = wire.salvage_id(body)
-                raise RequestError(f"bad request: {exc}") from None
-            except (msgspec.DecodeError, RecursionError, UnicodeDecodeError) as exc:
-                raise RequestError(f"request is not JSON: {type(exc).__name__}") from None
+                request = decode_request(body)
+            except RequestError:
+                request_id = wire.salvage_id(body) if body is not None else None  # to match the error reply
+                raise
             request_id = request.id
             if isinstance(request, EventsRequest):
                 yield from self._event_replies(request, ep)

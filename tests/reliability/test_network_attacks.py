@@ -25,7 +25,7 @@ import pytest
 import zmq
 
 from tests.daemon_runner import Daemon, Simulator
-from tests.reliability.harness import journal_inputs, truth_cards
+from tests.reliability.harness import BIG_SUBSCRIPTIONS, journal_inputs, truth_cards
 
 SHOE_DEADLINE = 60  # seconds for one shoe dealt flat out while attacked (about 3 s without attack)
 
@@ -119,19 +119,6 @@ def test_clients_that_never_read_their_replies_cost_little_memory(base):
 
     _, rss = dealt_while(base, attack)
     assert rss < 150_000, f"daemon RSS {rss} kB with eight clients not reading (before: 600 MB)"
-
-
-BIG_SUBSCRIPTIONS = """
-import os, sys, time, zmq
-ctx = zmq.Context()
-for _ in range(12):
-    sub = ctx.socket(zmq.SUB)
-    sub.linger = 0
-    sub.connect(sys.argv[1])
-    sub.setsockopt(zmq.SUBSCRIBE, os.urandom(1 << 20))
-    time.sleep(0.05)
-    sub.close(0)
-"""
 
 
 def test_huge_and_countless_subscriptions_are_refused_and_displays_still_served(base):
