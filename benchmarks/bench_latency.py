@@ -58,7 +58,7 @@ def line(label: str, us: list[float]) -> str:
 class EndToEnd:
     """The real daemon on a pty, a scripted shoe and a measuring subscriber in this process."""
 
-    def __init__(self, journal_root: str, seed: int = 1) -> None:
+    def __init__(self, journal_root: str, seed: int = 1, extra: tuple[str, ...] = (), prepare=None) -> None:
         import zmq
 
         from tests.reliability.harness import Daemon, short_dir
@@ -67,8 +67,10 @@ class EndToEnd:
         self.base = short_dir("shoed-bench-")
         self.journal = Path(tempfile.mkdtemp(prefix="shoed-bench-journal-", dir=journal_root))
         self.shoe = PtyShoe(str(self.base / "shoe"))
+        if prepare is not None:  # e.g. allow a client key before the daemon starts
+            prepare(self.base)
         self.daemon = Daemon(self.base, "--source", f"native:{self.base / 'shoe'}", "--log-level", "WARNING",
-                             journal=self.journal / "j", wait_ready=False)
+                             *extra, journal=self.journal / "j", wait_ready=False)
         self.context = zmq.Context()
         self.sub = self.context.socket(zmq.SUB)
         self.sub.rcvhwm = 100_000
@@ -102,7 +104,9 @@ class EndToEnd:
                 self.events_seen += 1
                 if self.waiting_for is not None and self.arrived is None:
                     event = wire.decode(payload)
-                    if event.get("kind") in CARD_KINDS and event.get("card") == self.waiting_for:
+                    # A face-down burn card reaches the display stream without its identity (shoed.audience).
+                    if event.get("kind") in CARD_KINDS and (event.get("card") == self.waiting_for
+                                                            or event.get("card_withheld")):
                         self.arrived = (now, event)
         if self.shoe.fileno() in ready or not ready:
             self.shoe.service(0)

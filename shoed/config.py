@@ -41,6 +41,11 @@ class Config:
     commands: str = DEFAULT_COMMANDS
     curve_commands: bool = True  # the command endpoint always authenticates unless turned off for a lab
     curve_publish: bool = False  # PUB and snapshot require CURVE too
+    # The surveillance audience (shoed.audience): every event, CURVE-authenticated, keys on the allow-list.
+    # None: no surveillance endpoints; `events` and `snapshot` serve the display audience either way.
+    surveillance_events: str | None = None
+    surveillance_snapshot: str | None = None
+    display_reveal: str = "dealt"  # when a hand's card is faced: "dealt", or "result" (squeezed games)
     sources: tuple[Source, ...] = (Source("virtual"),)
     auto_confirm: bool | None = None  # None: on for shoes without buttons (beetek)
     live_odds: bool = True
@@ -61,16 +66,18 @@ TOP_KEYS = frozenset({
     "table", "ruleset", "decks", "journal_dir", "key_dir", "journal_secret_file", "auto_confirm",
     "live_odds", "stall_after_s", "publish", "sources", "simulator",
 })
-PUBLISH_KEYS = frozenset({"events", "snapshot", "commands", "curve_commands", "curve_publish"})
+PUBLISH_KEYS = frozenset({"events", "snapshot", "commands", "curve_commands", "curve_publish",
+                          "surveillance_events", "surveillance_snapshot", "display_reveal"})
 SIMULATOR_KEYS = frozenset({"pace", "seed", "shoes"})
 _LINK_OPTIONS = frozenset({"baudrate", "backoff_initial", "backoff_max"})
-_NATIVE_OPTIONS = _LINK_OPTIONS | {"heartbeat", "silence", "hello_repeat", "gate_repeat"}
+_NATIVE_OPTIONS = _LINK_OPTIONS | {"heartbeat", "silence", "hello_repeat", "gate_repeat", "confidence_floor"}
 # Driver -> the options a [[sources]] entry may give it besides `driver` and `url`.
 SOURCE_OPTIONS = {
     "native": _NATIVE_OPTIONS,
     "native-usb": _NATIVE_OPTIONS,
     "beetek": _LINK_OPTIONS,
     "camera": frozenset({"roi", "realtime"}),
+    "shuffler": _NATIVE_OPTIONS | {"order_key_file"},
     "virtual": frozenset(),
 }
 
@@ -151,8 +158,11 @@ def config_from_dict(data: dict, origin: str = "<config>") -> Config:
             events=str(pub.get("events", DEFAULT_EVENTS)),
             snapshot=str(pub.get("snapshot", DEFAULT_SNAPSHOT)),
             commands=str(pub.get("commands", DEFAULT_COMMANDS)),
-            curve_commands=pub.get("curve_commands", True),
-            curve_publish=pub.get("curve_publish", False),
+            curve_commands=bool(pub.get("curve_commands", True)),
+            curve_publish=bool(pub.get("curve_publish", False)),
+            surveillance_events=pub.get("surveillance_events"),
+            surveillance_snapshot=pub.get("surveillance_snapshot"),
+            display_reveal=_reveal(pub.get("display_reveal", "dealt"), origin),
             sources=tuple(sources),
             auto_confirm=data.get("auto_confirm"),
             live_odds=data.get("live_odds", True),
@@ -212,11 +222,21 @@ def resolved(config: Config) -> dict:
         "journal_secret_file": config.journal_secret_file, "auto_confirm": config.auto_confirm,
         "live_odds": config.live_odds, "stall_after_s": config.stall_after_s,
         "publish": {"events": config.events, "snapshot": config.snapshot, "commands": config.commands,
-                    "curve_commands": config.curve_commands, "curve_publish": config.curve_publish},
+                    "curve_commands": config.curve_commands, "curve_publish": config.curve_publish,
+                    "surveillance_events": config.surveillance_events,
+                    "surveillance_snapshot": config.surveillance_snapshot, "display_reveal": config.display_reveal},
         "sources": [{"driver": s.driver, **({"url": s.url} if s.url else {}), **s.options} for s in config.sources],
         "simulator": {"pace": config.sim_pace, "seed": config.sim_seed, "shoes": config.sim_shoes},
     }
     return out
+
+
+def _reveal(value, origin: str) -> str:
+    from shoed.audience import REVEALS
+
+    if value not in REVEALS:
+        raise ConfigError(f"{origin}: publish.display_reveal is one of {', '.join(REVEALS)}, not {value!r}")
+    return value
 
 
 def with_options(config: Config, **options) -> Config:

@@ -1,8 +1,10 @@
 """The daemon: wires the shoe, the table controller, the journal and ZeroMQ.
 
-One loop, one thread owns everything: it polls the shoe driver with a short
-timeout, serves the snapshot and command sockets, and sends heartbeats. Every
-input goes the same way:
+One loop, one thread owns the table: it polls the shoe driver with a short
+timeout, serves the command socket, and sends heartbeats. Snapshots and
+catch-up are served by a thread of their own (shoed.net.catchup), so that no
+client can hold up a card; the loop only hands it a snapshot when one is asked
+for. Every input goes the same way:
 
     input -> controller -> journal (write + fsync) -> acknowledge to the shoe -> publish
 
@@ -16,6 +18,7 @@ then.
 from __future__ import annotations
 
 import collections
+import errno
 import functools
 import gc
 import json
@@ -42,11 +45,25 @@ log = logs.get("shoed.daemon")
 POLL_TIMEOUT = 0.005  # seconds the loop waits on the shoe before serving sockets
 # Events kept in memory for catch-up (about 8 shoes; ~1 kB each); older ones come from the journal.
 RECENT_EVENTS = 5_000
+CATCHUP_SLICE = 0.0005  # seconds: the interpreter's switch interval once the catch-up thread runs
 GATE_LOCK_GRACE = 0.5  # seconds the links stay up after a journal failure, for the gate lock to arrive
 
 
 class DaemonError(Exception):
     """A start-up failure with a clear, one-line reason."""
+
+
+def _raise_file_limit() -> None:
+    """Take the hard limit of open files as the soft one (systemd's LimitNOFILE sets both): each
+    network connection costs a descriptor, and the journal must never be the one left without."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft < hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard if hard != resource.RLIM_INFINITY else 1 << 20, hard))
+        except (ValueError, OSError) as exc:
+            log.warning("cannot raise the limit of open files", soft=soft, hard=hard, error=str(exc))
 
 
 def _checkpoint_seq(path) -> int:
@@ -116,8 +133,9 @@ class Daemon:
         self.drivers: list = []
         self.journal = None
         self.controller: TableController | None = None
-        self.publisher = None
-        self.snapshots = None
+        self.publisher = None  # the display audience's events (the `events` endpoint)
+        self.publishers: list = []  # every audience's publisher: display, and surveillance where configured
+        self.catchup = None  # snapshots and catch-up, on a thread of their own (shoed.net.catchup)
         self.commands = None
         self.curve = None
         self.context = None
@@ -156,7 +174,14 @@ class Daemon:
                 commands=cfg.commands, journal=cfg.journal_dir,
             )
         logs.bind(table=cfg.table)
+        _raise_file_limit()
         from shoed.journal import JournalError
+
+        # What the loop imports later is imported now: reading a module takes a file descriptor,
+        # and a flood of connections may have taken them all by then.
+        import shoed.journal.reader  # noqa: F401
+        import shoed.journal.recall  # noqa: F401
+        import shoed.rules.odds  # noqa: F401
 
         self._open_journal()
         try:
@@ -272,25 +297,35 @@ class Daemon:
     def _bind_sockets(self) -> None:
         import zmq
 
+        from shoed import audience
+        from shoed.net.catchup import CatchupServer, Endpoint
         from shoed.net.commands import CommandServer
         from shoed.net.curve import CurveError, ServerCurve
         from shoed.net.publisher import Publisher
-        from shoed.net.snapshot import SnapshotServer
 
         cfg = self.config
         self.context = zmq.Context()
-        if cfg.curve_commands or cfg.curve_publish:
+        surveillance = bool(cfg.surveillance_events or cfg.surveillance_snapshot)
+        if cfg.curve_commands or cfg.curve_publish or surveillance:
             self._ensure_keys(Path(cfg.key_dir))
             try:
                 self.curve = ServerCurve.from_key_dir(cfg.key_dir, self.context)
             except CurveError as exc:
                 raise DaemonError(str(exc)) from None
         pub_curve = self.curve if cfg.curve_publish else None
+        display_event, display_snapshot = audience.for_audience(audience.DISPLAY, cfg.display_reveal)
+        every_event, whole_snapshot = audience.for_audience(audience.SURVEILLANCE)
+        endpoints = [Endpoint(cfg.snapshot, display_event, display_snapshot, pub_curve)]
         try:
             self.publisher = Publisher(self.context, cfg.events, cfg.table, pub_curve, last_seq=self.controller.seq,
-                                       journal_head=self.journal_position)
-            self.snapshots = SnapshotServer(self.context, cfg.snapshot, cfg.table, self.snapshot,
-                                            self.events_between, curve=pub_curve)
+                                       journal_head=self.journal_position, view=display_event)
+            self.publishers = [self.publisher]
+            if cfg.surveillance_events:
+                self.publishers.append(Publisher(self.context, cfg.surveillance_events, cfg.table, self.curve,
+                                                 last_seq=self.controller.seq, journal_head=self.journal_position))
+            if cfg.surveillance_snapshot:
+                endpoints.append(Endpoint(cfg.surveillance_snapshot, every_event, whole_snapshot, self.curve))
+            self.catchup = CatchupServer(self.context, endpoints, cfg.table, self.recent, self.journal_events)
             self.commands = CommandServer(self.context, cfg.commands, self.command,
                                           curve=self.curve if cfg.curve_commands else None,
                                           insecure=not cfg.curve_commands)
@@ -298,9 +333,11 @@ class Daemon:
             raise DaemonError(f"cannot bind a ZeroMQ endpoint ({exc}); is another daemon using it? "
                               "Give other endpoints with --pub, --snapshot, --commands") from None
         self.poller = zmq.Poller()
-        self._command_sockets = set(self.commands.sockets())
-        for sock in [*self.snapshots.sockets(), *self.commands.sockets()]:
+        for sock in self.commands.sockets():
             self.poller.register(sock, zmq.POLLIN)
+        # The catch-up thread takes the interpreter in short slices: a card waits at most this long for it.
+        sys.setswitchinterval(CATCHUP_SLICE)
+        self.catchup.start()
 
     def _ensure_keys(self, key_dir: Path) -> None:
         """First start: make the server's key pair and an empty allow-list. With the
@@ -436,10 +473,7 @@ class Daemon:
         for sock, _ in self.poller.poll(0):
             busy = True
             try:
-                if sock in self._command_sockets:
-                    self.commands.handle(sock)
-                else:
-                    self.snapshots.handle(sock)
+                self.commands.handle(sock)
             except Exception:  # noqa: BLE001 - what a network peer sends must never stop the table
                 log.exception("a request could not be served; the table runs on")
         if self._odds_due and not busy:
@@ -451,9 +485,12 @@ class Daemon:
         self._tick()
         if self._reload_due:
             self._reload_keys()
-        self.publisher.maybe_heartbeat()
-        self._update_gate()
         now = time.monotonic()
+        if self.catchup.box.wanted(now, busy):  # a client asked for a snapshot: one, made here, handed over whole
+            self.catchup.box.put(self.snapshot(), now)
+        for publisher in self.publishers:
+            publisher.maybe_heartbeat()  # takes the subscriptions waiting too
+        self._update_gate()
         if self.notifier.watchdog_interval and now - self.last_watchdog >= self.notifier.watchdog_interval:
             self.notifier.watchdog()
             self.last_watchdog = now
@@ -478,7 +515,8 @@ class Daemon:
         step = controller.feed(item)
         self.journal.append(step_record(item, step.events))
         for event in step.events:
-            self.publisher.publish(event)
+            for publisher in self.publishers:
+                publisher.publish(event)
             self.recent.append(event)
             if event["kind"] == "shoe.opened":
                 logs.bind(shoe=event["shoe"])
@@ -560,9 +598,11 @@ class Daemon:
 
     def command(self, command) -> dict:
         """A command from the console or the pit (a shoed.net.commands.Command), with the key that sent it."""
-        from shoed.events import DEFAULT_ROLE
+        from shoed.events import COMMANDS, DEFAULT_ROLE
         from shoed.journal import JournalError
 
+        if COMMANDS[command.name].read_only:  # nothing changes: not a journal record, no fsync
+            return {"ok": True, "status": self.controller.snapshot()}
         # The role decides what the command may do (TableController NEEDS_ROLE); an endpoint
         # without keys (a lab bench) has no roles: its senders are dealers.
         item = {"kind": "command", "cmd": command.name, "args": command.args,
@@ -604,7 +644,10 @@ class Daemon:
                 except Exception:  # noqa: BLE001 - stopping anyway
                     pass
         self.notifier.status(f"ALARM: journal write failed: {exc}")
-        self.exit_code = 3
+        # Exit 3 (systemd does not restart) is for a disk that cannot be written; descriptors taken
+        # by a flood of connections are not the disk's fault: exit 1, and systemd starts the table again.
+        cause = exc.__cause__
+        self.exit_code = 1 if isinstance(cause, OSError) and cause.errno in (errno.EMFILE, errno.ENFILE) else 3
         self.stopping = True
 
     # ----- state for late joiners --------------------------------------------
@@ -626,6 +669,11 @@ class Daemon:
         """Events with seq in [first, last], from memory or else from the journal files that hold them."""
         if self.recent and self.recent[0]["seq"] <= first:
             return [e for e in self.recent if first <= e["seq"] <= last]
+        return list(self.journal_events(first, last))
+
+    def journal_events(self, first: int, last: int):
+        """Events with seq in [first, last] from the journal files that hold them, one at a time
+        (the catch-up thread reads them so, a chunk between clients)."""
         from shoed.journal import iter_records
         from shoed.journal.reader import journal_files
         from shoed.journal.recall import events_of
@@ -639,7 +687,6 @@ class Daemon:
             if _checkpoint_seq(files[i]) < first:
                 start = i
                 break
-        out = []
         for path in files[start:]:
             for record in iter_records(path, self._secret()):
                 if record.get("kind") != "step":
@@ -647,10 +694,9 @@ class Daemon:
                 for event in events_of(record):
                     seq = event.get("seq", -1)
                     if seq > last:
-                        return out
+                        return
                     if first <= seq:
-                        out.append(event)
-        return out
+                        yield event
 
     # ----- stop -------------------------------------------------------------
     def shutdown(self) -> None:
@@ -667,7 +713,7 @@ class Daemon:
                 pass
         if self.virtual is not None:
             self.virtual.stop()
-        for part in (self.commands, self.snapshots, self.publisher):
+        for part in (self.commands, self.catchup, *self.publishers):
             if part is not None:
                 try:
                     part.close()

@@ -89,6 +89,7 @@ class CommandSpec:
     name: str
     args: type[CommandArgs]
     help: str
+    read_only: bool = False  # answered from the table's state: not an input, never journaled
 
 
 # The one command table: the endpoint checks shapes against it, the controller carries out what
@@ -102,7 +103,7 @@ COMMANDS: dict[str, CommandSpec] = {spec.name: spec for spec in (
     CommandSpec("return_card", CorrectionArgs, "misdeal correction: the card goes back into the shoe (misdeal)"),
     CommandSpec("decide", DecideArgs, "Baccarat Royal: an active player's free choice (side, draw)"),
     CommandSpec("enter_card", EnterCardArgs, "enter by hand a card the shoe could not read (card, misdeal)"),
-    CommandSpec("status", NoArgs, "the table's state"),
+    CommandSpec("status", NoArgs, "the table's state", read_only=True),
     CommandSpec("unlock", NoArgs, "clear a hold (integrity, forged_frame, device_changed); pit or surveillance"),
 )}
 
@@ -164,6 +165,7 @@ class ShoeBurn(Base, tag="shoe.burn", kw_only=True):
     confidence: float | None | UnsetType = UNSET  # the reader's, for a card it read
     faced: bool | UnsetType = UNSET
     manual: bool | UnsetType = UNSET  # entered by hand (true only)
+    card_withheld: bool | UnsetType = UNSET  # display audience: read, its identity not shown (shoed.audience)
 
 
 class ShoeBurnComplete(Base, tag="shoe.burn_complete", kw_only=True):
@@ -210,6 +212,7 @@ class Card(Base, tag="card", kw_only=True):
     reason: str | None | UnsetType = UNSET  # why an unreadable card was not read (the reader's code)
     # A card drawn before a decision, dealt once the decision is to draw (counted once; true only).
     held: bool | UnsetType = UNSET
+    card_withheld: bool | UnsetType = UNSET  # display audience: read, its identity not shown (shoed.audience)
 
 
 class CoupDecision(Base, tag="coup.decision", kw_only=True):
@@ -268,6 +271,7 @@ class MisdealCorrected(Base, tag="misdeal.corrected", kw_only=True):
     correction: str
     card: str | None = None
     by: str | None = None
+    card_withheld: bool | UnsetType = UNSET  # display audience: read, its identity not shown (shoed.audience)
 
 
 class Alarm(Base, tag="alarm", kw_only=True):
@@ -419,12 +423,16 @@ class Heartbeat(msgspec.Struct, tag_field="kind", tag="heartbeat", kw_only=True)
     journal: JournalHead | UnsetType = UNSET  # the last journal record written (see docs/witness.md)
 
 
+class Withheld(Base, tag="withheld", kw_only=True):
+    """The display audience's placeholder for an event only surveillance sees (shoed.audience)."""
+
+
 Event = (
     ShoeOpened | ShoeBurnMode | ShoeBurn | ShoeBurnComplete | ShoeCutCard | ShoeFinished | ShoeClosed | ShoeOdds
     | CoupOpened | Card | CoupDecision | CoupResult | CoupVoid | CoupConfirmed
     | Misdeal | MisdealCorrected | Alarm
     | DeviceConnected | DeviceLost | DeviceRestored | DeviceFallback | DevicePrimary | CardDuplicate | DeviceHello | DeviceWarning
-    | TableStarted | TableStopped | TableClockStep | TableStall | Heartbeat
+    | TableStarted | TableStopped | TableClockStep | TableStall | Heartbeat | Withheld
     | ShuffleStarted | ShuffleDeckChecked | ShuffleChunk | ShuffleCompleted | ShufflerMeters
 )
 

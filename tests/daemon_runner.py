@@ -75,7 +75,7 @@ class Daemon(_StopsOnExit):
     """`shoed run` in a child process. `extra` are more options (e.g. --source native:PATH, --config FILE)."""
 
     def __init__(self, base: Path, *extra: str, journal: Path | None = None, env: dict | None = None,
-                 wait_ready: bool = True, ready_timeout: float = 30) -> None:
+                 wait_ready: bool = True, ready_timeout: float = 30, preexec_fn=None) -> None:
         self.base = base
         self.journal = journal or base / "journal"
         self.keys = base / "keys"
@@ -90,7 +90,7 @@ class Daemon(_StopsOnExit):
         self.lines: list[dict] = []  # every log line, parsed (a line that is not JSON: {"event": line})
         self.started = time.monotonic()
         self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                     env=env)
+                                     env=env, preexec_fn=preexec_fn)  # e.g. a low limit of open files
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
         if wait_ready:

@@ -18,6 +18,10 @@ def register(sub) -> None:
     p.add_argument("--pub", dest="events", metavar="ENDPOINT", help="events PUB endpoint (tcp://127.0.0.1:5556)")
     p.add_argument("--snapshot", metavar="ENDPOINT", help="snapshot and catch-up endpoint (tcp://127.0.0.1:5557)")
     p.add_argument("--commands", metavar="ENDPOINT", help="command endpoint (tcp://127.0.0.1:5558)")
+    p.add_argument("--surveillance-pub", dest="surveillance_events", metavar="ENDPOINT",
+                   help="surveillance events PUB endpoint: every event, CURVE keys on the allow-list (none by default)")
+    p.add_argument("--surveillance-snapshot", metavar="ENDPOINT",
+                   help="surveillance snapshot and catch-up endpoint (CURVE; none by default)")
     p.add_argument("--source", metavar="DRIVER:URL", action="append",
                    help="a shoe source in priority order, e.g. native:/dev/shoe-native, beetek:/dev/shoe-beetek")
     p.add_argument("--sim-pace", type=float, help="virtual shoe: seconds between cards (default 1.5; 0 = flat out)")
@@ -53,6 +57,7 @@ def run(args) -> int:
         config = with_options(
             config, table=args.table, ruleset=args.ruleset, decks=args.decks, journal_dir=args.journal_dir,
             key_dir=args.key_dir, events=args.events, snapshot=args.snapshot, commands=args.commands,
+            surveillance_events=args.surveillance_events, surveillance_snapshot=args.surveillance_snapshot,
             sources=sources, sim_pace=args.sim_pace, sim_seed=args.sim_seed, sim_shoes=args.sim_shoes,
             stall_after_s=args.stall_after_s,
         )

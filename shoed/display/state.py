@@ -208,7 +208,7 @@ def _less(state: DisplayState, n: int = 1) -> int | None:
 
 def _on_shoe_burn(state: DisplayState, e: dict) -> DisplayState:
     # A burn card read face up is out of the shoe's count of unseen cards; one not read is not.
-    left = _less(state) if e.get("card") else state.cards_left
+    left = _less(state) if e.get("card") or e.get("card_withheld") else state.cards_left
     return replace(state, phase="burning", cards_left=left)
 
 
@@ -289,7 +289,7 @@ def _on_misdeal(state: DisplayState, e: dict) -> DisplayState:
 def _on_misdeal_corrected(state: DisplayState, e: dict) -> DisplayState:
     pending = tuple(p for p in state.pending if p[0] != e.get("misdeal"))
     # A card put back in the shoe will be read again: it is unseen once more.
-    back = 1 if e.get("correction") == "return_card" and e.get("card") else 0
+    back = 1 if e.get("correction") == "return_card" and (e.get("card") or e.get("card_withheld")) else 0
     left = None if state.cards_left is None else state.cards_left + back
     return replace(state, pending=pending, cards_left=left)
 

@@ -47,6 +47,11 @@ from firmware_protocol import Decoder, Rejected, encode
 from firmware_protocol import messages as m
 from firmware_protocol import session as rules
 from shoed.drivers.base import Reading
+from shoed.drivers.noise import NoiseCoalescer
+
+# Framing-level rejections: noise on the line, reported together (shoed.drivers.noise). An intact frame
+# of another version, of an unknown type or with an impossible payload is the shoe's doing: said apart.
+NOISE_KINDS = frozenset({"garbage", "overflow", "cobs", "short", "long", "crc"})
 
 NS = 1_000_000_000
 
@@ -136,6 +141,7 @@ class NativeSession:
         # daemon restart); only a shoe that keeps answering a lock so has no gate.
         self._unlocked_answers = 0
         self._rx = bytearray()  # received bytes the decoder has not consumed yet, for exact raw frames
+        self._noise = NoiseCoalescer()
         self._started: int | None = None
 
     # ----- inputs
@@ -175,9 +181,14 @@ class NativeSession:
         self._rx += data
         for link_offset, item in self._decoder.feed(data):
             offset = self._base + link_offset
+            if isinstance(item, Rejected) and item.kind in NOISE_KINDS:
+                self.stats.rejected[item.kind] = self.stats.rejected.get(item.kind, 0) + 1
+                self._noise.note(item.kind, item.raw, item.length, item.reason, offset, now_ns, utc_ns)
+                continue
+            if self._noise.pending is not None:  # the noise before this frame is reported before it
+                out.append(self._noise_reading())
             if isinstance(item, Rejected):
-                if item.kind in ("version", "type", "payload"):
-                    alive = True  # it passed the CRC: the shoe is there (§7)
+                alive = True  # version, type, payload: it passed the CRC, the shoe is there (§7)
                 reading = self._rejected(item, offset, now_ns, utc_ns)
             else:
                 alive = True
@@ -187,9 +198,16 @@ class NativeSession:
             if reading is not None:
                 out.append(reading)
         del self._rx[:self._decoder.offset - rx_start]
+        if self._noise.due(now_ns):  # noise that goes on: one report per interval
+            out.append(self._noise_reading())
         if alive:
             self._last_rx = now_ns
         return out, alive
+
+    def _noise_reading(self) -> Reading:
+        stretch = self._noise.take()
+        return self._reading("warning", bytes(stretch.kept), stretch.offset, stretch.first_ns, stretch.utc_ns,
+                             code="frame_rejected", text=stretch.text(), detail=stretch.detail())
 
     def tick(self, now_ns: int, utc_ns: int) -> None:
         """Timed sends: Hello until answered, gate until obeyed, hourly time, heartbeat when idle."""

@@ -193,6 +193,9 @@ class Journal:
         self._ops = ops or FileOps()
         self._mutex = threading.Lock()
         self._fd: int | None = None
+        # Descriptors opened ahead (see _hold_spare): the next shoe's file, the mark's and the
+        # sealing state's next copies, and the current file for reading back.
+        self._held: dict[str, int] = {}
         self._dirfd: int | None = None
         self._path: Path | None = None
         self._shoe: str | None = None
@@ -219,6 +222,7 @@ class Journal:
         try:
             self._load_seal()
             self._recover()
+            self._hold_spare()
         except OSError as exc:
             self.close()
             raise JournalError(f"recovering the journal in {self.directory} failed: {exc}") from exc
@@ -278,6 +282,9 @@ class Journal:
                         pass  # the mark kept is still true, only shorter
                 os.close(self._fd)
                 self._fd = None
+            for fd in self._held.values():
+                os.close(fd)
+            self._held.clear()
             if self._dirfd is not None:
                 os.close(self._dirfd)  # releases the lock
                 self._dirfd = None
@@ -319,21 +326,23 @@ class Journal:
             try:
                 if final.exists():
                     raise FileExistsError(errno.EEXIST, "journal file exists", str(final))
-                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
-                _write_all(self._ops, fd, line)
-                self._ops.fsync(fd)
-                os.close(fd)
-                fd = None
-                os.rename(tmp, final)
-                self._ops.fsync(self._dirfd)
-                new_fd = os.open(final, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+                new_fd = self._open_spare(line, final)
+                if new_fd is None:
+                    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+                    _write_all(self._ops, fd, line)
+                    self._ops.fsync(fd)
+                    os.close(fd)
+                    fd = None
+                    os.rename(tmp, final)
+                    self._ops.fsync(self._dirfd)
+                    new_fd = os.open(final, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
                 finished = list(self._finished)
                 if self._path is not None:
                     try:
                         os.chmod(self._path, 0o444)  # a finished shoe is read-only from now on
                     except OSError:
                         pass
-                    data = read_regular(self._path)
+                    data = self._read_current()
                     finished.append(self._finished_entry(self._file_seq, self._path, data, self._head))
                 # The mark first (sealed with the new key), then the new key replaces the old one:
                 # a crash between them leaves a state the next start can still prove.
@@ -357,7 +366,78 @@ class Journal:
             self._file_seq, self._jseq, self._head, self._offset = seq, 1, sealed["hash"], len(line)
             if old_fd is not None:
                 os.close(old_fd)
+            self._hold_spare()
             return final
+
+    def _hold_spare(self) -> None:
+        """Open, now, every descriptor the next shoe's start needs: the unnamed files (O_TMPFILE)
+        its journal file, the verified mark and the sealing state will be written to, and the
+        current file for reading back. The journal holds them, so a flood of network connections
+        that takes every free descriptor cannot stop the next shoe's file from opening."""
+        if self._dirfd is None:
+            return
+        wanted = ["file", "mark"] + (["seal"] if self._state is not None else [])
+        for what in wanted:
+            if what not in self._held and hasattr(os, "O_TMPFILE"):
+                try:
+                    self._held[what] = os.open(self.directory, os.O_TMPFILE | os.O_WRONLY | os.O_CLOEXEC, 0o644)
+                except OSError:  # a file system without O_TMPFILE, or no descriptor free now: the old way then
+                    pass
+        if "read" not in self._held and self._path is not None:
+            try:
+                self._held["read"] = os.open(self._path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            except OSError:
+                pass
+
+    def _read_current(self) -> bytes:
+        """The current file's bytes, through the descriptor held for it when there is one."""
+        fd = self._held.pop("read", None)
+        if fd is None:
+            return read_regular(self._path)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise NotRegular(errno.EINVAL, "not a regular file", str(self._path))
+            chunks, offset = [], 0
+            while chunk := os.pread(fd, 1 << 20, offset):
+                chunks.append(chunk)
+                offset += len(chunk)
+            return b"".join(chunks)
+        finally:
+            os.close(fd)
+
+    def _link_held(self, what: str, data: bytes, name: str, mode: int) -> bool:
+        """Write `data` into the held unnamed file `what` and give it the name `name` (never over
+        a file). False when none is held: the caller opens one the ordinary way."""
+        fd = self._held.pop(what, None)
+        if fd is None:
+            return False
+        try:
+            _write_all(self._ops, fd, data)
+            self._ops.fsync(fd)
+            os.fchmod(fd, mode)
+            # linkat(AT_SYMLINK_FOLLOW) names the unnamed file; EEXIST: never over a file. (The
+            # directory descriptor makes Python call linkat, not link, which would not follow.)
+            os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=self._dirfd, follow_symlinks=True)
+        finally:
+            os.close(fd)
+        return True
+
+    def _open_spare(self, line: bytes, final: Path) -> int | None:
+        """Write the header into the held file and give it its name; its descriptor (for
+        appending) or None when no file is held. OSError as for any write of the journal."""
+        fd = self._held.pop("file", None)
+        if fd is None:
+            return None
+        try:
+            _write_all(self._ops, fd, line)
+            self._ops.fsync(fd)
+            os.link(f"/proc/self/fd/{fd}", final.name, dst_dir_fd=self._dirfd, follow_symlinks=True)
+            self._ops.fsync(self._dirfd)
+            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_APPEND)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
 
     def append(self, record: dict) -> dict:
         """Write one record durably; return it as written (with jseq, prev, hash)."""
@@ -446,16 +526,18 @@ class Journal:
 
     def _write_seal(self, state: SealState) -> None:
         # The new key replaces the old one on disk (the old file's blocks are released).
-        self._replace(seal_name(self.table), state.to_bytes(), 0o600)
+        self._replace(seal_name(self.table), state.to_bytes(), 0o600, held="seal")
 
-    def _replace(self, name: str, data: bytes, mode: int) -> None:
+    def _replace(self, name: str, data: bytes, mode: int, held: str | None = None) -> None:
         path, tmp = self.directory / name, self.directory / f".{name}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
-        try:
-            _write_all(self._ops, fd, data)
-            self._ops.fsync(fd)
-        finally:
-            os.close(fd)
+        tmp.unlink(missing_ok=True)
+        if held is None or not self._link_held(held, data, tmp.name, mode):
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
+            try:
+                _write_all(self._ops, fd, data)
+                self._ops.fsync(fd)
+            finally:
+                os.close(fd)
         os.replace(tmp, path)
         self._ops.fsync(self._dirfd)
 
@@ -483,7 +565,7 @@ class Journal:
             "file_seq": file_seq, "offset": offset, "hash": head, "jseq": jseq, "epoch": epoch,
         }
         body["mac"] = mark_mac(body, key)
-        self._replace(mark_name(self.table), json.dumps(body, sort_keys=True).encode() + b"\n", 0o644)
+        self._replace(mark_name(self.table), json.dumps(body, sort_keys=True).encode() + b"\n", 0o644, held="mark")
 
     def _read_mark(self) -> tuple[dict | None, JournalLocked | None]:
         """The mark, or (None, why it cannot be trusted): raised once the files are proved,

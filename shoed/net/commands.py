@@ -37,6 +37,7 @@ import zmq
 from shoed.events import COMMANDS, CommandRejected
 from shoed.net import wire
 from shoed.net.curve import DEFAULT_DOMAIN, ClientCurve, ServerCurve
+from shoed.net.limits import RateLimiter
 
 DEFAULT_ENDPOINT = "tcp://127.0.0.1:5558"
 MAX_REQUEST_BYTES = 64 * 1024
@@ -129,7 +130,9 @@ class CommandServer:
         insecure: bool = False,
         curve_domain: str = DEFAULT_DOMAIN,
         max_per_handle: int = 16,
+        rate_limit: RateLimiter | None = None,
     ) -> None:
+        self.rate_limit = rate_limit or RateLimiter()  # per client key (per address without keys)
         if curve is None and not insecure:
             raise TypeError("the command endpoint needs a ServerCurve (or insecure=True on a lab bench)")
         if curve is not None and not isinstance(curve, ServerCurve):
@@ -138,7 +141,8 @@ class CommandServer:
         self.curve_domain = curve_domain
         self.handler = handler
         self.max_per_handle = max_per_handle
-        self.stats = {"requests": 0, "accepted": 0, "rejected": 0, "handler_errors": 0, "send_failures": 0}
+        self.stats = {"requests": 0, "accepted": 0, "rejected": 0, "handler_errors": 0, "send_failures": 0,
+                      "rate_limited": 0}
         sock = context.socket(zmq.ROUTER)
         try:
             sock.maxmsgsize = HARD_LIMIT_BYTES
@@ -197,6 +201,10 @@ class CommandServer:
         except CommandRejected as exc:
             self.stats["rejected"] += 1
             return _reply(request_id, ok=False, error=str(exc))
+        if not self.rate_limit.allow(command.client_key or command.peer_address):
+            self.stats["rate_limited"] += 1
+            return _reply(request_id, ok=False, error=f"rate limited: at most {self.rate_limit.rate:g} commands "
+                          "a second from one key; try again")
         try:
             result = self.handler(command)
         except CommandRejected as exc:

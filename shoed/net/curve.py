@@ -42,6 +42,7 @@ from zmq.auth.thread import ThreadAuthenticator
 from zmq.utils import z85
 
 from shoed.events import DEFAULT_ROLE, ROLES  # the schema owns the vocabulary of roles
+from shoed.net.limits import RefusalLog
 
 DEFAULT_DOMAIN = "shoed"
 
@@ -215,11 +216,13 @@ class _AllowList:
     def __init__(self, keys: dict[bytes, str], roles: dict[bytes, str] | None = None) -> None:
         self.keys = keys
         self.roles = roles or {}
+        # One summary line per interval, not one per refused handshake (a flood would be a log flood).
+        self.refusals = RefusalLog(log, "CURVE clients refused")
 
     def callback(self, domain: str, key: bytes) -> bool:
         allowed = key in self.keys
         if not allowed:
-            log.warning("CURVE client refused: domain=%s key=%s", domain, key.decode("ascii", "replace"))
+            self.refusals.refused(f"domain {domain}", key.decode("ascii", "replace"))
         return allowed
 
 

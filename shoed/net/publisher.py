@@ -1,4 +1,10 @@
-"""The PUB socket that fans a table's coup events out to displays and surveillance.
+"""The XPUB socket that fans a table's events out to one audience (displays or surveillance).
+
+It is an XPUB in manual mode, so that the publisher sees every subscription
+and applies only those within bounds (MAX_TOPIC_BYTES, MAX_OTHER_SUBSCRIPTIONS;
+ZeroMQ cuts a peer whose message exceeds MAX_INBOUND_BYTES): a subscriber
+cannot make the daemon hold megabytes of subscriptions. SUB clients need no
+change. `view` is the audience's copy of each event (shoed.audience).
 
 Each event goes out as `[topic, json]` (see `shoed.net.wire`). Publishing never
 blocks the daemon: sends are non-blocking and a subscriber that stops reading
@@ -31,9 +37,18 @@ import zmq
 
 from shoed.net import wire
 from shoed.net.curve import DEFAULT_DOMAIN, ServerCurve
+from shoed.net.limits import RefusalLog
 
 DEFAULT_ENDPOINT = "tcp://127.0.0.1:5556"
 HEARTBEAT_INTERVAL = 1.0
+# Subscriptions are seen and applied by the publisher itself (XPUB, manual): the table's own topics
+# are always taken; any other prefix counts against MAX_OTHER_SUBSCRIPTIONS (all subscribers together),
+# and one longer than MAX_TOPIC_BYTES is refused. ZeroMQ cuts a peer whose message (a subscription
+# is one) exceeds MAX_INBOUND_BYTES before it is read into memory.
+MAX_TOPIC_BYTES = 64
+MAX_OTHER_SUBSCRIPTIONS = 1_000
+MAX_INBOUND_BYTES = 4096  # not less: a CURVE handshake command (INITIATE) is several hundred bytes
+SUBSCRIPTIONS_PER_TURN = 64
 
 # Plain ints: building flag enums on every send costs more than the send.
 _FIRST = int(zmq.NOBLOCK | zmq.SNDMORE)
@@ -63,7 +78,9 @@ class Publisher:
         curve_domain: str = DEFAULT_DOMAIN,
         clock: Callable[[], float] = time.monotonic,
         journal_head: Callable[[], dict | None] | None = None,
+        view: Callable[[dict], dict] | None = None,
     ) -> None:
+        self.view = view  # the audience's copy of an event (shoed.audience); None: the event as it is
         self.table_id = wire.check_table_id(table_id)
         self.last_seq = last_seq
         self.heartbeat_interval = heartbeat_interval
@@ -72,8 +89,15 @@ class Publisher:
         self._journal_head = journal_head
         self._last_send = clock()
         self._heartbeat_topic = wire.topic_for(table_id, wire.HEARTBEAT).encode()
-        sock = context.socket(zmq.PUB)
+        self._known_topics = {b""} | {wire.topic_for(table_id, g).encode() for g in wire.GROUPS} | {
+            f"{table_id}".encode(), f"{table_id}.".encode()}
+        self.other_subscriptions = 0
+        self.refusals = RefusalLog(log, "subscriptions refused")
+        sock = context.socket(zmq.XPUB)
         try:
+            sock.setsockopt(zmq.XPUB_MANUAL, 1)
+            sock.maxmsgsize = MAX_INBOUND_BYTES
+            sock.rcvhwm = 1000
             sock.sndhwm = sndhwm
             sock.linger = 0  # never hold the daemon's shutdown for a slow display
             # TCP keepalive, not ZMTP heartbeats, finds a vanished display's
@@ -103,11 +127,43 @@ class Publisher:
             raise wire.WireError(f"kind {event['kind']!r} is reserved for the transport")
         if self.last_seq is not None and seq <= self.last_seq:
             raise wire.WireError(f"seq {seq} published after {self.last_seq}: seq must increase")
+        if self.view is not None:
+            event = self.view(event)
         topic = wire.topic_for(self.table_id, event["kind"]).encode()
         head = self._journal_head() if self._journal_head is not None else None
         payload = wire.encode(event if head is None else {**event, "journal": head})
         self.last_seq = seq
         return self._send(topic, payload, "sent")
+
+    def serve_subscriptions(self) -> int:
+        """Take the subscriptions waiting (at most SUBSCRIPTIONS_PER_TURN): apply those within the
+        limits, refuse the others (counted, one log line per interval). Never blocks."""
+        sock = self.socket
+        n = 0
+        while n < SUBSCRIPTIONS_PER_TURN:
+            try:
+                msg = sock.recv(zmq.NOBLOCK)
+            except zmq.Again:
+                break
+            n += 1
+            if not msg or msg[0] not in (0, 1):
+                continue
+            topic, known = msg[1:], msg[1:] in self._known_topics
+            if msg[0] == 0:  # unsubscribe (also sent for each subscription of a subscriber that left)
+                sock.setsockopt(zmq.UNSUBSCRIBE, topic)
+                if not known:
+                    self.other_subscriptions = max(0, self.other_subscriptions - 1)
+                continue
+            if len(topic) > MAX_TOPIC_BYTES:
+                self.refusals.refused("too long", f"{len(topic)} bytes")
+                continue
+            if not known:
+                if self.other_subscriptions >= MAX_OTHER_SUBSCRIPTIONS:
+                    self.refusals.refused("too many", topic[:32].hex())
+                    continue
+                self.other_subscriptions += 1
+            sock.setsockopt(zmq.SUBSCRIBE, topic)
+        return n
 
     def maybe_heartbeat(self, now: float | None = None) -> bool:
         """Send a heartbeat if nothing went out for `heartbeat_interval`; True if sent.
@@ -115,6 +171,7 @@ class Publisher:
         The daemon calls this from its loop on every turn; `now` is its
         monotonic time (read from the clock if not given).
         """
+        self.serve_subscriptions()
         now = self._clock() if now is None else now
         if now - self._last_send < self.heartbeat_interval:
             return False
@@ -133,6 +190,7 @@ class Publisher:
         return sent
 
     def _send(self, topic: bytes, payload: bytes, counter: str) -> bool:
+        self.serve_subscriptions()
         try:
             # A multipart message is queued whole or not at all.
             self.socket.send(topic, _FIRST)

@@ -19,7 +19,9 @@ The daemon supplies two callbacks and keeps ownership of the socket:
 reflected in it (it must include every event published so far), and
 `events(a, b)` yields the journal's events with a <= seq <= b in order (it may
 raise LookupError when they are no longer kept). Both are called from
-`handle()`, on the daemon's own thread: this class starts no thread.
+`handle()`, on the caller's thread: this class starts no thread. The daemon
+serves these same requests from a thread of its own, with per-client limits
+(shoed.net.catchup).
 """
 
 from __future__ import annotations
@@ -60,6 +62,20 @@ _request_decoder = msgspec.json.Decoder(SnapshotRequest | EventsRequest)
 
 class RequestError(Exception):
     """A request this endpoint answers with `{"ok": false, "error": ...}`."""
+
+
+def decode_request(body: bytes | None) -> SnapshotRequest | EventsRequest:
+    """The request in a body frame; RequestError with a one-line reason if it is not one."""
+    if body is None:
+        raise RequestError("a request is one JSON frame")
+    try:
+        return _request_decoder.decode(body)
+    except msgspec.ValidationError as exc:
+        raise RequestError(f"bad request: {exc}") from None
+    except msgspec.DecodeError as exc:
+        raise RequestError(f"request is not JSON: {exc}") from None
+    except (RecursionError, UnicodeDecodeError) as exc:  # msgspec lets these out
+        raise RequestError(f"request is not JSON: {type(exc).__name__}") from None
 
 
 class SnapshotServer:
@@ -129,17 +145,11 @@ class SnapshotServer:
     def _serve(self, envelope: list, body: bytes | None) -> None:
         request_id: RequestId = None
         try:
-            if body is None:
-                raise RequestError("a request is one JSON frame")
             try:
-                request = _request_decoder.decode(body)
-            except msgspec.ValidationError as exc:
-                request_id = wire.salvage_id(body)
-                raise RequestError(f"bad request: {exc}") from None
-            except msgspec.DecodeError as exc:
-                raise RequestError(f"request is not JSON: {exc}") from None
-            except (RecursionError, UnicodeDecodeError) as exc:  # msgspec lets these out
-                raise RequestError(f"request is not JSON: {type(exc).__name__}") from None
+                request = decode_request(body)
+            except RequestError:
+                request_id = wire.salvage_id(body) if body is not None else None  # to match the error reply
+                raise
             request_id = request.id
             if isinstance(request, SnapshotRequest):
                 self._send(envelope, self._snapshot_reply(request_id))

@@ -25,7 +25,7 @@ RESERVED_KINDS = frozenset({HEARTBEAT, SNAPSHOT})
 
 # Groups the daemon's events fall into (documentation and display filters; any
 # group is carried, these are the ones the project uses).
-GROUPS = ("card", "coup", "shoe", "shuffle", "device", "misdeal", "alarm", "table", HEARTBEAT)
+GROUPS = ("card", "coup", "shoe", "shuffle", "device", "misdeal", "alarm", "table", "withheld", HEARTBEAT)
 
 # A table id is one topic word: no dot (the topic separator), no spaces.
 _TABLE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")

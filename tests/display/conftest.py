@@ -32,20 +32,28 @@ def until_closed(items: list[dict]) -> bool:
 def recorded_shoe():
     from shoed.net.client import TableClient
 
+    from shoed.net.curve import ClientCurve
+
     base = short_dir()
-    d = Daemon(base, "--sim-pace", "0.01", "--sim-seed", "11", "--sim-shoes", "1")
+    # The pit's screen shows the odds and surveillance's alarms: it reads the surveillance endpoints,
+    # with the console key the embedded default allows.
+    events, snapshot = f"ipc://{base}/surveillance-events", f"ipc://{base}/surveillance-snapshot"
+    d = Daemon(base, "--sim-pace", "0.01", "--sim-seed", "11", "--sim-shoes", "1",
+               "--surveillance-pub", events, "--surveillance-snapshot", snapshot)
+    keys = base / "keys"
+    curve = ClientCurve.from_files(keys / "local-console.key_secret", keys / "server.key")
     early_items: list[dict] = []
     late_items: list[dict] = []
     late = None
     try:
-        early = TableClient(d.events, d.snapshot, TABLE)
+        early = TableClient(events, snapshot, TABLE, curve=curve)
         deadline = time.monotonic() + 90
         while not (until_closed(early_items) and late is not None and until_closed(late_items)):
             assert time.monotonic() < deadline, "the shoe did not finish"
             early_items.extend(early.poll(0.05))
             results = sum(i.get("kind") == "coup.result" for i in early_items)
             if late is None and results >= 25:
-                late = TableClient(d.events, d.snapshot, TABLE)  # a display switched on mid-shoe
+                late = TableClient(events, snapshot, TABLE, curve=curve)  # a display switched on mid-shoe
             if late is not None:
                 late_items.extend(late.poll(0.05))
         early.close()

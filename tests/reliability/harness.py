@@ -30,6 +30,20 @@ from tests.daemon_runner import (  # noqa: F401 - re-exported for the benchmarks
 )
 
 TABLE = "t1"
+
+# A subscriber that sends twelve 1 MB subscriptions (`python -c BIG_SUBSCRIPTIONS ENDPOINT`), in a process
+# of its own: libzmq 4.3.5 on the attacker's side may crash when the daemon cuts it off.
+BIG_SUBSCRIPTIONS = """
+import os, sys, time, zmq
+ctx = zmq.Context()
+for _ in range(12):
+    sub = ctx.socket(zmq.SUB)
+    sub.linger = 0
+    sub.connect(sys.argv[1])
+    sub.setsockopt(zmq.SUBSCRIBE, os.urandom(1 << 20))
+    time.sleep(0.05)
+    sub.close(0)
+"""
 LONG = os.environ.get("SHOED_SOAK") == "1" or os.environ.get("SHOED_LONG") == "1"
 
 

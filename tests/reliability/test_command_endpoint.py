@@ -27,7 +27,7 @@ from tests.reliability.pty_shoe import PtyShoe, ShoeThread, button, card
 class Table:
     """The daemon, its shoe and an allowed console key."""
 
-    def __init__(self) -> None:
+    def __init__(self, *extra: str, gate: str = "locked") -> None:
         from shoed.net.curve import ClientCurve, create_key_pair, with_role
 
         self.base = short_dir()
@@ -36,10 +36,10 @@ class Table:
         public, secret, _ = create_key_pair(self.base / "console", "lab-console")
         # The pit's role: the lab tries every command, void and unlock included.
         (clients / "lab-console.key").write_text(with_role(public.read_text(), "pit"))
-        self.shoe = PtyShoe(str(self.base / "shoe"))
+        self.shoe = PtyShoe(str(self.base / "shoe"), gate=gate)
         self.thread = ShoeThread(self.shoe)
         try:
-            self.daemon = Daemon(self.base, "--source", f"native:{self.base / 'shoe'}")
+            self.daemon = Daemon(self.base, "--source", f"native:{self.base / 'shoe'}", *extra)
         except BaseException:
             self.thread.stop()
             remove_dir(self.base)
@@ -156,8 +156,9 @@ def test_a_flood_of_garbage_requests_leaves_the_daemon_serving(table):
 
 
 def test_nothing_refused_before_the_controller_reaches_the_journal(table):
+    # Nor did `status`, which changes nothing (each one fsync'd cut the card rate tenfold).
     commands = [i for i in journal_inputs(table.daemon.journal) if i["kind"] == "command"]
-    assert commands and all(c["cmd"] == "status" for c in commands), {c["cmd"] for c in commands}
+    assert commands == [], {c["cmd"] for c in commands}
 
 
 def test_commands_out_of_order_get_clear_refusals(table):

@@ -141,6 +141,7 @@ def mount_small_tmpfs(path: Path, size: str) -> None:
 
 
 def test_disk_full_locks_the_gate_raises_the_alarm_and_publishes_nothing_unjournaled(base):
+    from shoed.audience import display_event
     from shoed.simulate import VirtualShoe
 
     journal = base / "journal"
@@ -170,7 +171,7 @@ def test_disk_full_locks_the_gate_raises_the_alarm_and_publishes_nothing_unjourn
         journaled = journal_events(journal)
         assert display.events, "the display saw the shoe dealt until the disk filled"
         last_seen = display.events[-1]["seq"]
-        by_seq = {e["seq"]: e for e in journaled}
+        by_seq = {e["seq"]: display_event(e) for e in journaled}  # as the display audience sees it
         assert all(by_seq.get(e["seq"]) == as_journaled(e) for e in display.events), "every published event is journaled"
         assert last_seen == max(by_seq), "the last journaled event was published; nothing after it"
         taken = [i["card"] for i in journal_inputs(journal) if i["kind"] == "card"]
@@ -186,7 +187,7 @@ def test_disk_full_locks_the_gate_raises_the_alarm_and_publishes_nothing_unjourn
             assert again.wait_exit(30) in (2, 3)
         assert not any("Traceback" in str(line.get("event")) for line in again.lines), again.lines[-5:]
         display.poll(0.3)
-        by_seq = {e["seq"]: e for e in journal_events(journal)}
+        by_seq = {e["seq"]: display_event(e) for e in journal_events(journal)}
         assert all(by_seq.get(e["seq"]) == as_journaled(e) for e in display.events)
         assert shoe.firmware.gate_locked is True
 

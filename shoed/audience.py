@@ -1,0 +1,113 @@
+"""Who may see what: the display audience and the surveillance audience.
+
+The table has two audiences. Surveillance (CURVE-authenticated, keys on an
+allow-list) sees every event as journaled. The players' displays see only
+what the table shows the players: a card's identity once it is faced on the
+layout, never a burn card dealt face down, never a card that may still be
+dealt later (an extra card drawn by mistake, a card waiting for a misdeal
+correction, a card returned to the shoe), and none of surveillance's
+alarms or the odds of the remaining shoe (from which the burn cards' ranks
+could be worked out).
+
+This module is the one place that decides it: a pure function from an event
+to the display's copy of it (or a `withheld` placeholder that keeps only its
+place in the sequence), and one
+from the table's snapshot to the display's snapshot. The publisher, the
+snapshot and the catch-up endpoints all go through it. What comes out stays
+valid against the event schema (`shoed schema`): fields are withheld by
+setting them to null or leaving them out, where the schema allows it.
+
+`reveal` says when a card dealt to a hand is faced: "dealt" (punto-banco:
+the card is turned as it is dealt) or "result" (squeezed games: the cards
+are turned when the coup completes, and `coup.result` carries them all).
+"""
+
+from __future__ import annotations
+
+DISPLAY = "display"
+SURVEILLANCE = "surveillance"
+AUDIENCES = (DISPLAY, SURVEILLANCE)
+REVEALS = ("dealt", "result")
+
+# Events a display never gets: the odds (and whether a bet favours the player),
+# a second reader's copy of a card, and surveillance's alarms.
+SURVEILLANCE_ONLY_KINDS = frozenset({"shoe.odds", "card.duplicate"})
+SURVEILLANCE_ONLY_ALARMS = frozenset({"favourable_bet"})
+# An alarm's text may name a card (a foreign card "9H seen 33 times"): the display gets its name and state.
+ALARM_DETAIL = frozenset({"text", "code", "bets"})
+HAND_RECIPIENTS = ("player", "banker")
+
+
+WITHHELD = "withheld"
+WITHHELD_FIELDS = ("table", "seq", "shoe", "coup", "mono_ns", "utc")
+
+
+def withheld(event: dict) -> dict:
+    """What a display gets for an event it may not see: its place in the sequence, nothing more
+    (so that the display's seq runs on unbroken and a gap still means a loss)."""
+    return {"kind": WITHHELD, **{k: event[k] for k in WITHHELD_FIELDS if k in event}}
+
+
+def _without_card(event: dict) -> dict:
+    """The event with its card's identity withheld; `card_withheld` tells a card that was read
+    (and counts as seen) from one the reader could not identify."""
+    return {**event, "card": None, "card_withheld": True}
+
+
+def display_event(event: dict, reveal: str = "dealt") -> dict:
+    """The display audience's copy of one event: the event itself, a copy with the
+    fields it may not see withheld, or a `withheld` placeholder in its place.
+
+    Pure: the event given is not changed."""
+    kind = event.get("kind")
+    if kind in SURVEILLANCE_ONLY_KINDS:
+        return withheld(event)
+    if kind == "card":
+        faced = event.get("recipient") in HAND_RECIPIENTS and reveal == "dealt"
+        return event if faced or event.get("card") is None else _without_card(event)
+    if kind == "shoe.burn":
+        return event if event.get("exposed") or event.get("card") is None else _without_card(event)
+    if kind == "misdeal":
+        detail = event.get("misdeal")
+        if isinstance(detail, dict) and detail.get("card") is not None:
+            return {**event, "misdeal": {k: v for k, v in detail.items() if k != "card"}}
+        return event
+    if kind == "misdeal.corrected":
+        # enter_card: the card is dealt at once, in the `card` event that follows.
+        if event.get("card") is not None and event.get("correction") != "enter_card":
+            return _without_card(event)
+        return event
+    if kind == "alarm":
+        if event.get("alarm") in SURVEILLANCE_ONLY_ALARMS:
+            return withheld(event)
+        return {k: v for k, v in event.items() if k not in ALARM_DETAIL}
+    return event
+
+
+def display_snapshot(snapshot: dict, reveal: str = "dealt") -> dict:
+    """The display audience's copy of the table's snapshot (see TableController.snapshot)."""
+    snap = dict(snapshot)
+    shoe = snap.get("shoe")
+    if isinstance(shoe, dict):
+        # Counts by rank include the face-down burn cards and the cards waiting for a correction.
+        snap["shoe"] = {k: v for k, v in shoe.items() if k != "remaining_by_rank"}
+    snap["odds"] = None
+    snap["pending_misdeals"] = [{k: v for k, v in p.items() if k != "card"}
+                                for p in snapshot.get("pending_misdeals") or []]
+    alarms = snapshot.get("alarms")
+    if isinstance(alarms, dict):
+        snap["alarms"] = {name: name for name in alarms if name not in SURVEILLANCE_ONLY_ALARMS}
+    coup = snap.get("coup")
+    if reveal == "result" and isinstance(coup, dict) and not coup.get("complete"):
+        snap["coup"] = {**coup, "player_cards": [], "banker_cards": [], "player_total": None,
+                        "banker_total": None, "player_pair": None, "banker_pair": None, "natural": None}
+    return snap
+
+
+def for_audience(audience: str, reveal: str = "dealt"):
+    """(event filter, snapshot filter) of an audience: the identity for surveillance."""
+    if audience == SURVEILLANCE:
+        return (lambda event: event), (lambda snapshot: snapshot)
+    if audience != DISPLAY:
+        raise ValueError(f"unknown audience {audience!r}; known: {', '.join(AUDIENCES)}")
+    return (lambda event: display_event(event, reveal)), (lambda snapshot: display_snapshot(snapshot, reveal))

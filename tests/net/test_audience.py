@@ -1,0 +1,68 @@
+"""The display audience's view of events and snapshots (shoed.audience), case by case."""
+
+from __future__ import annotations
+
+import pytest
+
+from shoed.audience import display_event, display_snapshot, for_audience
+from shoed.events import validate
+
+BASE = {"table": "t1", "shoe": "s1", "coup": 3, "mono_ns": 1, "utc": "2026-01-01T00:00:00Z"}
+
+
+def ev(seq: int, kind: str, **fields) -> dict:
+    return {**BASE, "seq": seq, "kind": kind, **fields}
+
+
+# (event, reveal, what the display gets: "same", "withheld", or the fields that must be null/absent)
+CASES = [
+    (ev(1, "card", card="9H", recipient="player", index=0, total=9), "dealt", "same"),
+    (ev(2, "card", card="9H", recipient="player", index=0, total=9), "result", {"card": None, "card_withheld": True}),
+    (ev(3, "card", card="7D", recipient="none"), "dealt", {"card": None, "card_withheld": True}),  # an extra card: may be dealt later
+    (ev(4, "card", card="7D", recipient="foreign"), "dealt", {"card": None, "card_withheld": True}),
+    (ev(5, "shoe.burn", card="3H", exposed=True, burn_due=3), "dealt", "same"),
+    (ev(6, "shoe.burn", card="KC", exposed=False, burn_due=2), "dealt", {"card": None, "card_withheld": True}),
+    (ev(7, "misdeal", misdeal={"id": 1, "kind": "extra_card", "card_index": 4, "correctable": True,
+                               "correction": "burn_or_return", "reason": "x", "card": "7D"}), "dealt", {"misdeal.card": None}),
+    (ev(8, "misdeal.corrected", misdeal=1, correction="return_card", card="7D"), "dealt", {"card": None, "card_withheld": True}),
+    (ev(9, "misdeal.corrected", misdeal=2, correction="enter_card", card="5S"), "dealt", "same"),
+    (ev(10, "alarm", alarm="favourable_bet", active=True, text="banker +0.1%", bets=["banker"]), "dealt", "withheld"),
+    (ev(11, "alarm", alarm="foreign_card", active=True, text="9H seen 33 times"), "dealt", {"text": None}),
+    (ev(12, "shoe.odds", cards_left=300, probabilities={}, player_expectation={}, favourable=[]), "dealt", "withheld"),
+    (ev(13, "card.duplicate", card="9H"), "dealt", "withheld"),
+]
+
+
+@pytest.mark.parametrize(("event", "reveal", "expected"), CASES, ids=[f"{c[0]['kind']}-{c[0]['seq']}" for c in CASES])
+def test_display_event(event, reveal, expected):
+    before = dict(event)
+    shown = display_event(event, reveal)
+    assert event == before, "pure: the event itself is not changed"
+    validate(shown)  # the schema holds for the display audience too
+    assert shown["seq"] == event["seq"]
+    if expected == "same":
+        assert shown == event
+    elif expected == "withheld":
+        assert shown == {"kind": "withheld", **{k: event[k] for k in ("table", "seq", "shoe", "coup", "mono_ns", "utc")}}
+    else:
+        for path, value in expected.items():
+            outer, _, inner = path.partition(".")
+            got = shown.get(outer) if not inner else shown[outer].get(inner)
+            assert got == value, (path, shown)
+
+
+def test_display_snapshot_keeps_no_hidden_card():
+    snap = {"seq": 9, "shoe": {"id": "s1", "cards_left": 400, "remaining_by_rank": [32] * 10},
+            "odds": {"favourable": ["banker"]}, "alarms": {"favourable_bet": "x", "tamper": "lid open"},
+            "pending_misdeals": [{"id": 1, "kind": "extra_card", "card": "7D"}],
+            "coup": {"complete": False, "player_cards": ["9H"], "banker_cards": [], "player_total": 9}}
+    shown = display_snapshot(snap)
+    assert "remaining_by_rank" not in shown["shoe"] and shown["odds"] is None
+    assert shown["pending_misdeals"] == [{"id": 1, "kind": "extra_card"}]
+    assert shown["alarms"] == {"tamper": "tamper"} and shown["coup"]["player_cards"] == ["9H"]
+    assert display_snapshot(snap, "result")["coup"]["player_cards"] == []
+    assert snap["shoe"]["remaining_by_rank"] == [32] * 10, "pure"
+    every, whole = for_audience("surveillance")
+    assert every(CASES[5][0]) is CASES[5][0] and whole(snap) is snap
+    with pytest.raises(ValueError):
+        for_audience("players")

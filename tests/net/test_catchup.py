@@ -1,0 +1,103 @@
+"""Snapshots and catch-up on a thread of their own (shoed.net.catchup): limits per client, a fair share."""
+
+from __future__ import annotations
+
+import collections
+import json
+import time
+
+import pytest
+import zmq
+
+from shoed.net.catchup import CatchupServer, Endpoint, Limits
+
+TABLE = "t1"
+
+
+def event(seq: int) -> dict:
+    return {"table": TABLE, "seq": seq, "kind": "card", "card": "9H", "recipient": "player", "pad": "x" * 200}
+
+
+@pytest.fixture
+def server(tmp_path):
+    ctx = zmq.Context()
+    recent = collections.deque((event(s) for s in range(1, 5001)), maxlen=5000)
+    endpoint = f"ipc://{tmp_path}/snap"
+    srv = CatchupServer(ctx, [Endpoint(endpoint, lambda e: e, lambda s: s)], TABLE, recent,
+                        lambda a, b: iter(()), Limits(chunk_events=10, stall_timeout=60))
+    srv.start()
+    # The daemon's side of the snapshot hand-over, as its loop does it.
+    feeding = {"on": True}
+
+    def feed():
+        while feeding["on"]:
+            now = time.monotonic()
+            if srv.box.wanted(now):
+                srv.box.put({"seq": 5000, "table": TABLE}, now)
+            time.sleep(0.005)
+
+    import threading
+
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+    yield ctx, endpoint, srv
+    feeding["on"] = False
+    feeder.join(2)
+    srv.close()
+    ctx.destroy(linger=0)
+
+
+def client(ctx, endpoint):
+    sock = ctx.socket(zmq.DEALER)
+    sock.linger = 0
+    sock.connect(endpoint)
+    return sock
+
+
+def replies(sock, until, timeout=5.0):
+    out = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if sock.poll(100):
+            out.append(json.loads(sock.recv()))
+            if until(out):
+                return out
+    raise AssertionError(f"no end of replies: {out[-3:]}")
+
+
+def test_a_third_request_in_flight_is_refused_at_once(server):
+    ctx, endpoint, _ = server
+    sock = client(ctx, endpoint)
+    for i in range(3):
+        sock.send(json.dumps({"op": "events", "from": 1, "to": 5000, "id": i}).encode())
+    got = replies(sock, lambda out: sum(bool(r.get("done")) for r in out) == 2)
+    refused = [r for r in got if not r["ok"]]
+    assert [r["id"] for r in refused] == [2] and "2 requests in flight" in refused[0]["error"]
+    done = [r for r in got if r.get("done")]
+    assert [r["count"] for r in done] == [5000, 5000]
+
+
+def test_a_client_that_never_reads_holds_little_and_others_are_served(server):
+    ctx, endpoint, srv = server
+    hog = client(ctx, endpoint)
+    hog.rcvhwm = 1
+    hog.rcvbuf = 4096
+    for _ in range(2):
+        hog.send(json.dumps({"op": "events", "from": 1, "to": 5000}).encode())
+    time.sleep(0.5)  # the hog's pipe fills; its requests are parked
+    other = client(ctx, endpoint)
+    other.send(b'{"op": "snapshot", "id": "s"}')
+    got = replies(other, lambda out: bool(out))
+    assert got[0]["ok"] and got[0]["seq"] == 5000 and got[0]["id"] == "s"
+    assert srv.stats["replies"] < 2 * 5000 / 10, "the hog did not get its whole range queued"
+
+
+def test_bad_requests_get_an_error_and_the_thread_serves_on(server):
+    ctx, endpoint, _ = server
+    sock = client(ctx, endpoint)
+    for body in (b"{not json", b'{"op": "events", "from": 9, "to": 2}', b'{"op": "events", "from": 0, "to": 99999}'):
+        sock.send(body)
+        reply = replies(sock, lambda out: bool(out))[0]
+        assert reply["ok"] is False and reply["error"]
+    sock.send(b'{"op": "snapshot"}')
+    assert replies(sock, lambda out: bool(out))[0]["ok"]
