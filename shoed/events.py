@@ -148,8 +148,8 @@ class ShoeOpened(Base, tag="shoe.opened", kw_only=True):
     decks: int
     ruleset: str
     burn: str
-    shuffle: int | None = None  # the card-reading shuffler's shuffle this shoe holds
-    commitment: str | None = None  # SHA-256 of (salt, order): the order fixed before the first card (docs/shuffler.md)
+    shuffle: int | UnsetType = UNSET  # the card-reading shuffler's shuffle this shoe holds
+    commitment: str | UnsetType = UNSET  # SHA-256 of (salt, order): the order fixed before the first card (docs/shuffler.md)
 
 
 class ShoeBurnMode(Base, tag="shoe.burn_mode", kw_only=True):
@@ -185,7 +185,7 @@ class ShoeClosed(Base, tag="shoe.closed", kw_only=True):
     reason: str
     reconciliation: dict[str, Any]
     # A shoe from a card-reading shuffler: {shuffle, order, salt, commitment}, revealed once the shoe is closed.
-    reveal: dict[str, Any] | None = None
+    reveal: dict[str, Any] | UnsetType = UNSET
 
 
 class ShoeOdds(Base, tag="shoe.odds", kw_only=True):
