@@ -128,7 +128,7 @@ def test_a_void_leaves_the_table_waiting_for_a_confirm_and_a_long_wait_raises_st
     from tests.test_simulate_follows import dealer_keys
 
     (base / "dealer").mkdir()
-    pit = dealer_keys(base)  # a console key on the allow-list; this shoe's dealer does not follow the table
+    pit = dealer_keys(base, "pit")  # the pit's console key; this shoe's dealer does not follow the table
     with (Simulator(base, seed=3, pace=0.3) as sim,
           Daemon(base, "--source", sim.source, "--stall-after", "1") as d):
         console = ClientCurve.from_files(pit[1], pit[3])

@@ -14,7 +14,6 @@ SHOED_FOLLOW_E2E=1 until that is found.
 from __future__ import annotations
 
 import os
-import shutil
 
 import pytest
 
@@ -23,14 +22,14 @@ from tests.reliability.harness import journal_events
 from tests.test_misdeal_endings import ended
 
 
-def dealer_keys(base):
-    from shoed.net.curve import create_key_pair
+def dealer_keys(base, role: str = "dealer"):
+    from shoed.net.curve import create_key_pair, with_role
 
     keys = base / "keys"
     (keys / "clients").mkdir(parents=True)
     create_key_pair(keys, "server")
     public, secret, _ = create_key_pair(base / "dealer", "dealer")
-    shutil.copy(public, keys / "clients" / "dealer.key")
+    (keys / "clients" / "dealer.key").write_text(with_role(public.read_text(), role))
     return ["--key", str(secret), "--server-key", str(keys / "server.key")]
 
 

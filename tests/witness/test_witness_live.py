@@ -30,13 +30,34 @@ from tests.daemon_runner import Daemon, Simulator, remove_dir, run_shoed, short_
 from tests.reliability.harness import journal_events, write_journal
 
 
+SURVEILLANCE_EVENTS = "ipc://{base}/surveillance-events"
+SURVEILLANCE_SNAPSHOT = "ipc://{base}/surveillance-snapshot"
+
+
+def surveillance_keys(base: Path) -> list[str]:
+    """The daemon's key pair made ahead (the witness starts first), and the witness's key on the
+    allow-list with the surveillance role; the daemon's options for its surveillance endpoints."""
+    from shoed.net.curve import create_key_pair, with_role
+
+    (base / "keys" / "clients").mkdir(parents=True, exist_ok=True)
+    create_key_pair(base / "keys", "server")
+    public, _, _ = create_key_pair(base / "witness-keys", "witness")
+    (base / "keys" / "clients" / "witness.key").write_text(with_role(public.read_text(), "surveillance"))
+    return ["--surveillance-pub", SURVEILLANCE_EVENTS.format(base=base),
+            "--surveillance-snapshot", SURVEILLANCE_SNAPSHOT.format(base=base)]
+
+
 class WitnessProcess:
     def __init__(self, base: Path, url: str, name: str) -> None:
         self.log = base / f"{name}.log"
         self._out = open(self.log, "w")  # noqa: SIM115 - closed in stop()
+        # The witness is a surveillance client: the daemon's surveillance endpoints carry every
+        # event as journaled (the displays' endpoints withhold cards not yet faced).
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "shoed", "witness", "--db", url, "--log-json",
-             f"t1=ipc://{base}/events,snapshot=ipc://{base}/snapshot"],  # the endpoints Daemon(base) binds
+             "--key", str(base / "witness-keys" / "witness.key_secret"),
+             "--server-key", str(base / "keys" / "server.key"),
+             f"t1={SURVEILLANCE_EVENTS.format(base=base)},snapshot={SURVEILLANCE_SNAPSHOT.format(base=base)}"],
             stdout=self._out, stderr=subprocess.STDOUT)
 
     def lines(self) -> list[dict]:
@@ -77,8 +98,9 @@ def witnessed(request):
     witnesses: list[WitnessProcess] = []
     try:
         # The witness first: it asks for the table's snapshot until the daemon answers.
+        surveillance = surveillance_keys(base)
         witnesses.append(WitnessProcess(base, url, "first"))
-        with Simulator(base, pace=0.02, seed=7) as sim, Daemon(base, "--source", sim.source) as daemon:
+        with Simulator(base, pace=0.02, seed=7) as sim, Daemon(base, "--source", sim.source, *surveillance) as daemon:
             _wait(lambda: _last_seq(url) > 0, 30, "the witness to join")
             with WitnessStore(url) as store:
                 joined = next(store.events("t1")).seq
