@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_latency import EndToEnd, pct  # noqa: E402
 
-from tests.reliability.harness import BIG_SUBSCRIPTIONS  # noqa: E402
+from harness.records import BIG_SUBSCRIPTIONS  # noqa: E402
 
 PHASE_LIMIT = 120  # seconds: no attack outlives its phase by more
 

@@ -41,8 +41,8 @@ sys.path.insert(0, str(ROOT))
 
 
 def one_run(coups: int, pace: float, extra_env: dict | None = None) -> dict:
-    from tests.daemon_runner import rss_kb
-    from tests.reliability.harness import Display, Simulator, remove_dir, short_dir
+    from harness.processes import rss_kb
+    from harness.records import Display, Simulator, remove_dir, short_dir
 
     base = short_dir("shoed-fp-")
     notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -93,7 +93,7 @@ def one_run(coups: int, pace: float, extra_env: dict | None = None) -> dict:
 
 def import_times(env: dict, top: int = 12) -> list[tuple[str, float]]:
     """Cumulative import time (ms) of the daemon's top-level imports, heaviest first."""
-    from tests.reliability.harness import Simulator, remove_dir, short_dir
+    from harness.records import Simulator, remove_dir, short_dir
 
     base = short_dir("shoed-fp-")
     sim = Simulator(base, seed=3, pace=0.05, shoes=1)

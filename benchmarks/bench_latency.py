@@ -61,7 +61,7 @@ class EndToEnd:
     def __init__(self, journal_root: str, seed: int = 1, extra: tuple[str, ...] = (), prepare=None) -> None:
         import zmq
 
-        from tests.reliability.harness import Daemon, short_dir
+        from harness.records import Daemon, short_dir
         from tests.reliability.pty_shoe import PtyShoe
 
         self.base = short_dir("shoed-bench-")
@@ -104,7 +104,7 @@ class EndToEnd:
                 self.events_seen += 1
                 if self.waiting_for is not None and self.arrived is None:
                     event = wire.decode(payload)
-                    # A face-down burn card reaches the display stream without its identity (shoed.audience).
+                    # A face-down burn card reaches the display stream without its identity (shoed.table.audience).
                     if event.get("kind") in CARD_KINDS and (event.get("card") == self.waiting_for
                                                             or event.get("card_withheld")):
                         self.arrived = (now, event)
@@ -148,7 +148,7 @@ class EndToEnd:
                 return
 
     def close(self) -> None:
-        from tests.reliability.harness import remove_dir
+        from harness.records import remove_dir
 
         try:
             self.daemon.stop()
@@ -192,7 +192,7 @@ def breakdown(cards: int, journal_root: str, seed: int = 7) -> None:
     from shoed.journal import Journal
     from shoed.journal import chain as ch
     from shoed.net.publisher import Publisher
-    from shoed.replay import checkpoint_record, step_record
+    from shoed.table.replay import checkpoint_record, step_record
     from shoed.rules.ruleset import load_ruleset
     from shoed.simulate.dealer import DealSetup, deal
     from shoed.simulate.wire import native_message

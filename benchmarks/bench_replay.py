@@ -13,9 +13,9 @@ Replay, timed (cards per second; records and events per second):
 - verify: every record read back and proved (SHA-256 over the line's own
   bytes, links, headers), `shoed.journal.iter_records`;
 - controller: every recorded input driven through a fresh controller and its
-  events compared with the recorded ones, `shoed.replay.Replay.feed`, on
+  events compared with the recorded ones, `shoed.table.replay.Replay.feed`, on
   records already read;
-- both, as `shoed replay` does them (`shoed.replay_journal`): in one process,
+- both, as `shoed replay` does them (`shoed.journal.replay`): in one process,
   and in one process per CPU (the files apart, joined at their seams).
 
     .venv/bin/python benchmarks/bench_replay.py [--shoes 1000] [--dir /var/tmp] [--keep DIR] [--profile]
@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def generate(directory: Path, shoes: int, odds: bool, seed: int = 1) -> dict:
-    from tests.reliability.harness import write_journal
+    from harness.records import write_journal
 
     return write_journal(directory, shoes, seed=seed, odds=odds)
 
@@ -48,7 +48,7 @@ def split(directory: Path) -> dict:
     at a time): each file verified and read (`shoed.journal.reader.file_records`), then its
     records driven through a Replay started from its checkpoint."""
     from shoed.journal.reader import file_records, journal_files
-    from shoed.replay import Replay
+    from shoed.table.replay import Replay
 
     verify_ns = replay_ns = 0
     records = cards = steps = events = differences = 0
@@ -94,7 +94,7 @@ def floor(directory: Path) -> dict:
 
 def full(directory: Path, jobs: int) -> dict:
     """What `shoed replay --jobs N` does: every file verified and replayed, the seams joined."""
-    from shoed.replay_journal import replay_journal
+    from shoed.journal.replay import replay_journal
 
     t0 = time.perf_counter()
     result = replay_journal(directory, jobs=jobs)

@@ -82,7 +82,7 @@ def bench_record(url: str, transactions: int) -> dict:
 def bench_compare(shoes: int) -> dict:
     from shoed.witness.compare import compare
     from shoed.witness.store import WitnessStore
-    from tests.reliability.harness import write_journal
+    from harness.records import write_journal
     from tests.witness.seen import saw_everything
 
     work = Path(tempfile.mkdtemp(prefix="shoed-bench-witness-"))

@@ -160,8 +160,8 @@ def run(base: Path, args) -> None:
 
 def ready_bench(args) -> None:
     sys.path.insert(0, str(ROOT))  # the test suite's daemon runner and journal writer
-    from tests.daemon_runner import Daemon, remove_dir, run_shoed, short_dir
-    from tests.reliability.harness import write_journal
+    from harness.processes import Daemon, remove_dir, run_shoed, short_dir
+    from harness.records import write_journal
 
     base = short_dir("shoed-ready-bench-")
     keep = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="shoed-ready-", dir="/var/tmp"))

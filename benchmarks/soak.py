@@ -35,7 +35,7 @@ def slope(points: list[tuple[int, int]]) -> float:
 
 
 def main() -> None:
-    from tests.reliability.harness import Daemon, Display, iter_journal_events, remove_dir, short_dir, verify_journal
+    from harness.records import Daemon, Display, iter_journal_events, remove_dir, short_dir, verify_journal
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shoes", type=int, default=200)

@@ -1,5 +1,5 @@
 """A careful dealer at the table controller: whole shoes with dealing faults, each corrected
-as the table asks (shoed.waits names what it waits for; the pending misdeal names its
+as the table asks (shoed.table.waits names what it waits for; the pending misdeal names its
 correction). The dealer makes one fault per coup listed in `faults`:
 
     missing      confirm pressed while the third card is due, then the card dealt

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.daemon_runner import remove_dir, run_shoed, short_dir  # many tests import run_shoed from here
+from harness.processes import remove_dir, run_shoed, short_dir  # many tests import run_shoed from here
 
 
 @pytest.fixture
@@ -25,7 +25,7 @@ def shoed_json():
 
 @pytest.fixture
 def base():
-    """A short private directory for a daemon's ipc sockets, journal and keys (tests/daemon_runner.py),
+    """A short private directory for a daemon's ipc sockets, journal and keys (harness/processes.py),
     removed afterwards."""
     path = short_dir()
     yield path

@@ -15,7 +15,7 @@ pytest.importorskip("cv2", reason="the camera fallback needs OpenCV (the test ex
 
 from shoed.rules.ruleset import load_ruleset  # noqa: E402
 from shoed.simulate.dealer import DealSetup, deal  # noqa: E402
-from tests.daemon_runner import Daemon, Simulator  # noqa: E402
+from harness.processes import Daemon, Simulator  # noqa: E402
 from tests.test_daemon import Collector, client, draw_order  # noqa: E402
 
 ROI = (440, 160, 400, 400)

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.daemon_runner import run_shoed
+from harness.processes import run_shoed
 
 
 def test_vision_identify_without_opencv_is_one_line(tmp_path):

@@ -1,4 +1,4 @@
-"""The daemon's watch on its clocks (shoed/clockwatch.py): steps of the wall clock against the
+"""The daemon's watch on its clocks (shoed/daemon/clockwatch.py): steps of the wall clock against the
 monotonic clock, and turns of the loop too far apart. The daemon end to end (SIGSTOP):
 tests/reliability/test_stream_integrity.py."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from shoed.clockwatch import ClockWatch
+from shoed.daemon.clockwatch import ClockWatch
 
 S = 1_000_000_000
 MONO, UTC = 5_000 * S, 1_790_000_000 * S

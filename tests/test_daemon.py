@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from shoed.rules.coup import draw_order as coup_draw_order
-from tests.daemon_runner import Daemon, Simulator, run_shoed
+from harness.processes import Daemon, Simulator, run_shoed
 
 TABLE = "t1"
 

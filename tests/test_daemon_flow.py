@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from tests.daemon_runner import Daemon, Simulator, run_shoed
+from harness.processes import Daemon, Simulator, run_shoed
 
 TYPOS = [
     ("[publish]\ncomands = 'ipc:///tmp/x'\n", "comands"),

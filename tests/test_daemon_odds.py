@@ -14,13 +14,13 @@ import itertools
 
 import pytest
 
-from tests.reliability.harness import journal_records
+from harness.records import journal_records
 from tests.reliability.pty_shoe import PtyShoe
 
 
 @pytest.fixture
 def table(base):
-    from shoed.config import Config, Source
+    from shoed.daemon.config import Config, Source
     from shoed.daemon import Daemon
 
     shoe = PtyShoe(str(base / "shoe"))

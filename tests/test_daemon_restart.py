@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 from tests.conftest import run_shoed
-from tests.daemon_runner import Daemon
-from tests.reliability.harness import journal_records, reseal, write_journal
+from harness.processes import Daemon
+from harness.records import journal_records, reseal, write_journal
 
 ODDS_FIELDS = ("cards_left", "probabilities", "player_expectation", "favourable")
 

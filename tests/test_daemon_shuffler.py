@@ -13,7 +13,7 @@ from collections import Counter
 import pytest
 
 from shoed.rules.shuffle import reveal_matches
-from tests.daemon_runner import Daemon, Simulator, run_shoed
+from harness.processes import Daemon, Simulator, run_shoed
 from tests.test_daemon_restart import records_of
 
 

@@ -7,7 +7,7 @@ import json
 import re
 from pathlib import Path
 
-from shoed.events import json_schema, validate
+from shoed.table.events import json_schema, validate
 from tests.test_daemon_odds import deal_to_first_result, steps, table  # noqa: F401 - `table` is a fixture
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "events.md"
@@ -26,7 +26,7 @@ def doc_examples() -> list[dict]:
 def test_the_schema_lists_every_kind_the_table_and_the_transport_send():
     kinds = schema_kinds()
     assert {"heartbeat", "shoe.odds", "coup.void", "misdeal.corrected", "table.started"} <= kinds
-    # Every kind the controller emits (shoed/table.py spells each as a literal).
+    # Every kind the controller emits (shoed/table/controller.py spells each as a literal).
     source = (Path(__file__).resolve().parent.parent / "shoed" / "table.py").read_text()
     emitted = set(re.findall(r'_emit\(step, "([a-z._]+)"', source)) | {"device.connected", "device.lost",
                                                                        "device.restored"}

@@ -180,7 +180,7 @@ def test_every_reader_lost_asks_for_manual_entry():
 
 
 def test_failover_events_follow_the_schema():
-    from shoed.events import validate
+    from shoed.table.events import validate
 
     t = table()
     events = feed_all(t, dealer_inputs(coups=2))

@@ -11,7 +11,7 @@ import time
 import zmq
 
 from shoed.journal import Journal, iter_records
-from shoed.replay import Replay, checkpoint_record, step_record
+from shoed.table.replay import Replay, checkpoint_record, step_record
 from shoed.rules.ruleset import load_ruleset
 from shoed.table import TableController
 from tests.conftest import run_shoed

@@ -1,4 +1,4 @@
-"""A whole journal replayed file by file (shoed.replay_journal): in one process or
+"""A whole journal replayed file by file (shoed.journal.replay): in one process or
 several it proves exactly what one pass of iter_records through Replay proves,
 and finds the same faults at the same places."""
 
@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from shoed.journal import JournalCorrupt, iter_records
-from shoed.replay import Replay
-from shoed.replay_journal import replay_journal
+from shoed.table.replay import Replay
+from shoed.journal.replay import replay_journal
 from tests.conftest import run_shoed
-from tests.reliability.harness import reseal, write_journal
+from harness.records import reseal, write_journal
 
 SHOES = 5
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from shoed.config import ConfigError, config_from_dict, load_config
-from shoed.notify import Notifier
-from tests.daemon_runner import Daemon, NotifyListener
+from shoed.daemon.config import ConfigError, config_from_dict, load_config
+from shoed.daemon.notify import Notifier
+from harness.processes import Daemon, NotifyListener
 
 ROOT = Path(__file__).resolve().parents[1]
 ANALYZE = shutil.which("systemd-analyze")

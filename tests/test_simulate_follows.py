@@ -17,8 +17,8 @@ import os
 
 import pytest
 
-from tests.daemon_runner import Daemon, Simulator
-from tests.reliability.harness import journal_events
+from harness.processes import Daemon, Simulator
+from harness.records import journal_events
 from tests.test_misdeal_endings import ended
 
 

@@ -213,7 +213,7 @@ def test_checkpoint_of_a_fresh_shoe_replays_the_rest():
 
 @pytest.mark.parametrize("name", ["punto-banco", "baccarat-royal", "macau-casinos-austria"])
 def test_every_event_follows_the_schema(name):
-    from shoed.events import validate
+    from shoed.table.events import validate
 
     decks = load_ruleset(name).decks
     inputs = dealer_inputs(name, decks, seed=11)
@@ -244,7 +244,7 @@ def test_schema_command_prints_json_schema():
 
 
 def test_live_odds_in_and_favourable_alarm_out():
-    from shoed.events import validate
+    from shoed.table.events import validate
     from shoed.rules.odds import live_odds
 
     table, _ = run(dealer_inputs(coups=2))
@@ -273,8 +273,8 @@ def test_tie_turns_favourable_late_in_a_shoe():
 
 
 def test_the_controller_dispatches_every_input_kind_of_the_schema_and_no_other():
-    from shoed.events import INPUT_KINDS
-    from shoed.table import _HANDLERS, TableController
+    from shoed.table.events import INPUT_KINDS
+    from shoed.table.controller import _HANDLERS, TableController
 
     assert set(_HANDLERS) == set(INPUT_KINDS) and len(_HANDLERS) == len(INPUT_KINDS)
     assert all(callable(handler) for handler in _HANDLERS.values())
@@ -284,7 +284,7 @@ def test_the_controller_dispatches_every_input_kind_of_the_schema_and_no_other()
 
 
 def test_one_command_table_serves_the_endpoint_the_controller_and_the_cli():
-    from shoed.events import COMMANDS, CommandRejected
+    from shoed.table.events import COMMANDS, CommandRejected
     from shoed.net.commands import parse_request
 
     t = TableController("t1", load_ruleset("punto-banco"), 6)

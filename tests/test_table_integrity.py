@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shoed.events import validate
+from shoed.table.events import validate
 from shoed.rules.ruleset import load_ruleset
-from shoed.events import COMMANDS, ROLES
+from shoed.table.events import COMMANDS, ROLES
 from shoed.table import TableController
 from tests.test_table import Clock, dealer_inputs
 

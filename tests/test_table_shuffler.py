@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from shoed import events as schema
+from shoed.table import events as schema
 from shoed.drivers.native_session import shuffler_detail
 from shoed.rules.shuffle import chunk_context, reveal_matches, seal_cards
 from shoed.rules.ruleset import load_ruleset
@@ -301,7 +301,7 @@ def test_a_sealed_chunk_without_the_key_or_with_another_leaves_the_shuffle_unver
 
 
 def test_every_commitment_is_checked_against_its_reveal():
-    from shoed.shuffle_table import commitment_problems
+    from shoed.table.shuffle import commitment_problems
 
     run = shuffle_run(32, decks=6, shoes=1)
     feed = Feed()

@@ -15,7 +15,7 @@ import json
 
 
 def register(sub) -> None:
-    from shoed.events import COMMANDS
+    from shoed.table.events import COMMANDS
 
     p = sub.add_parser("command", help="send a command to a running daemon (CURVE-authenticated)",
                        epilog="commands: " + "; ".join(f"{c.name}: {c.help}" for c in COMMANDS.values()))

@@ -16,7 +16,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from shoed.cli import CommandError
-    from shoed.config import ConfigError, check, load_config, resolved
+    from shoed.daemon.config import ConfigError, check, load_config, resolved
 
     try:
         config = load_config(args.file)

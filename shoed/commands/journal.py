@@ -150,7 +150,7 @@ def witness_report(args):
 def _commitments(path, secret) -> tuple[int, list[str]]:
     """A card-reading shuffler's shoes: each commitment against its reveal (docs/shuffler.md)."""
     from shoed.journal.reader import iter_records
-    from shoed.shuffle_table import commitment_problems
+    from shoed.table.shuffle import commitment_problems
 
     return commitment_problems(iter_records(path, secret))
 

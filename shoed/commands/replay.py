@@ -6,7 +6,7 @@ events on a ZeroMQ PUB socket (at the recorded pace, `--speed X` faster, or
 `--max` flat out) so a display can show the shoe again.
 
 Without `--publish` the shoe files are replayed in `--jobs` processes (one
-per CPU by default) and joined at their seams (shoed.replay_journal): the
+per CPU by default) and joined at their seams (shoed.journal.replay): the
 same proof, the same report, as one process gives.
 """
 
@@ -42,7 +42,7 @@ def run(args) -> int:
 
     from shoed.cli import CommandError
     from shoed.journal import JournalCorrupt
-    from shoed.replay_journal import replay_journal
+    from shoed.journal.replay import replay_journal
 
     path = Path(args.path)
     if not path.exists():

@@ -36,9 +36,9 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from shoed import logs
+    from shoed.daemon import logs
     from shoed.cli import CommandError
-    from shoed.config import EMBEDDED_RULESET, ConfigError, Source, load_config, with_options
+    from shoed.daemon.config import EMBEDDED_RULESET, ConfigError, Source, load_config, with_options
     from shoed.daemon import Daemon, DaemonError
     from shoed.rules.ruleset import RulesetError
 

@@ -11,7 +11,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from shoed.events import json_schema
+    from shoed.table.events import json_schema
 
     print(json.dumps(json_schema(), indent=2))
     return 0

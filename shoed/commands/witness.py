@@ -74,7 +74,7 @@ def parse_table(spec: str, key: str | None, server_key: str | None):
 
 
 def run(args) -> int:
-    from shoed import logs
+    from shoed.daemon import logs
     from shoed.cli import CommandError
     from shoed.witness.follow import Witness
     from shoed.witness.store import WitnessStore, WitnessStoreError, describe

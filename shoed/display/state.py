@@ -7,7 +7,7 @@ knew (the table is the authority), an event changes only what it names. No
 I/O and no clock: the shell (`shoed.display.live`) says when the link is
 silent with an item of its own, `{"kind": "watch.connection", "state": ...}`.
 
-The fold follows the table controller's own bookkeeping (shoed/table.py): a
+The fold follows the table controller's own bookkeeping (shoed/table/controller.py): a
 coup voided after its result is no longer a result, misdeals stay pending
 until corrected or the coup is void, and the alarms the table holds until it
 clears them (`HELD_ALARMS`) are told apart from one-off notices.
@@ -27,7 +27,7 @@ CONNECTING, LIVE, RECONNECTING = "connecting", "live", "reconnecting"
 HELD_ALARMS = frozenset({"tamper", "foreign_card", "integrity", "favourable_bet", "stalled"})
 NOTICES_KEPT = 4
 
-# Misdeals that a void leaves pending: they are not about the coup (shoed/table.py, _void).
+# Misdeals that a void leaves pending: they are not about the coup (shoed/table/controller.py, _void).
 _OUTLIVE_VOID = frozenset({"card_after_last_coup", "card_out_of_sequence"})
 
 CARDS_PER_DECK = 52

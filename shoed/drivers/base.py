@@ -22,7 +22,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Self
 
-from shoed.events import READING_KINDS as KINDS  # the schema's vocabulary
+from shoed.table.events import READING_KINDS as KINDS  # the schema's vocabulary
 
 log = logging.getLogger(__name__)
 

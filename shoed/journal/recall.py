@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from shoed.rules.coup import draw_order
 
-# Event kinds, as the brief named them and as shoed.events names them.
+# Event kinds, as the brief named them and as shoed.table.events names them.
 RESULT = frozenset({"coup_result", "coup.result"})
 VOID = frozenset({"void", "coup.void"})
 

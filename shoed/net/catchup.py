@@ -23,7 +23,7 @@ ROUTER sockets of these endpoints belong to one thread, which
   dropped), the number of clients with work (`max_clients`), and the ranges
   read from the journal at once (`journal_readers`).
 
-Each endpoint has an audience (shoed.audience): what it serves passes through
+Each endpoint has an audience (shoed.table.audience): what it serves passes through
 that audience's view of events and snapshots.
 """
 

@@ -8,7 +8,7 @@ back. A request is one JSON object:
 
 Here the request is checked for shape only: well-formed JSON, a known command,
 arguments of the right names and types (the schema's command table,
-`shoed.events.COMMANDS`). The controller checks meaning (is there a coup to confirm? is that the card just dealt?).
+`shoed.table.events.COMMANDS`). The controller checks meaning (is there a coup to confirm? is that the card just dealt?).
 Each accepted request reaches the daemon's handler as a `Command`, which
 carries the public key and allow-list name of the client that sent it, so the
 journal records who did what. Replies:
@@ -34,7 +34,7 @@ from typing import Annotated, Self
 import msgspec
 import zmq
 
-from shoed.events import COMMANDS, CommandRejected
+from shoed.table.events import COMMANDS, CommandRejected
 from shoed.net import wire
 from shoed.net.curve import DEFAULT_DOMAIN, ClientCurve, ServerCurve
 from shoed.net.limits import RateLimiter

@@ -41,7 +41,7 @@ import zmq.auth
 from zmq.auth.thread import ThreadAuthenticator
 from zmq.utils import z85
 
-from shoed.events import DEFAULT_ROLE, ROLES  # the schema owns the vocabulary of roles
+from shoed.table.events import DEFAULT_ROLE, ROLES  # the schema owns the vocabulary of roles
 from shoed.net.limits import RefusalLog
 
 DEFAULT_DOMAIN = "shoed"

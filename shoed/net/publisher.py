@@ -4,7 +4,7 @@ It is an XPUB in manual mode, so that the publisher sees every subscription
 and applies only those within bounds (MAX_TOPIC_BYTES, MAX_OTHER_SUBSCRIPTIONS;
 ZeroMQ cuts a peer whose message exceeds MAX_INBOUND_BYTES): a subscriber
 cannot make the daemon hold megabytes of subscriptions. SUB clients need no
-change. `view` is the audience's copy of each event (shoed.audience).
+change. `view` is the audience's copy of each event (shoed.table.audience).
 
 Each event goes out as `[topic, json]` (see `shoed.net.wire`). Publishing never
 blocks the daemon: sends are non-blocking and a subscriber that stops reading
@@ -80,7 +80,7 @@ class Publisher:
         journal_head: Callable[[], dict | None] | None = None,
         view: Callable[[dict], dict] | None = None,
     ) -> None:
-        self.view = view  # the audience's copy of an event (shoed.audience); None: the event as it is
+        self.view = view  # the audience's copy of an event (shoed.table.audience); None: the event as it is
         self.table_id = wire.check_table_id(table_id)
         self.last_seq = last_seq
         self.heartbeat_interval = heartbeat_interval

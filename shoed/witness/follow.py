@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from shoed import logs
+from shoed.daemon import logs
 from shoed.net import wire
 from shoed.net.client import TableClient
 from shoed.net.curve import ClientCurve

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.daemon_runner import Daemon, remove_dir, short_dir
+from harness.processes import Daemon, remove_dir, short_dir
 
 TABLE = "t1"
 

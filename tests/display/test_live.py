@@ -17,7 +17,7 @@ import pytest
 
 from shoed.display.live import Feed, link_state, local_odds
 from shoed.display.state import CONNECTING, LIVE, RECONNECTING, apply, initial
-from tests.daemon_runner import Daemon, run_shoed
+from harness.processes import Daemon, run_shoed
 
 SIM = ("--sim-pace", "0.05", "--sim-seed", "3", "--sim-shoes", "1")
 

@@ -1,6 +1,6 @@
 """The display's state (shoed/display/state.py) follows the table exactly.
 
-The table controller (shoed/table.py) is the authority: after every input, the
+The table controller (shoed/table/controller.py) is the authority: after every input, the
 display's fold of the events so far must show what the controller's own
 snapshot says (results, voids, roads, cards left, pending misdeals, alarms,
 phase), and a display that joins late (docs/integrators.md, "Catch-up (ZeroMQ's Clone
@@ -144,7 +144,7 @@ def test_a_late_joiner_ends_showing_the_same(shoe):
 
 
 def test_a_coup_voided_after_its_result_leaves_the_roads():
-    # shoed/table.py: `void` of a complete coup takes its result back.
+    # shoed/table/controller.py: `void` of a complete coup takes its result back.
     base = {"table": "t1", "shoe": "s", "mono_ns": 0, "utc": "2026-01-01T00:00:00Z"}
     result = base | {"kind": "coup.result", "coup": 1, "winner": "banker", "player_cards": ["9H", "TS"],
                      "banker_cards": ["9S", "TD"], "player_total": 9, "banker_total": 9, "natural": True,

@@ -158,8 +158,8 @@ def _event(kind, seq, coup, **fields):
 
 def test_recall_reads_the_daemons_step_records():
     """The daemon journals each input with the events it caused (shoed.daemon,
-    shoed.replay.step_record); coup.result and coup.void as in shoed.events."""
-    from shoed.events import validate
+    shoed.table.replay.step_record); coup.result and coup.void as in shoed.table.events."""
+    from shoed.table.events import validate
 
     result = _event(
         "coup.result",

@@ -164,7 +164,7 @@ def test_a_fifo_named_like_a_journal_file_does_not_hang_anything(tmp_path, build
 
 
 def test_verify_finds_a_seq_used_twice(tmp_path):
-    from tests.reliability.harness import reseal, write_journal
+    from harness.records import reseal, write_journal
 
     d = tmp_path / "j"
     write_journal(d, shoes=1, seed=5, odds=False)

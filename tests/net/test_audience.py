@@ -1,11 +1,11 @@
-"""The display audience's view of events and snapshots (shoed.audience), case by case."""
+"""The display audience's view of events and snapshots (shoed.table.audience), case by case."""
 
 from __future__ import annotations
 
 import pytest
 
-from shoed.audience import display_event, display_snapshot, for_audience
-from shoed.events import validate
+from shoed.table.audience import display_event, display_snapshot, for_audience
+from shoed.table.events import validate
 
 BASE = {"table": "t1", "shoe": "s1", "coup": 3, "mono_ns": 1, "utc": "2026-01-01T00:00:00Z"}
 

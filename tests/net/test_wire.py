@@ -36,7 +36,7 @@ def test_every_kind_of_the_event_schema_has_a_known_topic_group():
 
     import msgspec
 
-    from shoed import events
+    from shoed.table import events
 
     kinds = {
         cls.__struct_config__.tag

@@ -1,4 +1,4 @@
-"""Nobody learns a card before the players do (shoed.audience, docs/network.md: Audiences).
+"""Nobody learns a card before the players do (shoed.table.audience, docs/network.md: Audiences).
 
 A whole shoe's start is dealt through the real daemon on a scripted native
 shoe: the exposed first burn card, face-down burn cards, a coup, an extra card
@@ -22,7 +22,7 @@ import time
 import pytest
 import zmq
 
-from tests.reliability.harness import as_journaled
+from harness.records import as_journaled
 from tests.reliability.pty_shoe import button, card
 from tests.reliability.test_command_endpoint import Table, table_msg
 
@@ -101,7 +101,7 @@ def early_identities(seen: list[dict], truth: list[dict], at_seq=None) -> list[t
 
 @pytest.fixture(scope="module")
 def table():
-    from tests.daemon_runner import short_dir
+    from harness.processes import short_dir
 
     base = short_dir()
     # A shoe without a card gate: nothing stops the dealer drawing one card too many.
@@ -112,7 +112,7 @@ def table():
 
 
 def test_display_stream_and_catch_up_never_hold_a_card_before_it_is_faced(table):
-    from shoed.events import validate
+    from shoed.table.events import validate
 
     display = Collector(table, table.daemon.events, curve=False)
     surveillance = Collector(table, table.surv_events, curve=True)

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.daemon_runner import remove_dir, short_dir
-from tests.reliability.harness import journal_events, write_journal
+from harness.processes import remove_dir, short_dir
+from harness.records import journal_events, write_journal
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +30,7 @@ def journal():
 
 
 def test_events_from_the_journal_match_a_full_scan(journal):
-    from shoed.config import Config
+    from shoed.daemon.config import Config
     from shoed.daemon import Daemon
 
     daemon = Daemon(Config(journal_dir=str(journal), embedded_default=False))

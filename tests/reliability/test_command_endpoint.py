@@ -19,8 +19,8 @@ import time
 import pytest
 import zmq
 
-from tests.daemon_runner import Daemon, remove_dir, short_dir
-from tests.reliability.harness import journal_inputs
+from harness.processes import Daemon, remove_dir, short_dir
+from harness.records import journal_inputs
 from tests.reliability.pty_shoe import PtyShoe, ShoeThread, button, card
 
 

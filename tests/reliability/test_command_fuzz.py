@@ -112,7 +112,7 @@ def test_deeply_nested_json_is_refused():
 def shoe_inputs(ruleset: str, seed: int) -> list[dict]:
     from shoed.rules.ruleset import load_ruleset
     from shoed.simulate.dealer import DealSetup, deal
-    from tests.reliability.harness import controller_inputs
+    from harness.records import controller_inputs
 
     return controller_inputs(list(deal(DealSetup(load_ruleset(ruleset), seed=seed, shoes=1))))
 

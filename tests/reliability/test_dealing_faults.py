@@ -10,8 +10,8 @@ card). The virtual shoe confirms one coup in three too early, for a whole shoe.
 
 from __future__ import annotations
 
-from tests.daemon_runner import Daemon, Simulator
-from tests.reliability.harness import draw_order, journal_events, journal_inputs, truth_cards
+from harness.processes import Daemon, Simulator
+from harness.records import draw_order, journal_events, journal_inputs, truth_cards
 
 
 def test_missing_card_is_dealt_through_the_gate_at_a_dealers_pace(base):

@@ -29,8 +29,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.daemon_runner import Daemon, NotifyListener, Simulator, run_shoed
-from tests.reliability.harness import (
+from harness.processes import Daemon, NotifyListener, Simulator, run_shoed
+from harness.records import (
     Display,
     as_journaled,
     draw_order,
@@ -141,7 +141,7 @@ def mount_small_tmpfs(path: Path, size: str) -> None:
 
 
 def test_disk_full_locks_the_gate_raises_the_alarm_and_publishes_nothing_unjournaled(base):
-    from shoed.audience import display_event
+    from shoed.table.audience import display_event
     from shoed.simulate import VirtualShoe
 
     journal = base / "journal"
@@ -298,7 +298,7 @@ class DealtJournals:
         return self.built[mode]
 
     def _build(self, mode: str) -> Path:
-        from tests.daemon_runner import remove_dir, short_dir
+        from harness.processes import remove_dir, short_dir
 
         base = short_dir()
         try:
@@ -391,7 +391,7 @@ def test_the_last_file_cut_at_a_record_boundary_after_a_clean_stop_refuses_start
 
 
 def test_a_sealed_journal_proves_against_whoever_holds_the_box_later(base, dealt_journals):
-    from tests.reliability.harness import reseal
+    from harness.records import reseal
 
     from_built(dealt_journals["sealed"], base)
     journal = base / "journal"

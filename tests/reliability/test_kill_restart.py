@@ -22,10 +22,10 @@ import time
 
 import pytest
 
-from shoed.audience import display_event
+from shoed.table.audience import display_event
 
-from tests.daemon_runner import Daemon, Simulator
-from tests.reliability.harness import (
+from harness.processes import Daemon, Simulator
+from harness.records import (
     LONG,
     Display,
     card_identities,
@@ -127,7 +127,7 @@ def test_kill_9_at_random_moments_and_restart(base):
     # The journal holds exactly what an uninterrupted run produced.
     journaled = journal_events(run / "journal")
     assert coup_outcomes(journaled) == coup_outcomes(reference)
-    # The display sees the cards as the display audience does (face-down burns withheld: shoed.audience).
+    # The display sees the cards as the display audience does (face-down burns withheld: shoed.table.audience).
     assert card_identities([display_event(e) for e in journaled]) == card_identities(reference)
     assert len(coup_outcomes(reference)) >= 50 * shoes
     # So does the display. A kill that lands while the daemon answers the display's catch-up

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.daemon_runner import Daemon, Simulator
-from tests.reliability.harness import (
+from harness.processes import Daemon, Simulator
+from harness.records import (
     LONG,
     draw_order,
     journal_events,

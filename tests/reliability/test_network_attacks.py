@@ -24,8 +24,8 @@ import time
 import pytest
 import zmq
 
-from tests.daemon_runner import Daemon, Simulator
-from tests.reliability.harness import BIG_SUBSCRIPTIONS, journal_inputs, truth_cards
+from harness.processes import Daemon, Simulator
+from harness.records import BIG_SUBSCRIPTIONS, journal_inputs, truth_cards
 
 SHOE_DEADLINE = 60  # seconds for one shoe dealt flat out while attacked (about 3 s without attack)
 

@@ -12,11 +12,11 @@ it holds. A field it holds with another value is still a difference.
 from __future__ import annotations
 
 from shoed.journal import Journal, iter_records
-from shoed.replay import Replay, checkpoint_record, step_record
+from shoed.table.replay import Replay, checkpoint_record, step_record
 from shoed.rules.ruleset import load_ruleset
 from shoed.simulate.dealer import DealSetup, deal
 from shoed.table import StartShoeFile, TableController
-from tests.reliability.harness import controller_inputs
+from harness.records import controller_inputs
 
 
 def write(directory, state_change) -> None:

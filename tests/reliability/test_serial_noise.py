@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 
-from tests.reliability.harness import journal_inputs
+from harness.records import journal_inputs
 from tests.reliability.pty_shoe import button, card
 from tests.reliability.test_command_endpoint import Table, table_msg
 

@@ -23,8 +23,8 @@ import time
 
 import pytest
 
-from tests.daemon_runner import Daemon
-from tests.reliability.harness import LONG, Display, iter_journal_events, verify_journal
+from harness.processes import Daemon
+from harness.records import LONG, Display, iter_journal_events, verify_journal
 
 SHOES = 1000 if LONG else 3
 

@@ -17,8 +17,8 @@ import pytest
 import zmq
 
 from firmware_protocol import messages as m
-from tests.daemon_runner import Daemon, NotifyListener, remove_dir, short_dir
-from tests.reliability.harness import journal_events, journal_inputs
+from harness.processes import Daemon, NotifyListener, remove_dir, short_dir
+from harness.records import journal_events, journal_inputs
 from tests.reliability.pty_shoe import PtyShoe, ShoeThread, button, card
 from tests.reliability.test_command_endpoint import Table as CommandTable
 

@@ -13,10 +13,10 @@ import msgspec
 import pytest
 import zmq
 
-from shoed.events import validate
+from shoed.table.events import validate
 from shoed.net import wire
 from shoed.net.publisher import Publisher
-from tests.daemon_runner import run_shoed
+from harness.processes import run_shoed
 
 HEAD = {"file": 3, "jseq": 41, "hash": "f" * 64}
 CARD = {"table": "t1", "seq": 7, "kind": "card", "card": "QH", "recipient": "banker", "mono_ns": 1,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from shoed.witness.store import WitnessStore
-from tests.daemon_runner import run_shoed
+from harness.processes import run_shoed
 
 
 @pytest.mark.parametrize("args, error", [

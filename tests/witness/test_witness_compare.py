@@ -18,8 +18,8 @@ import pytest
 from shoed.journal import Journal
 from shoed.witness.compare import compare
 from shoed.witness.store import WitnessStore
-from tests.daemon_runner import run_shoed
-from tests.reliability.harness import reseal, write_journal
+from harness.processes import run_shoed
+from harness.records import reseal, write_journal
 from tests.witness.seen import saw_everything
 
 @pytest.fixture(scope="module")

@@ -26,8 +26,8 @@ from pathlib import Path
 import pytest
 
 from shoed.witness.store import WitnessStore
-from tests.daemon_runner import Daemon, Simulator, remove_dir, run_shoed, short_dir
-from tests.reliability.harness import journal_events, write_journal
+from harness.processes import Daemon, Simulator, remove_dir, run_shoed, short_dir
+from harness.records import journal_events, write_journal
 
 
 SURVEILLANCE_EVENTS = "ipc://{base}/surveillance-events"

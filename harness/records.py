@@ -1,7 +1,7 @@
 """Real processes for the reliability tests and benchmarks: the daemon, the virtual shoe, a display.
 
 - `Daemon`, `Simulator`, `NotifyListener`, `short_dir`: the real daemon and
-  the virtual shoe in their own processes (tests/daemon_runner.py, shared by
+  the virtual shoe in their own processes (harness/processes.py, shared by
   the whole test suite; re-exported here for the benchmarks, which import
   them from this module);
 - `Display`: a `TableClient` that gathers the snapshot and every later event
@@ -20,7 +20,7 @@ import os
 import time
 from pathlib import Path
 
-from tests.daemon_runner import (  # noqa: F401 - re-exported for the benchmarks
+from harness.processes import (  # noqa: F401 - re-exported for the benchmarks
     Daemon,
     NotifyListener,
     Simulator,
@@ -173,7 +173,7 @@ def write_journal(directory: Path, shoes: int, seed: int = 1, odds: bool = True,
     table controller, one step record per input, a new file with a checkpoint at each shoe, the live
     odds fed back after each coup. Without fsync by default (the bytes are the same; it is faster)."""
     from shoed.journal import FileOps, Journal
-    from shoed.replay import checkpoint_record, step_record
+    from shoed.table.replay import checkpoint_record, step_record
     from shoed.rules.odds import live_odds
     from shoed.rules.ruleset import load_ruleset
     from shoed.simulate.dealer import DealSetup, deal

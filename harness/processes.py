@@ -12,7 +12,7 @@
 
 Every wait has a deadline; `stop()` methods are safe to call twice and are
 meant for `finally` blocks; each class is also a context manager that stops
-(closes) it on the way out. tests/reliability/harness.py re-exports these
+(closes) it on the way out. harness/records.py re-exports these
 names for the benchmarks.
 """
 

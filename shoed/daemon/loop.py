@@ -32,12 +32,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from shoed import logs, shuffle_table
-from shoed.clockwatch import STALL_LIMIT, ClockWatch
-from shoed.config import Config, ConfigError
-from shoed.config import check as check_config
-from shoed.notify import Notifier
-from shoed.replay import Replay, checkpoint_record, step_record
+from shoed.daemon import logs
+from shoed.table import shuffle as shuffle_table
+from shoed.daemon.clockwatch import STALL_LIMIT, ClockWatch
+from shoed.daemon.config import Config, ConfigError
+from shoed.daemon.config import check as check_config
+from shoed.daemon.notify import Notifier
+from shoed.table.replay import Replay, checkpoint_record, step_record
 from shoed.table import StartShoeFile, TableController, WorkOutOdds
 
 log = logs.get("shoed.daemon")
@@ -297,7 +298,7 @@ class Daemon:
     def _bind_sockets(self) -> None:
         import zmq
 
-        from shoed import audience
+        from shoed.table import audience
         from shoed.net.catchup import CatchupServer, Endpoint
         from shoed.net.commands import CommandServer
         from shoed.net.curve import CurveError, ServerCurve
@@ -598,7 +599,7 @@ class Daemon:
 
     def command(self, command) -> dict:
         """A command from the console or the pit (a shoed.net.commands.Command), with the key that sent it."""
-        from shoed.events import COMMANDS, DEFAULT_ROLE
+        from shoed.table.events import COMMANDS, DEFAULT_ROLE
         from shoed.journal import JournalError
 
         if COMMANDS[command.name].read_only:  # nothing changes: not a journal record, no fsync

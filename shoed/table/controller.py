@@ -25,8 +25,9 @@ import functools
 import math
 from dataclasses import dataclass, field
 
-from shoed import shuffle_table, waits
-from shoed.events import COMMANDS, NEEDS_ROLE, SCHEMA_VERSION, CommandRejected
+from shoed.table import shuffle as shuffle_table
+from shoed.table import waits
+from shoed.table.events import COMMANDS, NEEDS_ROLE, SCHEMA_VERSION, CommandRejected
 from shoed.rules import misdeal as md
 from shoed.rules.cards import Card, CardError, parse_card
 from shoed.rules.coup import Coup, hand_total
@@ -166,7 +167,7 @@ class TableController:
     # the time of the input that began it; the `stalled` alarm is held for one wait at most.
     wait_key: tuple | None = None
     wait_since: tuple = (0, 0)
-    # A card-reading shuffler's shuffles (shoed.shuffle_table); None at a table without one.
+    # A card-reading shuffler's shuffles (shoed.table.shuffle); None at a table without one.
     shuffler: shuffle_table.ShufflerState | None = None
     order_key: bytes | None = None  # opens the shuffler's sealed order (docs/shuffler.md); set by the shell
 
@@ -212,7 +213,7 @@ class TableController:
 
     # ----- waits -------------------------------------------------------------
     def waiting(self) -> dict:
-        """What the table waits for now, from whom, and since when (shoed.waits)."""
+        """What the table waits for now, from whom, and since when (shoed.table.waits)."""
         what, text = waits.what_table_waits_for(self)
         mono, utc = self.wait_since
         return {"for": what, "text": text, "since": utc_text(utc) if utc else None, "since_mono_ns": mono}

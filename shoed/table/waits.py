@@ -20,7 +20,7 @@ no clock (the time of a wait is the time of the input that began it).
 
 from __future__ import annotations
 
-from shoed import table as _table
+from shoed.table import controller as _table
 from shoed.rules import misdeal as md
 from shoed.rules.shoe import BURN_FIRST, BURNING, CLOSED, FINISHED
 

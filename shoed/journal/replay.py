@@ -1,12 +1,12 @@
 """Replaying a whole journal, file by file, in one process or several.
 
-Every shoe file of the journal starts with a checkpoint (shoed.replay), so a
+Every shoe file of the journal starts with a checkpoint (shoed.table.replay), so a
 file can be proved on its own: its records verified (hashes, links, header)
 and its inputs driven through a controller built from its checkpoint, with
 every event compared. What joins the files is then checked at each seam, in
 order: the file links to the last hash of the file before it and follows it
 in number and name (`shoed.journal.reader.seam_fault`), and it starts in the
-state the file before it ended in (`shoed.replay.checkpoint_difference`, as
+state the file before it ended in (`shoed.table.replay.checkpoint_difference`, as
 a replay in one pass compares it). So a replay in N processes proves exactly
 what a replay in one does, and reports the same differences; `--jobs 1`
 takes the same path in this process.
@@ -25,7 +25,7 @@ from pathlib import Path
 from shoed.journal import chain as ch
 from shoed.journal.reader import FileEnd, file_records, journal_files, seam_fault
 from shoed.journal.store import BadRecord
-from shoed.replay import CHECKPOINT, STEP, Difference, Replay, checkpoint_difference
+from shoed.table.replay import CHECKPOINT, STEP, Difference, Replay, checkpoint_difference
 
 
 @dataclass

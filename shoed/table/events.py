@@ -37,8 +37,8 @@ READING_KINDS = (
     # A card-reading shuffler's reports (firmware_protocol/SPEC.md §5.15, the `shuffler` driver).
     "shuffle_started", "deck_check", "order_chunk", "shuffle_completed", "shuffler_error", "meters",
 )
-# `clock`: the daemon saw its wall clock step, or its loop stall (shoed/clockwatch.py);
-# `tick`: time passed with no other input (a wait may have lasted too long: shoed/waits.py).
+# `clock`: the daemon saw its wall clock step, or its loop stall (shoed/daemon/clockwatch.py);
+# `tick`: time passed with no other input (a wait may have lasted too long: shoed/table/waits.py).
 INPUT_KINDS = (*READING_KINDS, "odds", "power", "integrity", "command", "clock", "tick")
 
 
@@ -165,7 +165,7 @@ class ShoeBurn(Base, tag="shoe.burn", kw_only=True):
     confidence: float | None | UnsetType = UNSET  # the reader's, for a card it read
     faced: bool | UnsetType = UNSET
     manual: bool | UnsetType = UNSET  # entered by hand (true only)
-    card_withheld: bool | UnsetType = UNSET  # display audience: read, its identity not shown (shoed.audience)
+    card_withheld: bool | UnsetType = UNSET  # display audience: read, its identity not shown (shoed.table.audience)
 
 
 class ShoeBurnComplete(Base, tag="shoe.burn_complete", kw_only=True):
@@ -212,7 +212,7 @@ class Card(Base, tag="card", kw_only=True):
     reason: str | None | UnsetType = UNSET  # why an unreadable card was not read (the reader's code)
     # A card drawn before a decision, dealt once the decision is to draw (counted once; true only).
     held: bool | UnsetType = UNSET
-    card_withheld: bool | UnsetType = UNSET  # display audience: read, its identity not shown (shoed.audience)
+    card_withheld: bool | UnsetType = UNSET  # display audience: read, its identity not shown (shoed.table.audience)
 
 
 class CoupDecision(Base, tag="coup.decision", kw_only=True):
@@ -271,7 +271,7 @@ class MisdealCorrected(Base, tag="misdeal.corrected", kw_only=True):
     correction: str
     card: str | None = None
     by: str | None = None
-    card_withheld: bool | UnsetType = UNSET  # display audience: read, its identity not shown (shoed.audience)
+    card_withheld: bool | UnsetType = UNSET  # display audience: read, its identity not shown (shoed.table.audience)
 
 
 class Alarm(Base, tag="alarm", kw_only=True):
@@ -424,7 +424,7 @@ class Heartbeat(msgspec.Struct, tag_field="kind", tag="heartbeat", kw_only=True)
 
 
 class Withheld(Base, tag="withheld", kw_only=True):
-    """The display audience's placeholder for an event only surveillance sees (shoed.audience)."""
+    """The display audience's placeholder for an event only surveillance sees (shoed.table.audience)."""
 
 
 Event = (

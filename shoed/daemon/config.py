@@ -41,7 +41,7 @@ class Config:
     commands: str = DEFAULT_COMMANDS
     curve_commands: bool = True  # the command endpoint always authenticates unless turned off for a lab
     curve_publish: bool = False  # PUB and snapshot require CURVE too
-    # The surveillance audience (shoed.audience): every event, CURVE-authenticated, keys on the allow-list.
+    # The surveillance audience (shoed.table.audience): every event, CURVE-authenticated, keys on the allow-list.
     # None: no surveillance endpoints; `events` and `snapshot` serve the display audience either way.
     surveillance_events: str | None = None
     surveillance_snapshot: str | None = None
@@ -232,7 +232,7 @@ def resolved(config: Config) -> dict:
 
 
 def _reveal(value, origin: str) -> str:
-    from shoed.audience import REVEALS
+    from shoed.table.audience import REVEALS
 
     if value not in REVEALS:
         raise ConfigError(f"{origin}: publish.display_reveal is one of {', '.join(REVEALS)}, not {value!r}")

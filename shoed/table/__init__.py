@@ -1,0 +1,17 @@
+"""The table: the controller (every input in, events and effects out; pure and deterministic),
+its schema (`events`), the replay of a journal through it (`replay`), what it waits for
+(`waits`), a card-reading shuffler's reports (`shuffle`) and what each audience may see
+(`audience`). The functional core: nothing here does I/O or reads a clock."""
+
+from shoed.table.controller import (  # noqa: F401 - the controller's public names
+    COMMANDS,
+    SCHEMA_VERSION,
+    CommandRejected,
+    Effect,
+    StartShoeFile,
+    Step,
+    TableController,
+    WorkOutOdds,
+    card_of,
+    utc_text,
+)
