@@ -95,7 +95,7 @@ def _shoe_inputs(scenario: Scenario) -> Iterator[dict]:
 def record(scenario: Scenario, directory: Path) -> int:
     """Write the scenario's journal into `directory`; return the number of steps."""
     from shoed.journal import FileOps, Journal
-    from shoed.replay import checkpoint_record, step_record
+    from shoed.table.replay import checkpoint_record, step_record
     from shoed.rules.odds import live_odds
     from shoed.rules.ruleset import load_ruleset
     from shoed.table import StartShoeFile, TableController, WorkOutOdds

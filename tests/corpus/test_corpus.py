@@ -13,7 +13,7 @@ import pytest
 
 from shoed.journal import iter_records, verify
 from shoed.journal.chain import canonical
-from shoed.replay import Replay
+from shoed.table.replay import Replay
 from tests.corpus.record import JOURNALS, SCENARIOS, record, same_bytes
 
 NAMES = [s.name for s in SCENARIOS]
@@ -64,11 +64,11 @@ def test_the_corpus_covers_what_it_claims():
 
 @pytest.mark.parametrize("name", NAMES)
 def test_every_event_is_its_schema_struct_byte_for_byte(name):
-    """The schema (shoed.events) is exact: an event read into its struct and written again is the
+    """The schema (shoed.table.events) is exact: an event read into its struct and written again is the
     same canonical JSON, so the structs can build the events and `shoed schema` tells the truth."""
     import msgspec
 
-    from shoed.events import Event
+    from shoed.table.events import Event
 
     encoder = msgspec.json.Encoder(order="sorted")
     kinds = set()
