@@ -26,10 +26,12 @@ def doc_examples() -> list[dict]:
 def test_the_schema_lists_every_kind_the_table_and_the_transport_send():
     kinds = schema_kinds()
     assert {"heartbeat", "shoe.odds", "coup.void", "misdeal.corrected", "table.started"} <= kinds
-    # Every kind the controller emits (shoed/table/controller.py spells each as a literal).
-    source = (Path(__file__).resolve().parent.parent / "shoed" / "table.py").read_text()
+    # Every kind the controller and its helpers emit (each spelled as a literal in shoed/table/).
+    core = Path(__file__).resolve().parent.parent / "shoed" / "table"
+    source = "".join(path.read_text() for path in sorted(core.glob("*.py")))
     emitted = set(re.findall(r'_emit\(step, "([a-z._]+)"', source)) | {"device.connected", "device.lost",
                                                                        "device.restored"}
+    assert {"card", "coup.result", "table.clock_step"} <= emitted  # the sources were read
     assert emitted <= kinds, emitted - kinds
 
 
