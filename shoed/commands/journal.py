@@ -61,16 +61,14 @@ def read_secret(path: str | None) -> bytes | None:
     the file's bytes with surrounding whitespace removed."""
     from shoed.cli import CommandError
 
+    from shoed.journal import SecretFileError, read_secret_file
+
     if path is None:
         return None
     try:
-        with open(path, "rb") as f:
-            secret = f.read().strip()
-    except OSError as exc:
-        raise CommandError(f"cannot read the secret file {path}: {exc}") from None
-    if not secret:
-        raise CommandError(f"the secret file {path} is empty")
-    return secret
+        return read_secret_file(path)
+    except SecretFileError as exc:
+        raise CommandError(f"the secret file {exc}") from None
 
 
 def verify_keys(args):

@@ -41,13 +41,14 @@ def run(args) -> int:
     from pathlib import Path
 
     from shoed.cli import CommandError
+    from shoed.commands.journal import read_secret
     from shoed.journal import JournalCorrupt
     from shoed.journal.replay import replay_journal
 
     path = Path(args.path)
     if not path.exists():
         raise CommandError(f"no journal at {path}")
-    secret = Path(args.secret_file).read_bytes().strip() if args.secret_file else None
+    secret = read_secret(args.secret_file)
     if args.speed is not None and not args.speed > 0:
         raise CommandError("--speed is a number above 0 (--max replays as fast as possible)")
     speed = None if args.max else (args.speed if args.speed is not None else 1.0)  # the recorded pace by default

@@ -204,13 +204,12 @@ def check(config: Config):
     if config.stall_after_s < 0:
         raise ConfigError(f"stall_after_s must be 0 (no stall alarm) or more seconds, not {config.stall_after_s}")
     if config.journal_secret_file:
-        path = Path(config.journal_secret_file)
+        from shoed.journal.store import SecretFileError, read_secret_file
+
         try:
-            secret = path.read_bytes().strip()
-        except OSError as exc:
-            raise ConfigError(f"journal_secret_file {path}: cannot be read ({exc.strerror or exc})") from None
-        if not secret:
-            raise ConfigError(f"journal_secret_file {path} is empty: put the journal's secret in it")
+            read_secret_file(config.journal_secret_file)
+        except SecretFileError as exc:
+            raise ConfigError(f"journal_secret_file {exc}") from None
     return ruleset
 
 

@@ -133,6 +133,7 @@ class Daemon:
         self.virtual: VirtualShoeProcess | None = None
         self.drivers: list = []
         self.journal = None
+        self._journal_secret: bytes | None = None  # read once at start (journal_secret_file)
         self.controller: TableController | None = None
         self.publisher = None  # the display audience's events (the `events` endpoint)
         self.publishers: list = []  # every audience's publisher: display, and surveillance where configured
@@ -217,9 +218,11 @@ class Daemon:
     def _open_journal(self) -> None:
         from shoed.journal import Journal, JournalError, JournalLocked
 
-        secret = None
-        if self.config.journal_secret_file:
-            secret = Path(self.config.journal_secret_file).read_bytes().strip()
+        from shoed.journal import read_secret_file
+
+        # Read once (the configuration check proved it usable): the journal and catch-up share it.
+        secret = read_secret_file(self.config.journal_secret_file) if self.config.journal_secret_file else None
+        self._journal_secret = secret
         self.journal_locked_reason = None
         try:
             self.journal = Journal(self.config.journal_dir, self.config.table, secret)
@@ -281,10 +284,8 @@ class Daemon:
                     raise DaemonError(str(exc)) from None
         return None
 
-    def _secret(self):
-        if self.config.journal_secret_file:
-            return Path(self.config.journal_secret_file).read_bytes().strip()
-        return None
+    def _secret(self) -> bytes | None:
+        return self._journal_secret
 
     def _auto_confirm(self) -> bool:
         if self.config.auto_confirm is not None:

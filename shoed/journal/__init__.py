@@ -12,7 +12,16 @@ It lets surveillance replay any shoe and prove what happened
 from shoed.journal.chain import GENESIS, RecordError
 from shoed.journal.reader import JournalCorrupt, VerifyReport, iter_records, read_recent, verify
 from shoed.journal.recall import CoupLine, events_of, recall
-from shoed.journal.store import BadRecord, FileOps, Journal, JournalError, JournalLocked, RecoveryNote
+from shoed.journal.store import (
+    BadRecord,
+    FileOps,
+    Journal,
+    JournalError,
+    JournalLocked,
+    RecoveryNote,
+    SecretFileError,
+    read_secret_file,
+)
 
 __all__ = [
     "GENESIS",
@@ -25,10 +34,12 @@ __all__ = [
     "JournalLocked",
     "RecordError",
     "RecoveryNote",
+    "SecretFileError",
     "VerifyReport",
     "events_of",
     "iter_records",
     "read_recent",
+    "read_secret_file",
     "recall",
     "verify",
 ]

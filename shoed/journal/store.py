@@ -67,6 +67,22 @@ def read_regular(path: str | os.PathLike) -> bytes:
         os.close(fd)
 
 
+class SecretFileError(ValueError):
+    """The journal's secret file cannot be used: one line saying why."""
+
+
+def read_secret_file(path: str | os.PathLike) -> bytes:
+    """The journal's HMAC secret from its file: the file's bytes with surrounding whitespace
+    removed. One reader for the daemon, its configuration check and the command line."""
+    try:
+        secret = Path(path).read_bytes().strip()
+    except OSError as exc:
+        raise SecretFileError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    if not secret:
+        raise SecretFileError(f"{path} is empty: put the journal's secret in it")
+    return secret
+
+
 def mark_mac(body: dict, key: bytes | None) -> str:
     return ch.digest(ch.canonical({k: v for k, v in body.items() if k != "mac"}), key)
 
