@@ -44,20 +44,9 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_latency import EndToEnd, pct  # noqa: E402
 
-from harness.records import BIG_SUBSCRIPTIONS  # noqa: E402
+from harness.records import BIG_SUBSCRIPTIONS, dealer  # noqa: E402
 
 PHASE_LIMIT = 120  # seconds: no attack outlives its phase by more
-
-
-def _dealer(ctx, endpoint: str, curve=None):
-    import zmq
-
-    sock = ctx.socket(zmq.DEALER)
-    sock.linger = 0
-    if curve is not None:
-        curve.apply(sock)
-    sock.connect(endpoint)
-    return sock
 
 
 def catch_up_in_flight(run, stop) -> None:
@@ -65,7 +54,7 @@ def catch_up_in_flight(run, stop) -> None:
     import zmq
 
     ctx = zmq.Context()
-    sock = _dealer(ctx, run.snapshot)
+    sock = dealer(ctx, run.snapshot)
     request = json.dumps({"op": "events", "from": 0, "to": 9999}).encode()
     try:
         sock.send(request)
@@ -83,7 +72,7 @@ def catch_up_from_memory(run, stop) -> None:
     import zmq
 
     ctx = zmq.Context()
-    sock = _dealer(ctx, run.snapshot)
+    sock = dealer(ctx, run.snapshot)
     try:
         while not stop.is_set():
             last = run.last_seq.value
@@ -101,7 +90,7 @@ def never_read(run, stop) -> None:
     import zmq
 
     ctx = zmq.Context()
-    socks = [_dealer(ctx, run.snapshot) for _ in range(8)]
+    socks = [dealer(ctx, run.snapshot) for _ in range(8)]
     try:
         for _ in range(50):
             if stop.is_set():
@@ -172,7 +161,7 @@ def refused_handshakes(run, stop) -> None:
     ctx = zmq.Context()
     try:
         while not stop.is_set():
-            socks = [_dealer(ctx, run.commands, keys) for _ in range(50)]
+            socks = [dealer(ctx, run.commands, keys) for _ in range(50)]
             for sock in socks:
                 sock.send(b'{"cmd": "status"}', zmq.NOBLOCK)
             stop.wait(0.05)
@@ -190,7 +179,7 @@ def status_flood(run, stop) -> None:
 
     keys = ClientCurve.from_files(run.base / "console" / "lab-console.key_secret", run.base / "keys" / "server.key")
     ctx = zmq.Context()
-    sock = _dealer(ctx, run.commands, keys)
+    sock = dealer(ctx, run.commands, keys)
     try:
         while not stop.is_set():
             for _ in range(6):

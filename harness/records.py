@@ -31,6 +31,19 @@ from harness.processes import (  # noqa: F401 - re-exported for the benchmarks
 
 TABLE = "t1"
 
+def dealer(context, endpoint: str, curve=None):
+    """A DEALER socket connected to `endpoint` (with CURVE keys if given): a client of the
+    catch-up or command endpoint, as the attacks of the tests and of bench_attack.py use it."""
+    import zmq
+
+    sock = context.socket(zmq.DEALER)
+    sock.linger = 0
+    if curve is not None:
+        curve.apply(sock)
+    sock.connect(endpoint)
+    return sock
+
+
 # A subscriber that sends twelve 1 MB subscriptions (`python -c BIG_SUBSCRIPTIONS ENDPOINT`), in a process
 # of its own: libzmq 4.3.5 on the attacker's side may crash when the daemon cuts it off.
 BIG_SUBSCRIPTIONS = """

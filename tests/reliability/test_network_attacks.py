@@ -25,7 +25,7 @@ import pytest
 import zmq
 
 from harness.processes import Daemon, Simulator
-from harness.records import BIG_SUBSCRIPTIONS, journal_inputs, truth_cards
+from harness.records import BIG_SUBSCRIPTIONS, dealer, journal_inputs, truth_cards
 
 SHOE_DEADLINE = 60  # seconds for one shoe dealt flat out while attacked (about 3 s without attack)
 
@@ -68,15 +68,6 @@ def dealt_while(base, attack, *daemon_args, preexec_fn=None, shoes: int = 1, bef
     taken = [i["card"] for i in journal_inputs(base / "journal") if i["kind"] == "card"]
     assert taken == truth_cards(sim.truth()), "each card journaled once, in order"
     return daemon, rss
-
-
-def dealer(context, endpoint: str, curve=None) -> zmq.Socket:
-    sock = context.socket(zmq.DEALER)
-    sock.linger = 0
-    if curve is not None:
-        curve.apply(sock)
-    sock.connect(endpoint)
-    return sock
 
 
 def test_catch_up_requests_in_flight_do_not_hold_up_the_cards(base):
