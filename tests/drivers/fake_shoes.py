@@ -184,6 +184,25 @@ class PtyCable:
     def plugged(self) -> bool:
         return self.master is not None
 
+    def wait_drained(self, timeout: float = 5.0) -> None:
+        """Wait until the driver's side of the pty has nothing left to read (TIOCINQ on the slave)."""
+        import fcntl
+        import struct
+        import termios
+
+        fd = os.open(self.slave_name, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+        try:
+            deadline = time.monotonic() + timeout
+            empty_twice = 0
+            while empty_twice < 2:
+                waiting = struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+                empty_twice = empty_twice + 1 if waiting == 0 else 0
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"the driver left {waiting} bytes unread in the pty")
+                time.sleep(0.02)
+        finally:
+            os.close(fd)
+
     def write(self, data: bytes) -> None:
         """Write all of `data` (the test's side never drops bytes); no-op while unplugged."""
         view = memoryview(data)
