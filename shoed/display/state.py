@@ -7,10 +7,12 @@ knew (the table is the authority), an event changes only what it names. No
 I/O and no clock: the shell (`shoed.display.live`) says when the link is
 silent with an item of its own, `{"kind": "watch.connection", "state": ...}`.
 
-The fold follows the table controller's own bookkeeping (shoed/table/controller.py): a
-coup voided after its result is no longer a result, misdeals stay pending
-until corrected or the coup is void, and the alarms the table holds until it
-clears them (`HELD_ALARMS`) are told apart from one-off notices.
+The fold applies what the table publishes: a coup voided after its result is no
+longer a result, misdeals stay pending until corrected or the coup is void, and
+the alarms the table holds until it clears them (the schema's `HELD_ALARMS`, the
+set the controller holds) are told apart from one-off notices; a display that
+stayed connected and one that joined late show the same
+(tests/display/test_late_joiners.py).
 """
 
 from __future__ import annotations
@@ -18,13 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from shoed.rules.roads import Outcome, Roads, outcome_of, roads
+from shoed.table.events import HELD_ALARMS, LOCKING_ALARMS
 
 # Link states, set by the shell.
 CONNECTING, LIVE, RECONNECTING = "connecting", "live", "reconnecting"
 
-# Alarms the table raises and keeps raised until it clears them (TableController._alarm);
-# any other alarm event is a one-off notice.
-HELD_ALARMS = frozenset({"tamper", "foreign_card", "integrity", "favourable_bet", "stalled"})
 NOTICES_KEPT = 4
 
 # Misdeals that a void leaves pending: they are not about the coup (shoed/table/controller.py, _void).
@@ -95,7 +95,8 @@ class DisplayState:
     notices: tuple[tuple[int | None, str, str], ...] = ()  # (coup, name, text), the last few one-off alarms
     pending: tuple[tuple[int, str, str], ...] = ()  # misdeals awaiting correction: (id, kind, correction)
     locked: str | None = None
-    devices: tuple[tuple[str, str], ...] = ()  # (source, link state)
+    devices: tuple[tuple[str, str], ...] = ()  # (source, link state: connected, lost or restored)
+    fallback: str | None = None  # the fallback reader that deals now (device.fallback), None: the first one
     remaining_by_rank: tuple[int, ...] | None = None  # from the snapshot (for odds computed here)
     reconciliation: dict | None = None  # from shoe.closed
     note: str | None = None  # the daemon started or stopped
@@ -180,6 +181,7 @@ def from_snapshot(state: DisplayState, item: dict) -> DisplayState:
         pending=tuple(_pending(p) for p in snap.get("pending_misdeals") or ()),
         locked=snap.get("locked"),
         devices=tuple(sorted((str(k), str(v)) for k, v in (snap.get("devices") or {}).items())),
+        fallback=snap.get("fallback"),
         remaining_by_rank=tuple(remaining) if remaining is not None else None,
         reconciliation=shoe.get("reconciliation"),
         snapshots=state.snapshots + 1,
@@ -202,14 +204,19 @@ def _on_shoe_opened(state: DisplayState, e: dict) -> DisplayState:
     )
 
 
-def _less(state: DisplayState, n: int = 1) -> int | None:
+def _read(e: dict) -> bool:
+    """The event's card was read: it counts as seen, whether or not its identity is shown
+    (`card_withheld`, shoed.table.audience); a card the reader could not identify does not."""
+    return e.get("card") is not None or bool(e.get("card_withheld"))
+
+
+def _seen(state: DisplayState, n: int) -> int | None:
+    """Cards left once `n` more are seen (a negative `n`: put back in the shoe, unseen again)."""
     return None if state.cards_left is None else state.cards_left - n
 
 
 def _on_shoe_burn(state: DisplayState, e: dict) -> DisplayState:
-    # A burn card read face up is out of the shoe's count of unseen cards; one not read is not.
-    left = _less(state) if e.get("card") or e.get("card_withheld") else state.cards_left
-    return replace(state, phase="burning", cards_left=left)
+    return replace(state, phase="burning", cards_left=_seen(state, _read(e)))
 
 
 def _on_burn_complete(state: DisplayState, e: dict) -> DisplayState:
@@ -239,13 +246,13 @@ def _on_coup_opened(state: DisplayState, e: dict) -> DisplayState:
 
 
 def _on_card(state: DisplayState, e: dict) -> DisplayState:
-    if e.get("card") is None:
+    if not _read(e):
         return state  # an unreadable card: its misdeal says what to do
     if not e.get("held"):  # a held card left the shoe with its misdeal's card event
-        state = replace(state, cards_left=_less(state))
+        state = replace(state, cards_left=_seen(state, 1))
     recipient = e.get("recipient")
-    if recipient not in ("player", "banker"):
-        return state  # a foreign or extra card: counted, but in no hand
+    if recipient not in ("player", "banker") or e.get("card") is None:
+        return state  # a foreign or extra card, or one not faced yet: counted, but in no hand
     coup = state.coup
     if coup is None or coup.status != "dealing" or coup.number != e.get("coup"):
         coup = CoupView(number=e.get("coup"), status="dealing")
@@ -289,9 +296,8 @@ def _on_misdeal(state: DisplayState, e: dict) -> DisplayState:
 def _on_misdeal_corrected(state: DisplayState, e: dict) -> DisplayState:
     pending = tuple(p for p in state.pending if p[0] != e.get("misdeal"))
     # A card put back in the shoe will be read again: it is unseen once more.
-    back = 1 if e.get("correction") == "return_card" and (e.get("card") or e.get("card_withheld")) else 0
-    left = None if state.cards_left is None else state.cards_left + back
-    return replace(state, pending=pending, cards_left=left)
+    back = e.get("correction") == "return_card" and _read(e)
+    return replace(state, pending=pending, cards_left=_seen(state, -back))
 
 
 def _on_alarm(state: DisplayState, e: dict) -> DisplayState:
@@ -299,11 +305,12 @@ def _on_alarm(state: DisplayState, e: dict) -> DisplayState:
     text = str(e.get("text") or e.get("code") or name)
     held = dict(state.alarms)
     locked = state.locked
-    if name == "integrity":
+    if name in LOCKING_ALARMS:
         locked = text if active else None
     if active and name in HELD_ALARMS:
         held[name] = text
-        return replace(state, alarms=tuple(held.items()), locked=locked)
+        fallback = None if name == "no_reader" else state.fallback  # every reader is lost: none deals
+        return replace(state, alarms=tuple(held.items()), locked=locked, fallback=fallback)
     if not active and name in held:
         del held[name]
         return replace(state, alarms=tuple(held.items()), locked=locked)
@@ -314,7 +321,9 @@ def _on_alarm(state: DisplayState, e: dict) -> DisplayState:
 
 def _on_device(state: DisplayState, e: dict) -> DisplayState:
     word = str(e.get("kind")).partition(".")[2]
-    if word not in ("connected", "lost", "restored", "fallback"):
+    if word in ("primary", "fallback"):  # which reader deals, not the state of a link
+        return replace(state, fallback=e.get("source") if word == "fallback" else None)
+    if word not in ("connected", "lost", "restored"):
         return state  # hello and warnings change no link state
     devices = dict(state.devices)
     devices[str(e.get("source"))] = word

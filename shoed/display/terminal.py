@@ -297,6 +297,8 @@ def alarms_panel(state: DisplayState) -> Panel:
     for source, link in state.devices:
         if link not in ("connected", "restored"):
             lines.append(Text(f"shoe {source}: {link}", style="bold yellow"))
+    if state.fallback:
+        lines.append(Text(f"shoe {state.fallback}: fallback", style="bold yellow"))
     if not lines:
         lines.append(Text("no alarm", style="green"))
     style = "red" if state.alarms or state.locked else ("yellow" if state.pending else "")

@@ -24,6 +24,8 @@ are turned when the coup completes, and `coup.result` carries them all).
 
 from __future__ import annotations
 
+from shoed.table.events import LOCKING_ALARMS
+
 DISPLAY = "display"
 SURVEILLANCE = "surveillance"
 AUDIENCES = (DISPLAY, SURVEILLANCE)
@@ -97,6 +99,8 @@ def display_snapshot(snapshot: dict, reveal: str = "dealt") -> dict:
     alarms = snapshot.get("alarms")
     if isinstance(alarms, dict):
         snap["alarms"] = {name: name for name in alarms if name not in SURVEILLANCE_ONLY_ALARMS}
+        if snapshot.get("locked"):  # its text is the alarm's: the display gets the alarm's name
+            snap["locked"] = next((name for name in LOCKING_ALARMS if name in alarms), "integrity")
     coup = snap.get("coup")
     if reveal == "result" and isinstance(coup, dict) and not coup.get("complete"):
         snap["coup"] = {**coup, "player_cards": [], "banker_cards": [], "player_total": None,

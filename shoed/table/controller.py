@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from shoed.table import shuffle as shuffle_table
 from shoed.table import waits
-from shoed.table.events import COMMANDS, NEEDS_ROLE, SCHEMA_VERSION, CommandRejected
+from shoed.table.events import COMMANDS, LOCKING_ALARMS, NEEDS_ROLE, SCHEMA_VERSION, CommandRejected
 from shoed.rules import misdeal as md
 from shoed.rules.cards import Card, CardError, parse_card
 from shoed.rules.coup import Coup, hand_total
@@ -44,8 +44,6 @@ OPEN = "open"  # cards are due
 COMPLETE = "complete"  # the result stands; waiting for confirm
 VOID = "void"  # voided; waiting for confirm
 
-# Alarms that hold the table (play stops, the gate stays locked) until the pit unlocks it.
-HOLDS = ("integrity", "forged_frame", "device_changed")
 # What of a shoe's Hello must not change while a coup is dealt (and vendor, serial: never unnoticed).
 IDENTITY = ("vendor", "serial", "boot")
 
@@ -293,6 +291,8 @@ class TableController:
             "locked": self.locked,
             "alarms": dict(self.alarms),
             "devices": dict(self.devices),
+            # The fallback reader that deals now (device.fallback), None while the first one does.
+            "fallback": self.active_source if self.priority and self.active_source != self.priority[0] else None,
             "waiting": self.waiting(),
             "schema": SCHEMA_VERSION,
             "seq": self.seq,
@@ -908,7 +908,7 @@ class TableController:
             if not self.locked:
                 raise CommandRejected("the table is not locked")
             self.locked = None
-            for name in [h for h in HOLDS if h in self.alarms] or ["integrity"]:
+            for name in [h for h in LOCKING_ALARMS if h in self.alarms] or ["integrity"]:
                 self._alarm(step, name, False, "cleared by the pit", by=by)
             return
         # Held, the pit may still void the coup (then unlock) or close the shoe.

@@ -251,6 +251,21 @@ class CoupConfirmed(Base, tag="coup.confirmed", kw_only=True):
 
 
 # ----- misdeals and alarms -----------------------------------------------------
+# Alarms the table holds: raised until it clears them, and listed meanwhile in the snapshot's
+# `alarms` (the controller holds an alarm only through TableController._alarm, and only these).
+# Every other alarm event is a one-off notice. A display tells them apart by this set alone, so
+# one that stayed connected and one that joined late show the same alarms.
+HELD_ALARMS = frozenset({
+    "tamper", "foreign_card", "integrity", "favourable_bet", "stalled", "no_reader", "reader_mismatch",
+    "forged_frame", "device_changed",
+    # A card-reading shuffler's (shoed.table.shuffle): its faults are shuffler_<fault name>.
+    "shuffle_order_invalid", "deck_incomplete", "shoe_unverified", "weak_shuffle", "sequence_mismatch",
+    "shuffler_jam", "shuffler_door", "shuffler_recognition", "shuffler_fault",
+})
+# Held alarms that also stop play (the table is locked) until the pit unlocks it.
+LOCKING_ALARMS = ("integrity", "forged_frame", "device_changed")
+
+
 class MisdealDetail(msgspec.Struct, kw_only=True):
     id: int
     kind: str
