@@ -90,12 +90,14 @@ def status_summary(state: dict) -> str:
         cut = f"cut card out, last coup {shoe.get('last_coup')}" if shoe.get("cut_card") else "cut card not out"
         lines.append(f"cards: {shoe.get('cards_seen')} seen, {shoe.get('cards_left')} left, "
                      f"{shoe.get('burned')} burned · {cut}")
+    from shoed.rules.roads import results_of
+    from shoed.rules.stats import tally
+
     coups = state.get("coups") or []
-    results = [c for c in coups if not c.get("void")]
-    wins = {w: sum(1 for c in results if c.get("winner") == w) for w in ("banker", "player", "tie")}
+    counts = tally(results_of(coups))
     voids = [c for c in coups if c.get("void")]
-    lines.append(f"coups: {len(results)} results (banker {wins['banker']}, player {wins['player']}, "
-                 f"tie {wins['tie']}), {len(voids)} void")
+    lines.append(f"coups: {counts.coups} results (banker {counts.banker}, player {counts.player}, "
+                 f"tie {counts.tie}), {len(voids)} void")
     if coups:
         last = coups[-1]
         if last.get("void"):

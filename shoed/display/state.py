@@ -19,18 +19,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from shoed.rules.roads import Outcome, Roads, outcome_of, roads
-from shoed.table.events import HELD_ALARMS, LOCKING_ALARMS
+from shoed.rules.roads import NO_RESULTS, Outcome, Roads, ShoeResults, roads, roads_after
+from shoed.rules.misdeal import OUTLIVE_VOID
+from shoed.rules.stats import CARDS_PER_DECK
+from shoed.table.events import HELD_ALARMS, LOCKING_ALARMS, ODDS_FIELDS
 
 # Link states, set by the shell.
 CONNECTING, LIVE, RECONNECTING = "connecting", "live", "reconnecting"
 
 NOTICES_KEPT = 4
 
-# Misdeals that a void leaves pending: they are not about the coup (shoed/table/controller.py, _void).
-_OUTLIVE_VOID = frozenset({"card_after_last_coup", "card_out_of_sequence"})
-
-CARDS_PER_DECK = 52
 EMPTY_ROADS = roads(())
 
 
@@ -83,8 +81,7 @@ class DisplayState:
     cards_left: int | None = None
     cut_card: bool = False
     last_coup: int | None = None  # the shoe's last coup, once the cut card is out
-    results: tuple[Outcome, ...] = ()
-    result_coups: tuple[int | None, ...] = ()  # the table's coup number of each result
+    shoe_results: ShoeResults = NO_RESULTS  # the shoe's results, less those voided after them
     roads: Roads = EMPTY_ROADS
     voids: tuple[tuple[int | None, str], ...] = ()  # (coup, reason)
     coup: CoupView | None = None  # the coup on the table now
@@ -102,6 +99,15 @@ class DisplayState:
     note: str | None = None  # the daemon started or stopped
     snapshots: int = 0
     events: int = 0
+
+    @property
+    def results(self) -> tuple[Outcome, ...]:
+        return self.shoe_results.outcomes
+
+    @property
+    def result_coups(self) -> tuple[int | None, ...]:
+        """The table's coup number of each result."""
+        return self.shoe_results.coups
 
 
 def initial(table: str) -> DisplayState:
@@ -138,14 +144,8 @@ def from_snapshot(state: DisplayState, item: dict) -> DisplayState:
     snap = item.get("state") or {}
     shoe = snap.get("shoe") or {}
     coups = list(snap.get("coups") or ())
-    results, numbers, voids = [], [], []
-    for record in coups:
-        outcome = outcome_of(record)
-        if outcome is None:
-            voids.append((record.get("coup"), str(record.get("reason") or "void")))
-        else:
-            results.append(outcome)
-            numbers.append(record.get("coup"))
+    results = ShoeResults.of_coups(coups)
+    voids = [(record.get("coup"), _reason(record)) for record in coups if record.get("void")]
     last = CoupView.of_record(coups[-1]) if coups else None
     coup = last
     open_coup = snap.get("coup")
@@ -170,9 +170,8 @@ def from_snapshot(state: DisplayState, item: dict) -> DisplayState:
         cards_left=shoe.get("cards_left"),
         cut_card=bool(shoe.get("cut_card")),
         last_coup=shoe.get("last_coup"),
-        results=tuple(results),
-        result_coups=tuple(numbers),
-        roads=roads(results),
+        shoe_results=results,
+        roads=roads(results.outcomes),
         voids=tuple(voids),
         coup=coup,
         last=last,
@@ -189,6 +188,10 @@ def from_snapshot(state: DisplayState, item: dict) -> DisplayState:
     )
 
 
+def _reason(void: dict) -> str:
+    return str(void.get("reason") or "void")
+
+
 def _pending(entry: dict) -> tuple[int, str, str]:
     return (entry.get("id"), str(entry.get("kind")), str(entry.get("correction")))
 
@@ -199,7 +202,7 @@ def _on_shoe_opened(state: DisplayState, e: dict) -> DisplayState:
     return replace(
         state, shoe=e.get("shoe"), ruleset=e.get("ruleset", state.ruleset), decks=decks, phase="burn_first",
         cards_left=decks * CARDS_PER_DECK if isinstance(decks, int) else None, cut_card=False, last_coup=None,
-        results=(), result_coups=(), roads=EMPTY_ROADS, voids=(), coup=None, last=None, odds=None,
+        shoe_results=NO_RESULTS, roads=EMPTY_ROADS, voids=(), coup=None, last=None, odds=None,
         odds_local=False, pending=(), remaining_by_rank=None, reconciliation=None,
     )
 
@@ -236,7 +239,7 @@ def _on_shoe_closed(state: DisplayState, e: dict) -> DisplayState:
 
 
 def _on_odds(state: DisplayState, e: dict) -> DisplayState:
-    odds = {k: e[k] for k in ("cards_left", "probabilities", "player_expectation", "favourable") if k in e}
+    odds = {k: e[k] for k in ODDS_FIELDS if k in e}
     return replace(state, odds=odds, odds_local=False)
 
 
@@ -263,26 +266,34 @@ def _on_card(state: DisplayState, e: dict) -> DisplayState:
     return replace(state, coup=coup)
 
 
+def _roads(state: DisplayState, results: ShoeResults, e: dict) -> Roads:
+    """The roads after a coup.result or coup.void: the coup's road step, as the table published
+    it, added to the roads; laid out again from the results only where no step follows the
+    roads shown (a result voided, or a table that publishes no steps)."""
+    if results is state.shoe_results:
+        return state.roads
+    step = e.get("road")
+    if e.get("kind") == "coup.result" and isinstance(step, dict):
+        try:
+            return roads_after(state.roads, step)
+        except (ValueError, KeyError, TypeError):
+            pass
+    return roads(results.outcomes)
+
+
 def _on_coup_result(state: DisplayState, e: dict) -> DisplayState:
-    outcome = outcome_of(e)
+    results = state.shoe_results.after(e)
     view = CoupView.of_record(e)
-    if outcome is None:
-        return replace(state, coup=view, last=view)
-    results = state.results + (outcome,)
-    return replace(state, results=results, result_coups=state.result_coups + (e.get("coup"),),
-                   roads=roads(results), coup=view, last=view)
+    return replace(state, shoe_results=results, roads=_roads(state, results, e), coup=view, last=view)
 
 
 def _on_coup_void(state: DisplayState, e: dict) -> DisplayState:
-    results, numbers = state.results, state.result_coups
-    if numbers and numbers[-1] == e.get("coup"):  # voided after its result: no longer a result
-        results, numbers = results[:-1], numbers[:-1]
+    results = state.shoe_results.after(e)  # voided after its result: no longer a result
     view = CoupView.of_record(e)
     return replace(
-        state, results=results, result_coups=numbers,
-        roads=roads(results) if results != state.results else state.roads,
-        voids=state.voids + ((e.get("coup"), str(e.get("reason") or "void")),), coup=view, last=view,
-        pending=tuple(p for p in state.pending if p[1] in _OUTLIVE_VOID),
+        state, shoe_results=results, roads=_roads(state, results, e),
+        voids=state.voids + ((e.get("coup"), _reason(e)),), coup=view, last=view,
+        pending=tuple(p for p in state.pending if p[1] in OUTLIVE_VOID),
     )
 
 

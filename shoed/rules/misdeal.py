@@ -20,6 +20,8 @@ CARD_AFTER_LAST_COUP = "card_after_last_coup"  # the cut card came out and the l
 CARD_BEFORE_DECISION = "card_before_decision"  # a free-choice cell: a card came before the decision
 CARD_OUT_OF_SEQUENCE = "card_out_of_sequence"  # a card while no coup is open (shoe not ready, burn over)
 BURN_DURING_COUP = "burn_during_coup"  # a burn (card read in burn mode, or the burn button) while a coup card is due
+# Misdeals that a void leaves pending: they are not about the coup.
+OUTLIVE_VOID = (CARD_AFTER_LAST_COUP, CARD_OUT_OF_SEQUENCE)
 
 # Corrections.
 BURN = "burn"  # put the card to the discards; the coup goes on without it

@@ -412,6 +412,52 @@ class RoadStep:
         return out
 
 
+def _place_of(drawn: dict[str, Any]) -> Place:
+    return _place(drawn["row"], drawn["col"], drawn["column"], drawn["index"], drawn["tail"])
+
+
+def _appended(columns: tuple[tuple[Any, ...], ...], item: Any, new_column: bool) -> tuple[tuple[Any, ...], ...]:
+    return columns + ((item,),) if new_column or not columns else columns[:-1] + (columns[-1] + (item,),)
+
+
+def roads_after(before: Roads, step: dict[str, Any]) -> Roads:
+    """The roads after one more coup, from what the table says that coup added (the `road` of
+    its coup.result, RoadStep.to_json): a display applies it instead of laying out every road
+    again. A step that does not follow `before` (another position) raises ValueError."""
+    if step.get("position") != len(before.results) + 1:
+        raise ValueError(f"road step {step.get('position')} does not follow {len(before.results)} results")
+    outcome = _outcome(step["result"], bool(step["banker_pair"]), bool(step["player_pair"]), bool(step["natural"]))
+    big, grid = before.big_road, before.big_road_grid
+    drawn = step.get("big_road")
+    if drawn is not None:
+        place = _place_of(drawn)
+        cell = Cell(drawn["winner"], drawn["coup"], drawn["ties"], drawn["ties_before"], drawn["banker_pair"],
+                    drawn["player_pair"], drawn["natural"])
+        if drawn["new"]:
+            big, grid = _appended(big, cell, place.index == 0), grid + (place,)
+        else:  # a tie counted on the last decision's cell (BR1)
+            big = big[:-1] + (big[-1][:-1] + (cell,),)
+    derived, derived_grids = {}, dict(before.derived_grids)
+    for name, _ in DERIVED:
+        columns, added = before.derived(name), step.get(name)
+        if added is not None:
+            place = _place_of(added)
+            columns = _appended(columns, added["colour"], place.index == 0)
+            derived_grids[name] = derived_grids[name] + (place,)
+        derived[name] = columns
+    return Roads(
+        results=before.results + (outcome,),
+        rows=before.rows,
+        bead_plate=_appended(before.bead_plate, outcome, step["bead_plate"]["row"] == 0),
+        leading_ties=int(step["leading_ties"]),
+        big_road=big,
+        big_road_grid=grid,
+        ask_road={side: dict(marks) for side, marks in step["ask_road"].items()},
+        derived_grids=derived_grids,
+        **derived,
+    )
+
+
 class RoadBuilder:
     """The roads of a shoe, one coup at a time. `add(result)` returns the
     RoadStep; `roads()` the whole Roads."""
@@ -554,30 +600,53 @@ def outcome_of(record: dict[str, Any]) -> Outcome | None:
                    bool(record.get("natural")))
 
 
+@dataclass(frozen=True, slots=True)
+class ShoeResults:
+    """A shoe's results so far, with the table's coup number of each: every `coup.result` less
+    those voided after it. The one fold of results and voids (the table takes a voided result
+    back: TableController._void): the displays, the report and `results_from_events` use it."""
+
+    outcomes: tuple[Outcome, ...] = ()
+    coups: tuple[int | None, ...] = ()
+
+    def after(self, event: dict[str, Any]) -> ShoeResults:
+        """The results after one event: `coup.result` adds one, a `coup.void` of the coup that
+        has just had its result takes it back (the pit voided it before the confirm),
+        `shoe.opened` starts again; any other event changes nothing."""
+        kind = event.get("kind")
+        if kind == "shoe.opened":
+            return NO_RESULTS
+        if kind == "coup.result":
+            outcome = outcome_of(event)
+            if outcome is not None:
+                return ShoeResults(self.outcomes + (outcome,), self.coups + (event.get("coup"),))
+        elif kind == "coup.void" and self.coups and self.coups[-1] == event.get("coup"):
+            return ShoeResults(self.outcomes[:-1], self.coups[:-1])
+        return self
+
+    @classmethod
+    def of_coups(cls, coups: Iterable[dict[str, Any]]) -> ShoeResults:
+        """From a snapshot's `coups` list (results and voids, in order: a voided result is not in it)."""
+        pairs = [(c.get("coup"), o) for c in coups if (o := outcome_of(c)) is not None]
+        return cls(tuple(o for _, o in pairs), tuple(n for n, _ in pairs))
+
+
+NO_RESULTS = ShoeResults()
+
+
 def results_of(coups: Iterable[dict[str, Any]]) -> tuple[Outcome, ...]:
     """The results of a snapshot's `coups` list (results and voids, in order)."""
-    return tuple(o for o in map(outcome_of, coups) if o is not None)
+    return ShoeResults.of_coups(coups).outcomes
 
 
 def results_from_events(events: Iterable[dict[str, Any]], shoe: str | None = None) -> tuple[Outcome, ...]:
-    """The results of one shoe from its events in seq order: `coup.result` adds
-    one, a `coup.void` of the coup that has just had its result takes it back
-    (the pit voided it before the confirm), `shoe.opened` starts again. With
-    `shoe`, only that shoe's events count."""
-    out: list[tuple[int | None, Outcome]] = []
+    """The results of one shoe from its events in seq order (ShoeResults.after). With `shoe`,
+    only that shoe's events count."""
+    results = NO_RESULTS
     for event in events:
-        if shoe is not None and event.get("shoe") != shoe:
-            continue
-        kind = event.get("kind")
-        if kind == "shoe.opened":
-            out = []
-        elif kind == "coup.result":
-            outcome = outcome_of(event)
-            if outcome is not None:
-                out.append((event.get("coup"), outcome))
-        elif kind == "coup.void" and out and out[-1][0] == event.get("coup"):
-            out.pop()
-    return tuple(o for _, o in out)
+        if shoe is None or event.get("shoe") == shoe:
+            results = results.after(event)
+    return results.outcomes
 
 
 def results_text(outcomes: Iterable[Outcome]) -> str:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from shoed.table import shuffle as shuffle_table
 from shoed.table import waits
-from shoed.table.events import COMMANDS, LOCKING_ALARMS, NEEDS_ROLE, SCHEMA_VERSION, CommandRejected
+from shoed.table.events import COMMANDS, LOCKING_ALARMS, NEEDS_ROLE, ODDS_FIELDS, SCHEMA_VERSION, CommandRejected
 from shoed.rules import misdeal as md
 from shoed.rules.cards import Card, CardError, parse_card
 from shoed.rules.coup import Coup, hand_total
@@ -408,7 +408,7 @@ class TableController:
         self._count_void_cards()
         self.coup_state = VOID
         # Misdeals of a void coup are closed with it.
-        self.pending = [p for p in self.pending if p["kind"] in (md.CARD_AFTER_LAST_COUP, md.CARD_OUT_OF_SEQUENCE)]
+        self.pending = [p for p in self.pending if p["kind"] in md.OUTLIVE_VOID]
         self._emit(step, "coup.void", reason=reason, by=by, player_cards=record["player_cards"],
                    banker_cards=record["banker_cards"])
         if self.shoe:
@@ -854,7 +854,7 @@ class TableController:
         odds = item.get("odds")
         if not isinstance(odds, dict) or self.shoe is None:
             return
-        self.odds = {k: odds[k] for k in ("cards_left", "probabilities", "player_expectation", "favourable") if k in odds}
+        self.odds = {k: odds[k] for k in ODDS_FIELDS if k in odds}
         self._emit(step, "shoe.odds", **self.odds)
         favourable = list(odds.get("favourable") or [])
         was = "favourable_bet" in self.alarms

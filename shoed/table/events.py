@@ -195,6 +195,11 @@ class ShoeOdds(Base, tag="shoe.odds", kw_only=True):
     favourable: list[str]
 
 
+# The live odds as the controller keeps them for its snapshot and a display shows them: a
+# shoe.odds event without the fields every event carries.
+ODDS_FIELDS = tuple(f for f in ShoeOdds.__struct_fields__ if f not in Base.__struct_fields__)
+
+
 # ----- coups -----------------------------------------------------------------
 class CoupOpened(Base, tag="coup.opened", kw_only=True):
     last: bool

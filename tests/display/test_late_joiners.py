@@ -16,8 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from shoed.display import state as state_module
 from shoed.display.state import apply, fold, initial
 from shoed.journal import iter_records
+from shoed.rules.roads import RoadBuilder, parse_results, roads, roads_after
 from shoed.rules.ruleset import load_ruleset
 from shoed.table import TableController, controller, shuffle
 from shoed.table.audience import AUDIENCES, for_audience
@@ -132,3 +134,23 @@ def test_the_schema_names_every_alarm_the_controller_holds_and_none_it_does_not(
     assert held <= HELD_ALARMS, held - HELD_ALARMS
     assert once and not once & HELD_ALARMS, once & HELD_ALARMS
     assert {"no_reader", "reader_mismatch", "unknown_button"} <= held | once  # the walk found the calls
+
+
+@pytest.mark.parametrize("text", ["BPPBBBBBBBTPPTPBPBBPPPBTTBPBPPPPPPPPBB", "TTBbnPpTTPPBBBBBBBBPBPBPB", "P" * 14, "T"])
+def test_road_steps_applied_one_by_one_give_the_whole_roads(text):
+    builder, shown_ = RoadBuilder(), roads(())
+    for outcome in parse_results(text):
+        shown_ = roads_after(shown_, builder.add(outcome).to_json())
+        assert shown_ == builder.roads()
+    with pytest.raises(ValueError):  # a step that does not follow the roads shown
+        roads_after(roads(text[:-1] or "B"), RoadBuilder.from_results("BB").add("P").to_json())
+
+
+def test_a_live_display_lays_out_no_road_again_while_no_result_is_voided(monkeypatch):
+    """Each coup.result carries its road step: the display adds it, it does not lay out every road again."""
+    laid_out = []
+    monkeypatch.setattr(state_module, "roads", lambda results: laid_out.append(results) or roads(results))
+    events = [e for r in iter_records(JOURNALS / "punto-banco") for e in r.get("events", [])]
+    live = fold(events)
+    assert laid_out == [] and len(live.results) > 40
+    assert live.roads == roads(live.results)
