@@ -6,9 +6,9 @@ catch-up are served by a thread of their own (shoed.net.catchup), so that no
 client can hold up a card; the loop only hands it a snapshot when one is asked
 for. Every input goes the same way:
 
-    input -> controller -> journal (write + fsync) -> acknowledge to the shoe -> publish
+    input -> controller -> journal (write + fsync) -> publish -> acknowledge to the shoe
 
-so nothing is acknowledged or published that is not durably journaled
+so nothing is published or acknowledged that is not durably journaled
 (table-game-standards.md items 13, 19). At start the state is rebuilt by
 replaying the current shoe's journal file through the same controller; nothing
 is published before that has passed (item 4), and READY goes to systemd only
@@ -23,12 +23,8 @@ import functools
 import gc
 import json
 import os
-import select
-import shutil
 import signal
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -38,6 +34,8 @@ from shoed.daemon.clockwatch import STALL_LIMIT, ClockWatch
 from shoed.daemon.config import Config, ConfigError
 from shoed.daemon.config import check as check_config
 from shoed.daemon.notify import Notifier
+from shoed.daemon.virtual import DRIVER as VIRTUAL_DRIVER
+from shoed.daemon.virtual import VirtualShoeError, VirtualShoeProcess
 from shoed.table.replay import Replay, checkpoint_record, step_record
 from shoed.table import StartShoeFile, TableController, WorkOutOdds
 
@@ -84,46 +82,6 @@ def input_from_reading(reading) -> dict:
     return item
 
 
-class VirtualShoeProcess:
-    """The built-in virtual shoe, run as its own process on a pseudo-terminal."""
-
-    def __init__(self, ruleset: str, pace: float, seed: int | None, shoes: int, decks: int | None,
-                 follow: list[str] | None = None) -> None:
-        self.dir = tempfile.mkdtemp(prefix="shoed-virtual-")
-        self.link = os.path.join(self.dir, "shoe")
-        cmd = [sys.executable, "-m", "shoed", "simulate", "--protocol", "native", "--ruleset", ruleset,
-               "--pace", str(pace), "--link", self.link]
-        if seed is not None:
-            cmd += ["--seed", str(seed)]
-        cmd += ["--shoes", str(shoes or 0)]  # 0: shoe after shoe, without end
-        if decks:
-            cmd += ["--decks", str(decks)]
-        cmd += follow or []
-        # The shoe ignores the terminal's Ctrl-C: the daemon stops it, after its own stop is journaled.
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                                     preexec_fn=_ignore_interrupt)
-        ready, _, _ = select.select([self.proc.stdout], [], [], 15)
-        first = self.proc.stdout.readline().strip() if ready else ""
-        if not first:
-            self.stop()
-            raise DaemonError("the virtual shoe did not start (no pseudo-terminal path within 15 s)")
-        self.path = first
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-
-def _ignore_interrupt() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
 class Daemon:
     def __init__(self, config: Config) -> None:
         self.config = config
@@ -145,7 +103,6 @@ class Daemon:
         self.recent: collections.deque = collections.deque(maxlen=RECENT_EVENTS)
         self.closed_drivers: dict = {}  # driver -> monotonic time of the next open attempt
         self.open_tries: dict = {}
-        self._odds_missing: WorkOutOdds | None = None  # the journal ends with a coup whose live odds are missing
         # A coup ended: its live odds come when the loop is idle, or before the next input.
         self._odds_due: WorkOutOdds | None = None
         self.pending_inputs: list[dict] = []  # inputs the shell itself noticed (a shoe that would not open)
@@ -187,16 +144,16 @@ class Daemon:
 
         self._open_journal()
         try:
-            self._rebuild(ruleset, decks)
+            stopped_clean, odds_missing = self._rebuild(ruleset, decks)
             self._bind_sockets()
             self._open_sources()
             # Start-up record: power on, and whether the last stop was clean.
-            self.handle({"kind": "power", "state": "on", "clean": self._last_stop_clean,
+            self.handle({"kind": "power", "state": "on", "clean": stopped_clean,
                      "sources": [driver.source for driver in self.drivers],
                          "recovery": [n.to_json() for n in self.journal.recovery]})
             self._powered_on = True
             if self.config.live_odds:
-                self._odds_due = self._odds_missing
+                self._odds_due = odds_missing
             # What start-up found (an integrity lock, a shoe that would not open) is on record before
             # READY: a stop that comes at once must not leave it unjournaled.
             while self.pending_inputs:
@@ -223,7 +180,6 @@ class Daemon:
         # Read once (the configuration check proved it usable): the journal and catch-up share it.
         secret = read_secret_file(self.config.journal_secret_file) if self.config.journal_secret_file else None
         self._journal_secret = secret
-        self.journal_locked_reason = None
         try:
             self.journal = Journal(self.config.journal_dir, self.config.table, secret)
         except JournalLocked as exc:
@@ -234,17 +190,18 @@ class Daemon:
         for note in self.journal.recovery:
             log.warning("journal recovery", note=note.to_json())
 
-    def _rebuild(self, ruleset, decks: int) -> None:
-        """Replay the current file of the journal to rebuild the controller."""
+    def _rebuild(self, ruleset, decks: int) -> tuple[bool, WorkOutOdds | None]:
+        """Replay the current file of the journal to rebuild the controller. What the journal's past
+        tells: whether the last stop was clean, and the live odds its last coup is missing."""
         from shoed.journal import iter_records
 
         state = Replay(order_key=self.order_key)
-        self._last_stop_clean = True
+        stopped_clean = True
         path = self.journal.path
         if path is not None:
             for record in iter_records(path, self.journal.keys):
                 state.feed(record, path.name)
-            self._last_stop_clean = state.stopped_clean
+            stopped_clean = state.stopped_clean
         if state.controller is None:
             self.controller = TableController(self.config.table, ruleset, decks, auto_confirm=self._auto_confirm(),
                                               order_key=self.order_key)
@@ -260,11 +217,11 @@ class Daemon:
                 # An input like any other: journaled and published after the power-on (seq runs on unbroken).
                 self.pending_inputs.append({"kind": "integrity",
                                             "text": f"replay of {path.name} differs at jseq {first.jseq}: {first.reason}"})
-            # A stop between a coup's record and its live odds record left the odds out: they come now.
-            self._odds_missing = state.odds_due
             log.info("state rebuilt from the journal", file=path.name, steps=state.steps, seq=self.controller.seq,
                      coup=self.controller.coup_no or None)
         self.controller.auto_confirm = self._auto_confirm()
+        # A stop between a coup's record and its live odds record left the odds out: they come now.
+        return stopped_clean, state.odds_due
 
     @functools.cached_property
     def order_key(self) -> bytes | None:
@@ -284,16 +241,13 @@ class Daemon:
                     raise DaemonError(str(exc)) from None
         return None
 
-    def _secret(self) -> bytes | None:
-        return self._journal_secret
-
     def _auto_confirm(self) -> bool:
         if self.config.auto_confirm is not None:
             return bool(self.config.auto_confirm)
         from shoed.drivers import capabilities
 
-        # The built-in virtual shoe speaks the native protocol.
-        return any(capabilities("native" if s.driver == "virtual" else s.driver).auto_confirm
+        # The built-in virtual shoe is read through its driver: it can do what that one can.
+        return any(capabilities(VIRTUAL_DRIVER if s.driver == "virtual" else s.driver).auto_confirm
                    for s in self.config.sources)
 
     def _bind_sockets(self) -> None:
@@ -342,25 +296,13 @@ class Daemon:
         self.catchup.start()
 
     def _ensure_keys(self, key_dir: Path) -> None:
-        """First start: make the server's key pair and an empty allow-list. With the
-        embedded default, also a local console key that is allowed, so the
-        integrator can send commands at once (its secret stays in KEY_DIR)."""
-        from shoed.net.curve import create_key_pair
+        """First start: the server's key pair and an empty allow-list (shoed.net.keys)."""
+        from shoed.net.keys import ensure_server_keys
 
-        if (key_dir / "server.key_secret").exists():
-            return
-        key_dir.mkdir(parents=True, exist_ok=True)
-        clients = key_dir / "clients"
-        clients.mkdir(exist_ok=True)
-        _, _, public = create_key_pair(key_dir, "server")
-        log.warning("made the server key pair; allow a client by copying its public .key into clients/",
-                    key_dir=str(key_dir), server_public=public)
-        if self.config.embedded_default:
-            from shoed.net.curve import with_role
-
-            # The integrator's console on a bench with a virtual shoe: it may void and unlock too.
-            public_file, _, _ = create_key_pair(key_dir, "local-console")
-            (clients / "local-console.key").write_text(with_role(Path(public_file).read_text(), "pit"))
+        public = ensure_server_keys(key_dir, local_console=self.config.embedded_default)
+        if public is not None:
+            log.warning("made the server key pair; allow a client by copying its public .key into clients/",
+                        key_dir=str(key_dir), server_public=public)
 
     def _open_sources(self) -> None:
         from shoed.drivers import DriverError, driver_class
@@ -368,10 +310,12 @@ class Daemon:
         cfg = self.config
         for source in cfg.sources:
             if source.driver == "virtual":
-                self.virtual = VirtualShoeProcess(cfg.ruleset, cfg.sim_pace, cfg.sim_seed, cfg.sim_shoes, cfg.decks,
-                                                  self._virtual_dealer_follows())
+                try:
+                    self.virtual = VirtualShoeProcess.for_config(cfg)
+                except VirtualShoeError as exc:
+                    raise DaemonError(str(exc)) from None
                 log.info("virtual shoe started", pty=self.virtual.path, link=self.virtual.link, pace=cfg.sim_pace)
-                name, url, options = "native", self.virtual.link, {}
+                name, url, options = VIRTUAL_DRIVER, self.virtual.link, {}
             else:
                 name, url, options = source.driver, source.url, source.options
             try:
@@ -381,18 +325,6 @@ class Daemon:
             self.drivers.append(driver)
             self.closed_drivers[driver] = 0.0
         self._open_pending()
-
-    def _virtual_dealer_follows(self) -> list[str]:
-        """The virtual dealer watches the table and corrects what it caused, as a careful dealer
-        does (shoed/simulate/follow.py): with the local console's key where commands need one."""
-        cfg = self.config
-        args = ["--follow", f"{cfg.events},{cfg.snapshot},{cfg.commands}", "--follow-table", cfg.table]
-        if cfg.curve_commands:
-            secret = Path(cfg.key_dir) / "local-console.key_secret"
-            if not secret.exists() or cfg.curve_publish:
-                return []  # no key of its own: it deals as scripted
-            args += ["--key", str(secret), "--server-key", str(Path(cfg.key_dir) / "server.key")]
-        return args
 
     def _open_pending(self) -> None:
         """Open the sources that are not open yet. A shoe missing at start is not fatal:
@@ -667,12 +599,6 @@ class Daemon:
             return None
         return {"file": journal.file_seq, "jseq": journal.jseq, "hash": journal.head}
 
-    def events_between(self, first: int, last: int) -> list[dict]:
-        """Events with seq in [first, last], from memory or else from the journal files that hold them."""
-        if self.recent and self.recent[0]["seq"] <= first:
-            return [e for e in self.recent if first <= e["seq"] <= last]
-        return list(self.journal_events(first, last))
-
     def journal_events(self, first: int, last: int):
         """Events with seq in [first, last] from the journal files that hold them, one at a time
         (the catch-up thread reads them so, a chunk between clients)."""
@@ -690,7 +616,7 @@ class Daemon:
                 start = i
                 break
         for path in files[start:]:
-            for record in iter_records(path, self._secret()):
+            for record in iter_records(path, self._journal_secret):
                 if record.get("kind") != "step":
                     continue
                 for event in events_of(record):

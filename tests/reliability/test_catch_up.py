@@ -43,4 +43,4 @@ def test_events_from_the_journal_match_a_full_scan(journal):
         ranges += [(s - 3, s + 3), (s, s), (s + 1, s + 200)]
     for first, end in ranges:
         expected = [e for e in everything if first <= e["seq"] <= end]
-        assert daemon.events_between(first, end) == expected, (first, end)
+        assert list(daemon.journal_events(first, end)) == expected, (first, end)

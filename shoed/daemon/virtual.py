@@ -1,0 +1,82 @@
+"""The built-in virtual shoe of the embedded default: `shoed simulate` in a process of its own,
+on a pseudo-terminal that the daemon reads through the native serial driver, with the virtual
+dealer following the table (shoed/simulate/follow.py) where the daemon's keys let it."""
+
+from __future__ import annotations
+
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from shoed.daemon.config import Config
+
+# The driver the daemon reads the virtual shoe with (its capabilities are that driver's).
+DRIVER = "native"
+START_TIMEOUT = 15.0  # seconds the shoe has to say its pseudo-terminal's path
+
+
+class VirtualShoeError(Exception):
+    """The virtual shoe did not start."""
+
+
+class VirtualShoeProcess:
+    """The built-in virtual shoe, run as its own process on a pseudo-terminal."""
+
+    def __init__(self, ruleset: str, pace: float, seed: int | None, shoes: int, decks: int | None,
+                 follow: list[str] | None = None) -> None:
+        self.dir = tempfile.mkdtemp(prefix="shoed-virtual-")
+        self.link = os.path.join(self.dir, "shoe")
+        cmd = [sys.executable, "-m", "shoed", "simulate", "--protocol", DRIVER, "--ruleset", ruleset,
+               "--pace", str(pace), "--link", self.link]
+        if seed is not None:
+            cmd += ["--seed", str(seed)]
+        cmd += ["--shoes", str(shoes or 0)]  # 0: shoe after shoe, without end
+        if decks:
+            cmd += ["--decks", str(decks)]
+        cmd += follow or []
+        # The shoe ignores the terminal's Ctrl-C: the daemon stops it, after its own stop is journaled.
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                     preexec_fn=_ignore_interrupt)
+        ready, _, _ = select.select([self.proc.stdout], [], [], START_TIMEOUT)
+        first = self.proc.stdout.readline().strip() if ready else ""
+        if not first:
+            self.stop()
+            raise VirtualShoeError(f"the virtual shoe did not start (no pseudo-terminal path within "
+                                   f"{START_TIMEOUT:g} s)")
+        self.path = first
+
+    @classmethod
+    def for_config(cls, cfg: Config) -> VirtualShoeProcess:
+        """The virtual shoe the configuration asks for, its dealer following the table."""
+        return cls(cfg.ruleset, cfg.sim_pace, cfg.sim_seed, cfg.sim_shoes, cfg.decks, dealer_follows(cfg))
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _ignore_interrupt() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def dealer_follows(cfg: Config) -> list[str]:
+    """The virtual dealer watches the table and corrects what it caused, as a careful dealer
+    does (shoed/simulate/follow.py): with the local console's key where commands need one."""
+    args = ["--follow", f"{cfg.events},{cfg.snapshot},{cfg.commands}", "--follow-table", cfg.table]
+    if cfg.curve_commands:
+        secret = Path(cfg.key_dir) / "local-console.key_secret"
+        if not secret.exists() or cfg.curve_publish:
+            return []  # no key of its own: it deals as scripted
+        args += ["--key", str(secret), "--server-key", str(Path(cfg.key_dir) / "server.key")]
+    return args

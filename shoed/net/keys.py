@@ -1,0 +1,27 @@
+"""The daemon's own CURVE keys, made on its first start: the server's key pair and an empty
+allow-list (KEY_DIR/clients), and on a bench with the embedded default a local console key
+that the allow-list lets in with the pit's role (it may void and unlock too)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from shoed.net.curve import create_key_pair, with_role
+
+SERVER = "server"
+LOCAL_CONSOLE = "local-console"
+
+
+def ensure_server_keys(key_dir: str | Path, local_console: bool = False) -> str | None:
+    """Make what is missing on a first start; the server's public key when it was made now, None
+    when the keys were there already (nothing is touched then)."""
+    key_dir = Path(key_dir)
+    if (key_dir / f"{SERVER}.key_secret").exists():
+        return None
+    clients = key_dir / "clients"
+    clients.mkdir(parents=True, exist_ok=True)
+    _, _, public = create_key_pair(key_dir, SERVER)
+    if local_console:
+        public_file, _, _ = create_key_pair(key_dir, LOCAL_CONSOLE)
+        (clients / f"{LOCAL_CONSOLE}.key").write_text(with_role(Path(public_file).read_text(), "pit"))
+    return public
