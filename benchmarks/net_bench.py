@@ -177,31 +177,36 @@ def run(events: int, rate: float, crowd_size: int, with_stalled: bool) -> dict:
 
 def catch_up(count: int) -> tuple[float, int]:
     """Seconds for a TableClient to fill `count` missed events from a snapshot endpoint."""
+    import collections
     import threading
 
     import zmq
 
+    from shoed.net.catchup import CatchupServer, Endpoint
     from shoed.net.client import TableClient
     from shoed.net.publisher import Publisher
-    from shoed.net.snapshot import SnapshotServer
 
     journal = [{"table": "t1", "seq": s, "kind": "card", "card": "9H", "side": "player", "coup": s // 5}
                for s in range(1, count + 1)]
     ctx = zmq.Context()
     head = [0]  # what the snapshot says: the client joins at 0 and then hears of `count`
     pub = Publisher(ctx, "tcp://127.0.0.1:*", "t1")
-    snap = SnapshotServer(ctx, "tcp://127.0.0.1:*", "t1", lambda: {"seq": head[0]},
-                          lambda a, b: journal[a - 1:b])
+    # The daemon's endpoint, every event read from the journal (none in memory).
+    snap = CatchupServer(ctx, [Endpoint("tcp://127.0.0.1:*", lambda e: e, lambda s: s)], "t1",
+                         collections.deque(), lambda a, b: iter(journal[a - 1:b]))
+    snap.start()
     stop = threading.Event()
 
-    def serve():
+    def hand_over():  # the daemon's loop: a snapshot when the catch-up thread asks for one
         while not stop.is_set():
-            if snap.socket.poll(5):
-                snap.handle(snap.socket)
+            now = time.monotonic()
+            if snap.box.wanted(now):
+                snap.box.put({"seq": head[0]}, now)
+            time.sleep(0.001)
 
-    server = threading.Thread(target=serve)
+    server = threading.Thread(target=hand_over)
     server.start()
-    client = TableClient(pub.endpoint, snap.endpoint, "t1", context=ctx)
+    client = TableClient(pub.endpoint, snap.endpoints[0], "t1", context=ctx)
     got = client.poll(2.0)  # the initial snapshot at seq 0
     pub.last_seq = count  # the events went out while the display was away
     started = time.perf_counter()

@@ -295,8 +295,11 @@ class CatchupServer:
             if time.monotonic() > deadline:
                 raise RequestError("snapshot unavailable: the table did not hand one over in time")
             yield _WAIT
-        reply = {"ok": True, "op": "snapshot", "table": self.table_id, "seq": state["seq"],
-                 "state": ep.snapshot_view(state)}
+        seq = state.get("seq") if isinstance(state, dict) else None
+        if not isinstance(seq, int) or isinstance(seq, bool):  # a snapshot ends with its seq, or it is none
+            log.error("the snapshot handed over carries no int seq: %r", type(seq))
+            raise RequestError("snapshot unavailable: the state carries no seq")
+        reply = {"ok": True, "op": "snapshot", "table": self.table_id, "seq": seq, "state": ep.snapshot_view(state)}
         if request_id is not None:
             reply["id"] = request_id
         yield wire.encode(reply)

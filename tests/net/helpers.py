@@ -1,10 +1,12 @@
 """Helpers for the network tests: keys in temporary directories, a serving loop,
-and a small stand-in daemon (journal in a list, publisher and snapshot
-endpoint served from one thread, as the daemon's loop would).
+and a small stand-in daemon (journal in a list, a publisher served from one
+thread as the daemon's loop does, which also hands snapshots to the catch-up
+endpoint's own thread, shoed.net.catchup).
 """
 
 from __future__ import annotations
 
+import collections
 import queue
 import shutil
 import threading
@@ -16,7 +18,7 @@ import zmq
 
 from shoed.net.curve import ClientCurve, ServerCurve, create_key_pair
 from shoed.net.publisher import Publisher
-from shoed.net.snapshot import SnapshotServer
+from shoed.net.catchup import CatchupServer, Endpoint, Limits
 
 ANY_PORT = "tcp://127.0.0.1:*"
 
@@ -72,6 +74,44 @@ class Serving:
         self._stop.set()
         self._thread.join(5)
         assert not self._thread.is_alive()
+
+
+def catchup_server(context: zmq.Context, endpoint: str, table: str, journal_events, curve: ServerCurve | None = None,
+                   limits: Limits | None = None) -> CatchupServer:
+    """The daemon's snapshot and catch-up endpoint (not started), every event from `journal_events`
+    (no events in memory), seen as surveillance sees them."""
+    return CatchupServer(context, [Endpoint(endpoint, lambda e: e, lambda s: s, curve)], table, collections.deque(),
+                         journal_events, limits or Limits())
+
+
+class HandingOver:
+    """The daemon's loop's side of the snapshot hand-over, on a thread: when the catch-up thread
+    wants a snapshot, `snapshot()` makes one (None: the table hands none over)."""
+
+    def __init__(self, server: CatchupServer, snapshot) -> None:
+        self.server, self.snapshot, self.made = server, snapshot, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            now = time.monotonic()
+            if self.server.box.wanted(now):
+                state = self.snapshot()
+                if state is not None:
+                    self.server.box.put(state, now)
+                    self.made += 1
+            time.sleep(0.002)
+
+    def __enter__(self) -> Self:
+        self.server.start()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        self.server.close()
 
 
 class FakeTable:
@@ -146,22 +186,22 @@ class FakeTable:
             self._ready.set()
             return
         try:
-            snap = SnapshotServer(self.context, self._endpoints[1], self.table, self.state, self.events_between,
-                                  self.curve)
+            snap = catchup_server(self.context, self._endpoints[1], self.table, self.events_between, self.curve)
         except zmq.ZMQError as exc:
             pub.close()
             self.error = exc
             self._ready.set()
             return
         self.publisher, self.snapshot_server = pub, snap
-        self.events_endpoint, self.snapshot_endpoint = pub.endpoint, snap.endpoint
+        self.events_endpoint, self.snapshot_endpoint = pub.endpoint, snap.endpoints[0]
+        snap.start()
         self._ready.set()
         try:
-            poller = zmq.Poller()
-            poller.register(snap.socket, zmq.POLLIN)
             while not self._stop.is_set():
-                if poller.poll(2):
-                    snap.handle(snap.socket)
+                now = time.monotonic()
+                if snap.box.wanted(now):  # a client asked: the table's thread makes the snapshot
+                    snap.box.put(self.state(), now)
+                time.sleep(0.001)
                 while True:
                     try:
                         kind, fields = self._posts.get_nowait()

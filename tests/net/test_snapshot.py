@@ -1,4 +1,4 @@
-"""The snapshot endpoint (shoed.net.snapshot).
+"""The snapshot endpoint: its requests (shoed.net.snapshot) as the daemon serves them (shoed.net.catchup).
 
 table-game-standards item 17: a late joiner fetches a snapshot that ends with
 its sequence number, and gaps are filled from the durable journal. Bad
@@ -7,13 +7,16 @@ requests get a clear error reply and the endpoint keeps serving.
 
 from __future__ import annotations
 
+import time
+
 import pytest
 import zmq
 
 from shoed.net import wire
-from shoed.net.snapshot import MAX_REQUEST_BYTES, SnapshotServer
+from shoed.net.catchup import Limits
+from shoed.net.snapshot import MAX_REQUEST_BYTES
 
-from .helpers import ANY_PORT, Serving
+from .helpers import ANY_PORT, HandingOver, catchup_server
 
 JOURNAL = [{"table": "t1", "seq": s, "kind": "card.dealt", "card": "9H"} for s in range(1, 26)]
 
@@ -26,17 +29,21 @@ def _events(first, last):
 
 @pytest.fixture
 def server(ctx):
-    srv = SnapshotServer(ctx, ANY_PORT, "t1", lambda: {"seq": 25, "coup": 7}, _events, chunk_events=10, max_range=100)
-    with Serving(srv):
+    srv = catchup_server(ctx, ANY_PORT, "t1", _events, limits=Limits(chunk_events=10, max_range=100))
+    with HandingOver(srv, lambda: {"seq": 25, "coup": 7}):
         yield srv
-    srv.close()
+
+
+def connect(ctx, server, kind=zmq.DEALER):
+    sock = ctx.socket(kind)
+    sock.linger = 0
+    sock.connect(server.endpoints[0])
+    return sock
 
 
 @pytest.fixture
 def dealer(ctx, server):
-    sock = ctx.socket(zmq.DEALER)
-    sock.linger = 0
-    sock.connect(server.endpoint)
+    sock = connect(ctx, server)
     yield sock
     sock.close(0)
 
@@ -68,9 +75,7 @@ def test_empty_range_is_just_done(dealer):
 
 
 def test_req_socket_works_too(ctx, server):
-    req = ctx.socket(zmq.REQ)
-    req.linger = 0
-    req.connect(server.endpoint)
+    req = connect(ctx, server, zmq.REQ)
     req.send(b'{"op": "snapshot"}')
     assert req.poll(2000)
     assert wire.decode(req.recv())["seq"] == 25
@@ -107,15 +112,11 @@ def test_error_reply_carries_the_id_when_it_can(dealer):
 
 
 def test_oversized_request_is_dropped_and_the_endpoint_keeps_serving(ctx, server):
-    big = ctx.socket(zmq.DEALER)
-    big.linger = 0
-    big.connect(server.endpoint)
+    big = connect(ctx, server)
     big.send(b'{"op": "snapshot", "id": "' + b"x" * MAX_REQUEST_BYTES + b'"}')
     assert not big.poll(300)  # ZeroMQ cut the connection: no reply
     big.close(0)
-    fresh = ctx.socket(zmq.DEALER)
-    fresh.linger = 0
-    fresh.connect(server.endpoint)
+    fresh = connect(ctx, server)
     assert ask(fresh, b'{"op": "snapshot"}')[0]["seq"] == 25
     fresh.close(0)
 
@@ -123,15 +124,16 @@ def test_oversized_request_is_dropped_and_the_endpoint_keeps_serving(ctx, server
 @pytest.mark.parametrize(("snapshot", "words"), [
     (lambda: {"coup": 3}, "carries no seq"),
     (lambda: {"seq": "7"}, "carries no seq"),
-    (lambda: 1 / 0, "division by zero"),
+    (lambda: None, "did not hand one over in time"),  # the table's loop never has a turn to spare
 ])
-def test_broken_snapshot_callback_is_an_error_reply(ctx, snapshot, words):
-    with SnapshotServer(ctx, ANY_PORT, "t1", snapshot, _events) as srv, Serving(srv):
-        sock = ctx.socket(zmq.DEALER)
-        sock.linger = 0
-        sock.connect(srv.endpoint)
+def test_a_snapshot_without_its_seq_or_none_at_all_is_an_error_reply(ctx, snapshot, words):
+    srv = catchup_server(ctx, ANY_PORT, "t1", _events, limits=Limits(snapshot_wait=0.3))
+    with HandingOver(srv, snapshot):
+        sock = connect(ctx, srv)
         [reply] = ask(sock, b'{"op": "snapshot"}')
         assert not reply["ok"] and words in reply["error"]
+        [events] = ask(sock, b'{"op": "events", "from": 30, "to": 31}')  # the endpoint serves on
+        assert events == {"ok": True, "op": "events", "done": True, "count": 0}
         sock.close(0)
 
 
@@ -139,30 +141,25 @@ def test_journal_out_of_order_is_an_error_not_a_hole(ctx):
     def shuffled(first, last):
         return [{"seq": 5}, {"seq": 7}, {"seq": 6}]
 
-    with SnapshotServer(ctx, ANY_PORT, "t1", lambda: {"seq": 9}, shuffled) as srv, Serving(srv):
-        sock = ctx.socket(zmq.DEALER)
-        sock.linger = 0
-        sock.connect(srv.endpoint)
+    srv = catchup_server(ctx, ANY_PORT, "t1", shuffled)
+    with HandingOver(srv, lambda: {"seq": 9}):
+        sock = connect(ctx, srv)
         [reply] = ask(sock, b'{"op": "events", "from": 5, "to": 7}')
         assert not reply["ok"] and "out of order" in reply["error"]
         sock.close(0)
 
 
-def test_handle_serves_only_what_is_ready_and_a_bounded_number(ctx):
-    calls = []
-    srv = SnapshotServer(ctx, ANY_PORT, "t1", lambda: calls.append(1) or {"seq": 1}, _events, max_per_handle=3)
-    assert srv.handle(srv.socket) == 0  # nothing waiting: returns at once
-    sock = ctx.socket(zmq.DEALER)
-    sock.linger = 0
-    sock.connect(srv.endpoint)
-    for _ in range(5):
-        sock.send(b'{"op": "snapshot"}')
-    poller = zmq.Poller()
-    poller.register(srv.socket, zmq.POLLIN)
-    served = []
-    while sum(served) < 5:
-        assert poller.poll(2000)
-        served.append(srv.handle(srv.socket))
-    assert max(served) <= 3 and len(calls) == 5
-    sock.close(0)
-    srv.close()
+def test_clients_asking_at_once_share_the_snapshots_the_table_makes(ctx):
+    """The table's loop makes a snapshot only when asked, and one answers every request waiting
+    (at most one per Limits.snapshot_interval, however many clients ask)."""
+    srv = catchup_server(ctx, ANY_PORT, "t1", _events, limits=Limits(snapshot_interval=0.2))
+    with HandingOver(srv, lambda: {"seq": 1}) as table:
+        time.sleep(0.1)
+        assert table.made == 0  # nobody asked
+        socks = [connect(ctx, srv) for _ in range(5)]
+        for sock in socks:
+            sock.send(b'{"op": "snapshot"}')
+        for sock in socks:
+            assert sock.poll(2000) and wire.decode(sock.recv())["seq"] == 1
+            sock.close(0)
+        assert 1 <= table.made < 5
