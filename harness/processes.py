@@ -31,6 +31,8 @@ import threading
 import time
 from pathlib import Path
 
+from shoed.daemon.virtual import end_process
+
 
 def short_dir(prefix: str = "shoed-test-") -> Path:
     """A private directory with a short path (ipc socket paths are limited to ~100 bytes)."""
@@ -134,13 +136,8 @@ class Daemon(_StopsOnExit):
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 20) -> int:
         """Send `sig` (if still running) and wait for the exit status; SIGKILL after `timeout`."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
         try:
-            return self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            return self.proc.wait(10)
+            return end_process(self.proc, timeout, sig)
         finally:
             self._reader.join(5)
             if self.proc.stdout is not None:
@@ -192,13 +189,7 @@ class Simulator(_StopsOnExit):
                                  f"stderr: {self.err_path.read_text()[-500:]}") from None
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
+        end_process(self.proc, 10)
         if self.proc.stdout is not None:
             self.proc.stdout.close()
         self._err.close()

@@ -56,14 +56,19 @@ class VirtualShoeProcess:
         return cls(cfg.ruleset, cfg.sim_pace, cfg.sim_seed, cfg.sim_shoes, cfg.decks, dealer_follows(cfg))
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
+        end_process(self.proc, 5)
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def end_process(proc: subprocess.Popen, timeout: float, sig: int = signal.SIGTERM) -> int:
+    """Send `sig` to a child still running and wait for its exit status; SIGKILL after `timeout`."""
+    if proc.poll() is None:
+        proc.send_signal(sig)
+    try:
+        return proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.wait(timeout)
 
 
 def _ignore_interrupt() -> None:
