@@ -42,8 +42,10 @@ class VirtualShoeProcess:
         # The shoe ignores the terminal's Ctrl-C: the daemon stops it, after its own stop is journaled.
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                                      preexec_fn=_ignore_interrupt)
-        ready, _, _ = select.select([self.proc.stdout], [], [], START_TIMEOUT)
-        first = self.proc.stdout.readline().strip() if ready else ""
+        out = self.proc.stdout
+        assert out is not None  # stdout=PIPE
+        ready, _, _ = select.select([out], [], [], START_TIMEOUT)
+        first = out.readline().strip() if ready else ""
         if not first:
             self.stop()
             raise VirtualShoeError(f"the virtual shoe did not start (no pseudo-terminal path within "
