@@ -156,7 +156,7 @@ def test_subscribers_a_catch_up_client_and_a_display_never_see_a_card_before_it_
     assert opened["commitment"] and not any(e.get("alarm") == "sequence_mismatch" for e in seen_early)
 
 
-@pytest.mark.parametrize("fault", ["switch-card", "remove-card", "insert-card"])
+@pytest.mark.parametrize("fault", ["switch-card", "remove-card", "insert-card", "swap-cards"])
 def test_a_shoe_tampered_at_the_table_is_caught_at_the_exact_card_and_the_coup_held(base, fault):
     """The alarm names the card's place, the card due and the card that came; the coup is held (the gate
     locks, the shoe stops) for the pit's void. What kind of tampering it was is told by the
@@ -171,10 +171,13 @@ def test_a_shoe_tampered_at_the_table_is_caught_at_the_exact_card_and_the_coup_h
     events = events_until(base, '"sequence_mismatch"', 120, linger=1.0, seed=seed, faults=fault)
     found, *later = [e for e in events if e["kind"] == "alarm" and e["alarm"] == "sequence_mismatch"]
     assert found["position"] == position and found["expected"] == order[position]
-    kind = {"switch-card": "substituted", "remove-card": "removed", "insert-card": "inserted"}[fault]
+    kind = {"switch-card": "substituted", "remove-card": "removed", "insert-card": "inserted",
+            "swap-cards": "out_of_order"}[fault]
     # A card already past the gate when it locked tells the kind at once.
     assert [(e["position"], e["mismatch"]) for e in later] in ([], [(position, kind)])
     assert found["got"] == (order[position + 1] if fault == "remove-card" else card)
+    if fault == "swap-cards":
+        assert found["got"] == order[position + 1] != found["expected"]  # the next card came first
     held = [e for e in events if e["kind"] == "misdeal" and e["misdeal"]["kind"] == "sequence_mismatch"]
     assert held and held[0]["seq"] >= found["seq"] - 1
     # Held: no coup confirmed after it, and the shoe stops (only cards already past the gate when the
