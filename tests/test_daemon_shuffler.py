@@ -191,3 +191,67 @@ def test_a_weak_shuffle_is_flagged_when_its_shoe_goes_in(base):
     (weak,) = [e for e in events if e["kind"] == "alarm" and e["alarm"] == "weak_shuffle"]
     opened = [e for e in events if e["kind"] == "shoe.opened"]
     assert len(opened) == 2 and weak["seq"] > opened[1]["seq"] and weak["run"]["length"] >= 5
+
+
+@pytest.mark.parametrize("fault", ["missing-card", "foreign-card"])
+def test_an_incomplete_shoe_waits_for_an_authorised_open_then_is_dealt_and_checked(base, fault):
+    """A deck with a card missing (or one of another design) names the deck and the card; the shoe put in is
+    not opened until the `open_shoe` command, journaled with the key that sent it; then its cards are
+    checked against the order as usual (30 coups of it)."""
+    from shoed.net.commands import send_command
+    from shoed.net.curve import ClientCurve
+    from shoed.simulate.shuffler import ShufflerFaults, shuffle_run
+    from tests.test_simulate_follows import dealer_keys
+
+    seed = 13
+    (shoe,) = shuffle_run(seed, decks=6, shoes=1, faults=ShufflerFaults(frozenset({fault}))).shoes
+    ((deck, card),) = shoe.missing or shoe.foreign
+    key = base / "order.key"
+    key.write_text(os.urandom(32).hex() + "\n")
+    (base / "dealer").mkdir()
+    dealer_keys(base)
+    sim, config = shuffled_table(base, key, seed=seed, faults=fault)
+    journal = base / "journal"
+    try:
+        daemon = Daemon(base, "--config", str(config), journal=journal)
+        deadline = time.monotonic() + 60
+        while '"shoe_unverified"' not in journal_text(journal) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)  # the shoe stays shut: no card is dealt
+        assert '"shoe.opened"' not in journal_text(journal)
+        keys = ClientCurve.from_files(base / "dealer" / "dealer.key_secret", base / "keys" / "server.key")
+        reply = send_command(daemon.commands, "open_shoe", {}, keys, timeout=10)
+        assert reply["ok"], reply
+        while journal_text(journal).count('"coup.result"') < 30 and time.monotonic() < deadline + 60:
+            time.sleep(0.05)
+        daemon.stop()
+    finally:
+        sim.stop()
+    records = records_of(journal)
+    events = [e for r in records if r["kind"] == "step" for e in r["events"]]
+    (incomplete,) = [e for e in events if e["kind"] == "alarm" and e["alarm"] == "deck_incomplete"]
+    assert incomplete["deck"] == deck and incomplete[fault.split("-")[0]] == [card] and card in incomplete["text"]
+    refused, cleared = [e for e in events if e["kind"] == "alarm" and e["alarm"] == "shoe_unverified"]
+    assert refused["active"] and not cleared["active"] and cleared["by"] == "dealer"
+    opening = next(r for r in records if r["kind"] == "step" and any(e["kind"] == "shoe.opened" for e in r["events"]))
+    assert opening["input"]["cmd"] == "open_shoe" and opening["input"]["client"] == "dealer"
+    opened = next(e for e in events if e["kind"] == "shoe.opened")
+    assert refused["seq"] < opened["seq"] and opened["commitment"]
+    # Dealt and checked against the order (the foreign card is in it: the shuffler read it), card by card.
+    assert not any(e["kind"] == "alarm" and e["alarm"] == "sequence_mismatch" for e in events)
+    assert sum(e["kind"] == "coup.result" for e in events) >= 30
+
+
+@pytest.mark.parametrize("fault", ["jam", "lose-link"])
+def test_a_jam_and_a_link_lost_mid_order_leave_the_shuffle_whole(base, fault):
+    events = events_until(base, '"shoe.opened"', 90, linger=0.5, seed=14, faults=fault)
+    (completed,) = [e for e in events if e["kind"] == "shuffle.completed"]
+    assert completed["verified"] and completed["cards"] == 6 * 52 and completed["problems"] == []
+    chunks = [e for e in events if e["kind"] == "shuffle.chunk"]
+    assert [c["position"] for c in chunks] == sorted({c["position"] for c in chunks})  # none lost, none twice
+    alarms = [(e["alarm"], e["active"]) for e in events if e["kind"] == "alarm"]
+    if fault == "jam":
+        assert ("shuffler_jam", True) in alarms and ("shuffler_jam", False) in alarms
+    else:
+        assert any(e["kind"] == "device.lost" and e["source"].startswith("shuffler:") for e in events)
+    assert not any(name in ("shuffle_order_invalid", "shoe_unverified") for name, _ in alarms)
