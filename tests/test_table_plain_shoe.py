@@ -197,3 +197,36 @@ def test_the_dealers_draw_command_is_a_draw():
     card = [e for e in feed.events if e["kind"] == "card"][-1]
     assert card["source"] == "command:dealer" and card["recipient"] == "unreadable"  # the exposed card: entered
     assert feed.table.shuffler.draws and feed.table.shuffler.tracker.dealt_count == 1
+
+
+def test_a_camera_deals_once_the_plain_shoe_is_lost_and_its_cards_are_checked_against_the_order():
+    run = shuffle_run(39, decks=6, shoes=1)
+    feed = Feed()
+    feed("power", state="on", sources=[PLAIN, CAMERA])
+    feed.shuffler(run, 1)
+    out: list[str] = []
+    lost = None
+    for e in deal(DealSetup(RULES, seed=39, shoes=1, orders=run.dealt_orders)):
+        if e.kind == "card":
+            out.append(e.card)
+            if lost is None and len(out) == 60:
+                lost = feed("link", link="lost", source=PLAIN)
+            if lost is None:
+                feed("draw", mode=e.mode, source=PLAIN)
+                feed("card", card=e.card, mode=e.mode, source=CAMERA)
+                if any(p["kind"] == "unreadable_card" for p in feed.table.pending):
+                    feed("command", cmd="enter_card", args={"card": e.card}, client="dealer")
+            else:
+                feed("card", card=e.card if len(out) != 80 else "AS" if e.card != "AS" else "KD", mode=e.mode,
+                     source=CAMERA)
+            if len(out) == 85:
+                break
+        elif e.kind == "button" and lost is None:
+            feed("button", button=e.button, source=PLAIN)
+        elif e.kind == "shoe_inserted":
+            feed("shoe_inserted", source=PLAIN, salt=SALT.hex())
+    assert any(e["kind"] == "device.fallback" and e["source"] == CAMERA for e in lost)
+    camera_cards = [e for e in feed.events if e["kind"] == "card" and e["source"] == CAMERA]
+    assert camera_cards and camera_cards[0]["card"] == out[59]  # the camera deals from the card after the last draw
+    (found, *_) = feed.alarms("sequence_mismatch")
+    assert (found["position"], found["expected"], found["source"]) == (79, out[79], CAMERA)

@@ -415,7 +415,9 @@ def wrap_card(original: Callable, readable: bool) -> Callable:
         state = table.shuffler
         tracker = state.tracker if state is not None else None
         source = item.get("source")
-        if tracker is not None and state.draws:
+        if tracker is not None and state.draws and not (table.priority and source == table.active_source):
+            # At a shoe that signals draws a reader checks them; it deals only once it is the reader that
+            # deals (the shoe's link lost: shoed.table.controller's failover).
             state.plain = state.plain or PlainDraws()
             return _reader_saw(table, item, step, state.plain, tracker, readable)
         if tracker is None or (table.active_source is not None and source != table.active_source):
