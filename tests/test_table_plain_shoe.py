@@ -18,11 +18,12 @@ CAMERA = "camera:0"
 
 
 def deal_by_draws(seed: int = 31, *, camera: str | None = None, seen=None, upto: int | None = None,
-                  inserted: bool = True):
+                  inserted: bool = True, enters=None):
     """A shuffled shoe dealt from a plain shoe: each card a `draw`; a card the table could not identify is
     entered by the dealer; `camera` "before" or "after": a camera sees each card (as `seen(position, card)`
     says) before or after its draw (the first card after it: the table knows its shoe signals draws from
-    the first draw on). Returns the feed, the cards as they came out, and how many were entered."""
+    the first draw on); the dealer enters `enters(n, card)` for the nth card entered. Returns the feed, the
+    cards as they came out, and how many were entered."""
     run = shuffle_run(seed, decks=6, shoes=1)
     feed = Feed()
     feed.shuffler(run, 1)
@@ -43,8 +44,9 @@ def deal_by_draws(seed: int = 31, *, camera: str | None = None, seen=None, upto:
             if camera == "after" or (camera and not position):
                 feed("card", card=read, mode=e.mode, source=CAMERA)
             if any(p["kind"] == "unreadable_card" for p in feed.table.pending):
+                card = enters(entered, e.card) if enters else e.card
                 entered += 1  # the dealer enters the card on the layout
-                feed("command", cmd="enter_card", args={"card": e.card}, client="dealer")
+                feed("command", cmd="enter_card", args={"card": card}, client="dealer")
         elif e.kind == "button":
             feed("button", button=e.button, source=PLAIN)
         elif e.kind == "shoe_inserted" and inserted:
@@ -230,3 +232,19 @@ def test_a_camera_deals_once_the_plain_shoe_is_lost_and_its_cards_are_checked_ag
     assert camera_cards and camera_cards[0]["card"] == out[59]  # the camera deals from the card after the last draw
     (found, *_) = feed.alarms("sequence_mismatch")
     assert (found["position"], found["expected"], found["source"]) == (79, out[79], CAMERA)
+
+
+@pytest.mark.parametrize("wrong", [0, 1, 2])
+def test_one_card_entered_wrong_is_caught_and_no_identity_is_taken_from_the_order(wrong):
+    """The exposed card, a coup card before the cut is found, or the card that would confirm it: entered
+    wrong, the table finds the entries disagree with the order (`alarm sequence_mismatch`) and from then on
+    every card is entered by hand; the order never deals a card the entries alone would have put there."""
+    def enters(n, card):
+        return next(c for c in ("AS", "KD", "7C") if c != card) if n == wrong else card
+
+    feed, _, out, entered = deal_by_draws(seed=40, enters=enters, upto=120)
+    (found,) = feed.alarms("sequence_mismatch")
+    assert found["position"] >= wrong and entered > 100
+    assert not [e for e in dealt(feed) if e["source"] == "shuffler"]
+    # Without the wrong entry, three cards entered find and confirm the cut.
+    assert deal_by_draws(seed=40, upto=120)[3] == 3

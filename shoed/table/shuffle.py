@@ -64,6 +64,7 @@ class PlainDraws:
     seen: list[tuple[str | None, str]] = field(default_factory=list)  # (card or None, reader) before their draw
     unread: dict[int, int] = field(default_factory=dict)  # unreadable-card misdeal id -> its card's position
     burned: list[int] = field(default_factory=list)  # face-down burns not identified: counted once the cut is found
+    confirmed: bool = False  # a card identified after the cut was found agreed with it: identities are taken
     doubted: bool = False  # a reader or the dealer disagreed with the order: no identity is taken from it now
 
 
@@ -450,9 +451,10 @@ DRAWN = "shuffler"  # the `source` of a card whose identity is the shuffled orde
 
 def on_draw(table, item: dict, step) -> None:
     """A card came out of a plain shoe that reads no identity (a `draw` reading, or the dealer's `draw`
-    command). Once the cut is found it is the order's card at its place, dealt with `source: shuffler`;
-    before that, or with no order, or past the order's end, or once a reader disagreed with the order, it
-    is a card not read (the dealer enters it: never guessed), and what the dealer enters narrows the cut."""
+    command). Once the cut is found, and confirmed by one more card identified where it puts it, it is the
+    order's card at its place, dealt with `source: shuffler`; before that, or with no order, or past the
+    order's end, or once a reader disagreed with the order, it is a card not read (the dealer enters it:
+    never guessed), and what the dealer enters narrows the cut."""
     source = item.get("source") or f"command:{item.get('client')}"
     mode = item.get("mode") or (item.get("args") or {}).get("mode") or "game"
     state = table.shuffler
@@ -466,7 +468,7 @@ def on_draw(table, item: dict, step) -> None:
     plain.unchecked.append(position)
     findings = _pair(tracker, plain)  # a read that came before this draw narrows the cut first
     card = None
-    if not plain.doubted and tracker.aligned and not tracker.lost and position < tracker.size:
+    if plain.confirmed and not plain.doubted and not tracker.lost and position < tracker.size:
         card = tracker.at(tracker.offset + position)
     if card is None:
         before = table.misdeal_ids
@@ -509,13 +511,15 @@ def _pair(tracker: Tracker, plain: PlainDraws) -> list[tuple[int, object, str]]:
 
 def _report(table, step, tracker: Tracker, plain: PlainDraws, findings) -> None:
     for position, check, source in findings:
+        if check.ok and not check.aligned and tracker.aligned:
+            plain.confirmed = True  # one more card where the cut puts it: one misread card cannot mislead
         if check.unaligned:
             plain.doubted = True
             _unaligned(table, step, tracker, source, position)
         elif check.mismatch is not None:
             plain.doubted = True
             _hold_mismatch(table, step, check.mismatch, source)
-    if plain.burned and tracker.aligned and not plain.doubted and table.shoe is not None:
+    if plain.burned and plain.confirmed and not plain.doubted and table.shoe is not None:
         # The face-down burns are known now: counted in the shoe (its reconciliation), not published.
         for position in plain.burned:
             table.shoe.note(parse_card(tracker.at(tracker.offset + position)))
