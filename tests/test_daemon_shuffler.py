@@ -77,6 +77,11 @@ def test_a_shuffled_shoe_survives_kill_9_and_its_reveal_matches_the_commitment(b
     alarms = {e["alarm"] for e in events if e["kind"] == "alarm" and e.get("active")}
     assert not alarms & {"sequence_mismatch", "shoe_unverified", "shuffle_order_invalid", "deck_incomplete",
                          "integrity"}, alarms
+    # The shuffler is no reader of the table's: the shoe alone deals, with its own buttons.
+    powers = [r["input"] for r in records if r["kind"] == "step" and r["input"].get("kind") == "power"
+              and r["input"].get("state") == "on"]
+    assert len(powers) == 2 and all(p["sources"] == [f"native:{sim.link}"] for p in powers)
+    assert not any(e["kind"] in ("device.primary", "device.fallback") for e in events)
     opened = next(e for e in events if e["kind"] == "shoe.opened")
     closed = next(e for e in events if e["kind"] == "shoe.closed")
     reveal = closed["reveal"]

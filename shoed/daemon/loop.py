@@ -192,7 +192,7 @@ class Daemon:
             self._open_sources()
             # Start-up record: power on, and whether the last stop was clean.
             self.handle({"kind": "power", "state": "on", "clean": self._last_stop_clean,
-                     "sources": [driver.source for driver in self.drivers],
+                     "sources": self._reader_sources(),
                          "recovery": [n.to_json() for n in self.journal.recovery]})
             self._powered_on = True
             if self.config.live_odds:
@@ -283,6 +283,14 @@ class Daemon:
                 except DriverError as exc:
                     raise DaemonError(str(exc)) from None
         return None
+
+    def _reader_sources(self) -> list[str]:
+        """The sources whose cards are dealt, in priority order (a shuffler's reports are no reader's)."""
+        from shoed.drivers import capabilities
+
+        # One driver for each configured source, in order; the built-in virtual shoe speaks the native protocol.
+        return [driver.source for source, driver in zip(self.config.sources, self.drivers, strict=True)
+                if capabilities("native" if source.driver == "virtual" else source.driver).deals]
 
     def _secret(self) -> bytes | None:
         return self._journal_secret
