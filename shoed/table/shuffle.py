@@ -26,6 +26,12 @@ dealt cards: a run of cards that survived the shuffle together, as long as
 `shoed.rules.shuffle.weak_run_threshold` or longer, raises `alarm weak_shuffle`
 with its length and where it lay in the previous shoe.
 
+At a plain shoe, which reads no card, each card out is a `draw` (an input
+kind, or the dealer's `draw` command): once the cut is found from the cards
+the dealer enters or a camera reads, and confirmed by one more, it takes the
+order's card at its place (`source: shuffler`); a camera's reads are paired
+with the draws and check them (`alarm sequence_mismatch` at the exact card).
+
 The order itself is kept here, in memory and in the journal's checkpoints; it
 is in no event and not in the snapshot.
 """
