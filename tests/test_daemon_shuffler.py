@@ -260,3 +260,48 @@ def test_a_jam_and_a_link_lost_mid_order_leave_the_shuffle_whole(base, fault):
     else:
         assert any(e["kind"] == "device.lost" and e["source"].startswith("shuffler:") for e in events)
     assert not any(name in ("shuffle_order_invalid", "shoe_unverified") for name, _ in alarms)
+
+
+@pytest.mark.parametrize("fault", ["switch-card", "remove-card", "insert-card", "swap-cards"])
+def test_the_card_after_tells_what_was_done_to_the_shoe_and_the_pits_void_lets_the_table_go_on(base, fault):
+    """The coup held at the card that is not the order's; the card after it (already past the gate, or
+    once the pit has voided the coup and confirmed) tells the kind of tampering at the same place
+    (`mismatch`), and the next coup opens."""
+    from shoed.net.commands import send_command
+    from shoed.net.curve import ClientCurve
+    from shoed.simulate.shuffler import ShufflerFaults, shuffle_run
+    from tests.test_simulate_follows import dealer_keys
+
+    seed = 11
+    (shoe,) = shuffle_run(seed, decks=6, shoes=1, faults=ShufflerFaults(frozenset({fault}))).shoes
+    position = shoe.tamper[1]
+    key = base / "order.key"
+    key.write_text(os.urandom(32).hex() + "\n")
+    (base / "dealer").mkdir()
+    dealer_keys(base, role="pit")
+    sim, config = shuffled_table(base, key, seed=seed, faults=fault)
+    journal = base / "journal"
+    try:
+        daemon = Daemon(base, "--config", str(config), journal=journal)
+        deadline = time.monotonic() + 120
+        while '"sequence_mismatch"' not in journal_text(journal) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)
+        pit = ClientCurve.from_files(base / "dealer" / "dealer.key_secret", base / "keys" / "server.key")
+        for cmd, args in (("void", {"reason": "card not in the shuffled order"}), ("confirm", {})):
+            reply = send_command(daemon.commands, cmd, args, pit, timeout=10)
+            assert reply["ok"], (cmd, reply)
+        while '"mismatch"' not in journal_text(journal) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)
+        daemon.stop()
+    finally:
+        sim.stop()
+    events = [e for r in records_of(journal) if r["kind"] == "step" for e in r["events"]]
+    found, told, *_ = [e for e in events if e["kind"] == "alarm" and e["alarm"] == "sequence_mismatch"]
+    kind = {"switch-card": "substituted", "remove-card": "removed", "insert-card": "inserted",
+            "swap-cards": "out_of_order"}[fault]
+    assert found["position"] == told["position"] == position and told["mismatch"] == kind
+    voided = next(e for e in events if e["kind"] == "coup.void")
+    assert found["seq"] < voided["seq"] and voided["by"] == "dealer"
+    assert any(e["kind"] == "coup.opened" and e["seq"] > voided["seq"] for e in events)
