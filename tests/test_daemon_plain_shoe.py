@@ -9,6 +9,8 @@ import json
 import os
 import time
 
+import pytest
+
 from harness.processes import Daemon, Simulator, run_shoed
 from shoed.rules.ruleset import load_ruleset
 from shoed.rules.shuffle import reveal_matches
@@ -129,3 +131,72 @@ def test_a_plain_shoe_deals_the_shuffled_order_card_by_card_across_kill_9(base):
     for start in range(0, len(undealt) - 4, 20):
         assert json.dumps(undealt[start:start + 4])[1:-1] not in earlier
 
+
+
+def test_a_camera_over_a_plain_shoe_catches_a_card_switched_at_the_table_at_its_place(base):
+    """The shoe dealt is not the shoe shuffled at one card, which a plain shoe cannot see: the camera over its
+    exit (a video of the deal, read by the real recognizer) reads each card after its draw, and the one that
+    is not the order's raises `alarm sequence_mismatch` at its place, from the camera, with the coup held."""
+    cv2 = pytest.importorskip("cv2", reason="the camera needs OpenCV (the test extra installs it)")
+    import numpy as np
+
+    from vision_lab.synth import DealPlan, deal_frames
+
+    roi, switched_at, cards_seen = (440, 160, 400, 400), 10, 13
+    key = base / "order.key"
+    key.write_text(os.urandom(32).hex() + "\n")
+    (base / "dealer").mkdir()
+    dealer_keys(base)
+    (shoe,) = shuffle_run(SEED, decks=6, shoes=1).shoes
+    cut = next(c for c in range(len(shoe.order)) if shoe.order[c].startswith("A"))  # one card burned: a short video
+    out = shoe.order[cut:] + shoe.order[:cut]
+    seen = list(out[:cards_seen])
+    seen[switched_at] = next(c for c in ("AS", "KD", "7C") if c not in out[switched_at - 1:switched_at + 2])
+    # The video: the empty table until the shoe is open and dealing (six seconds; the daemon starts, takes
+    # the shuffle and the console opens the shoe in about one), then each card out.
+    video = base / "deal.avi"
+    size = (960, 600)
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"MJPG"), 30.0, size)
+    frames = deal_frames(seen, np.random.default_rng(2), size=size, roi=roi, plan=DealPlan(empty=4, slide=4, rest=8))
+    for n, (frame, _) in enumerate(frames):
+        for _ in range(180 if n == 0 else 1):
+            writer.write(frame)
+    writer.release()
+    sim = Simulator(base, "--shuffler", "--shuffler-link", str(base / "shuffler"), seed=SEED, pace=0.01, shoes=1)
+    assert sim.proc.stdout.readline().strip() == str(base / "shuffler")
+    config = base / "shoed.toml"
+    config.write_text(f'[[sources]]\ndriver = "shuffler"\nurl = "{base / "shuffler"}"\norder_key_file = "{key}"\n\n'
+                      f'[[sources]]\ndriver = "camera"\nurl = "{video}"\nroi = {list(roi)}\nrealtime = true\n')
+    journal = base / "journal"
+    plan = DealSetup(load_ruleset("punto-banco"), seed=SEED, shoes=1, orders=(out,))
+    daemon = Daemon(base, "--config", str(config), journal=journal)
+    try:
+        deadline = time.monotonic() + 60
+        while '"shuffle.completed"' not in journal_text(journal) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        dealer = Dealer(daemon, base)
+        dealer.send("open_shoe")
+        drawn = 0
+        for e in deal(plan):
+            if e.kind == "card":
+                if drawn == cards_seen:
+                    break
+                dealer.draw(e.card, e.mode)
+                drawn += 1
+            elif e.kind == "button" and e.button == "confirm":
+                dealer.send("confirm")
+        while '"sequence_mismatch"' not in journal_text(journal) and time.monotonic() < deadline + 60:
+            time.sleep(0.1)
+        time.sleep(0.5)
+        daemon.stop()
+    finally:
+        daemon.stop()
+        sim.stop()
+    events = [e for r in records_of(journal) if r["kind"] == "step" for e in r["events"]]
+    (found,) = [e for e in events if e["kind"] == "alarm" and e["alarm"] == "sequence_mismatch"]
+    assert (found["position"], found["expected"], found["got"]) == (switched_at, out[switched_at], seen[switched_at])
+    assert found["source"].startswith("camera:")
+    held = [e for e in events if e["kind"] == "misdeal" and e["misdeal"]["kind"] == "sequence_mismatch"]
+    assert held and held[0]["seq"] == found["seq"] + 1
+    # The camera dealt nothing: every card before the switch came from the order or the dealer's hand.
+    assert not any(e["kind"] in ("card", "shoe.burn") and str(e.get("source")).startswith("camera:") for e in events)
