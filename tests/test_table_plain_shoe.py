@@ -152,6 +152,9 @@ def test_a_camera_that_sees_another_card_than_the_order_raises_sequence_mismatch
     assert any(p["kind"] == "sequence_mismatch" for p in feed.table.pending)
     later = [e for e in feed.events if e["kind"] == "card" and e["seq"] > found["seq"]]
     assert later and not any(e["source"] == "shuffler" for e in later)
+    # Seen before its draw, the card is not taken from the order at all; drawn before the camera saw it, it was.
+    drawn = [e for e in feed.events if e["kind"] == "card" and e.get("source") == "shuffler"]
+    assert drawn[-1]["card"] == (out[at - 1] if camera == "before" else out[at])
 
 
 def test_cards_identified_after_they_came_out_find_the_cut_then_are_checked_against_the_order():

@@ -511,19 +511,25 @@ def _pair(tracker: Tracker, plain: PlainDraws) -> list[tuple[int, object, str]]:
     while plain.unchecked and plain.seen:
         position, (seen, reader) = plain.unchecked.pop(0), plain.seen.pop(0)
         if seen is not None and not plain.doubted:
-            findings.append((position, tracker.identify(position, seen), reader))
+            findings.append((position, _weigh(plain, tracker, tracker.identify(position, seen)), reader))
     return findings
+
+
+def _weigh(plain: PlainDraws, tracker: Tracker, check):
+    """What a card identified after it came out tells of the order: it confirms the cut found, or puts it in
+    doubt (then no identity is taken from the order in this shoe, from this very draw on)."""
+    if check.ok and not check.aligned and tracker.aligned:
+        plain.confirmed = True  # one more card where the cut puts it: one misread card cannot mislead
+    if check.unaligned or check.mismatch is not None:
+        plain.doubted = True
+    return check
 
 
 def _report(table, step, tracker: Tracker, plain: PlainDraws, findings) -> None:
     for position, check, source in findings:
-        if check.ok and not check.aligned and tracker.aligned:
-            plain.confirmed = True  # one more card where the cut puts it: one misread card cannot mislead
         if check.unaligned:
-            plain.doubted = True
             _unaligned(table, step, tracker, source, position)
         elif check.mismatch is not None:
-            plain.doubted = True
             _hold_mismatch(table, step, check.mismatch, source)
     if plain.burned and plain.confirmed and not plain.doubted and table.shoe is not None:
         # The face-down burns are known now: counted in the shoe (its reconciliation), not published.
@@ -540,7 +546,8 @@ def _entered(table, item: dict, step, misdeal: int | None) -> None:
         return
     position = plain.unread.pop(misdeal)
     card = str(parse_card((item.get("args") or {}).get("card")))
-    _report(table, step, tracker, plain, [(position, tracker.identify(position, card), f"command:{item.get('client')}")])
+    check = _weigh(plain, tracker, tracker.identify(position, card))
+    _report(table, step, tracker, plain, [(position, check, f"command:{item.get('client')}")])
 
 
 def commitment_problems(records) -> tuple[int, list[str]]:
