@@ -77,6 +77,11 @@ def test_a_shuffled_shoe_survives_kill_9_and_its_reveal_matches_the_commitment(b
     alarms = {e["alarm"] for e in events if e["kind"] == "alarm" and e.get("active")}
     assert not alarms & {"sequence_mismatch", "shoe_unverified", "shuffle_order_invalid", "deck_incomplete",
                          "integrity"}, alarms
+    # The shuffler is no reader of the table's: the shoe alone deals, with its own buttons.
+    powers = [r["input"] for r in records if r["kind"] == "step" and r["input"].get("kind") == "power"
+              and r["input"].get("state") == "on"]
+    assert len(powers) == 2 and all(p["sources"] == [f"native:{sim.link}"] for p in powers)
+    assert not any(e["kind"] in ("device.primary", "device.fallback") for e in events)
     opened = next(e for e in events if e["kind"] == "shoe.opened")
     closed = next(e for e in events if e["kind"] == "shoe.closed")
     reveal = closed["reveal"]
@@ -156,7 +161,7 @@ def test_subscribers_a_catch_up_client_and_a_display_never_see_a_card_before_it_
     assert opened["commitment"] and not any(e.get("alarm") == "sequence_mismatch" for e in seen_early)
 
 
-@pytest.mark.parametrize("fault", ["switch-card", "remove-card", "insert-card"])
+@pytest.mark.parametrize("fault", ["switch-card", "remove-card", "insert-card", "swap-cards"])
 def test_a_shoe_tampered_at_the_table_is_caught_at_the_exact_card_and_the_coup_held(base, fault):
     """The alarm names the card's place, the card due and the card that came; the coup is held (the gate
     locks, the shoe stops) for the pit's void. What kind of tampering it was is told by the
@@ -171,10 +176,13 @@ def test_a_shoe_tampered_at_the_table_is_caught_at_the_exact_card_and_the_coup_h
     events = events_until(base, '"sequence_mismatch"', 120, linger=1.0, seed=seed, faults=fault)
     found, *later = [e for e in events if e["kind"] == "alarm" and e["alarm"] == "sequence_mismatch"]
     assert found["position"] == position and found["expected"] == order[position]
-    kind = {"switch-card": "substituted", "remove-card": "removed", "insert-card": "inserted"}[fault]
+    kind = {"switch-card": "substituted", "remove-card": "removed", "insert-card": "inserted",
+            "swap-cards": "out_of_order"}[fault]
     # A card already past the gate when it locked tells the kind at once.
     assert [(e["position"], e["mismatch"]) for e in later] in ([], [(position, kind)])
     assert found["got"] == (order[position + 1] if fault == "remove-card" else card)
+    if fault == "swap-cards":
+        assert found["got"] == order[position + 1] != found["expected"]  # the next card came first
     held = [e for e in events if e["kind"] == "misdeal" and e["misdeal"]["kind"] == "sequence_mismatch"]
     assert held and held[0]["seq"] >= found["seq"] - 1
     # Held: no coup confirmed after it, and the shoe stops (only cards already past the gate when the
@@ -188,3 +196,112 @@ def test_a_weak_shuffle_is_flagged_when_its_shoe_goes_in(base):
     (weak,) = [e for e in events if e["kind"] == "alarm" and e["alarm"] == "weak_shuffle"]
     opened = [e for e in events if e["kind"] == "shoe.opened"]
     assert len(opened) == 2 and weak["seq"] > opened[1]["seq"] and weak["run"]["length"] >= 5
+
+
+@pytest.mark.parametrize("fault", ["missing-card", "foreign-card"])
+def test_an_incomplete_shoe_waits_for_an_authorised_open_then_is_dealt_and_checked(base, fault):
+    """A deck with a card missing (or one of another design) names the deck and the card; the shoe put in is
+    not opened until the `open_shoe` command, journaled with the key that sent it; then its cards are
+    checked against the order as usual (30 coups of it)."""
+    from shoed.net.commands import send_command
+    from shoed.net.curve import ClientCurve
+    from shoed.simulate.shuffler import ShufflerFaults, shuffle_run
+    from tests.test_simulate_follows import dealer_keys
+
+    seed = 13
+    (shoe,) = shuffle_run(seed, decks=6, shoes=1, faults=ShufflerFaults(frozenset({fault}))).shoes
+    ((deck, card),) = shoe.missing or shoe.foreign
+    key = base / "order.key"
+    key.write_text(os.urandom(32).hex() + "\n")
+    (base / "dealer").mkdir()
+    dealer_keys(base)
+    sim, config = shuffled_table(base, key, seed=seed, faults=fault)
+    journal = base / "journal"
+    try:
+        daemon = Daemon(base, "--config", str(config), journal=journal)
+        deadline = time.monotonic() + 60
+        while '"shoe_unverified"' not in journal_text(journal) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)  # the shoe stays shut: no card is dealt
+        assert '"shoe.opened"' not in journal_text(journal)
+        keys = ClientCurve.from_files(base / "dealer" / "dealer.key_secret", base / "keys" / "server.key")
+        reply = send_command(daemon.commands, "open_shoe", {}, keys, timeout=10)
+        assert reply["ok"], reply
+        while journal_text(journal).count('"coup.result"') < 30 and time.monotonic() < deadline + 60:
+            time.sleep(0.05)
+        daemon.stop()
+    finally:
+        sim.stop()
+    records = records_of(journal)
+    events = [e for r in records if r["kind"] == "step" for e in r["events"]]
+    (incomplete,) = [e for e in events if e["kind"] == "alarm" and e["alarm"] == "deck_incomplete"]
+    assert incomplete["deck"] == deck and incomplete[fault.split("-")[0]] == [card] and card in incomplete["text"]
+    refused, cleared = [e for e in events if e["kind"] == "alarm" and e["alarm"] == "shoe_unverified"]
+    assert refused["active"] and not cleared["active"] and cleared["by"] == "dealer"
+    opening = next(r for r in records if r["kind"] == "step" and any(e["kind"] == "shoe.opened" for e in r["events"]))
+    assert opening["input"]["cmd"] == "open_shoe" and opening["input"]["client"] == "dealer"
+    opened = next(e for e in events if e["kind"] == "shoe.opened")
+    assert refused["seq"] < opened["seq"] and opened["commitment"]
+    # Dealt and checked against the order (the foreign card is in it: the shuffler read it), card by card.
+    assert not any(e["kind"] == "alarm" and e["alarm"] == "sequence_mismatch" for e in events)
+    assert sum(e["kind"] == "coup.result" for e in events) >= 30
+
+
+@pytest.mark.parametrize("fault", ["jam", "lose-link"])
+def test_a_jam_and_a_link_lost_mid_order_leave_the_shuffle_whole(base, fault):
+    events = events_until(base, '"shoe.opened"', 90, linger=0.5, seed=14, faults=fault)
+    (completed,) = [e for e in events if e["kind"] == "shuffle.completed"]
+    assert completed["verified"] and completed["cards"] == 6 * 52 and completed["problems"] == []
+    chunks = [e for e in events if e["kind"] == "shuffle.chunk"]
+    assert [c["position"] for c in chunks] == sorted({c["position"] for c in chunks})  # none lost, none twice
+    alarms = [(e["alarm"], e["active"]) for e in events if e["kind"] == "alarm"]
+    if fault == "jam":
+        assert ("shuffler_jam", True) in alarms and ("shuffler_jam", False) in alarms
+    else:
+        assert any(e["kind"] == "device.lost" and e["source"].startswith("shuffler:") for e in events)
+    assert not any(name in ("shuffle_order_invalid", "shoe_unverified") for name, _ in alarms)
+
+
+@pytest.mark.parametrize("fault", ["switch-card", "remove-card", "insert-card", "swap-cards"])
+def test_the_card_after_tells_what_was_done_to_the_shoe_and_the_pits_void_lets_the_table_go_on(base, fault):
+    """The coup held at the card that is not the order's; the card after it (already past the gate, or
+    once the pit has voided the coup and confirmed) tells the kind of tampering at the same place
+    (`mismatch`), and the next coup opens."""
+    from shoed.net.commands import send_command
+    from shoed.net.curve import ClientCurve
+    from shoed.simulate.shuffler import ShufflerFaults, shuffle_run
+    from tests.test_simulate_follows import dealer_keys
+
+    seed = 11
+    (shoe,) = shuffle_run(seed, decks=6, shoes=1, faults=ShufflerFaults(frozenset({fault}))).shoes
+    position = shoe.tamper[1]
+    key = base / "order.key"
+    key.write_text(os.urandom(32).hex() + "\n")
+    (base / "dealer").mkdir()
+    dealer_keys(base, role="pit")
+    sim, config = shuffled_table(base, key, seed=seed, faults=fault)
+    journal = base / "journal"
+    try:
+        daemon = Daemon(base, "--config", str(config), journal=journal)
+        deadline = time.monotonic() + 120
+        while '"sequence_mismatch"' not in journal_text(journal) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)
+        pit = ClientCurve.from_files(base / "dealer" / "dealer.key_secret", base / "keys" / "server.key")
+        for cmd, args in (("void", {"reason": "card not in the shuffled order"}), ("confirm", {})):
+            reply = send_command(daemon.commands, cmd, args, pit, timeout=10)
+            assert reply["ok"], (cmd, reply)
+        while '"mismatch"' not in journal_text(journal) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)
+        daemon.stop()
+    finally:
+        sim.stop()
+    events = [e for r in records_of(journal) if r["kind"] == "step" for e in r["events"]]
+    found, told, *_ = [e for e in events if e["kind"] == "alarm" and e["alarm"] == "sequence_mismatch"]
+    kind = {"switch-card": "substituted", "remove-card": "removed", "insert-card": "inserted",
+            "swap-cards": "out_of_order"}[fault]
+    assert found["position"] == told["position"] == position and told["mismatch"] == kind
+    voided = next(e for e in events if e["kind"] == "coup.void")
+    assert found["seq"] < voided["seq"] and voided["by"] == "dealer"
+    assert any(e["kind"] == "coup.opened" and e["seq"] > voided["seq"] for e in events)

@@ -166,7 +166,7 @@ def register(sub) -> None:
         metavar="FAULT,...",
         help="seeded shuffler faults: missing-card, foreign-card, jam, lose-link (the link lost mid-order), "
         "weak-shuffle (one riffle of the previous shoe; needs shoe 2 or later); and at the table, the shoe dealt "
-        "not the shoe shuffled: switch-card, remove-card, insert-card",
+        "not the shoe shuffled: switch-card, remove-card, insert-card, swap-cards (two cards out of order)",
     )
     s.add_argument(
         "--shuffler-fault-shoe", type=_positive_int, default=1, metavar="N", help="the shoe the faults go into (default 1)"

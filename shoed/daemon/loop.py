@@ -82,6 +82,13 @@ def input_from_reading(reading) -> dict:
     return item
 
 
+def _capabilities(source):
+    """What a configured source's driver can do; the built-in virtual shoe is read through its driver."""
+    from shoed.drivers import capabilities
+
+    return capabilities(VIRTUAL_DRIVER if source.driver == "virtual" else source.driver)
+
+
 class Daemon:
     def __init__(self, config: Config) -> None:
         self.config = config
@@ -149,7 +156,7 @@ class Daemon:
             self._open_sources()
             # Start-up record: power on, and whether the last stop was clean.
             self.handle({"kind": "power", "state": "on", "clean": stopped_clean,
-                     "sources": [driver.source for driver in self.drivers],
+                     "sources": self._reader_sources(),
                          "recovery": [n.to_json() for n in self.journal.recovery]})
             self._powered_on = True
             if self.config.live_odds:
@@ -241,14 +248,16 @@ class Daemon:
                     raise DaemonError(str(exc)) from None
         return None
 
+    def _reader_sources(self) -> list[str]:
+        """The sources whose cards are dealt, in priority order (a shuffler's reports are no reader's)."""
+        # One driver for each configured source, in order.
+        return [driver.source for source, driver in zip(self.config.sources, self.drivers, strict=True)
+                if _capabilities(source).deals]
+
     def _auto_confirm(self) -> bool:
         if self.config.auto_confirm is not None:
             return bool(self.config.auto_confirm)
-        from shoed.drivers import capabilities
-
-        # The built-in virtual shoe is read through its driver: it can do what that one can.
-        return any(capabilities(VIRTUAL_DRIVER if s.driver == "virtual" else s.driver).auto_confirm
-                   for s in self.config.sources)
+        return any(_capabilities(s).auto_confirm for s in self.config.sources)
 
     def _bind_sockets(self) -> None:
         import zmq

@@ -79,6 +79,7 @@ _REGISTRY: dict[str, _Entry] = {
         "shoed.drivers.shuffler", "ShufflerDriver",
         (("serial", "pyserial: pip install pyserial"),),
         "shoed.drivers.native", "card-reading shuffler (shoed protocol 1.1) on any pyserial URL or usb://VID:PID",
+        Capabilities(sequenced=True, deals=False),
     ),
 }
 

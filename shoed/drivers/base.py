@@ -116,16 +116,18 @@ class Capabilities:
     buttons: bool = False  # dealer buttons: confirm, burn start and end, the players' decisions
     sequenced: bool = False  # numbered frames, repeated until acknowledged (`set_last_seq` after a restart)
     fallback: bool = False  # only stands in for a shoe (a camera over its exit): never sets the deal's pace
+    deals: bool = True  # its cards are dealt (a shoe, a camera); a card-reading shuffler only reports its shuffles
 
     @property
     def auto_confirm(self) -> bool:
         """A shoe without a confirm button: the first card opens the shoe and a card after a
         finished coup opens the next one (the pit's confirmation is the net)."""
-        return not self.buttons and not self.fallback
+        return self.deals and not self.buttons and not self.fallback
 
     def to_json(self) -> dict:
         return {"reads_identities": self.reads_identities, "gate": self.gate, "buttons": self.buttons,
-                "sequenced": self.sequenced, "fallback": self.fallback, "auto_confirm": self.auto_confirm}
+                "sequenced": self.sequenced, "fallback": self.fallback, "auto_confirm": self.auto_confirm,
+                "deals": self.deals}
 
 
 class DriverError(Exception):

@@ -225,11 +225,39 @@ class Tracker:
         self.next += 1
         return card
 
+    def identify(self, position: int, card: str) -> Check:
+        """The card at `position` out of the shoe (from 0), known only after it came out as `unknown()`:
+        a plain shoe's card that a camera saw, or that the dealer entered. Before alignment it narrows the
+        cut like a card read; after, it is checked against the order at its place (the places of a shoe
+        whose cards all came as `unknown()`: each took the one due)."""
+        if not 0 <= position < self.dealt_count:
+            raise ValueError(f"no card {position + 1} has come out of the shoe yet")
+        if self.lost:
+            return Check(ok=False)
+        if not self.aligned:
+            if self._prefix[position] not in (None, card):
+                self.lost = True
+                return Check(ok=False, unaligned=True)
+            self._prefix[position] = card
+            return self._narrow(position, card) or Check(ok=True)
+        expected = self.at(self.offset + position)
+        if card == expected:
+            return Check(ok=True)
+        return Check(ok=False, mismatch=Mismatch(position, (self.offset + position) % self.size, expected, card))
+
     # -- internals
 
     def _align(self, card: str) -> Check:
         self._prefix.append(card)
-        index = len(self._prefix) - 1
+        found = self._narrow(len(self._prefix) - 1, card)
+        if found is not None:
+            return found
+        if len(self._prefix) >= ALIGN_MAX:
+            return Check(ok=False, unaligned=True)
+        return Check(ok=True)
+
+    def _narrow(self, index: int, card: str) -> Check | None:
+        """Keep the cut offsets at which `card` is the `index`th card out; a Check once none or one is left."""
         self._candidates = [c for c in self._candidates if self.at(c + index) == card]
         if not self._candidates:
             return Check(ok=False, unaligned=True)
@@ -237,9 +265,7 @@ class Tracker:
             self.offset = self._candidates[0]
             self.next = self.offset + len(self._prefix)
             return Check(ok=True, aligned=True, offset=self.offset)
-        if len(self._prefix) >= ALIGN_MAX:
-            return Check(ok=False, unaligned=True)
-        return Check(ok=True)
+        return None
 
     def _resolve(self, card: str, position: int) -> Check:
         first = self._open

@@ -37,7 +37,8 @@ WEAK_SHUFFLE = "weak-shuffle"
 SWITCH_CARD = "switch-card"  # one card swapped for another
 REMOVE_CARD = "remove-card"  # one card taken out
 INSERT_CARD = "insert-card"  # one card slipped in
-TAMPERING = (SWITCH_CARD, REMOVE_CARD, INSERT_CARD)
+SWAP_CARDS = "swap-cards"  # two cards next to each other dealt out of order
+TAMPERING = (SWITCH_CARD, REMOVE_CARD, INSERT_CARD, SWAP_CARDS)
 FAULTS = (MISSING_CARD, FOREIGN_CARD, JAM, LOSE_LINK, WEAK_SHUFFLE, *TAMPERING)
 
 
@@ -92,7 +93,8 @@ class ShuffledShoe:
     missing: tuple[tuple[int, str], ...] = ()  # (deck, card)
     foreign: tuple[tuple[int, str], ...] = ()
     weak: bool = False
-    tamper: tuple[str, int, str] | None = None  # (fault, position in the dealt shoe, card switched in or inserted)
+    # (fault, position in the dealt shoe, card switched in or inserted; for swapped cards, the one dealt first)
+    tamper: tuple[str, int, str] | None = None
 
     @property
     def dealt(self) -> tuple[str, ...]:
@@ -104,6 +106,8 @@ class ShuffledShoe:
                 cards[position] = card
             elif fault == REMOVE_CARD:
                 del cards[position]
+            elif fault == SWAP_CARDS:
+                cards[position], cards[position + 1] = cards[position + 1], cards[position]
             else:
                 cards.insert(position, card)
         return tuple(cards)
@@ -190,7 +194,13 @@ def shuffle_run(seed: int, decks: int = 8, shoes: int = 1, faults: ShufflerFault
                 # Well after the burn and the first cards (which find the cut), and a card unlike its neighbours.
                 position = rng.randrange(30, min(200, len(order) - 2))
                 cut_order = order[cut:] + order[:cut]
-                card = next(c for c in rng.sample(cards, len(cards)) if c not in cut_order[position - 1:position + 2])
+                if fault == SWAP_CARDS:
+                    # Two different cards, so that the swap changes what is dealt.
+                    while cut_order[position] == cut_order[position + 1]:
+                        position += 1
+                    card = cut_order[position + 1]
+                else:
+                    card = next(c for c in rng.sample(cards, len(cards)) if c not in cut_order[position - 1:position + 2])
                 tamper = (fault, position, card)
         shuffled = ShuffledShoe(number, shuffle, tuple(order), cut, tuple(missing), tuple(foreign), weak, tamper)
         out.append(shuffled)

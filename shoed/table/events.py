@@ -36,6 +36,8 @@ READING_KINDS = (
     "tamper", "alarm", "warning", "hello", "link", "forged_frame",
     # A card-reading shuffler's reports (firmware_protocol/SPEC.md §5.15, the `shuffler` driver).
     "shuffle_started", "deck_check", "order_chunk", "shuffle_completed", "shuffler_error", "meters",
+    # A plain shoe's signal that a card came out, with no identity (docs/shuffler.md).
+    "draw",
 )
 # `clock`: the daemon saw its wall clock step, or its loop stall (shoed/daemon/clockwatch.py);
 # `tick`: time passed with no other input (a wait may have lasted too long: shoed/table/waits.py).
@@ -66,6 +68,10 @@ class OpenShoeArgs(CommandArgs):
 
 class VoidArgs(CommandArgs):
     reason: Text | None = None
+
+
+class DrawArgs(CommandArgs):
+    mode: Literal["game", "burn"] = "game"
 
 
 class DecideArgs(CommandArgs):
@@ -103,6 +109,7 @@ COMMANDS: dict[str, CommandSpec] = {spec.name: spec for spec in (
     CommandSpec("return_card", CorrectionArgs, "misdeal correction: the card goes back into the shoe (misdeal)"),
     CommandSpec("decide", DecideArgs, "Baccarat Royal: an active player's free choice (side, draw)"),
     CommandSpec("enter_card", EnterCardArgs, "enter by hand a card the shoe could not read (card, misdeal)"),
+    CommandSpec("draw", DrawArgs, "a card came out of a plain shoe: it takes the shuffled order's card (mode)"),
     CommandSpec("status", NoArgs, "the table's state", read_only=True),
     CommandSpec("unlock", NoArgs, "clear a hold (integrity, forged_frame, device_changed); pit or surveillance"),
 )}
@@ -166,6 +173,7 @@ class ShoeBurn(Base, tag="shoe.burn", kw_only=True):
     faced: bool | UnsetType = UNSET
     manual: bool | UnsetType = UNSET  # entered by hand (true only)
     card_withheld: bool | UnsetType = UNSET  # display audience: read, its identity not shown (shoed.table.audience)
+    drawn_by: str | UnsetType = UNSET  # source "shuffler": the plain shoe or console that signalled the draw
 
 
 class ShoeBurnComplete(Base, tag="shoe.burn_complete", kw_only=True):
@@ -218,6 +226,7 @@ class Card(Base, tag="card", kw_only=True):
     # A card drawn before a decision, dealt once the decision is to draw (counted once; true only).
     held: bool | UnsetType = UNSET
     card_withheld: bool | UnsetType = UNSET  # display audience: read, its identity not shown (shoed.table.audience)
+    drawn_by: str | UnsetType = UNSET  # source "shuffler": the plain shoe or console that signalled the draw
 
 
 class CoupDecision(Base, tag="coup.decision", kw_only=True):

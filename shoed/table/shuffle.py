@@ -26,6 +26,12 @@ dealt cards: a run of cards that survived the shuffle together, as long as
 `shoed.rules.shuffle.weak_run_threshold` or longer, raises `alarm weak_shuffle`
 with its length and where it lay in the previous shoe.
 
+At a plain shoe, which reads no card, each card out is a `draw` (an input
+kind, or the dealer's `draw` command): once the cut is found from the cards
+the dealer enters or a camera reads, and confirmed by one more, it takes the
+order's card at its place (`source: shuffler`); a camera's reads are paired
+with the draws and check them (`alarm sequence_mismatch` at the exact card).
+
 The order itself is kept here, in memory and in the journal's checkpoints; it
 is in no event and not in the snapshot.
 """
@@ -37,6 +43,8 @@ from dataclasses import dataclass, field
 
 from firmware_protocol.messages import SHUFFLER_FAULT_NAMES, order_digest
 from shoed.rules import misdeal as md
+from shoed.rules.cards import CardError, parse_card
+from shoed.table.events import CommandRejected
 from shoed.rules.shuffle import (
     Tracker,
     chunk_context,
@@ -54,6 +62,19 @@ PENDING_MAX = 4  # completed shuffles kept waiting for their shoes; older ones a
 
 
 @dataclass
+class PlainDraws:
+    """A shoe whose cards come as draws (a plain shoe's `draw`, or the dealer's `draw` command): the readers'
+    reads (a camera's) paired with the draws one for one, in whichever order they come, to check each."""
+
+    unchecked: list[int] = field(default_factory=list)  # positions drawn that no reader has seen yet, oldest first
+    seen: list[tuple[str | None, str]] = field(default_factory=list)  # (card or None, reader) before their draw
+    unread: dict[int, int] = field(default_factory=dict)  # unreadable-card misdeal id -> its card's position
+    burned: list[int] = field(default_factory=list)  # face-down burns not identified: counted once the cut is found
+    confirmed: bool = False  # a card identified after the cut was found agreed with it: identities are taken
+    doubted: bool = False  # a reader or the dealer disagreed with the order: no identity is taken from it now
+
+
+@dataclass
 class ShufflerState:
     """What the controller knows of the shuffler: the shuffle in progress and those waiting for a shoe."""
 
@@ -62,11 +83,13 @@ class ShufflerState:
     opening: dict | None = None  # the shuffle of the shoe being opened, with its salt
     open: dict | None = None  # the open shoe's: {shuffle, order, salt, commitment}
     tracker: Tracker | None = field(default=None, repr=False)  # checks the open shoe's cards (not serialised)
+    plain: PlainDraws | None = field(default=None, repr=False)  # the open shoe's draws, if a plain shoe (not serialised)
+    draws: bool = False  # the table's shoe signals draws (a plain shoe): set by the first draw, kept
 
     def to_json(self, key: bytes | None = None) -> dict:
         """For the journal's checkpoints: every order sealed under `key` (in plain text only without a key)."""
         return {"current": _sealed_copy(self.current, key), "pending": [_sealed_copy(p, key) for p in self.pending],
-                "open": _sealed_copy(self.open, key)}
+                "open": _sealed_copy(self.open, key), **({"draws": True} if self.draws else {})}
 
     @classmethod
     def from_json(cls, data: dict | None, key: bytes | None = None) -> ShufflerState | None:
@@ -74,10 +97,11 @@ class ShufflerState:
             return None
         state = cls(current=_opened_copy(data.get("current"), key),
                     pending=[p for p in (_opened_copy(p, key) for p in data.get("pending") or []) if p is not None],
-                    open=_opened_copy(data.get("open"), key))
+                    open=_opened_copy(data.get("open"), key), draws=data.get("draws") is True)
         if state.open:
             # Checkpoints are taken with no card of the shoe seen: its check starts from the beginning.
             state.tracker = Tracker(state.open["order"])
+            state.plain = PlainDraws() if state.draws else None
         return state
 
 
@@ -292,17 +316,45 @@ def wrap_shoe_inserted(original: Callable) -> Callable:
 def wrap_command(original: Callable) -> Callable:
     def on_command(table, item: dict, step) -> None:
         state = table.shuffler
-        if state is not None and item.get("cmd") == "open_shoe":
-            # The authorised opening takes the shuffle refused when the shoe went in (if any).
-            shuffled = (state.opening or {}).get("shuffled")
+        cmd = item.get("cmd")
+        taken = None
+        if state is not None and cmd == "open_shoe":
+            if state.opening is not None:
+                # The authorised opening takes the shuffle refused when the shoe went in (if any).
+                shuffled = state.opening.get("shuffled")
+            else:
+                # No shoe went in (a plain shoe that signals none): the oldest completed shuffle.
+                shuffled = taken = state.pending.pop(0) if state.pending else None
             state.opening = {"shuffled": shuffled, "salt": item.get("salt")}
-        original(table, item, step)
-        if item.get("cmd") == "open_shoe" and "shoe_unverified" in table.alarms and step.reply is None:
+        misdeal = _unreadable_answered(table, item) if cmd == "enter_card" else None
+        try:
+            original(table, item, step)
+        except CommandRejected:
+            if taken is not None:
+                state.pending.insert(0, taken)
+                state.opening = None
+            raise
+        if cmd == "draw" and step.reply is None:
+            table._require_shoe()
+            on_draw(table, item, step)
+        elif cmd == "enter_card" and step.reply is None:
+            _entered(table, item, step, misdeal)
+        elif cmd == "open_shoe" and step.reply is None and (
+                "shoe_unverified" in table.alarms or (taken is not None and not taken["verified"])):
             table._alarm(step, "shoe_unverified", False, f"opened by authorised command ({item.get('client')})",
                          by=item.get("client"))
         return None
 
     return on_command
+
+
+def _unreadable_answered(table, item: dict) -> int | None:
+    """The id of the unreadable-card misdeal an `enter_card` command answers (before it is corrected)."""
+    wanted = (item.get("args") or {}).get("misdeal")
+    for entry in table.pending:
+        if (wanted is None or entry["id"] == wanted) and entry["kind"] == md.UNREADABLE_CARD:
+            return entry["id"]
+    return None
 
 
 def needs_salt(item: dict, table) -> bool:
@@ -318,7 +370,7 @@ def shoe_opened_fields(table) -> dict:
     state = table.shuffler
     opening = state.opening if state is not None else None
     if state is not None:
-        state.opening, state.open, state.tracker = None, None, None
+        state.opening, state.open, state.tracker, state.plain = None, None, None, None
     if not opening or not opening.get("shuffled"):
         return {}
     shuffled, salt = opening["shuffled"], opening.get("salt")
@@ -329,6 +381,7 @@ def shoe_opened_fields(table) -> dict:
     state.open = {"shuffle": shuffled["shuffle"], "order": shuffled["order"], "salt": salt,
                   "commitment": commitment}
     state.tracker = Tracker(shuffled["order"])
+    state.plain = PlainDraws() if state.draws else None
     return {"shuffle": shuffled["shuffle"], "commitment": commitment}
 
 
@@ -338,18 +391,42 @@ def shoe_closed_fields(table) -> dict:
     if state is None or not state.open:
         return {}
     opened = state.open
-    state.open, state.tracker = None, None
+    state.open, state.tracker, state.plain = None, None, None
     return {"reveal": {"shuffle": opened["shuffle"], "order": list(opened["order"]), "salt": opened["salt"],
                        "commitment": opened["commitment"]}}
 
 
+def _hold_mismatch(table, step, found, source) -> None:
+    """`alarm sequence_mismatch` at the card's place, and the coup held for the pit's void."""
+    table._alarm(step, "sequence_mismatch", True,
+                 f"card {found.position + 1} out of the shoe is {found.got}; the shuffled order has "
+                 f"{found.expected} there", source=source, position=found.position,
+                 expected=found.expected, got=found.got)
+    if table.coup_state in ("open", "complete"):
+        table._misdeal(step, md.Misdeal("sequence_mismatch", None, True, "void",
+                                        f"card {found.position + 1} is not the next in the shuffled order",
+                                        found.got), source)
+
+
+def _unaligned(table, step, tracker, source, position: int) -> None:
+    table._alarm(step, "sequence_mismatch", True,
+                 f"the first {tracker.dealt_count} cards out of the shoe are nowhere in the shuffled order",
+                 source=source, position=position)
+
+
 def wrap_card(original: Callable, readable: bool) -> Callable:
-    """Each card out of the shoe checked against the order: `alarm sequence_mismatch` and the coup held."""
+    """Each card out of the shoe checked against the order: `alarm sequence_mismatch` and the coup held.
+    At a shoe whose cards come as draws, a reader's card (a camera's) checks a drawn card instead."""
 
     def on_card(table, item: dict, step) -> None:
         state = table.shuffler
         tracker = state.tracker if state is not None else None
         source = item.get("source")
+        if tracker is not None and state.draws and not (table.priority and source == table.active_source):
+            # At a shoe that signals draws a reader checks them; it deals only once it is the reader that
+            # deals (the shoe's link lost: shoed.table.controller's failover).
+            state.plain = state.plain or PlainDraws()
+            return _reader_saw(table, item, step, state.plain, tracker, readable)
         if tracker is None or (table.active_source is not None and source != table.active_source):
             return original(table, item, step)
         check = tracker.dealt(str(item.get("card"))) if readable else None
@@ -359,19 +436,9 @@ def wrap_card(original: Callable, readable: bool) -> Callable:
         if check is None:
             return None
         if check.unaligned:
-            table._alarm(step, "sequence_mismatch", True,
-                         f"the first {tracker.dealt_count} cards out of the shoe are nowhere in the shuffled order",
-                         source=source, position=tracker.dealt_count - 1)
+            _unaligned(table, step, tracker, source, tracker.dealt_count - 1)
         if check.mismatch is not None:
-            found = check.mismatch
-            table._alarm(step, "sequence_mismatch", True,
-                         f"card {found.position + 1} out of the shoe is {found.got}; the shuffled order has "
-                         f"{found.expected} there", source=source, position=found.position,
-                         expected=found.expected, got=found.got)
-            if table.coup_state in ("open", "complete"):
-                table._misdeal(step, md.Misdeal("sequence_mismatch", None, True, "void",
-                                                f"card {found.position + 1} is not the next in the shuffled order",
-                                                found.got), source)
+            _hold_mismatch(table, step, check.mismatch, source)
         if check.resolved is not None:
             found = check.resolved
             table._alarm(step, "sequence_mismatch", True,
@@ -381,6 +448,106 @@ def wrap_card(original: Callable, readable: bool) -> Callable:
         return None
 
     return on_card
+
+
+# ----- a plain shoe: the card identities from the aligned order ----------------------------------------------
+
+DRAWN = "shuffler"  # the `source` of a card whose identity is the shuffled order's
+
+
+def on_draw(table, item: dict, step) -> None:
+    """A card came out of a plain shoe that reads no identity (a `draw` reading, or the dealer's `draw`
+    command). Once the cut is found, and confirmed by one more card identified where it puts it, it is the
+    order's card at its place, dealt with `source: shuffler`; before that, or with no order, or past the
+    order's end, or once a reader disagreed with the order, it is a card not read (the dealer enters it:
+    never guessed), and what the dealer enters narrows the cut."""
+    source = item.get("source") or f"command:{item.get('client')}"
+    mode = item.get("mode") or (item.get("args") or {}).get("mode") or "game"
+    state = table.shuffler
+    tracker = state.tracker if state is not None else None
+    if tracker is None:
+        return table._on_unreadable({"source": source, "mode": mode, "code": "no_order"}, step)
+    state.draws = True
+    plain = state.plain = state.plain or PlainDraws()
+    position = tracker.dealt_count
+    tracker.unknown()
+    plain.unchecked.append(position)
+    findings = _pair(tracker, plain)  # a read that came before this draw narrows the cut first
+    card = None
+    if plain.confirmed and not plain.doubted and not tracker.lost and position < tracker.size:
+        card = tracker.at(tracker.offset + position)
+    if card is None:
+        before = table.misdeal_ids
+        table._on_unreadable({"source": source, "mode": mode, "code": "not_identified"}, step)
+        if table.misdeal_ids != before:
+            plain.unread[table.misdeal_ids] = position
+        else:  # a face-down burn card, taken unread
+            plain.burned.append(position)
+    else:
+        first = len(step.events)
+        table._take_card(step, parse_card(card), {"confidence": None, "mode": mode}, DRAWN)
+        for event in step.events[first:]:
+            if event["kind"] in ("card", "shoe.burn") and event.get("source") == DRAWN:
+                event["drawn_by"] = source
+                break
+    _report(table, step, tracker, plain, findings)
+
+
+def _reader_saw(table, item: dict, step, plain: PlainDraws, tracker: Tracker, readable: bool) -> None:
+    """A reader's card at a shoe whose cards come as draws: the cross-check of the drawn card it pairs with."""
+    seen = None
+    if readable:
+        try:
+            seen = str(parse_card(item.get("card")))
+        except (CardError, TypeError):
+            seen = None  # not read: it checks nothing, never guessed
+    plain.seen.append((seen, str(item.get("source"))))
+    _report(table, step, tracker, plain, _pair(tracker, plain))
+
+
+def _pair(tracker: Tracker, plain: PlainDraws) -> list[tuple[int, object, str]]:
+    """Reads and draws paired oldest first: (position, the tracker's check, the reader) for each read card."""
+    findings = []
+    while plain.unchecked and plain.seen:
+        position, (seen, reader) = plain.unchecked.pop(0), plain.seen.pop(0)
+        if seen is not None and not plain.doubted:
+            findings.append((position, _weigh(plain, tracker, tracker.identify(position, seen)), reader))
+    return findings
+
+
+def _weigh(plain: PlainDraws, tracker: Tracker, check):
+    """What a card identified after it came out tells of the order: it confirms the cut found, or puts it in
+    doubt (then no identity is taken from the order in this shoe, from this very draw on)."""
+    if check.ok and not check.aligned and tracker.aligned:
+        plain.confirmed = True  # one more card where the cut puts it: one misread card cannot mislead
+    if check.unaligned or check.mismatch is not None:
+        plain.doubted = True
+    return check
+
+
+def _report(table, step, tracker: Tracker, plain: PlainDraws, findings) -> None:
+    for position, check, source in findings:
+        if check.unaligned:
+            _unaligned(table, step, tracker, source, position)
+        elif check.mismatch is not None:
+            _hold_mismatch(table, step, check.mismatch, source)
+    if plain.burned and plain.confirmed and not plain.doubted and table.shoe is not None:
+        # The face-down burns are known now: counted in the shoe (its reconciliation), not published.
+        for position in plain.burned:
+            table.shoe.note(parse_card(tracker.at(tracker.offset + position)))
+        plain.burned.clear()
+
+
+def _entered(table, item: dict, step, misdeal: int | None) -> None:
+    """The dealer entered a drawn card that was not identified: it narrows the cut, or is checked."""
+    plain = table.shuffler.plain if table.shuffler is not None else None
+    tracker = table.shuffler.tracker if table.shuffler is not None else None
+    if plain is None or tracker is None or misdeal not in plain.unread or plain.doubted:
+        return
+    position = plain.unread.pop(misdeal)
+    card = str(parse_card((item.get("args") or {}).get("card")))
+    check = _weigh(plain, tracker, tracker.identify(position, card))
+    _report(table, step, tracker, plain, [(position, check, f"command:{item.get('client')}")])
 
 
 def commitment_problems(records) -> tuple[int, list[str]]:
@@ -424,5 +591,6 @@ def install(handlers: dict) -> None:
     handlers.update(HANDLERS)
     handlers["shoe_inserted"] = wrap_shoe_inserted(handlers["shoe_inserted"])
     handlers["command"] = wrap_command(handlers["command"])
+    handlers["draw"] = on_draw
     handlers["card"] = wrap_card(handlers["card"], readable=True)
     handlers["unreadable"] = wrap_card(handlers["unreadable"], readable=False)

@@ -85,6 +85,9 @@ def test_capabilities_are_declared_on_the_registry():
     assert not beetek.buttons and not beetek.gate and beetek.auto_confirm
     # A camera only stands in for a shoe: it never confirms coups on its own.
     assert camera.fallback and not camera.auto_confirm
+    # A shuffler deals no card: it is no reader of the table's and confirms nothing.
+    shuffler = capabilities("shuffler")
+    assert not shuffler.deals and not shuffler.auto_confirm and shuffler.sequenced and native.deals
     with pytest.raises(DriverError, match="unknown driver"):
         capabilities("bogus")
 

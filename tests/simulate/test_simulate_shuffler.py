@@ -202,7 +202,7 @@ def test_the_shuffler_driver_needs_a_readable_order_key(tmp_path):
         open_driver("shuffler", "loop://", order_key_file=str(bad))
 
 
-@pytest.mark.parametrize("fault", ["switch-card", "remove-card", "insert-card"])
+@pytest.mark.parametrize("fault", ["switch-card", "remove-card", "insert-card", "swap-cards"])
 def test_a_shoe_tampered_at_the_table_differs_from_the_order_at_one_place(fault):
     (shoe,) = shuffle_run(seed=16, decks=6, shoes=1, faults=faults(fault)).shoes
     kind, position, card = shoe.tamper
@@ -213,5 +213,8 @@ def test_a_shoe_tampered_at_the_table_differs_from_the_order_at_one_place(fault)
         assert dealt[position] == card != cut[position] and dealt[position + 1:] == cut[position + 1:]
     elif fault == "remove-card":
         assert dealt == cut[:position] + cut[position + 1:]
+    elif fault == "swap-cards":
+        assert dealt[position:position + 2] == [card, cut[position]] == cut[position:position + 2][::-1]
+        assert card != cut[position] and dealt[position + 2:] == cut[position + 2:]
     else:
         assert dealt == cut[:position] + [card] + cut[position:]
