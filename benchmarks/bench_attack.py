@@ -216,7 +216,11 @@ class Target:
     last_seq: object  # a multiprocessing.Value
 
 
-def _attack_process(name: str, target: Target, stop) -> None:
+def _attack_process(name: str, target: Target, stop, ready) -> None:
+    import zmq  # noqa: F401 - imported before the attack is said to be under way
+
+    import shoed.net.curve  # noqa: F401
+    ready.set()
     ATTACKS[name](target, stop)
 
 
@@ -287,10 +291,12 @@ def phase(run: Run, cards: int, attack: str | None = None) -> dict:
         stop = threading.Event()
         thread = threading.Thread(target=ATTACKS[attack], args=(run, stop), daemon=True)
     elif attack is not None:
-        stop = run.mp.Event()
-        thread = run.mp.Process(target=_attack_process, args=(attack, run.target, stop), daemon=True)
+        stop, ready = run.mp.Event(), run.mp.Event()
+        thread = run.mp.Process(target=_attack_process, args=(attack, run.target, stop, ready), daemon=True)
     if thread is not None:
         thread.start()
+        if attack not in IN_PROCESS and not ready.wait(30):  # a spawned process takes a while to start
+            raise RuntimeError(f"the {attack} attack did not start")
         time.sleep(1.0)  # under way before the first timed card
     start = time.monotonic()
     try:

@@ -214,10 +214,32 @@ def test_refused_handshakes_are_logged_as_a_summary(base, console):
         finally:
             ctx.term()
 
-    daemon, _ = dealt_while(base, attack)
+    threads = {}
+
+    def layout(daemon):
+        threads.update(_threads(daemon.proc.pid))
+
+    daemon, _ = dealt_while(base, attack, before=layout)
     refused = [line for line in daemon.lines if "CURVE client" in str(line.get("event"))
                and "refused" in str(line.get("event"))]
     assert 1 <= len(refused) <= 10, f"{len(refused)} lines (before: one per handshake)"
+    # The handshakes' crypto runs on the public context's I/O thread, at a lower priority than the card
+    # loop; the display stream has an I/O thread of its own (before: one I/O thread did both).
+    public = [nice for name, nice in threads.values() if name.startswith("7/ZMQbg/IO/")]
+    streams = [nice for name, nice in threads.values() if name.startswith("ZMQbg/IO/")]
+    assert public == [10] and streams == [0], threads
+
+
+def _threads(pid: int) -> dict[int, tuple[str, int]]:
+    """A process's threads: id -> (name, nice)."""
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/comm") as f:
+            name = f.read().strip()
+        with open(f"/proc/{pid}/task/{tid}/stat") as f:
+            nice = int(f.read().rsplit(")", 1)[1].split()[16])
+        out[int(tid)] = (name, nice)
+    return out
 
 
 def _few_files():
