@@ -40,6 +40,7 @@ import zmq
 
 from shoed.net import wire
 from shoed.net.curve import DEFAULT_DOMAIN, ServerCurve
+from shoed.net.limits import HANDSHAKE_TIMEOUT
 from shoed.net.snapshot import MAX_REQUEST_BYTES, EventsRequest, RequestError, _error, decode_request
 
 log = logging.getLogger("shoed.net.catchup")
@@ -56,6 +57,7 @@ class Limits:
     journal_readers: int = 2  # ranges read from the journal files at once
     snapshot_interval: float = 0.05  # the loop makes at most one snapshot per this many seconds
     snapshot_wait: float = 5.0  # seconds a snapshot request waits for the loop before it is refused
+    handshake_timeout: float = HANDSHAKE_TIMEOUT  # seconds a connection may take to finish its handshake
 
 
 class SnapshotBox:
@@ -156,6 +158,7 @@ class CatchupServer:
                 sock.router_mandatory = 1
                 sock.sndhwm = limits.peer_hwm
                 sock.rcvhwm = 64
+                sock.handshake_ivl = round(limits.handshake_timeout * 1000)
                 if ep.curve is not None:
                     ep.curve.apply(sock, ep.curve_domain)
                 sock.bind(ep.endpoint)

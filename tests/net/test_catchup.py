@@ -101,3 +101,23 @@ def test_bad_requests_get_an_error_and_the_thread_serves_on(server):
         assert reply["ok"] is False and reply["error"]
     sock.send(b'{"op": "snapshot"}')
     assert replies(sock, lambda out: bool(out))[0]["ok"]
+
+
+def test_an_idle_connection_is_dropped_after_the_handshake_timeout():
+    """A TCP connection that never speaks ZeroMQ holds a descriptor for `handshake_timeout`, not 30 s."""
+    import socket
+
+    ctx = zmq.Context()
+    srv = CatchupServer(ctx, [Endpoint("tcp://127.0.0.1:*", lambda e: e, lambda s: s)], TABLE,
+                        collections.deque(), lambda a, b: iter(()), Limits(handshake_timeout=0.3))
+    srv.start()
+    port = int(srv.endpoints[0].rsplit(":", 1)[1])
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as idle:
+            started = time.monotonic()
+            while idle.recv(4096):  # the server's greeting, then the end of the connection
+                pass
+            assert time.monotonic() - started < 3
+    finally:
+        srv.close()
+        ctx.destroy(linger=0)
