@@ -227,7 +227,8 @@ def test_refused_handshakes_are_logged_as_a_summary(base, console):
     # loop; the display stream has an I/O thread of its own (before: one I/O thread did both).
     public = [nice for name, nice in threads.values() if name.startswith("7/ZMQbg/IO/")]
     streams = [nice for name, nice in threads.values() if name.startswith("ZMQbg/IO/")]
-    assert public == [10] and streams == [0], threads
+    loop = threads[daemon.proc.pid][1]
+    assert public == [loop + 10] and streams == [loop], threads
 
 
 def _threads(pid: int) -> dict[int, tuple[str, int]]:
