@@ -40,6 +40,7 @@ DEFAULT_ENDPOINT = "tcp://127.0.0.1:5557"
 MAX_REQUEST_BYTES = 64 * 1024
 CHUNK_EVENTS = 200
 MAX_RANGE = 10_000
+MAX_CREDIT = 64  # replies a catch-up client may allow ahead (shoed.net.catchup)
 
 log = logging.getLogger("shoed.net.snapshot")
 
@@ -55,6 +56,8 @@ class EventsRequest(msgspec.Struct, tag_field="op", tag="events", forbid_unknown
     first: int
     last: int
     id: RequestId = None
+    # Replies the client allows the server to send before it grants more (shoed.net.catchup's credit).
+    credit: Annotated[int, msgspec.Meta(ge=1, le=MAX_CREDIT)] | None = None
 
 
 _request_decoder = msgspec.json.Decoder(SnapshotRequest | EventsRequest)
@@ -64,12 +67,13 @@ class RequestError(Exception):
     """A request this endpoint answers with `{"ok": false, "error": ...}`."""
 
 
-def decode_request(body: bytes | None) -> SnapshotRequest | EventsRequest:
-    """The request in a body frame; RequestError with a one-line reason if it is not one."""
+def decode_request(body: bytes | None, decoder: msgspec.json.Decoder = _request_decoder):
+    """The request in a body frame (one of `decoder`'s types: by default a SnapshotRequest or an
+    EventsRequest); RequestError with a one-line reason if it is not one."""
     if body is None:
         raise RequestError("a request is one JSON frame")
     try:
-        return _request_decoder.decode(body)
+        return decoder.decode(body)
     except msgspec.ValidationError as exc:
         raise RequestError(f"bad request: {exc}") from None
     except msgspec.DecodeError as exc:

@@ -94,14 +94,18 @@ def test_catch_up_requests_in_flight_do_not_hold_up_the_cards(base):
     assert served, "the catch-up requests were served too"
 
 
-def test_clients_that_never_read_their_replies_cost_little_memory(base):
+@pytest.mark.parametrize("credit", [None, 1], ids=["pipe", "credit"])
+def test_clients_that_never_read_their_replies_cost_little_memory(base, credit):
+    # Held by the pipe's high-water mark, or by a credit of one reply never granted more.
+    request = {"op": "events", "from": 0, "to": 9999} | ({"credit": credit} if credit else {})
+
     def attack(daemon, stop):
         ctx = zmq.Context()
         socks = [dealer(ctx, daemon.snapshot) for _ in range(8)]
         try:
             for _ in range(20):  # the second request of each is served; the rest are refused as in flight
                 for sock in socks:
-                    sock.send(json.dumps({"op": "events", "from": 0, "to": 9999}).encode())
+                    sock.send(json.dumps(request).encode())
             stop.wait(SHOE_DEADLINE)
         finally:
             for sock in socks:
