@@ -232,7 +232,7 @@ def test_refused_handshakes_are_logged_as_a_summary(base, console):
     public = [nice for name, nice in threads.values() if name.startswith("7/ZMQbg/IO/")]
     streams = [nice for name, nice in threads.values() if name.startswith("ZMQbg/IO/")]
     loop = threads[daemon.proc.pid][1]
-    assert public == [loop + 10] and streams == [loop], threads
+    assert public == [min(loop + 10, 19)] and streams == [loop], threads  # 19: the lowest there is
 
 
 def _threads(pid: int) -> dict[int, tuple[str, int]]:
