@@ -85,10 +85,11 @@ def catch_up_from_memory(run, stop) -> None:
         ctx.term()
 
 
-def never_read(run, stop) -> None:
+def never_read(run, stop, credit: int | None = None) -> None:
     """Eight clients that ask for 9,999 events again and again and never read a reply."""
     import zmq
 
+    request = {"op": "events", "from": 0, "to": 9998} | ({"credit": credit} if credit else {})
     ctx = zmq.Context()
     socks = [dealer(ctx, run.snapshot) for _ in range(8)]
     try:
@@ -97,7 +98,7 @@ def never_read(run, stop) -> None:
                 break
             for sock in socks:
                 try:
-                    sock.send(json.dumps({"op": "events", "from": 0, "to": 9998}).encode(), zmq.NOBLOCK)
+                    sock.send(json.dumps(request).encode(), zmq.NOBLOCK)
                 except zmq.Again:
                     pass
             stop.wait(0.1)
@@ -106,6 +107,11 @@ def never_read(run, stop) -> None:
         for sock in socks:
             sock.close(0)
         ctx.term()
+
+
+def never_grant(run, stop) -> None:
+    """The same eight clients asking with a credit of one reply, and never granting more."""
+    never_read(run, stop, credit=1)
 
 
 def subscriptions(run, stop) -> None:
@@ -224,7 +230,7 @@ def _attack_process(name: str, target: Target, stop, ready) -> None:
     ATTACKS[name](target, stop)
 
 
-ATTACKS = {f.__name__: f for f in (catch_up_in_flight, catch_up_from_memory, never_read, subscriptions,
+ATTACKS = {f.__name__: f for f in (catch_up_in_flight, catch_up_from_memory, never_read, never_grant, subscriptions,
                                    idle_connections, refused_handshakes, status_flood, serial_noise)}
 
 
