@@ -44,21 +44,6 @@ def test_beetek_noise_is_one_reading_before_the_card_behind_it(cable):
     assert rs[1].card == "AS"
 
 
-def test_beetek_noise_that_goes_on_is_reported_each_second_without_a_token(cable):
-    driver = open_driver("beetek", cable.link_path, backoff_initial=0.05, backoff_max=0.2)
-    try:
-        poll_until(driver, lambda rs: any(r.kind == "link" for r in rs))
-        cable.write(b" " + b"#junk#" * 100 + b" ")
-        started = time.monotonic()
-        got = poll_until(driver, lambda rs: any(r.kind == "warning" for r in rs), timeout=5)
-        took = time.monotonic() - started
-    finally:
-        driver.close()
-    warnings = [r for r in got if r.kind == "warning"]
-    assert len(warnings) == 1 and warnings[0].detail["length"] == 600
-    assert 0.9 <= took < 3, f"reported after {took:.2f} s"
-
-
 def test_a_card_like_damaged_token_is_still_a_reading_of_its_own(cable):
     # The dealer enters that card by hand: it is never folded into noise.
     driver = open_driver("beetek", cable.link_path, backoff_initial=0.05, backoff_max=0.2)
@@ -93,18 +78,23 @@ def test_shuffler_noise_is_one_reading_before_the_frame_behind_it(cable, tmp_pat
     assert got.index(noise[0]) < next(i for i, r in enumerate(got) if r.kind == "card")
 
 
-def test_native_noise_with_no_frame_behind_it_is_reported_after_a_second(cable):
-    # Only noise on the line, no shoe to send a frame after it.
-    driver = open_driver("native", cable.link_path, heartbeat=0.1, silence=5.0, hello_repeat=0.3,
-                         backoff_initial=0.05, backoff_max=0.2)
+@pytest.mark.parametrize("driver_name, noise, stretches", [
+    ("beetek", b" " + b"#junk#" * 100 + b" ", 4),  # before: reported only when a token came
+    ("native", b"\x01\x00" * 100, 100),  # before: reported only when the next frame came
+])
+def test_noise_with_nothing_behind_it_is_reported_after_a_second(cable, driver_name, noise, stretches):
+    # Only noise on the line: no shoe to send a frame or token after it.
+    driver = open_driver(driver_name, cable.link_path, backoff_initial=0.05, backoff_max=0.2,
+                         **({"heartbeat": 0.1, "silence": 5.0, "hello_repeat": 0.3} if driver_name == "native" else {}))
     try:
         driver.poll(0.1)
-        cable.write(b"\x01\x00" * 100)
+        cable.write(noise)
         started = time.monotonic()
         got = poll_until(driver, lambda rs: any(r.kind == "warning" for r in rs), timeout=5)
         took = time.monotonic() - started
     finally:
         driver.close()
-    noise = [r for r in got if r.kind == "warning"]
-    assert len(noise) == 1 and noise[0].detail["stretches"] == 100
-    assert 0.9 <= took < 3, f"reported after {took:.2f} s (before: only when the next frame came)"
+    warnings = [r for r in got if r.kind == "warning"]
+    assert len(warnings) == 1 and warnings[0].detail["stretches"] == stretches
+    assert warnings[0].detail["length"] == len(noise.strip(b" "))
+    assert 0.9 <= took < 3, f"reported after {took:.2f} s"
