@@ -85,10 +85,11 @@ def catch_up_from_memory(run, stop) -> None:
         ctx.term()
 
 
-def never_read(run, stop) -> None:
+def never_read(run, stop, credit: int | None = None) -> None:
     """Eight clients that ask for 9,999 events again and again and never read a reply."""
     import zmq
 
+    request = {"op": "events", "from": 0, "to": 9998} | ({"credit": credit} if credit else {})
     ctx = zmq.Context()
     socks = [dealer(ctx, run.snapshot) for _ in range(8)]
     try:
@@ -97,7 +98,7 @@ def never_read(run, stop) -> None:
                 break
             for sock in socks:
                 try:
-                    sock.send(json.dumps({"op": "events", "from": 0, "to": 9998}).encode(), zmq.NOBLOCK)
+                    sock.send(json.dumps(request).encode(), zmq.NOBLOCK)
                 except zmq.Again:
                     pass
             stop.wait(0.1)
@@ -106,6 +107,11 @@ def never_read(run, stop) -> None:
         for sock in socks:
             sock.close(0)
         ctx.term()
+
+
+def never_grant(run, stop) -> None:
+    """The same eight clients asking with a credit of one reply, and never granting more."""
+    never_read(run, stop, credit=1)
 
 
 def subscriptions(run, stop) -> None:
@@ -216,11 +222,15 @@ class Target:
     last_seq: object  # a multiprocessing.Value
 
 
-def _attack_process(name: str, target: Target, stop) -> None:
+def _attack_process(name: str, target: Target, stop, ready) -> None:
+    import zmq  # noqa: F401 - imported before the attack is said to be under way
+
+    import shoed.net.curve  # noqa: F401
+    ready.set()
     ATTACKS[name](target, stop)
 
 
-ATTACKS = {f.__name__: f for f in (catch_up_in_flight, catch_up_from_memory, never_read, subscriptions,
+ATTACKS = {f.__name__: f for f in (catch_up_in_flight, catch_up_from_memory, never_read, never_grant, subscriptions,
                                    idle_connections, refused_handshakes, status_flood, serial_noise)}
 
 
@@ -287,10 +297,12 @@ def phase(run: Run, cards: int, attack: str | None = None) -> dict:
         stop = threading.Event()
         thread = threading.Thread(target=ATTACKS[attack], args=(run, stop), daemon=True)
     elif attack is not None:
-        stop = run.mp.Event()
-        thread = run.mp.Process(target=_attack_process, args=(attack, run.target, stop), daemon=True)
+        stop, ready = run.mp.Event(), run.mp.Event()
+        thread = run.mp.Process(target=_attack_process, args=(attack, run.target, stop, ready), daemon=True)
     if thread is not None:
         thread.start()
+        if attack not in IN_PROCESS and not ready.wait(30):  # a spawned process takes a while to start
+            raise RuntimeError(f"the {attack} attack did not start")
         time.sleep(1.0)  # under way before the first timed card
     start = time.monotonic()
     try:

@@ -106,6 +106,7 @@ class Daemon:
         self.commands = None
         self.curve = None
         self.context = None
+        self.stream_contexts: list = []  # one per event stream (shoed.net.contexts)
         self.poller = None
         self.recent: collections.deque = collections.deque(maxlen=RECENT_EVENTS)
         self.closed_drivers: dict = {}  # driver -> monotonic time of the next open attempt
@@ -263,13 +264,17 @@ class Daemon:
         import zmq
 
         from shoed.table import audience
+        from shoed.net import contexts
         from shoed.net.catchup import CatchupServer, Endpoint
         from shoed.net.commands import CommandServer
         from shoed.net.curve import CurveError, ServerCurve
         from shoed.net.publisher import Publisher
 
         cfg = self.config
-        self.context = zmq.Context()
+        # Commands and catch-up on the public context; each event stream on a context of its own
+        # (shoed.net.contexts): a client's load on the first never stands in front of a card's event.
+        self.context = contexts.public_context()
+        self.stream_contexts = [contexts.stream_context() for _ in range(2 if cfg.surveillance_events else 1)]
         surveillance = bool(cfg.surveillance_events or cfg.surveillance_snapshot)
         if cfg.curve_commands or cfg.curve_publish or surveillance:
             self._ensure_keys(Path(cfg.key_dir))
@@ -282,11 +287,14 @@ class Daemon:
         every_event, whole_snapshot = audience.for_audience(audience.SURVEILLANCE)
         endpoints = [Endpoint(cfg.snapshot, display_event, display_snapshot, pub_curve)]
         try:
-            self.publisher = Publisher(self.context, cfg.events, cfg.table, pub_curve, last_seq=self.controller.seq,
+            if pub_curve is not None:
+                pub_curve.attach(self.stream_contexts[0])
+            self.publisher = Publisher(self.stream_contexts[0], cfg.events, cfg.table, pub_curve, last_seq=self.controller.seq,
                                        journal_head=self.journal_position, view=display_event)
             self.publishers = [self.publisher]
             if cfg.surveillance_events:
-                self.publishers.append(Publisher(self.context, cfg.surveillance_events, cfg.table, self.curve,
+                self.curve.attach(self.stream_contexts[1])
+                self.publishers.append(Publisher(self.stream_contexts[1], cfg.surveillance_events, cfg.table, self.curve,
                                                  last_seq=self.controller.seq, journal_head=self.journal_position))
             if cfg.surveillance_snapshot:
                 endpoints.append(Endpoint(cfg.surveillance_snapshot, every_event, whole_snapshot, self.curve))
@@ -297,6 +305,7 @@ class Daemon:
         except zmq.ZMQError as exc:
             raise DaemonError(f"cannot bind a ZeroMQ endpoint ({exc}); is another daemon using it? "
                               "Give other endpoints with --pub, --snapshot, --commands") from None
+        contexts.lower_io_priority()
         self.poller = zmq.Poller()
         for sock in self.commands.sockets():
             self.poller.register(sock, zmq.POLLIN)
@@ -658,8 +667,9 @@ class Daemon:
                     pass
         if self.curve is not None:
             self.curve.close()
-        if self.context is not None:
-            self.context.term()
+        for context in (self.context, *self.stream_contexts):
+            if context is not None:
+                context.term()
         if self.journal is not None:
             self.journal.close()
         self.notifier.close()

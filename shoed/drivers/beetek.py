@@ -29,6 +29,12 @@ Decisions, never guesses:
   `garbled`): the dealer enters the card by hand. Anything else broken is a
   `warning` (code `garbled`). A non-ASCII or control byte inside a token, or
   text glued to its front, breaks it.
+- Broken stretches that are not a card are noise on the line: they are
+  counted and reported together (shoed.drivers.noise), as one `warning`
+  (code `garbled`, `detail`: `stretches`, `length`, `kept`; `raw`: the first
+  bytes) before the next token, or after a second of noise that goes on, never
+  one reading each. A card-like broken token stays a reading of its own: the
+  dealer enters that card by hand.
 - The mode prefix is what keeps burn cards apart from game cards, so a card
   under a mode the shoe is not known to send is `unreadable` (code
   `unknown_mode`), and so is a card without a mode prefix (code `no_mode`;
@@ -49,6 +55,7 @@ from dataclasses import dataclass
 
 from shoed.drivers.base import Reading
 from shoed.drivers.link import LinkDriver, SerialTransport, Transport
+from shoed.drivers.noise import NoiseCoalescer
 from shoed.rules.cards import CardError, parse_card
 
 BAUDRATE = 9600
@@ -260,6 +267,9 @@ def decode_capture(data: bytes) -> list[dict]:
     return [token.to_json() for token in tokens(data, final=True)]
 
 
+NOISE_TEXT = "unrecognised bytes from the shoe"
+
+
 def token_reading(token: Token, source: str, offset: int, mono_ns: int, utc_ns: int) -> Reading:
     """A token as a Reading; `offset` is where the token starts in the link's stream."""
     mode = _mode_kind(token.mode)
@@ -287,8 +297,7 @@ def token_reading(token: Token, source: str, offset: int, mono_ns: int, utc_ns: 
     if token.looks_like_card:
         return Reading(kind="unreadable", mode=mode or "game", code="garbled",
                        text="a card token arrived damaged; enter the card by hand", **common)
-    return Reading(kind="warning", mode=mode or "game", code="garbled", text="unrecognised bytes from the shoe",
-                   **common)
+    return Reading(kind="warning", mode=mode or "game", code="garbled", text=NOISE_TEXT, **common)
 
 
 class TokenStream:
@@ -336,18 +345,37 @@ class BeeTekDriver(LinkDriver):
         super().__init__(url, **options)
         self._stream = TokenStream()
         self._tail_since = 0.0
+        self._noise = NoiseCoalescer()
 
     def _make_transport(self) -> Transport:
         return SerialTransport(self.url, baudrate=self.baudrate)
 
     def _readings(self, found, mono_ns: int, utc_ns: int) -> list[Reading]:
-        return [token_reading(token, self.source, offset, mono_ns, utc_ns) for offset, token in found]
+        out = []
+        for offset, token in found:
+            if token.kind == "garbled" and not token.looks_like_card:
+                self._noise.note("garbled", token.raw, len(token.raw), NOISE_TEXT, offset, mono_ns, utc_ns)
+                continue
+            if self._noise.pending is not None:  # the noise before this token is reported before it
+                out.append(self._noise_reading())
+            out.append(token_reading(token, self.source, offset, mono_ns, utc_ns))
+        if self._noise.due(mono_ns):  # noise that goes on: one report per interval
+            out.append(self._noise_reading())
+        return out
+
+    def _noise_reading(self) -> Reading:
+        stretch = self._noise.take()
+        return Reading(kind="warning", mode="game", code="garbled", text=stretch.text(), source=self.source,
+                       raw=bytes(stretch.kept), offset=stretch.offset, mono_ns=stretch.first_ns,
+                       utc_ns=stretch.utc_ns, detail=stretch.detail())
 
     def _on_connect(self, mono_ns: int, utc_ns: int) -> list[Reading]:
         # A token cut by the unplug is reported (as garbled) rather than glued to the next link's bytes.
         found = self._stream.flush()
         self._stream = TokenStream(self._offset)
         readings = self._readings(found, mono_ns, utc_ns)
+        if self._noise.pending is not None:  # the last link's noise is not held over to the next
+            readings.append(self._noise_reading())
         self._link_up()  # the shoe never answers: an open port is all there is to know
         return readings
 
@@ -356,8 +384,12 @@ class BeeTekDriver(LinkDriver):
         return self._readings(self._stream.feed(data), mono_ns, utc_ns)
 
     def _next_tick(self) -> float | None:
-        return self._tail_since + STALE_TAIL if self._stream.tail else None
+        ticks = [self._tail_since + STALE_TAIL] if self._stream.tail else []
+        if (noise_due := self._noise.due_ns()) is not None:
+            ticks.append(noise_due / 1e9)
+        return min(ticks, default=None)
 
     def _on_tick(self, mono_ns: int, utc_ns: int) -> list[Reading]:
         # Nothing came to finish the tail: the rest of that token was lost on the line.
-        return self._readings(self._stream.flush(), mono_ns, utc_ns)
+        stale = bool(self._stream.tail) and time.monotonic() >= self._tail_since + STALE_TAIL
+        return self._readings(self._stream.flush() if stale else [], mono_ns, utc_ns)

@@ -93,9 +93,10 @@ class NativeDriver(LinkDriver):
         if self.session.silent(mono_ns):
             self._drop_transport(f"no valid frame from the shoe for {self.session.timing.silence:g} s")
             return []
+        readings = self.session.noise_due(mono_ns)
         self.session.tick(mono_ns, utc_ns)
         self._flush()
-        return []
+        return readings
 
     # -- Driver
 

@@ -259,7 +259,13 @@ class NativeSession:
             due.append((self._last_hello_tx or now_ns) + int(t.hello_repeat * NS))
         elif self._gate_pending():
             due.append((self._gate_tx or now_ns) + int(t.gate_repeat * NS))
+        if (noise_due := self._noise.due_ns()) is not None:
+            due.append(noise_due)
         return min(due)
+
+    def noise_due(self, now_ns: int) -> list[Reading]:
+        """The noise held for `interval` with no frame behind it, as its one reading (else nothing)."""
+        return [self._noise_reading()] if self._noise.due(now_ns) else []
 
     # ----- internals
 

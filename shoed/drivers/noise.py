@@ -7,7 +7,10 @@ made 5,000 of them, and the card behind them waited seconds. Here the
 stretches are counted by kind and their bytes kept (the first `kept_bytes`
 of them, for the record), and the driver reports them as one `warning`
 reading: when a good frame arrives (before it, so the journal keeps the
-order of the line), or when the noise has gone on for `interval_ns`.
+order of the line), or when the noise has gone on for `interval_ns` (the driver
+asks `due_ns()` when to look again, so noise that stops with no frame behind
+it is still reported). Every serial driver uses it: native, shuffler (a
+native session) and Bee-Tek.
 """
 
 from __future__ import annotations
@@ -58,6 +61,10 @@ class NoiseCoalescer:
         room = self.kept_bytes - len(stretch.kept)
         if room > 0:
             stretch.kept += raw[:room]
+
+    def due_ns(self) -> int | None:
+        """Monotonic ns when the noise held now is to be reported even with no frame behind it."""
+        return None if self.pending is None else self.pending.first_ns + self.interval_ns
 
     def due(self, now_ns: int) -> bool:
         return self.pending is not None and now_ns - self.pending.first_ns >= self.interval_ns

@@ -16,12 +16,20 @@ ROUTER sockets of these endpoints belong to one thread, which
   range cannot starve another's snapshot);
 - keeps each client within limits: requests in flight (`max_in_flight`), the
   size of a range (`max_range`), the events of one reply (`chunk_events`),
-  the bytes queued towards it (ZeroMQ's high-water mark per peer, `peer_hwm`
-  replies, is the client's credit: a reply is sent only when the peer's pipe
-  has room, so a client that stops reading holds at most that many replies
-  and its request waits, parked, costing nothing; after `stall_timeout` it is
-  dropped), the number of clients with work (`max_clients`), and the ranges
-  read from the journal at once (`journal_readers`).
+  the replies sent ahead of its reading (below), the number of clients with
+  work (`max_clients`), and the ranges read from the journal at once
+  (`journal_readers`).
+
+Flow control is by credit, as in the ZeroMQ guide's file transfer (chapter
+7): a request may carry `"credit": N` (1 to MAX_CREDIT), and then the server
+sends that client at most N replies, no reply even made, until the client
+grants more with `{"op": "credit", "n": K}` (no reply; credit is the
+client's, capped at MAX_CREDIT, and lasts while it has requests in flight).
+A request without credit is held to the peer's pipe instead: a reply is sent
+only when ZeroMQ's high-water mark (`peer_hwm` replies) leaves room. Either
+way a client that stops reading holds at most a few replies and its request
+waits, parked, costing nothing; after `stall_timeout` without credit or room
+it is dropped.
 
 Each endpoint has an audience (shoed.table.audience): what it serves passes through
 that audience's view of events and snapshots.
@@ -31,18 +39,38 @@ from __future__ import annotations
 
 import collections
 import logging
+from typing import Annotated
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+import msgspec
 import zmq
 
 from shoed.net import wire
 from shoed.net.curve import DEFAULT_DOMAIN, ServerCurve
-from shoed.net.snapshot import MAX_REQUEST_BYTES, EventsRequest, RequestError, _error, decode_request
+from shoed.net.limits import HANDSHAKE_TIMEOUT
+from shoed.net.snapshot import (
+    MAX_CREDIT,
+    MAX_REQUEST_BYTES,
+    EventsRequest,
+    RequestError,
+    SnapshotRequest,
+    _error,
+    decode_request,
+)
 
 log = logging.getLogger("shoed.net.catchup")
+
+
+class CreditGrant(msgspec.Struct, tag_field="op", tag="credit", forbid_unknown_fields=True):
+    """`{"op": "credit", "n": K}`: the client allows K more replies."""
+
+    n: Annotated[int, msgspec.Meta(ge=1, le=MAX_CREDIT)]
+
+
+_DECODER = msgspec.json.Decoder(SnapshotRequest | EventsRequest | CreditGrant)
 
 
 @dataclass(frozen=True)
@@ -56,6 +84,7 @@ class Limits:
     journal_readers: int = 2  # ranges read from the journal files at once
     snapshot_interval: float = 0.05  # the loop makes at most one snapshot per this many seconds
     snapshot_wait: float = 5.0  # seconds a snapshot request waits for the loop before it is refused
+    handshake_timeout: float = HANDSHAKE_TIMEOUT  # seconds a connection may take to finish its handshake
 
 
 class SnapshotBox:
@@ -115,7 +144,7 @@ _WAIT = object()  # a reply generator's "nothing to send yet"
 
 
 class _Client:
-    __slots__ = ("key", "socket", "envelope", "requests", "pending", "stalled_since")
+    __slots__ = ("key", "socket", "envelope", "requests", "pending", "stalled_since", "credit")
 
     def __init__(self, key, socket, envelope) -> None:
         self.key = key
@@ -124,6 +153,7 @@ class _Client:
         self.requests: collections.deque = collections.deque()  # reply generators, in order
         self.pending: bytes | None = None  # a reply the peer's pipe had no room for
         self.stalled_since: float | None = None
+        self.credit: int | None = None  # replies it allows ahead; None: held by the pipe's HWM alone
 
 
 class CatchupServer:
@@ -156,6 +186,7 @@ class CatchupServer:
                 sock.router_mandatory = 1
                 sock.sndhwm = limits.peer_hwm
                 sock.rcvhwm = 64
+                sock.handshake_ivl = round(limits.handshake_timeout * 1000)
                 if ep.curve is not None:
                     ep.curve.apply(sock, ep.curve_domain)
                 sock.bind(ep.endpoint)
@@ -207,6 +238,15 @@ class CatchupServer:
             body = frame if isinstance(frame, bytes) else None
             key = (id(sock), tuple(envelope))
             client = self._clients.get(key)
+            try:
+                request = decode_request(body, _DECODER)
+            except RequestError as exc:
+                request = exc
+            if isinstance(request, CreditGrant):
+                self.stats["credit_grants"] += 1
+                if client is not None and client.credit is not None:
+                    client.credit = min(MAX_CREDIT, client.credit + request.n)
+                continue
             if client is None:
                 if len(self._clients) >= self.limits.max_clients:
                     self.stats["refused_busy"] += 1
@@ -218,13 +258,18 @@ class CatchupServer:
                 self._send_now(sock, envelope, _error(wire.salvage_id(body or b""),
                                                       f"busy: at most {self.limits.max_in_flight} requests in flight"))
                 continue
-            client.requests.append(self._replies(body, ep))
+            if isinstance(request, EventsRequest) and request.credit is not None:
+                client.credit = min(MAX_CREDIT, (client.credit or 0) + request.credit)
+            client.requests.append(self._replies(request, body, ep))
 
     def _serve_round(self) -> None:
         """One reply to each client with work: a fair share."""
         now = time.monotonic()
         for key, client in list(self._clients.items()):
-            if client.pending is None:
+            if client.pending is None and client.credit == 0:  # the client's turn waits for its credit
+                if client.stalled_since is None:
+                    client.stalled_since = now
+            elif client.pending is None:
                 while client.requests:
                     reply = next(client.requests[0], None)
                     if reply is None:
@@ -254,6 +299,8 @@ class CatchupServer:
         except zmq.ZMQError:  # EHOSTUNREACH: the peer is gone
             return None
         client.pending, client.stalled_since = None, None
+        if client.credit is not None:
+            client.credit -= 1
         self.stats["replies"] += 1
         return True
 
@@ -270,15 +317,14 @@ class CatchupServer:
             self.stats["send_failures"] += 1
 
     # ----- replies ------------------------------------------------------------
-    def _replies(self, body: bytes | None, ep: Endpoint) -> Iterator:
-        """The encoded replies to one request, one at a time (_WAIT: not yet)."""
+    def _replies(self, request, body: bytes | None, ep: Endpoint) -> Iterator:
+        """The encoded replies to one request (decoded, or the RequestError that decoding
+        raised), one at a time (_WAIT: not yet)."""
         request_id = None
         try:
-            try:
-                request = decode_request(body)
-            except RequestError:
+            if isinstance(request, RequestError):
                 request_id = wire.salvage_id(body) if body is not None else None  # to match the error reply
-                raise
+                raise request
             request_id = request.id
             if isinstance(request, EventsRequest):
                 yield from self._event_replies(request, ep)

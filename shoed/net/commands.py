@@ -37,7 +37,7 @@ import zmq
 from shoed.table.events import COMMANDS, CommandRejected
 from shoed.net import wire
 from shoed.net.curve import DEFAULT_DOMAIN, ClientCurve, ServerCurve
-from shoed.net.limits import RateLimiter
+from shoed.net.limits import HANDSHAKE_TIMEOUT, RateLimiter
 
 DEFAULT_ENDPOINT = "tcp://127.0.0.1:5558"
 MAX_REQUEST_BYTES = 64 * 1024
@@ -148,6 +148,7 @@ class CommandServer:
             sock.maxmsgsize = HARD_LIMIT_BYTES
             sock.linger = 0
             sock.router_mandatory = 1
+            sock.handshake_ivl = round(HANDSHAKE_TIMEOUT * 1000)
             if curve is not None:
                 curve.apply(sock, curve_domain)  # before bind: the ZAP handler runs first
             sock.bind(endpoint)

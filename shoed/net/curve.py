@@ -3,8 +3,8 @@
 A CURVE server socket with no ZAP handler lets in any client that knows the
 server's public key (table-game-standards item 15). So the server side here is
 one object, `ServerCurve`, that loads the server's secret key and the
-allow-lists, starts pyzmq's `ThreadAuthenticator` on the context, and only then
-configures sockets; it also sets ZMQ_ZAP_ENFORCE_DOMAIN on each of them, so if
+allow-lists, starts a ZAP handler (`shoed.net.zap`, a thread of its own) on the
+context, and only then configures sockets; it also sets ZMQ_ZAP_ENFORCE_DOMAIN on each of them, so if
 the authenticator ever stops, clients are refused instead of waved through.
 
 Key files are the ZeroMQ certificate format written by
@@ -38,11 +38,11 @@ from typing import Self
 
 import zmq
 import zmq.auth
-from zmq.auth.thread import ThreadAuthenticator
 from zmq.utils import z85
 
 from shoed.table.events import DEFAULT_ROLE, ROLES  # the schema owns the vocabulary of roles
 from shoed.net.limits import RefusalLog
+from shoed.net.zap import ZapHandler
 
 DEFAULT_DOMAIN = "shoed"
 
@@ -255,10 +255,12 @@ class ServerCurve:
     """The server's key pair plus a running ZAP authenticator with allow-lists.
 
     `allow` is one directory (domain "shoed") or a mapping of ZAP domain to
-    directory. One ServerCurve per ZeroMQ context: the authenticator binds
-    the context's single ZAP endpoint, and sockets of another context would
-    not reach it. Given no context, the authenticator starts on the context
-    of the first socket passed to `apply()` (still before that socket binds).
+    directory. A ZAP handler binds its context's single ZAP endpoint, and
+    sockets of another context would not reach it: the handler starts on
+    `context` (given no context, on that of the first socket passed to
+    `apply()`, still before that socket binds), and `attach()` starts one on
+    each further context whose sockets this server's keys secure (the daemon
+    gives each event stream a context of its own).
     """
 
     def __init__(
@@ -281,8 +283,8 @@ class ServerCurve:
         for domain, provider in self._providers.items():
             log.info("CURVE allow-list %s: %d keys from %s", domain, len(provider.keys), self._dirs[domain])
         self._lock = threading.Lock()
-        self.context: zmq.Context | None = None
-        self._auth: ThreadAuthenticator | None = None
+        self.context: zmq.Context | None = None  # the first context served
+        self._handlers: list[ZapHandler] = []
         self._closed = False
         if context is not None:
             self._start(context)
@@ -301,22 +303,31 @@ class ServerCurve:
         return cls(context, secret, key_dir / "clients")
 
     def _start(self, context: zmq.Context) -> None:
-        auth = ThreadAuthenticator(context, log=logging.getLogger("shoed.net.zap"))
+        callbacks = {domain: provider.callback for domain, provider in self._providers.items()}
         try:
-            auth.start()
+            handler = ZapHandler(context, callbacks)
         except zmq.ZMQError as exc:
-            auth.stop()
             raise CurveError(f"cannot start the ZAP authenticator (one already runs on this context?): {exc}") from None
-        for domain, provider in self._providers.items():
-            auth.configure_curve_callback(domain, provider)
-        self.context, self._auth = context, auth
+        self._handlers.append(handler)
+        if self.context is None:
+            self.context = context
+
+    def _serves(self, context: zmq.Context) -> bool:
+        return any(h.context is context for h in self._handlers)
+
+    def attach(self, context: zmq.Context) -> None:
+        """Serve the handshakes of another context's sockets too (a ZAP handler of its own)."""
+        if self._closed:
+            raise CurveError("the ZAP authenticator is closed")
+        if not self._serves(context):
+            self._start(context)
 
     @property
     def domains(self) -> tuple[str, ...]:
         return tuple(self._dirs)
 
     def running(self) -> bool:
-        return self._auth is not None and self._auth.is_alive()
+        return not self._closed and bool(self._handlers) and all(h.is_alive() for h in self._handlers)
 
     def apply(self, socket: zmq.Socket, domain: str = DEFAULT_DOMAIN) -> None:
         """Make a socket a CURVE server checked against `domain`'s allow-list.
@@ -326,11 +337,11 @@ class ServerCurve:
         """
         if domain not in self._providers:
             raise CurveError(f"no allow-list for ZAP domain {domain!r} (have {', '.join(self._dirs)})")
-        if self._auth is None and not self._closed:
+        if not self._handlers and not self._closed:
             self._start(socket.context)
         if not self.running():
             raise CurveError("the ZAP authenticator is not running; refusing to configure a CURVE socket")
-        if socket.context is not self.context:
+        if not self._serves(socket.context):
             raise CurveError("socket belongs to another ZeroMQ context than the authenticator")
         socket.zap_domain = domain.encode()
         socket.setsockopt(zmq.ZAP_ENFORCE_DOMAIN, 1)
@@ -372,9 +383,9 @@ class ServerCurve:
 
     def close(self) -> None:
         self._closed = True
-        if self._auth is not None:
-            self._auth.stop()
-            self._auth = None
+        for handler in self._handlers:
+            handler.stop()
+        self._handlers = []
 
     def __enter__(self) -> Self:
         return self

@@ -16,6 +16,10 @@ import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable
 
+# A connection that has not finished ZeroMQ's handshake (greeting, CURVE) after this long is
+# dropped: an idle TCP connection costs the daemon a descriptor for 5 s, not libzmq's 30.
+HANDSHAKE_TIMEOUT = 5.0  # seconds
+
 
 class RateLimiter:
     def __init__(self, rate: float = 20.0, burst: float = 40.0, max_keys: int = 4096,

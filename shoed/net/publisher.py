@@ -37,7 +37,7 @@ import zmq
 
 from shoed.net import wire
 from shoed.net.curve import DEFAULT_DOMAIN, ServerCurve
-from shoed.net.limits import RefusalLog
+from shoed.net.limits import HANDSHAKE_TIMEOUT, RefusalLog
 
 DEFAULT_ENDPOINT = "tcp://127.0.0.1:5556"
 HEARTBEAT_INTERVAL = 1.0
@@ -100,6 +100,7 @@ class Publisher:
             sock.rcvhwm = 1000
             sock.sndhwm = sndhwm
             sock.linger = 0  # never hold the daemon's shutdown for a slow display
+            sock.handshake_ivl = round(HANDSHAKE_TIMEOUT * 1000)
             # TCP keepalive, not ZMTP heartbeats, finds a vanished display's
             # connection: ZMTP heartbeats towards a subscriber whose queue is
             # full trip libzmq 4.3 assertions (zeromq/libzmq#3937, #4364, #4767).
@@ -178,7 +179,9 @@ class Publisher:
         return self.heartbeat(now)
 
     def heartbeat(self, now: float | None = None) -> bool:
-        """Send a heartbeat now: `{"table", "kind": "heartbeat", "interval"[, "seq"][, "journal"]}`."""
+        """Send a heartbeat now: `{"table", "kind": "heartbeat", "interval"[, "seq"][, "journal"]}`
+        (after taking the subscriptions waiting: a heartbeat is what a new subscriber waits for)."""
+        self.serve_subscriptions()
         beat: dict = {"table": self.table_id, "kind": wire.HEARTBEAT, "interval": self.heartbeat_interval}
         if self.last_seq is not None:
             beat["seq"] = self.last_seq
@@ -190,7 +193,8 @@ class Publisher:
         return sent
 
     def _send(self, topic: bytes, payload: bytes, counter: str) -> bool:
-        self.serve_subscriptions()
+        # Subscriptions are taken on the loop's turns (maybe_heartbeat) and before a heartbeat, never in
+        # front of an event: a flood of them must not stand between a card and its publication.
         try:
             # A multipart message is queued whole or not at all.
             self.socket.send(topic, _FIRST)

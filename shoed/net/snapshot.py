@@ -24,6 +24,7 @@ from typing import Annotated
 import msgspec
 
 MAX_REQUEST_BYTES = 64 * 1024
+MAX_CREDIT = 64  # replies a catch-up client may allow ahead (shoed.net.catchup)
 
 # Echoed back verbatim, so bounded.
 RequestId = Annotated[str, msgspec.Meta(max_length=128)] | int | None
@@ -37,6 +38,8 @@ class EventsRequest(msgspec.Struct, tag_field="op", tag="events", forbid_unknown
     first: int
     last: int
     id: RequestId = None
+    # Replies the client allows the server to send before it grants more (shoed.net.catchup's credit).
+    credit: Annotated[int, msgspec.Meta(ge=1, le=MAX_CREDIT)] | None = None
 
 
 _request_decoder = msgspec.json.Decoder(SnapshotRequest | EventsRequest)
@@ -46,12 +49,13 @@ class RequestError(Exception):
     """A request this endpoint answers with `{"ok": false, "error": ...}`."""
 
 
-def decode_request(body: bytes | None) -> SnapshotRequest | EventsRequest:
-    """The request in a body frame; RequestError with a one-line reason if it is not one."""
+def decode_request(body: bytes | None, decoder: msgspec.json.Decoder = _request_decoder):
+    """The request in a body frame (one of `decoder`'s types: by default a SnapshotRequest or an
+    EventsRequest); RequestError with a one-line reason if it is not one."""
     if body is None:
         raise RequestError("a request is one JSON frame")
     try:
-        return _request_decoder.decode(body)
+        return decoder.decode(body)
     except msgspec.ValidationError as exc:
         raise RequestError(f"bad request: {exc}") from None
     except msgspec.DecodeError as exc:

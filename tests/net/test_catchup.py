@@ -101,3 +101,83 @@ def test_bad_requests_get_an_error_and_the_thread_serves_on(server):
         assert reply["ok"] is False and reply["error"]
     sock.send(b'{"op": "snapshot"}')
     assert replies(sock, lambda out: bool(out))[0]["ok"]
+
+
+def test_an_idle_connection_is_dropped_after_the_handshake_timeout():
+    """A TCP connection that never speaks ZeroMQ holds a descriptor for `handshake_timeout`, not 30 s."""
+    import socket
+
+    ctx = zmq.Context()
+    srv = CatchupServer(ctx, [Endpoint("tcp://127.0.0.1:*", lambda e: e, lambda s: s)], TABLE,
+                        collections.deque(), lambda a, b: iter(()), Limits(handshake_timeout=0.3))
+    srv.start()
+    port = int(srv.endpoints[0].rsplit(":", 1)[1])
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as idle:
+            started = time.monotonic()
+            while idle.recv(4096):  # the server's greeting, then the end of the connection
+                pass
+            assert time.monotonic() - started < 3
+    finally:
+        srv.close()
+        ctx.destroy(linger=0)
+
+
+def _drain(sock, wait=0.4):
+    """Every reply that arrives within `wait` seconds of the last one."""
+    out = []
+    while sock.poll(round(wait * 1000)):
+        out.append(json.loads(sock.recv()))
+    return out
+
+
+def test_the_server_never_sends_more_replies_than_the_clients_credit(server):
+    """Credit-based flow control (the ZeroMQ guide's file transfer): N replies, then nothing until more is granted."""
+    ctx, endpoint, srv = server
+    sock = client(ctx, endpoint)
+    sock.send(json.dumps({"op": "events", "from": 1, "to": 1000, "id": "c", "credit": 3}).encode())
+    first = _drain(sock)
+    assert len(first) == 3 and all(r["ok"] and len(r["events"]) == 10 for r in first)
+    sock.send(b'{"op": "credit", "n": 5}')
+    second = _drain(sock)
+    assert len(second) == 5
+    got = first + second + _drain(sock, 0.2)
+    assert len(got) == 8, "nothing more without credit"
+    while not got[-1].get("done"):
+        sock.send(b'{"op": "credit", "n": 64}')
+        got += replies(sock, lambda out: bool(out) and (len(out) >= 64 or out[-1].get("done")))
+    events = [e["seq"] for r in got for e in r.get("events", [])]
+    assert events == list(range(1, 1001)) and got[-1]["count"] == 1000
+
+
+def test_a_client_that_never_grants_credit_holds_nothing_and_is_dropped(tmp_path):
+    ctx = zmq.Context()
+    recent = collections.deque((event(s) for s in range(1, 5001)), maxlen=5000)
+    srv = CatchupServer(ctx, [Endpoint(f"ipc://{tmp_path}/snap", lambda e: e, lambda s: s)], TABLE, recent,
+                        lambda a, b: iter(()), Limits(chunk_events=10, stall_timeout=0.5))
+    srv.start()
+    try:
+        stingy = [client(ctx, srv.endpoints[0]) for _ in range(8)]
+        for sock in stingy:
+            for _ in range(2):
+                sock.send(json.dumps({"op": "events", "from": 1, "to": 5000, "credit": 1}).encode())
+        time.sleep(0.3)
+        assert srv.stats["replies"] == 16, "one reply per request's credit, no more"
+        assert all(c.pending is None for c in list(srv._clients.values())), "no reply made ahead of credit"
+        deadline = time.monotonic() + 5
+        while srv.stats["dropped_stalled"] < 8 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert srv.stats["dropped_stalled"] == 8 and not srv._clients
+    finally:
+        srv.close()
+        ctx.destroy(linger=0)
+
+
+@pytest.mark.parametrize("body", [b'{"op": "credit", "n": 0}', b'{"op": "credit", "n": 65}',
+                                  b'{"op": "events", "from": 1, "to": 5, "credit": 0}'])
+def test_bad_credit_is_an_error(server, body):
+    ctx, endpoint, _ = server
+    sock = client(ctx, endpoint)
+    sock.send(body)
+    reply = replies(sock, lambda out: bool(out))[0]
+    assert reply["ok"] is False and "Expected `int`" in reply["error"]

@@ -249,3 +249,26 @@ def test_from_key_dir_reads_the_daemons_layout(ctx, keys, tmp_path):
                                   load_public_key(tmp_path / "server.key"))
         assert curve.public_key == server_side.server_key
         assert _handshake(ctx, curve.apply, server_side)
+
+
+def test_attach_secures_the_sockets_of_another_context(ctx, keys):
+    """The daemon gives each event stream a context of its own: one allow-list serves them all."""
+    other = zmq.Context()
+    try:
+        with keys.server(ctx) as curve:
+            curve.attach(other)
+            curve.attach(other)  # once is enough; twice changes nothing
+            assert _handshake(other, curve.apply, keys.client("dealer-console"))
+            assert not _handshake(other, curve.apply, keys.client("stranger"))
+            assert curve.running()
+        assert not curve.running()
+    finally:
+        other.term()
+
+
+def test_the_zap_handler_is_shoeds_own_thread_not_pyzmqs_asyncio_authenticator(ctx, keys):
+    import threading
+
+    with keys.server(ctx):
+        names = [t.name for t in threading.enumerate()]
+    assert "shoed-zap" in names and not any("Authenticator" in type(t).__name__ for t in threading.enumerate())

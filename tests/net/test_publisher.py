@@ -171,3 +171,19 @@ def test_stalled_subscriber_never_blocks_publish(ctx):
             stalled.recv_multipart()
             held += 1
         assert held < total
+
+
+def test_a_flood_of_subscriptions_is_never_taken_in_front_of_an_event(ctx):
+    """Subscriptions waiting are taken on the loop's turns and before heartbeats, not by publish():
+    before, every event first read up to 64 of them, so a subscription flood delayed every card."""
+    with Publisher(ctx, ANY_PORT, "t1") as pub:
+        flood = _sub(ctx, pub.endpoint, *(f"flood-{i:04d}" for i in range(100)))
+        deadline = time.monotonic() + 5
+        while not pub.socket.poll(0) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert pub.socket.poll(0), "the subscriptions reached the publisher"
+        pub.publish(_event(1))
+        assert pub.other_subscriptions == 0
+        pub.maybe_heartbeat()
+        assert pub.other_subscriptions == 64  # one turn's share
+        flood.close(0)

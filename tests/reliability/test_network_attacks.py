@@ -94,14 +94,18 @@ def test_catch_up_requests_in_flight_do_not_hold_up_the_cards(base):
     assert served, "the catch-up requests were served too"
 
 
-def test_clients_that_never_read_their_replies_cost_little_memory(base):
+@pytest.mark.parametrize("credit", [None, 1], ids=["pipe", "credit"])
+def test_clients_that_never_read_their_replies_cost_little_memory(base, credit):
+    # Held by the pipe's high-water mark, or by a credit of one reply never granted more.
+    request = {"op": "events", "from": 0, "to": 9999} | ({"credit": credit} if credit else {})
+
     def attack(daemon, stop):
         ctx = zmq.Context()
         socks = [dealer(ctx, daemon.snapshot) for _ in range(8)]
         try:
             for _ in range(20):  # the second request of each is served; the rest are refused as in flight
                 for sock in socks:
-                    sock.send(json.dumps({"op": "events", "from": 0, "to": 9999}).encode())
+                    sock.send(json.dumps(request).encode())
             stop.wait(SHOE_DEADLINE)
         finally:
             for sock in socks:
@@ -214,10 +218,33 @@ def test_refused_handshakes_are_logged_as_a_summary(base, console):
         finally:
             ctx.term()
 
-    daemon, _ = dealt_while(base, attack)
+    threads = {}
+
+    def layout(daemon):
+        threads.update(_threads(daemon.proc.pid))
+
+    daemon, _ = dealt_while(base, attack, before=layout)
     refused = [line for line in daemon.lines if "CURVE client" in str(line.get("event"))
                and "refused" in str(line.get("event"))]
     assert 1 <= len(refused) <= 10, f"{len(refused)} lines (before: one per handshake)"
+    # The handshakes' crypto runs on the public context's I/O thread, at a lower priority than the card
+    # loop; the display stream has an I/O thread of its own (before: one I/O thread did both).
+    public = [nice for name, nice in threads.values() if name.startswith("7/ZMQbg/IO/")]
+    streams = [nice for name, nice in threads.values() if name.startswith("ZMQbg/IO/")]
+    loop = threads[daemon.proc.pid][1]
+    assert public == [min(loop + 10, 19)] and streams == [loop], threads  # 19: the lowest there is
+
+
+def _threads(pid: int) -> dict[int, tuple[str, int]]:
+    """A process's threads: id -> (name, nice)."""
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/comm") as f:
+            name = f.read().strip()
+        with open(f"/proc/{pid}/task/{tid}/stat") as f:
+            nice = int(f.read().rsplit(")", 1)[1].split()[16])
+        out[int(tid)] = (name, nice)
+    return out
 
 
 def _few_files():
