@@ -44,6 +44,7 @@ from shoed.net.curve import ClientCurve
 
 HEARTBEAT_TIMEOUT = 3.0
 REQUEST_TIMEOUT = 2.0
+CREDIT = 4  # catch-up replies allowed ahead: one more is granted for each taken (the guide's file transfer)
 
 log = logging.getLogger("shoed.net.client")
 
@@ -89,6 +90,14 @@ class SnapshotClient:
             self._socket.close(0)
             self._socket = None
 
+    def _grant(self, n: int) -> None:
+        """Allow the endpoint `n` more replies (a request sent with "credit")."""
+        if self._socket is not None:
+            try:
+                self._socket.send(wire.encode({"op": "credit", "n": n}), flags=zmq.NOBLOCK)
+            except zmq.Again:  # the request's own timeout reports an endpoint that reads nothing
+                pass
+
     def _request(self, request: dict) -> Iterable[dict]:
         """Send a request and yield its replies; each must come within the timeout."""
         request_id = f"r{next(self._ids)}"
@@ -125,7 +134,7 @@ class SnapshotClient:
     def events(self, first: int, last: int) -> list[dict]:
         """The events first..last, checked to be all there, in order."""
         got: list[dict] = []
-        for reply in self._request({"op": "events", "from": first, "to": last}):
+        for reply in self._request({"op": "events", "from": first, "to": last, "credit": CREDIT}):
             if reply.get("done"):
                 if reply.get("count") != len(got):
                     raise FetchError(f"events {first}..{last}: {len(got)} received, {reply.get('count')} sent")
@@ -134,6 +143,7 @@ class SnapshotClient:
             if not isinstance(chunk, list) or not all(isinstance(e, dict) for e in chunk):
                 raise FetchError("events reply without a list of events")
             got.extend(chunk)
+            self._grant(1)
         seqs = [e.get("seq") for e in got]
         if not sequence.covers(first, last, seqs):
             raise FetchError(f"events {first}..{last} incomplete in the journal")

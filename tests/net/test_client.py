@@ -211,3 +211,22 @@ def test_curve_on_events_and_snapshots(ctx, keys, who, gets_in):
                 assert [g["seq"] for g in got] == [1, 2]
             else:
                 assert got == [] and client.last_seq is None
+
+
+def test_a_long_catch_up_runs_on_credit(ctx):
+    """The client allows CREDIT replies ahead and grants one more for each it takes: a range of many
+    replies arrives whole, and the endpoint was held to the credit (it counted the grants)."""
+    from shoed.net.client import CREDIT, SnapshotClient
+
+    journal = [{"table": "t1", "seq": n, "kind": "card.dealt", "n": n} for n in range(1, 2001)]
+    with FakeTable(ctx, journal=journal) as table:
+        client = SnapshotClient(ctx, table.snapshot_endpoint, timeout=2.0)
+        try:
+            got = client.events(1, 2000)
+        finally:
+            client.close()
+        assert [e["seq"] for e in got] == list(range(1, 2001))
+        replies = 2000 // table.snapshot_server.limits.chunk_events + 1  # the chunks, and "done"
+        assert replies > CREDIT, "the range needs more replies than the first credit allows"
+        # Every reply past the first credit waited for a grant (later grants may still be on the way).
+        assert table.snapshot_server.stats["credit_grants"] >= replies - CREDIT
