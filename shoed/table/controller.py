@@ -24,7 +24,11 @@ import datetime as _dt
 import functools
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
+import msgspec
+
+from shoed.table import events as ev
 from shoed.table import shuffle as shuffle_table
 from shoed.table import waits
 from shoed.table.events import COMMANDS, NEEDS_ROLE, SCHEMA_VERSION, CommandRejected
@@ -66,8 +70,10 @@ def utc_text(utc_ns: int) -> str:
         micro += 1_000_000
         whole -= 1
     hour, second = divmod(int(whole), 3600)
-    # %-formatting: a third faster than the f-string here.
-    return "%s%02d:%02d.%06dZ" % (_hour_text(hour), second // 60, second % 60, micro)  # noqa: UP031
+    return _hour_text(hour) + _MINUTE_SECOND[second] + str(micro + 1_000_000)[1:] + "Z"
+
+
+_MINUTE_SECOND = tuple(f"{second // 60:02d}:{second % 60:02d}." for second in range(3600))  # "MM:SS." of an hour
 
 
 @functools.lru_cache(maxsize=16)
@@ -110,14 +116,26 @@ class WorkOutOdds:
 Effect = StartShoeFile | WorkOutOdds
 
 
-@dataclass(slots=True)
 class Step:
     """What one input produced: events to journal and publish, a reply for commands, and the
-    effects the shell carries out (the controller decides them; the shell only schedules)."""
+    effects the shell carries out (the controller decides them; the shell only schedules).
 
-    events: list[dict] = field(default_factory=list)
-    reply: dict | None = None
-    effects: list[Effect] = field(default_factory=list)
+    The events are the schema's structs (shoed.table.events), in `typed`; `events` is the same
+    events as plain dicts (what the journal and the publisher take), made once when first asked."""
+
+    __slots__ = ("typed", "reply", "effects", "_events")
+
+    def __init__(self) -> None:
+        self.typed: list[ev.Base] = []
+        self.reply: dict[str, Any] | None = None
+        self.effects: list[Effect] = []
+        self._events: list[dict[str, Any]] | None = None
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        if self._events is None or len(self._events) != len(self.typed):
+            self._events = msgspec.to_builtins(self.typed)
+        return self._events
 
 
 @dataclass
@@ -174,23 +192,25 @@ class TableController:
     # ----- public ----------------------------------------------------------
     def feed(self, item: dict) -> Step:
         """Take one input and return what it produced."""
-        self.now_mono = int(item.get("mono_ns", self.now_mono))
-        self.now_utc = int(item.get("utc_ns", self.now_utc))
+        get = item.get
+        self.now_mono = int(get("mono_ns", self.now_mono))
+        self.now_utc = int(get("utc_ns", self.now_utc))
         step = Step()
-        kind = item.get("kind")
-        source = item.get("source")
-        if source and item.get("shoe_seq") is not None:
-            detail = item.get("detail")
+        kind = get("kind")
+        source = get("source")
+        if source and get("shoe_seq") is not None:
+            detail = get("detail")
             self.links[source] = {"seq": item["shoe_seq"], "boot": detail.get("boot") if detail else None}
             # The frame's bytes too: a later frame under the same seq must be the same frame.
-            if item.get("raw"):
-                self.frames[source] = item["raw"]
-            else:
+            raw = get("raw")
+            if raw:
+                self.frames[source] = raw
+            elif self.frames:
                 self.frames.pop(source, None)
         try:
             handler = _HANDLERS[kind]
         except (KeyError, TypeError):  # not a kind of input, or not even a name
-            self._emit(step, "alarm", alarm="unknown_input", active=True, text=f"unknown input kind {kind!r}")
+            self._emit(step, ev.Alarm, alarm="unknown_input", active=True, text=f"unknown input kind {kind!r}")
             return step
         try:
             handler(self, item, step)
@@ -367,27 +387,23 @@ class TableController:
         return table
 
     # ----- events ----------------------------------------------------------
-    def _emit(self, step: Step, kind: str, **fields) -> dict:
-        self.seq += 1
+    def _emit(self, step: Step, kind: type[ev.Base] | str, **fields: Any) -> None:
+        """One event of `kind` (its struct in shoed.table.events, or its name there) with the
+        fields every event carries: table, seq, shoe, coup and the input's time."""
         shoe = self.shoe
-        event = {
-            "table": self.table_id,
-            "seq": self.seq,
-            "kind": kind,
-            "shoe": shoe.shoe_id if shoe else None,
-            "coup": self.coup_no or None,
-            "mono_ns": self.now_mono,
-            "utc": utc_text(self.now_utc),
-            **fields,
-        }
-        step.events.append(event)
-        return event
+        self.seq = fields["seq"] = self.seq + 1
+        fields["table"] = self.table_id
+        fields["shoe"] = shoe.shoe_id if shoe else None
+        fields["coup"] = self.coup_no or None
+        fields["mono_ns"] = self.now_mono
+        fields["utc"] = utc_text(self.now_utc)
+        step.typed.append((ev.EVENT_TYPES[kind] if type(kind) is str else kind)(**fields))  # type: ignore[operator]
 
     def _misdeal(self, step: Step, misdeal: md.Misdeal, source: str | None = None) -> None:
         """Record a misdeal; one that cannot be corrected voids the coup at once."""
         self.misdeal_ids += 1
         entry = {"id": self.misdeal_ids, **misdeal.to_json()}
-        self._emit(step, "misdeal", misdeal=entry, source=source)
+        self._emit(step, ev.Misdeal, misdeal=entry, source=source)
         if misdeal.correctable:
             self.pending.append(entry)
         elif self.coup_state in (OPEN, COMPLETE):
@@ -409,7 +425,7 @@ class TableController:
         self.coup_state = VOID
         # Misdeals of a void coup are closed with it.
         self.pending = [p for p in self.pending if p["kind"] in (md.CARD_AFTER_LAST_COUP, md.CARD_OUT_OF_SEQUENCE)]
-        self._emit(step, "coup.void", reason=reason, by=by, player_cards=record["player_cards"],
+        self._emit(step, ev.CoupVoid, reason=reason, by=by, player_cards=record["player_cards"],
                    banker_cards=record["banker_cards"])
         if self.shoe:
             self.shoe.coup_finished(self.coup_no)
@@ -422,10 +438,8 @@ class TableController:
         if shoe is None:
             return
         dealt = len(self.coup.order) if self.coup is not None and self.coup_state in (OPEN, COMPLETE) else 0
-        if self.coup_state == COMPLETE:
-            shoe.counts.coups -= dealt
         closed = sum(1 for p in self.pending if p.get("card") and p["kind"] in _CLOSED_BY_VOID)
-        shoe.counts.voided += dealt + closed
+        shoe.coup_voided(dealt, self.coup_state == COMPLETE, closed)
 
     def _require_shoe(self) -> Shoe:
         if self.shoe is None or self.shoe.phase == CLOSED:
@@ -442,7 +456,7 @@ class TableController:
         self.coup, self.coup_no, self.coup_state = None, 0, NO_COUP
         self.results, self.pending, self.burn_mode = [], [], False
         self.roads, self.odds = RoadBuilder(), None
-        self._emit(step, "shoe.opened", source=source, decks=self.shoe.decks, ruleset=self.ruleset.name,
+        self._emit(step, ev.ShoeOpened, source=source, decks=self.shoe.decks, ruleset=self.ruleset.name,
                    burn=self.ruleset.burn, **shuffle_table.shoe_opened_fields(self))
         step.effects.append(StartShoeFile(shoe_id))
         if self.shoe.phase == DEALING:
@@ -455,7 +469,7 @@ class TableController:
         if self.coup_state == OPEN and self.coup is not None and self.coup.order:
             self._void(step, "the shoe was closed during the coup")
         report = shoe.close()
-        self._emit(step, "shoe.closed", reason=reason, reconciliation=report, **shuffle_table.shoe_closed_fields(self))
+        self._emit(step, ev.ShoeClosed, reason=reason, reconciliation=report, **shuffle_table.shoe_closed_fields(self))
         self.coup_state = NO_COUP
 
     def _on_shoe_inserted(self, item: dict, step: Step) -> None:
@@ -466,11 +480,11 @@ class TableController:
 
     def _on_cut_card(self, item: dict, step: Step) -> None:
         if self.shoe is None or self.shoe.phase == CLOSED:
-            self._emit(step, "alarm", alarm="cut_card_without_shoe", active=True, text="cut card with no shoe open")
+            self._emit(step, ev.Alarm, alarm="cut_card_without_shoe", active=True, text="cut card with no shoe open")
             return
         # An open coup, even before its first card, is the coup in progress.
         last = self.shoe.cut_card(self.coup_state == OPEN)
-        self._emit(step, "shoe.cut_card", last_coup=last, rule=self.ruleset.last_coup)
+        self._emit(step, ev.ShoeCutCard, last_coup=last, rule=self.ruleset.last_coup)
 
     # ----- open and close coups -------------------------------------------
     def _open_coup(self, step: Step) -> None:
@@ -481,7 +495,7 @@ class TableController:
         self.coup = Coup(self.ruleset)
         self.coup_state = OPEN
         self.coup_cards_source = []
-        self._emit(step, "coup.opened", last=(shoe.last_coup == self.coup_no))
+        self._emit(step, ev.CoupOpened, last=(shoe.last_coup == self.coup_no))
 
     def _confirm(self, step: Step, by: str | None) -> None:
         shoe = self._require_shoe()
@@ -495,11 +509,11 @@ class TableController:
                 self._misdeal(step, misdeal, by)
                 return
         if self.coup_state in (COMPLETE, VOID, OPEN):
-            self._emit(step, "coup.confirmed", by=by, state=self.coup_state)
+            self._emit(step, ev.CoupConfirmed, by=by, state=self.coup_state)
         self.coup_state = NO_COUP
         shoe.coup_finished(self.coup_no) if self.coup_no else None
         if shoe.phase == FINISHED:
-            self._emit(step, "shoe.finished", coups=shoe.coups_dealt)
+            self._emit(step, ev.ShoeFinished, coups=shoe.coups_dealt)
         elif shoe.phase == DEALING:
             self._open_coup(step)
 
@@ -510,9 +524,9 @@ class TableController:
         self.coup_state = COMPLETE
         road = self.roads.add(Outcome.from_coup(result)).to_json()
         # The event has its own settlement: the result kept for the snapshot does not share it.
-        self._emit(step, "coup.result", **(fields | {"settlement": dict(fields["settlement"])}), void=False,
+        self._emit(step, ev.CoupResult, **(fields | {"settlement": dict(fields["settlement"])}), void=False,
                    sources=list(self.coup_cards_source), road=road)
-        self.shoe.counts.coups += result.cards
+        self.shoe.coup_counted(result.cards)
         step.effects.append(WorkOutOdds(self.ruleset, self.shoe))
 
     # ----- cards ---------------------------------------------------------------
@@ -525,7 +539,7 @@ class TableController:
                     text = str(card_of(text))
                 except CardError as exc:
                     # Not read, so kept as unread: never guessed, never dealt when this reader takes over.
-                    self._emit(step, "alarm", alarm="bad_card", active=True, text=str(exc), source=source)
+                    self._emit(step, ev.Alarm, alarm="bad_card", active=True, text=str(exc), source=source)
                     text = None
             return self._shadow_read(step, text, source)
         if text is None:
@@ -535,7 +549,7 @@ class TableController:
             card = card_of(text)
         except CardError as exc:
             # A card that does not parse was not read: never guessed.
-            self._emit(step, "alarm", alarm="bad_card", active=True, text=str(exc), source=source)
+            self._emit(step, ev.Alarm, alarm="bad_card", active=True, text=str(exc), source=source)
             self._track_dealt(step, None, source)
             return self._on_unreadable(item | {"card": None}, step)
         if self.priority and source in self.priority:
@@ -544,7 +558,7 @@ class TableController:
                 first = behind.pop(0)
                 if first in (str(card), UNKNOWN):
                     # Dealt already from another reader while this one was away: counted once.
-                    self._emit(step, "card.duplicate", card=str(card), source=source)
+                    self._emit(step, ev.CardDuplicate, card=str(card), source=source)
                     return
                 behind.clear()  # it did not see those cards: from here on it reads afresh
             self._track_dealt(step, str(card), source)
@@ -603,7 +617,7 @@ class TableController:
             return
         if "no_reader" in self.alarms:
             self._alarm(step, "no_reader", False, f"{new} reads again")
-        kind = "device.primary" if new == self.priority[0] else "device.fallback"
+        kind = ev.DevicePrimary if new == self.priority[0] else ev.DeviceFallback
         self._emit(step, kind, source=new, detail={"previous": old})
         # What the new reader saw before the old one could deliver it is dealt now, in order.
         for seen in self.ahead.pop(new, []):
@@ -616,72 +630,73 @@ class TableController:
 
     def _take_card(self, step: Step, card: Card, item: dict, source: str, manual: bool = False) -> None:
         shoe = self.shoe
-        text = str(card)
-        extra = {"source": source, "confidence": item.get("confidence"), "faced": bool(item.get("faced", False))}
+        text = card.text
+        get = item.get
+        extra = {"source": source, "confidence": get("confidence"), "faced": bool(get("faced", False))}
         if manual:
             extra["manual"] = True
         if (shoe is None or shoe.phase == CLOSED) and self.auto_confirm and not self.locked:
             self._open_shoe(step, source)
             shoe = self.shoe
         if shoe is None or shoe.phase == CLOSED:
-            self._emit(step, "card", card=text, recipient="none", **extra)
+            self._emit(step, ev.Card, card=text, recipient="none", **extra)
             self._misdeal(step, md.card_out_of_sequence(text, "no shoe was open"), source)
             return
         seen, excess = shoe.note(card)
-        burning = item.get("mode") == "burn" or self.burn_mode or shoe.phase in (BURN_FIRST, BURNING)
+        phase = shoe.phase
+        burning = get("mode") == "burn" or self.burn_mode or phase == BURN_FIRST or phase == BURNING
         if excess:
-            self._emit(step, "card", card=text, recipient="foreign", **extra)
+            self._emit(step, ev.Card, card=text, recipient="foreign", **extra)
             self._alarm(step, "foreign_card", True, f"{card} seen {seen} times in a {shoe.decks}-deck shoe")
             index = len(self.coup.order) if self.coup and self.coup_state == OPEN else None
             self._misdeal(step, md.foreign_card(index, text, seen, shoe.decks), source)
-            shoe.counts.discarded += 1
+            shoe.discard()
             return
         if self.locked:
             # Held (an integrity fault, a forged frame, another shoe): nothing is dealt until the pit decides.
-            self._emit(step, "card", card=text, recipient="none", **extra)
+            self._emit(step, ev.Card, card=text, recipient="none", **extra)
             self._misdeal(step, md.card_out_of_sequence(text, f"the table was held ({self.locked})"), source)
             return
-        if burning and shoe.phase == DEALING and self._coup_card_due:
-            # Burned now, the coup would silently take the next card in its place.
-            self._emit(step, "card", card=text, recipient="none", **extra)
-            self._misdeal(step, md.burn_during_coup(len(self.coup.order), text), source)
-            return
         if burning:
-            first = shoe.phase == BURN_FIRST
+            if phase == DEALING and self._coup_card_due:
+                # Burned now, the coup would silently take the next card in its place.
+                self._emit(step, ev.Card, card=text, recipient="none", **extra)
+                self._misdeal(step, md.burn_during_coup(len(self.coup.order), text), source)  # type: ignore[union-attr]
+                return
             shoe.burn(card)
-            self._emit(step, "shoe.burn", card=text, exposed=first, burn_due=shoe.burn_due, **extra)
+            self._emit(step, ev.ShoeBurn, card=text, exposed=phase == BURN_FIRST, burn_due=shoe.burn_due, **extra)
             if shoe.phase == DEALING and self.coup_state == NO_COUP and not self.coup_no:
-                self._emit(step, "shoe.burn_complete", burned=shoe.counts.burned)
+                self._emit(step, ev.ShoeBurnComplete, burned=shoe.counts.burned)
                 step.effects.append(WorkOutOdds(self.ruleset, shoe))
                 self._open_coup(step)
             return
-        if shoe.phase == FINISHED:
-            self._emit(step, "card", card=text, recipient="none", **extra)
+        if phase == FINISHED:
+            self._emit(step, ev.Card, card=text, recipient="none", **extra)
             self._misdeal(step, md.card_after_last_coup(text), source)
             return
-        if self.coup_state in (COMPLETE, VOID, NO_COUP) and (self.auto_confirm or self._fallback_dealing) \
-                and not self.pending and not self.locked:
+        if self.coup_state != OPEN and (self.auto_confirm or self._fallback_dealing) and not self.pending:
             self._confirm(step, source)
-        if self.coup_state != OPEN or self.coup is None:
-            index = len(self.coup.order) if self.coup is not None else None
-            self._emit(step, "card", card=text, recipient="none", **extra)
+        coup = self.coup
+        if self.coup_state != OPEN or coup is None:
+            index = len(coup.order) if coup is not None else None
+            self._emit(step, ev.Card, card=text, recipient="none", **extra)
             self._misdeal(step, md.extra_card(index or 0, text, self.ruleset.misdeal_correction), source)
             return
-        coup, misdeal = self.coup.deal(card)
+        coup, misdeal = coup.deal(card)
         if misdeal is not None:
-            self._emit(step, "card", card=text, recipient="none", **extra)
+            self._emit(step, ev.Card, card=text, recipient="none", **extra)
             self._misdeal(step, misdeal, source)
             return
         self.coup = coup
         self.coup_cards_source.append(source)
-        recipient = coup.order[-1]
-        hand = coup.player if recipient == "player" else coup.banker
-        self._emit(step, "card", card=text, recipient=recipient, index=len(coup.order) - 1,
-                   total=hand_total(hand), **extra)
+        order = coup.order
+        recipient = order[-1]
+        self._emit(step, ev.Card, card=text, recipient=recipient, index=len(order) - 1,
+                   total=hand_total(coup.player if recipient == "player" else coup.banker), **extra)
         # A missing-card misdeal is corrected by the card it was waiting for.
         if self.pending:
             self._corrected_by(step, (md.MISSING_CARD,), "deal", source, text)
-        if coup.complete:
+        if coup.next is None:  # complete: four cards at least, and none due
             self._finish_coup(step)
 
     def _on_unreadable(self, item: dict, step: Step) -> None:
@@ -689,19 +704,15 @@ class TableController:
         shoe = self.shoe
         if shoe is not None and shoe.phase in (BURN_FIRST, BURNING) or item.get("mode") == "burn":
             # A burn card need not be read, except the exposed first one, which the dealer enters.
-            if shoe is not None and shoe.phase == BURNING:
-                shoe.burn_due -= 1
-                shoe.counts.burned += 1
-                if shoe.burn_due <= 0:
-                    shoe.phase = DEALING
-                self._emit(step, "shoe.burn", card=None, exposed=False, burn_due=shoe.burn_due, source=source)
+            if shoe is not None and shoe.burn_unread():
+                self._emit(step, ev.ShoeBurn, card=None, exposed=False, burn_due=shoe.burn_due, source=source)
                 if shoe.phase == DEALING and not self.coup_no:
-                    self._emit(step, "shoe.burn_complete", burned=shoe.counts.burned)
+                    self._emit(step, ev.ShoeBurnComplete, burned=shoe.counts.burned)
                     step.effects.append(WorkOutOdds(self.ruleset, shoe))
                     self._open_coup(step)
                 return
         index = len(self.coup.order) if self.coup is not None and self.coup_state == OPEN else None
-        self._emit(step, "card", card=None, recipient="unreadable", source=source, reason=item.get("code"))
+        self._emit(step, ev.Card, card=None, recipient="unreadable", source=source, reason=item.get("code"))
         self._misdeal(step, md.unreadable_card(index if index is not None else 0, self.ruleset.misdeal_correction),
                       source)
 
@@ -713,23 +724,23 @@ class TableController:
             try:
                 self._confirm(step, source)
             except CommandRejected as exc:
-                self._emit(step, "alarm", alarm="confirm_refused", active=True, text=str(exc), source=source)
+                self._emit(step, ev.Alarm, alarm="confirm_refused", active=True, text=str(exc), source=source)
         elif button in ("player_draw", "player_stand", "banker_draw", "banker_stand"):
             side, _, choice = button.partition("_")
             try:
                 self._decide(step, side, choice == "draw", source)
             except CommandRejected as exc:
-                self._emit(step, "alarm", alarm="decision_refused", active=True, text=str(exc), source=source)
+                self._emit(step, ev.Alarm, alarm="decision_refused", active=True, text=str(exc), source=source)
         elif button == "burn_start" and self._coup_card_due:
             self._misdeal(step, md.burn_during_coup(len(self.coup.order), None), source)
         elif button == "burn_start":
             self.burn_mode = True
-            self._emit(step, "shoe.burn_mode", active=True, source=source)
+            self._emit(step, ev.ShoeBurnMode, active=True, source=source)
         elif button == "burn_end":
             self.burn_mode = False
-            self._emit(step, "shoe.burn_mode", active=False, source=source)
+            self._emit(step, ev.ShoeBurnMode, active=False, source=source)
         else:
-            self._emit(step, "alarm", alarm="unknown_button", active=True, text=f"unknown button {button!r}")
+            self._emit(step, ev.Alarm, alarm="unknown_button", active=True, text=f"unknown button {button!r}")
 
     def _decide(self, step: Step, side: str, draws: bool, by: str | None) -> None:
         if self.coup_state != OPEN or self.coup is None:
@@ -742,7 +753,7 @@ class TableController:
         early = self._corrected_by(step, (md.CARD_BEFORE_DECISION,), "decide", by)
         if any(p["kind"] == md.MISSING_CARD and p["correction"] == md.DECIDE for p in self.pending):
             self._corrected_by(step, (md.MISSING_CARD,), "decide", by)  # confirmed before this decision
-        self._emit(step, "coup.decision", side=side, draws=draws, by=by)
+        self._emit(step, ev.CoupDecision, side=side, draws=draws, by=by)
         # The card that came before the decision: on draw it stands, on stand it is burned
         # (shoed.rules.misdeal.card_before_decision).
         for entry in early:
@@ -754,10 +765,10 @@ class TableController:
                 self.coup_cards_source.append(by)
                 recipient = self.coup.order[-1]
                 hand = self.coup.player if recipient == "player" else self.coup.banker
-                self._emit(step, "card", card=str(card), recipient=recipient, index=len(self.coup.order) - 1,
+                self._emit(step, ev.Card, card=str(card), recipient=recipient, index=len(self.coup.order) - 1,
                            total=hand_total(hand), source=by, confidence=None, faced=False, held=True)
             elif self.shoe is not None:
-                self.shoe.counts.discarded += 1
+                self.shoe.discard()
         if self.coup.complete:
             self._finish_coup(step)
 
@@ -769,7 +780,7 @@ class TableController:
         if done:
             self.pending = [p for p in self.pending if p["kind"] not in kinds]
             for entry in done:
-                self._emit(step, "misdeal.corrected", misdeal=entry["id"], correction=correction,
+                self._emit(step, ev.MisdealCorrected, misdeal=entry["id"], correction=correction,
                            card=card if card is not None else entry.get("card"), by=by)
         return done
 
@@ -779,17 +790,21 @@ class TableController:
             self.alarms[name] = text
         else:
             self.alarms.pop(name, None)
-        self._emit(step, "alarm", alarm=name, active=active, text=text, **more)
+        self._emit(step, ev.Alarm, alarm=name, active=active, text=text, **more)
 
     def _on_link(self, item: dict, step: Step) -> None:
         source, state = item.get("source", "shoe"), item.get("link", "lost")
+        kind = ev.DEVICE_LINK.get(state)
+        if kind is None:
+            self._emit(step, ev.Alarm, alarm="unknown_input", active=True, text=f"unknown link state {state!r}")
+            return
         self.devices[source] = state
-        self._emit(step, f"device.{state}", source=source, detail=item.get("detail") or {})
+        self._emit(step, kind, source=source, detail=item.get("detail") or {})
         self._choose_reader(step)
 
     def _on_hello(self, item: dict, step: Step) -> None:
         source, detail = item.get("source"), item.get("detail") or {}
-        self._emit(step, "device.hello", source=source, detail=detail)
+        self._emit(step, ev.DeviceHello, source=source, detail=detail)
         identity = {k: detail.get(k) for k in IDENTITY}
         known = self.identities.get(source)
         self.identities[source] = identity
@@ -814,10 +829,10 @@ class TableController:
         """The shell saw the wall clock step against the monotonic clock, or its loop not
         scheduled for too long (it measures; the table only records it)."""
         if item.get("what") == "stall":
-            self._emit(step, "table.stall", stalled_ns=int(item.get("stalled_ns", 0)),
+            self._emit(step, ev.TableStall, stalled_ns=int(item.get("stalled_ns", 0)),
                        limit_ns=int(item.get("limit_ns", 0)))
         else:
-            self._emit(step, "table.clock_step", step_ns=int(item.get("step_ns", 0)),
+            self._emit(step, ev.TableClockStep, step_ns=int(item.get("step_ns", 0)),
                        utc_before=utc_text(int(item.get("utc_before_ns", 0))))
 
     def _hold(self, step: Step, alarm: str, text: str, **more) -> None:
@@ -839,11 +854,11 @@ class TableController:
                     source=item.get("source"))
 
     def _on_alarm(self, item: dict, step: Step) -> None:
-        self._emit(step, "alarm", alarm="shoe", active=True, code=item.get("code"), text=item.get("text"),
+        self._emit(step, ev.Alarm, alarm="shoe", active=True, code=item.get("code"), text=item.get("text"),
                    source=item.get("source"))
 
     def _on_warning(self, item: dict, step: Step) -> None:
-        self._emit(step, "device.warning", code=item.get("code"), text=item.get("text"), source=item.get("source"))
+        self._emit(step, ev.DeviceWarning, code=item.get("code"), text=item.get("text"), source=item.get("source"))
 
     def _on_odds(self, item: dict, step: Step) -> None:
         """Live odds of the remaining shoe, computed by the shell after a coup from this
@@ -852,10 +867,10 @@ class TableController:
         turned favourable to the player raises an alarm for surveillance; it clears when
         no bet is favourable any more."""
         odds = item.get("odds")
-        if not isinstance(odds, dict) or self.shoe is None:
+        if not isinstance(odds, dict) or self.shoe is None or not odds.keys() >= _ODDS_NEEDED:
             return
-        self.odds = {k: odds[k] for k in ("cards_left", "probabilities", "player_expectation", "favourable") if k in odds}
-        self._emit(step, "shoe.odds", **self.odds)
+        self.odds = {k: odds[k] for k in _ODDS_FIELDS}
+        self._emit(step, ev.ShoeOdds, **self.odds)
         favourable = list(odds.get("favourable") or [])
         was = "favourable_bet" in self.alarms
         if favourable:
@@ -878,14 +893,14 @@ class TableController:
                 self.behind = {k: v for k, v in self.behind.items() if k in sources}
             elif len(sources) <= 1:
                 self.priority, self.active_source, self.ahead, self.behind = (), None, {}, {}
-            self._emit(step, "table.started", clean=clean, recovery=item.get("recovery") or [],
+            self._emit(step, ev.TableStarted, clean=clean, recovery=item.get("recovery") or [],
                        ruleset=self.ruleset.name, locked=self.locked)
             if not clean:
-                self._emit(step, "alarm", alarm="unclean_stop", active=False,
+                self._emit(step, ev.Alarm, alarm="unclean_stop", active=False,
                            text="started after an unclean stop; state rebuilt from the journal")
             self._choose_reader(step)
         else:
-            self._emit(step, "table.stopped", clean=True)
+            self._emit(step, ev.TableStopped, clean=True)
 
     def _on_integrity(self, item: dict, step: Step) -> None:
         """The shell found the journal corrupt (or another integrity fault): play stops."""
@@ -956,10 +971,10 @@ class TableController:
         if card is None and entry["kind"] == md.BURN_DURING_COUP:
             pass  # the burn button: no card left the shoe
         elif cmd == "burn_card":
-            shoe.counts.discarded += 1
+            shoe.discard()
         elif card is not None:  # returned to the shoe: it will be read again
-            shoe.seen[card] -= 1
-        self._emit(step, "misdeal.corrected", misdeal=entry["id"], correction=cmd, card=entry.get("card"), by=by)
+            shoe.returned(card)
+        self._emit(step, ev.MisdealCorrected, misdeal=entry["id"], correction=cmd, card=entry.get("card"), by=by)
 
     def _enter_card(self, step: Step, args: dict, by: str | None) -> None:
         try:
@@ -968,9 +983,13 @@ class TableController:
             raise CommandRejected(str(exc)) from None
         entry = self._find_pending(args, (md.UNREADABLE_CARD,))
         self.pending.remove(entry)
-        self._emit(step, "misdeal.corrected", misdeal=entry["id"], correction="enter_card", card=str(card), by=by)
+        self._emit(step, ev.MisdealCorrected, misdeal=entry["id"], correction="enter_card", card=str(card), by=by)
         self._take_card(step, card, {"confidence": None, "mode": "game"}, f"manual:{by}", manual=True)
 
+
+# What `shoe.odds` carries of an `odds` input (the rest, remaining_by_rank, is the shell's).
+_ODDS_FIELDS = ("cards_left", "probabilities", "player_expectation", "favourable")
+_ODDS_NEEDED = frozenset(_ODDS_FIELDS)
 
 # Misdeals about the coup: a void closes them (TableController._void keeps the others).
 _CLOSED_BY_VOID = (md.EXTRA_CARD, md.CARD_BEFORE_DECISION, md.MISSING_CARD, md.UNREADABLE_CARD)

@@ -28,6 +28,14 @@ from msgspec import UNSET, UnsetType
 
 SCHEMA_VERSION = "1.0"
 
+_canonical = msgspec.json.Encoder(order="sorted")
+
+
+def canonical(value: Any) -> bytes:
+    """The canonical JSON of events and records: msgspec's, keys (and struct fields) sorted. What the
+    journal writes and hashes (shoed.journal.chain), and what a replay compares byte for byte."""
+    return _canonical.encode(value)
+
 # ----- inputs -----------------------------------------------------------------
 # What the table controller takes, by `kind`: what a shoe reports (a driver's Reading) and what
 # the daemon itself notices (power on and off, a command, live odds, an integrity fault).
@@ -435,6 +443,14 @@ Event = (
     | TableStarted | TableStopped | TableClockStep | TableStall | Heartbeat | Withheld
     | ShuffleStarted | ShuffleDeckChecked | ShuffleChunk | ShuffleCompleted | ShufflerMeters
 )
+
+
+# Event kind -> its struct: the controller builds its events from these (shoed.table.controller).
+EVENT_TYPES: dict[str, type[Base]] = {
+    cls.__struct_config__.tag: cls for cls in Event.__args__ if issubclass(cls, Base)  # type: ignore[attr-defined]
+}
+# A reader's link state (a `link` input) -> the event that reports it.
+DEVICE_LINK: dict[str, type[Base]] = {"connected": DeviceConnected, "lost": DeviceLost, "restored": DeviceRestored}
 
 
 def validate(event: dict[str, Any]) -> msgspec.Struct:

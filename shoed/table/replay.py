@@ -17,10 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
+
+import msgspec
 
 from shoed.rules.ruleset import load_ruleset, with_decks
-from shoed.table import TableController, WorkOutOdds
+from shoed.table import Step, TableController, WorkOutOdds
+from shoed.table.events import canonical
 
 CHECKPOINT = "checkpoint"
 STEP = "step"
@@ -50,6 +53,14 @@ def controller_from_checkpoint(record: dict[str, Any], order_key: bytes | None =
         record["table"], ruleset, decks, record.get("state", {}), auto_confirm=bool(record.get("auto_confirm")),
         order_key=order_key,
     )
+
+
+class RecordedStep(Protocol):
+    """A step record read with its events left as the line's bytes (shoed.journal.chain.StepLine)."""
+
+    input: dict[str, Any]
+    events: Any  # the recorded events' bytes, as written: bytes or a buffer over them
+    jseq: int
 
 
 @dataclass
@@ -116,6 +127,33 @@ class Replay:
         if kind == STEP:  # and no controller yet
             self.differences.append(Difference(record.get("jseq"), file, None, "a step before any checkpoint"))
         return []
+
+    def feed_line(self, line: RecordedStep, file: str | None = None) -> Step | None:
+        """Take one step read as a StepLine (shoed.journal.chain): the replayed events' canonical
+        bytes are compared with the line's own; the recorded events are parsed only to report a
+        difference. Returns the step (None before any checkpoint)."""
+        self.last_record = None
+        self.stopped_clean, self.odds_due = False, None
+        controller = self.controller
+        if controller is None:
+            self.differences.append(Difference(line.jseq, file, None, "a step before any checkpoint"))
+            return None
+        item = line.input
+        step = controller.feed(item)
+        typed = step.typed
+        self.steps += 1
+        self.events += len(typed)
+        if item.get("kind") == "power" and item.get("state") == "off":
+            self.stopped_clean = True
+        if step.effects:
+            self.odds_due = next((e for e in step.effects if type(e) is WorkOutOdds), None)
+        if canonical(typed) != bytes(line.events):
+            recorded = msgspec.json.decode(line.events)
+            first = recorded[0].get("seq") if recorded and isinstance(recorded[0], dict) else (
+                typed[0].seq if typed else None)
+            self.differences.append(Difference(line.jseq, file, first, "replayed events differ from the recorded ones",
+                                               recorded, step.events))
+        return step
 
     def checkpoint_now(self) -> dict[str, Any] | None:
         """The controller's checkpoint, or None where none can be taken (no controller yet,
