@@ -305,7 +305,12 @@ def check_step_line(line: bytes, secret: bytes | None) -> StepLine | None:
     end = at + 9 + len(h)
     if line[at:at + 9] != _HASH_KEY or line[at + 9:end] != h or line[end:end + 2] != b'",':
         return None
-    if not hmac.compare_digest(digest(line[:at + 1] + line[end + 2:], secret).encode(), h):
+    # Hashed in two parts, the line not copied: what is before the member, and what is after it.
+    view = memoryview(line)
+    hasher = hashlib.sha256() if secret is None else hmac.new(secret, digestmod=hashlib.sha256)
+    hasher.update(view[:at + 1])
+    hasher.update(view[end + 2:])
+    if not hmac.compare_digest(hasher.hexdigest().encode(), h):
         return None
     return rec
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
+from msgspec import UNSET
 
 from shoed.table import events as ev
 from shoed.table import shuffle as shuffle_table
@@ -391,13 +392,10 @@ class TableController:
         """One event of `kind` (its struct in shoed.table.events, or its name there) with the
         fields every event carries: table, seq, shoe, coup and the input's time."""
         shoe = self.shoe
-        self.seq = fields["seq"] = self.seq + 1
-        fields["table"] = self.table_id
-        fields["shoe"] = shoe.shoe_id if shoe else None
-        fields["coup"] = self.coup_no or None
-        fields["mono_ns"] = self.now_mono
-        fields["utc"] = utc_text(self.now_utc)
-        step.typed.append((ev.EVENT_TYPES[kind] if type(kind) is str else kind)(**fields))  # type: ignore[operator]
+        self.seq = seq = self.seq + 1
+        step.typed.append((ev.EVENT_TYPES[kind] if type(kind) is str else kind)(  # type: ignore[operator]
+            table=self.table_id, seq=seq, shoe=shoe.shoe_id if shoe else None, coup=self.coup_no or None,
+            mono_ns=self.now_mono, utc=utc_text(self.now_utc), **fields))
 
     def _misdeal(self, step: Step, misdeal: md.Misdeal, source: str | None = None) -> None:
         """Record a misdeal; one that cannot be corrected voids the coup at once."""
@@ -692,7 +690,8 @@ class TableController:
         order = coup.order
         recipient = order[-1]
         self._emit(step, ev.Card, card=text, recipient=recipient, index=len(order) - 1,
-                   total=hand_total(coup.player if recipient == "player" else coup.banker), **extra)
+                   total=hand_total(coup.player if recipient == "player" else coup.banker), source=source,
+                   confidence=extra["confidence"], faced=extra["faced"], manual=True if manual else UNSET)
         # A missing-card misdeal is corrected by the card it was waiting for.
         if self.pending:
             self._corrected_by(step, (md.MISSING_CARD,), "deal", source, text)
