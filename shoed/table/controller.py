@@ -88,7 +88,7 @@ def _parsed(text: str) -> Card:
     return parse_card(text)
 
 
-def card_of(text) -> Card:
+def card_of(text: Any) -> Card:
     """parse_card, remembered: card texts repeat (52 identities) and a Card is immutable.
     Errors are not remembered: a bad text raises CardError every time."""
     return _parsed(text) if type(text) is str else parse_card(text)
@@ -151,15 +151,15 @@ class TableController:
     coup: Coup | None = None
     coup_no: int = 0
     coup_state: str = NO_COUP
-    coup_cards_source: list = field(default_factory=list)
+    coup_cards_source: list[str | None] = field(default_factory=list)
     roads: RoadBuilder = field(default_factory=RoadBuilder)  # the shoe's roads, one coup at a time
-    odds: dict | None = None  # the last live odds of the shoe, for the snapshot
-    results: list[dict] = field(default_factory=list)  # finished coups of this shoe (results and voids)
-    pending: list[dict] = field(default_factory=list)  # open misdeals, each {id, misdeal, card}
+    odds: dict[str, Any] | None = None  # the last live odds of the shoe, for the snapshot
+    results: list[dict[str, Any]] = field(default_factory=list)  # finished coups of this shoe (results and voids)
+    pending: list[dict[str, Any]] = field(default_factory=list)  # open misdeals, each {id, misdeal, card}
     misdeal_ids: int = 0
     locked: str | None = None  # integrity lock reason; play stops until unlocked
-    alarms: dict = field(default_factory=dict)  # active alarms by name
-    devices: dict = field(default_factory=dict)  # source -> link state
+    alarms: dict[str, str] = field(default_factory=dict)  # active alarms by name
+    devices: dict[str, str] = field(default_factory=dict)  # source -> link state
     now_mono: int = 0
     now_utc: int = 0
     # Shoes without dealer buttons (Bee-Tek): the first card opens the shoe and a
@@ -168,36 +168,36 @@ class TableController:
     auto_confirm: bool = False
     # Last reliable shoe sequence number journaled per source, with the shoe's boot:
     # after a restart the driver drops what the shoe repeats from before it.
-    links: dict = field(default_factory=dict)
+    links: dict[str, dict[str, Any]] = field(default_factory=dict)
     # Failover between readers (a shoe, a camera over its exit), in priority order, set by
     # the power-on input. The first reader not reported lost deals; the reads of the others
     # are kept in step with what was dealt (`ahead`: read but not dealt yet; `behind`: dealt
     # but not read yet), so a card seen by two readers counts once, and a reader that takes
     # over deals at once what it saw before the one it replaces could deliver it.
-    priority: tuple = ()
+    priority: tuple[str, ...] = ()
     active_source: str | None = None
-    ahead: dict = field(default_factory=dict)
-    behind: dict = field(default_factory=dict)
+    ahead: dict[str, list[str]] = field(default_factory=dict)
+    behind: dict[str, list[str]] = field(default_factory=dict)
     # The identity (vendor, serial, boot) each source last said in its Hello.
-    identities: dict = field(default_factory=dict)
+    identities: dict[str, dict[str, Any]] = field(default_factory=dict)
     # The bytes (hex) of the frame under each source's `links` seq, to compare a repeat with.
-    frames: dict = field(default_factory=dict)
+    frames: dict[str, str] = field(default_factory=dict)
     # What the table waits for since when (TableController.waiting): the key of the wait and
     # the time of the input that began it; the `stalled` alarm is held for one wait at most.
-    wait_key: tuple | None = None
-    wait_since: tuple = (0, 0)
+    wait_key: tuple[Any, ...] | None = None
+    wait_since: tuple[int, int] = (0, 0)
     # A card-reading shuffler's shuffles (shoed.table.shuffle); None at a table without one.
     shuffler: shuffle_table.ShufflerState | None = None
     order_key: bytes | None = None  # opens the shuffler's sealed order (docs/shuffler.md); set by the shell
 
     # ----- public ----------------------------------------------------------
-    def feed(self, item: dict) -> Step:
+    def feed(self, item: dict[str, Any]) -> Step:
         """Take one input and return what it produced."""
         get = item.get
         self.now_mono = int(get("mono_ns", self.now_mono))
         self.now_utc = int(get("utc_ns", self.now_utc))
         step = Step()
-        kind = get("kind")
+        kind: Any = get("kind")
         source = get("source")
         if source and get("shoe_seq") is not None:
             detail = get("detail")
@@ -233,7 +233,7 @@ class TableController:
         return link["seq"], link["boot"], bytes.fromhex(raw) if raw else None
 
     # ----- waits -------------------------------------------------------------
-    def waiting(self) -> dict:
+    def waiting(self) -> dict[str, Any]:
         """What the table waits for now, from whom, and since when (shoed.table.waits)."""
         what, text = waits.what_table_waits_for(self)
         mono, utc = self.wait_since
@@ -245,7 +245,7 @@ class TableController:
         return now_mono - self.wait_since[0] >= after_ns and "stalled" not in self.alarms \
             and waits.what_table_waits_for(self)[0] in waits.STALLS
 
-    def _on_tick(self, item: dict, step: Step) -> None:
+    def _on_tick(self, item: dict[str, Any], step: Step) -> None:
         """Time passed with no other input: a wait longer than `stall_after_s` (data of the
         input, from the configuration) raises the `stalled` alarm; the next change clears it."""
         after_ns = int(float(item.get("stall_after_s") or 0) * 1e9)
@@ -282,7 +282,7 @@ class TableController:
             return nxt in ("player", "banker")
         return False
 
-    def snapshot(self) -> dict:
+    def snapshot(self) -> dict[str, Any]:
         """The table's state for late joiners (Clone pattern): ends with `seq`."""
         shoe = self.shoe
         coup = None
@@ -325,7 +325,7 @@ class TableController:
         shoe = self.shoe
         return shoe is None or shoe.phase == CLOSED or not shoe.total_seen
 
-    def checkpoint(self) -> dict:
+    def checkpoint(self) -> dict[str, Any]:
         """What carries over from one shoe file of the journal to the next.
 
         Written at the head of each file: when the table has no shoe, or right
@@ -356,7 +356,8 @@ class TableController:
         }
 
     @classmethod
-    def from_checkpoint(cls, table_id: str, ruleset: Ruleset, decks: int, state: dict, **options) -> TableController:
+    def from_checkpoint(cls, table_id: str, ruleset: Ruleset, decks: int, state: dict[str, Any],
+                        **options: Any) -> TableController:
         table = cls(
             table_id,
             ruleset,
@@ -470,13 +471,13 @@ class TableController:
         self._emit(step, ev.ShoeClosed, reason=reason, reconciliation=report, **shuffle_table.shoe_closed_fields(self))
         self.coup_state = NO_COUP
 
-    def _on_shoe_inserted(self, item: dict, step: Step) -> None:
+    def _on_shoe_inserted(self, item: dict[str, Any], step: Step) -> None:
         self._open_shoe(step, item.get("source", "shoe"))
 
-    def _on_shoe_removed(self, item: dict, step: Step) -> None:
+    def _on_shoe_removed(self, item: dict[str, Any], step: Step) -> None:
         self._close_shoe(step, "the shoe was removed")
 
-    def _on_cut_card(self, item: dict, step: Step) -> None:
+    def _on_cut_card(self, item: dict[str, Any], step: Step) -> None:
         if self.shoe is None or self.shoe.phase == CLOSED:
             self._emit(step, ev.Alarm, alarm="cut_card_without_shoe", active=True, text="cut card with no shoe open")
             return
@@ -516,7 +517,9 @@ class TableController:
             self._open_coup(step)
 
     def _finish_coup(self, step: Step) -> None:
-        result = self.coup.result()
+        coup, shoe = self.coup, self.shoe
+        result = coup.result() if coup is not None else None
+        assert result is not None and shoe is not None, "a coup finishes complete, in a shoe"
         fields = result.to_json()
         self.results.append(fields | {"coup": self.coup_no, "void": False})
         self.coup_state = COMPLETE
@@ -524,11 +527,11 @@ class TableController:
         # The event has its own settlement: the result kept for the snapshot does not share it.
         self._emit(step, ev.CoupResult, **(fields | {"settlement": dict(fields["settlement"])}), void=False,
                    sources=list(self.coup_cards_source), road=road)
-        self.shoe.coup_counted(result.cards)
-        step.effects.append(WorkOutOdds(self.ruleset, self.shoe))
+        shoe.coup_counted(result.cards)
+        step.effects.append(WorkOutOdds(self.ruleset, shoe))
 
     # ----- cards ---------------------------------------------------------------
-    def _on_card(self, item: dict, step: Step) -> None:
+    def _on_card(self, item: dict[str, Any], step: Step) -> None:
         source = item.get("source", "shoe")
         text = item.get("card")
         if source in self.priority and source != self.active_source:
@@ -626,7 +629,7 @@ class TableController:
             self._track_dealt(step, seen, new)
             self._take_card(step, card_of(seen), {"confidence": None}, new)
 
-    def _take_card(self, step: Step, card: Card, item: dict, source: str, manual: bool = False) -> None:
+    def _take_card(self, step: Step, card: Card, item: dict[str, Any], source: str, manual: bool = False) -> None:
         shoe = self.shoe
         text = card.text
         get = item.get
@@ -698,7 +701,7 @@ class TableController:
         if coup.next is None:  # complete: four cards at least, and none due
             self._finish_coup(step)
 
-    def _on_unreadable(self, item: dict, step: Step) -> None:
+    def _on_unreadable(self, item: dict[str, Any], step: Step) -> None:
         source = item.get("source", "shoe")
         shoe = self.shoe
         if shoe is not None and shoe.phase in (BURN_FIRST, BURNING) or item.get("mode") == "burn":
@@ -716,7 +719,7 @@ class TableController:
                       source)
 
     # ----- buttons -------------------------------------------------------------
-    def _on_button(self, item: dict, step: Step) -> None:
+    def _on_button(self, item: dict[str, Any], step: Step) -> None:
         button = item.get("button")
         source = item.get("source", "shoe")
         if button == "confirm":
@@ -730,7 +733,7 @@ class TableController:
                 self._decide(step, side, choice == "draw", source)
             except CommandRejected as exc:
                 self._emit(step, ev.Alarm, alarm="decision_refused", active=True, text=str(exc), source=source)
-        elif button == "burn_start" and self._coup_card_due:
+        elif button == "burn_start" and self._coup_card_due and self.coup is not None:
             self._misdeal(step, md.burn_during_coup(len(self.coup.order), None), source)
         elif button == "burn_start":
             self.burn_mode = True
@@ -772,7 +775,7 @@ class TableController:
             self._finish_coup(step)
 
     def _corrected_by(self, step: Step, kinds: tuple[str, ...], correction: str, by: str | None,
-                      card: str | None = None) -> list[dict]:
+                      card: str | None = None) -> list[dict[str, Any]]:
         """Misdeals of these kinds that what just happened corrects (the missing card dealt, the
         decision given): each ends with its `misdeal.corrected`, as a correction by command does."""
         done = [p for p in self.pending if p["kind"] in kinds]
@@ -784,14 +787,14 @@ class TableController:
         return done
 
     # ----- devices and alarms -------------------------------------------------
-    def _alarm(self, step: Step, name: str, active: bool, text: str, **more) -> None:
+    def _alarm(self, step: Step, name: str, active: bool, text: str, **more: Any) -> None:
         if active:
             self.alarms[name] = text
         else:
             self.alarms.pop(name, None)
         self._emit(step, ev.Alarm, alarm=name, active=active, text=text, **more)
 
-    def _on_link(self, item: dict, step: Step) -> None:
+    def _on_link(self, item: dict[str, Any], step: Step) -> None:
         source, state = item.get("source", "shoe"), item.get("link", "lost")
         kind = ev.DEVICE_LINK.get(state)
         if kind is None:
@@ -801,8 +804,9 @@ class TableController:
         self._emit(step, kind, source=source, detail=item.get("detail") or {})
         self._choose_reader(step)
 
-    def _on_hello(self, item: dict, step: Step) -> None:
-        source, detail = item.get("source"), item.get("detail") or {}
+    def _on_hello(self, item: dict[str, Any], step: Step) -> None:
+        source: Any = item.get("source")
+        detail = item.get("detail") or {}
         self._emit(step, ev.DeviceHello, source=source, detail=detail)
         identity = {k: detail.get(k) for k in IDENTITY}
         known = self.identities.get(source)
@@ -816,7 +820,7 @@ class TableController:
             self._hold(step, "device_changed", f"{source} changed {said}" +
                        (f" during coup {self.coup_no}" if self._coup_in_progress else ""), source=source)
 
-    def _on_forged_frame(self, item: dict, step: Step) -> None:
+    def _on_forged_frame(self, item: dict[str, Any], step: Step) -> None:
         """The shoe's link carried two different frames under one sequence number: one of
         them was not the shoe's. Which was dealt cannot be told here: the coup is held."""
         detail = item.get("detail") or {}
@@ -824,7 +828,7 @@ class TableController:
                    f"two different frames under shoe seq {detail.get('seq')}: the one taken was "
                    f"{detail.get('taken')}, the repeat {item.get('raw')}", source=item.get("source"))
 
-    def _on_clock(self, item: dict, step: Step) -> None:
+    def _on_clock(self, item: dict[str, Any], step: Step) -> None:
         """The shell saw the wall clock step against the monotonic clock, or its loop not
         scheduled for too long (it measures; the table only records it)."""
         if item.get("what") == "stall":
@@ -834,7 +838,7 @@ class TableController:
             self._emit(step, ev.TableClockStep, step_ns=int(item.get("step_ns", 0)),
                        utc_before=utc_text(int(item.get("utc_before_ns", 0))))
 
-    def _hold(self, step: Step, alarm: str, text: str, **more) -> None:
+    def _hold(self, step: Step, alarm: str, text: str, **more: Any) -> None:
         """Stop play until the pit decides: the gate locks, cards are not dealt."""
         self.locked = text
         self._alarm(step, alarm, True, text, **more)
@@ -848,18 +852,18 @@ class TableController:
         return self.coup_state == COMPLETE or (self.coup_state == OPEN and self.coup is not None
                                                and bool(self.coup.order))
 
-    def _on_tamper(self, item: dict, step: Step) -> None:
+    def _on_tamper(self, item: dict[str, Any], step: Step) -> None:
         self._alarm(step, "tamper", bool(item.get("active", True)), item.get("text") or "lid or case opened",
                     source=item.get("source"))
 
-    def _on_alarm(self, item: dict, step: Step) -> None:
+    def _on_alarm(self, item: dict[str, Any], step: Step) -> None:
         self._emit(step, ev.Alarm, alarm="shoe", active=True, code=item.get("code"), text=item.get("text"),
                    source=item.get("source"))
 
-    def _on_warning(self, item: dict, step: Step) -> None:
+    def _on_warning(self, item: dict[str, Any], step: Step) -> None:
         self._emit(step, ev.DeviceWarning, code=item.get("code"), text=item.get("text"), source=item.get("source"))
 
-    def _on_odds(self, item: dict, step: Step) -> None:
+    def _on_odds(self, item: dict[str, Any], step: Step) -> None:
         """Live odds of the remaining shoe, computed by the shell after a coup from this
         controller's own counts (shoed.rules.odds.live_odds) and fed back as an input, so
         a replay takes them from the journal instead of counting again. A bet that has
@@ -880,7 +884,7 @@ class TableController:
         elif was:
             self._alarm(step, "favourable_bet", False, "no bet is favourable to the player any more", bets=[])
 
-    def _on_power(self, item: dict, step: Step) -> None:
+    def _on_power(self, item: dict[str, Any], step: Step) -> None:
         """The daemon started or stopped (table-game-standards item 6: power on, unclean stop)."""
         if item.get("state") == "on":
             clean = bool(item.get("clean", True))
@@ -901,13 +905,13 @@ class TableController:
         else:
             self._emit(step, ev.TableStopped, clean=True)
 
-    def _on_integrity(self, item: dict, step: Step) -> None:
+    def _on_integrity(self, item: dict[str, Any], step: Step) -> None:
         """The shell found the journal corrupt (or another integrity fault): play stops."""
         self.locked = item.get("text") or "integrity fault"
         self._alarm(step, "integrity", True, self.locked)
 
     # ----- commands -------------------------------------------------------------
-    def _on_command(self, item: dict, step: Step) -> None:
+    def _on_command(self, item: dict[str, Any], step: Step) -> None:
         cmd, args, by = item.get("cmd"), item.get("args") or {}, item.get("client")
         if cmd not in COMMANDS:
             raise CommandRejected(f"unknown command {cmd!r}")
@@ -952,14 +956,14 @@ class TableController:
         elif cmd == "enter_card":
             self._enter_card(step, args, by)
 
-    def _find_pending(self, args: dict, kinds: tuple[str, ...]) -> dict:
+    def _find_pending(self, args: dict[str, Any], kinds: tuple[str, ...]) -> dict[str, Any]:
         wanted = args.get("misdeal")
         for entry in self.pending:
             if (wanted is None or entry["id"] == wanted) and entry["kind"] in kinds:
                 return entry
         raise CommandRejected("no open misdeal that this corrects")
 
-    def _correct(self, step: Step, cmd: str, args: dict, by: str | None) -> None:
+    def _correct(self, step: Step, cmd: str, args: dict[str, Any], by: str | None) -> None:
         kinds = (md.EXTRA_CARD, md.CARD_AFTER_LAST_COUP, md.CARD_OUT_OF_SEQUENCE, md.CARD_BEFORE_DECISION,
                  md.BURN_DURING_COUP)
         # Every check before the first change: a refused command changes nothing.
@@ -975,7 +979,7 @@ class TableController:
             shoe.returned(card)
         self._emit(step, ev.MisdealCorrected, misdeal=entry["id"], correction=cmd, card=entry.get("card"), by=by)
 
-    def _enter_card(self, step: Step, args: dict, by: str | None) -> None:
+    def _enter_card(self, step: Step, args: dict[str, Any], by: str | None) -> None:
         try:
             card = parse_card(str(args.get("card", "")))
         except CardError as exc:

@@ -447,7 +447,7 @@ Event = (
 
 # Event kind -> its struct: the controller builds its events from these (shoed.table.controller).
 EVENT_TYPES: dict[str, type[Base]] = {
-    cls.__struct_config__.tag: cls for cls in Event.__args__ if issubclass(cls, Base)  # type: ignore[attr-defined]
+    cls.__struct_config__.tag: cls for cls in Event.__args__ if issubclass(cls, Base)
 }
 # A reader's link state (a `link` input) -> the event that reports it.
 DEVICE_LINK: dict[str, type[Base]] = {"connected": DeviceConnected, "lost": DeviceLost, "restored": DeviceRestored}
