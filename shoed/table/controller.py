@@ -521,12 +521,12 @@ class TableController:
         result = coup.result() if coup is not None else None
         assert result is not None and shoe is not None, "a coup finishes complete, in a shoe"
         fields = result.to_json()
-        self.results.append(fields | {"coup": self.coup_no, "void": False})
         self.coup_state = COMPLETE
         road = self.roads.add(Outcome.from_coup(result)).to_json()
         # The event has its own settlement: the result kept for the snapshot does not share it.
-        self._emit(step, ev.CoupResult, **(fields | {"settlement": dict(fields["settlement"])}), void=False,
-                   sources=list(self.coup_cards_source), road=road)
+        self.results.append(fields | {"coup": self.coup_no, "void": False})
+        fields["settlement"] = dict(fields["settlement"])
+        self._emit(step, ev.CoupResult, void=False, sources=list(self.coup_cards_source), road=road, **fields)
         shoe.coup_counted(result.cards)
         step.effects.append(WorkOutOdds(self.ruleset, shoe))
 
