@@ -20,6 +20,7 @@ does not break an older display.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -28,13 +29,9 @@ from msgspec import UNSET, UnsetType
 
 SCHEMA_VERSION = "1.0"
 
-_canonical = msgspec.json.Encoder(order="sorted")
-
-
-def canonical(value: Any) -> bytes:
-    """The canonical JSON of events and records: msgspec's, keys (and struct fields) sorted. What the
-    journal writes and hashes (shoed.journal.chain), and what a replay compares byte for byte."""
-    return _canonical.encode(value)
+# The canonical JSON of events and records: msgspec's, keys (and struct fields) sorted. What the
+# journal writes and hashes (shoed.journal.chain), and what a replay compares byte for byte.
+canonical: Callable[[Any], bytes] = msgspec.json.Encoder(order="sorted").encode
 
 # ----- inputs -----------------------------------------------------------------
 # What the table controller takes, by `kind`: what a shoe reports (a driver's Reading) and what
