@@ -120,8 +120,9 @@ def file_records(
     except NotRegular as exc:
         yield BadRecord(str(path), 0, None, exc.strerror, 0)
         return
+    bad = ch.Bad
     for item in ch.chain(data, prev=None, secret=secret, links_if_keyed=links_if_keyed, steps=steps):
-        if isinstance(item, ch.Bad):
+        if type(item) is bad:
             yield BadRecord(str(path), item.line, item.jseq, item.reason, item.offset)
             return
         if first:
