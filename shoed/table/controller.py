@@ -61,8 +61,9 @@ def utc_text(utc_ns: int) -> str:
     `datetime.fromtimestamp(utc_ns / 1e9, UTC).isoformat()` writes, at half the cost
     (a replay formats the time of every input)."""
     # Seconds and microseconds split as fromtimestamp splits the float (half to even); in whole
-    # numbers where the float cannot round otherwise: before 2038 the float is within 2**-22 s
-    # (239 ns) of the time, so a time more than 250 ns from a half microsecond rounds the same.
+    # numbers where the float cannot round otherwise: before 2038 (2**31 s) the float is within
+    # 247 ns of the time (128 ns converting the integer, 119 ns dividing), so a time 250 ns or
+    # more from a half microsecond rounds the same either way.
     # The date and hour come from a cache: inputs are seconds apart, hours rarely.
     micros, rest = divmod(utc_ns, 1000)
     if 0 <= utc_ns < _WHOLE_NUMBERS_UNTIL_NS and (rest < 250 or rest > 750):
@@ -401,12 +402,10 @@ class TableController:
     # ----- events ----------------------------------------------------------
     def _emit(self, step: Step, kind: type[ev.Base] | str, **fields: Any) -> None:
         """One event of `kind` (its struct in shoed.table.events, or its name there) with the
-        fields every event carries: table, seq, shoe, coup and the input's time."""
-        shoe = self.shoe
-        self.seq = seq = self.seq + 1
+        fields every event carries (`_head`)."""
+        table, seq, shoe_id, coup_no, mono_ns, utc = self._head()
         step.typed.append((ev.EVENT_TYPES[kind] if type(kind) is str else kind)(  # type: ignore[operator]
-            table=self.table_id, seq=seq, shoe=shoe.shoe_id if shoe else None, coup=self.coup_no or None,
-            mono_ns=self.now_mono, utc=utc_text(self.now_utc), **fields))
+            table=table, seq=seq, shoe=shoe_id, coup=coup_no, mono_ns=mono_ns, utc=utc, **fields))
 
     def _head(self) -> tuple[str, int, str | None, int | None, int, str]:
         """The next event's fields every event carries: table, seq (taken), shoe, coup, mono_ns, utc."""
