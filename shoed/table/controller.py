@@ -893,13 +893,14 @@ class TableController:
         odds = item.get("odds")
         if not isinstance(odds, dict) or self.shoe is None or not odds.keys() >= _ODDS_NEEDED:
             return
-        self.odds = {k: odds[k] for k in _ODDS_FIELDS}
+        self.odds = {"cards_left": odds["cards_left"], "probabilities": odds["probabilities"],
+                     "player_expectation": odds["player_expectation"], "favourable": odds["favourable"]}
         self._emit(step, ev.ShoeOdds, **self.odds)
-        favourable = list(odds.get("favourable") or [])
+        favourable = list(odds["favourable"] or [])
         was = "favourable_bet" in self.alarms
         if favourable:
-            text = "favourable to the player: " + ", ".join(
-                f"{b} {odds['player_expectation'][b]:+.4%}" for b in favourable)
+            expectation = odds["player_expectation"]
+            text = "favourable to the player: " + ", ".join([f"{b} {expectation[b]:+.4%}" for b in favourable])
             if self.alarms.get("favourable_bet") != text:
                 self._alarm(step, "favourable_bet", True, text, bets=favourable)
         elif was:
@@ -1012,8 +1013,7 @@ class TableController:
 
 
 # What `shoe.odds` carries of an `odds` input (the rest, remaining_by_rank, is the shell's).
-_ODDS_FIELDS = ("cards_left", "probabilities", "player_expectation", "favourable")
-_ODDS_NEEDED = frozenset(_ODDS_FIELDS)
+_ODDS_NEEDED = frozenset(("cards_left", "probabilities", "player_expectation", "favourable"))
 
 # Misdeals about the coup: a void closes them (TableController._void keeps the others).
 _CLOSED_BY_VOID = (md.EXTRA_CARD, md.CARD_BEFORE_DECISION, md.MISSING_CARD, md.UNREADABLE_CARD)
