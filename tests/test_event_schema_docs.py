@@ -7,7 +7,7 @@ import json
 import re
 from pathlib import Path
 
-from shoed.table.events import json_schema, validate
+from shoed.table.events import DEVICE_LINK, EVENT_TYPES, json_schema, validate
 from tests.test_daemon_odds import deal_to_first_result, steps, table  # noqa: F401 - `table` is a fixture
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "events.md"
@@ -26,12 +26,17 @@ def doc_examples() -> list[dict]:
 def test_the_schema_lists_every_kind_the_table_and_the_transport_send():
     kinds = schema_kinds()
     assert {"heartbeat", "shoe.odds", "coup.void", "misdeal.corrected", "table.started"} <= kinds
-    # Every kind the controller and its helpers emit (each spelled as a literal in shoed/table/).
+    # Every kind the controller and its helpers emit: a struct of the schema (`ev.Card`), or a kind
+    # spelled as a literal (shoed/table/shuffle.py), which the controller looks up in the schema.
     core = Path(__file__).resolve().parent.parent / "shoed" / "table"
     source = "".join(path.read_text() for path in sorted(core.glob("*.py")))
-    emitted = set(re.findall(r'_emit\(step, "([a-z._]+)"', source)) | {"device.connected", "device.lost",
-                                                                       "device.restored"}
-    assert {"card", "coup.result", "table.clock_step"} <= emitted  # the sources were read
+    structs = set(re.findall(r"_emit\(step, ev\.(\w+)", source)) | {"DevicePrimary", "DeviceFallback"}
+    assert {"Card", "CoupResult", "TableClockStep"} <= structs  # the sources were read
+    by_name = {cls.__name__: kind for kind, cls in EVENT_TYPES.items()}
+    assert structs <= set(by_name), structs - set(by_name)
+    emitted = {by_name[name] for name in structs} | set(re.findall(r'_emit\(step, "([a-z._]+)"', source))
+    emitted |= {cls.__struct_config__.tag for cls in DEVICE_LINK.values()}
+    assert {"shuffle.started", "device.lost"} <= emitted
     assert emitted <= kinds, emitted - kinds
 
 

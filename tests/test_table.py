@@ -297,3 +297,39 @@ def test_one_command_table_serves_the_endpoint_the_controller_and_the_cli():
         assert reply is not None and "unknown command" not in reply.get("error", "")
     assert t.feed({"kind": "command", "cmd": "nonsense", "client": "pit"}).reply == {
         "ok": False, "error": "unknown command 'nonsense'"}
+
+
+def test_events_are_the_schemas_structs_and_their_dicts_the_same_json():
+    """The controller builds each event as its struct in shoed.table.events; `Step.events` is the
+    same events as plain dicts, and both have the same canonical JSON."""
+    from shoed.table.events import EVENT_TYPES, canonical
+
+    table = TableController("t1", load_ruleset("punto-banco"), 6)
+    seen = set()
+    for item in dealer_inputs(coups=3):
+        step = table.feed(item)
+        assert [type(e) for e in step.typed] == [EVENT_TYPES[e["kind"]] for e in step.events]
+        assert canonical(step.typed) == canonical(step.events)
+        seen |= {e["kind"] for e in step.events}
+    assert {"shoe.opened", "shoe.burn", "coup.opened", "card", "coup.result", "coup.confirmed"} <= seen
+
+
+def test_a_link_state_the_schema_has_no_event_for_is_an_unknown_input():
+    """A reader's link `connected`, `lost` or `restored` is reported; any other state is bad input:
+    an alarm, and the device's state is not changed (an event outside the schema is never made)."""
+    table = TableController("t1", load_ruleset("punto-banco"), 6)
+    (event,) = table.feed({"kind": "link", "link": "lost", "source": "shoe", "mono_ns": 1, "utc_ns": T0}).events
+    assert event["kind"] == "device.lost" and table.devices == {"shoe": "lost"}
+    (event,) = table.feed({"kind": "link", "link": "melted", "source": "shoe", "mono_ns": 2, "utc_ns": T0}).events
+    assert (event["kind"], event["alarm"]) == ("alarm", "unknown_input") and "'melted'" in event["text"]
+    assert table.devices == {"shoe": "lost"}
+
+
+def test_odds_without_every_field_of_shoe_odds_are_not_published():
+    from shoed.rules.odds import live_odds
+
+    table, _ = run(dealer_inputs(coups=1))
+    odds = live_odds(table.ruleset, table.shoe.remaining_by_rank())
+    partial = {k: v for k, v in odds.items() if k != "player_expectation"}
+    assert table.feed({"kind": "odds", "odds": partial}).events == [] and table.odds is None
+    assert [e["kind"] for e in table.feed({"kind": "odds", "odds": odds}).events][0] == "shoe.odds"

@@ -32,6 +32,11 @@ def test_utc_text_is_what_datetime_writes():
     # Half a microsecond either way of a whole one: the float's rounding decides, as in datetime.
     values += [1_790_000_000_000_000_000 + k * 500 + d for k in range(-2_000, 2_000) for d in (-1, 0, 1)]
     values += [k * 1_000 + 500 for k in range(-2_000, 2_000)]
+    # Where the time is formatted from whole numbers (up to 2038, a quarter microsecond and more from a
+    # half): at its edges, with nanoseconds that put the float nearest to rounding the other way.
+    edge = 2**31 * 10**9
+    for micros in [rng.randrange(0, edge // 1_000) for _ in range(3_000)] + [edge // 1_000 - 1, edge // 1_000]:
+        values += [micros * 1_000 + rest for rest in (0, 1, 249, 250, 251, 499, 501, 749, 750, 751, 999)]
     for utc_ns in values:
         assert outcome(utc_text.__wrapped__, utc_ns) == outcome(datetime_text, utc_ns), utc_ns
 

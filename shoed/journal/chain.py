@@ -39,6 +39,7 @@ from datetime import datetime
 import msgspec
 
 from shoed.journal.seal import ALG_FSS, Keys, as_keys
+from shoed.table.events import canonical
 
 GENESIS = "0" * 64  # what the first record of a table's first file chains to
 FORMAT = 1  # the header's "format": bumped if the line format ever changes
@@ -47,7 +48,6 @@ ALG_SHA256 = "sha256"
 ALG_HMAC = "hmac-sha256"
 RESERVED = frozenset({"jseq", "prev", "hash"})
 
-_encoder = msgspec.json.Encoder(order="sorted")
 _decoder = msgspec.json.Decoder()
 
 TABLE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -56,6 +56,33 @@ TABLE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 NAME_RE = re.compile(
     r"(?P<table>[A-Za-z0-9][A-Za-z0-9_.-]*?)-(?P<seq>\d{6,})-(?P<utc>\d{8}T\d{6}Z)-(?P<shoe>[A-Za-z0-9_.-]*)\.jsonl"
 )
+
+
+class StepLine(msgspec.Struct):
+    """A step record read for a replay: its envelope and its input decoded, its events left as
+    the line's own bytes (compared with the replayed events' canonical bytes, never parsed)."""
+
+    events: msgspec.Raw
+    hash: str
+    input: dict
+    jseq: int
+    kind: str
+    prev: str
+
+    def get(self, key: str, default=None):
+        """As a record dict answers the few keys a reader asks of every record."""
+        return getattr(self, key, default) if key in _STEP_KEYS else default
+
+    def __getitem__(self, key: str):
+        if key in _STEP_KEYS:
+            return getattr(self, key)
+        raise KeyError(key)
+
+
+_STEP_KEYS = frozenset(StepLine.__struct_fields__)
+_step_decoder = msgspec.json.Decoder(StepLine)
+_STEP_HEAD = b'{"events":['  # a step's line as the writer writes it: its events first, then its hash
+_HASH_KEY = b',"hash":"'
 
 
 class RecordError(ValueError):
@@ -80,10 +107,6 @@ def parse_file_name(name: str) -> FileName | None:
     if m is None:
         return None
     return FileName(m["table"], int(m["seq"]), m["utc"], m["shoe"])
-
-
-def canonical(value) -> bytes:
-    return _encoder.encode(value)
 
 
 def digest(body: bytes, secret: bytes | None) -> str:
@@ -264,6 +287,34 @@ def check_line(
     return rec, None
 
 
+def check_step_line(line: bytes, secret: bytes | None) -> StepLine | None:
+    """A step's line (not line 1) checked without decoding its events: its envelope and input
+    parsed, its hash taken over the line's bytes less the `hash` member at the offset the parse
+    gives (right after the events). None where this does not apply or does not hold (another
+    kind of record, another form, a bad hash): check_line then says what the line is."""
+    if not line.startswith(_STEP_HEAD):
+        return None
+    try:
+        rec = _step_decoder.decode(line)
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        return None
+    if rec.kind != "step":
+        return None
+    h = rec.hash.encode()
+    at = 10 + len(rec.events)  # the comma after the events
+    end = at + 9 + len(h)
+    if line[at:at + 9] != _HASH_KEY or line[at + 9:end] != h or line[end:end + 2] != b'",':
+        return None
+    # Hashed in two parts, the line not copied: what is before the member, and what is after it.
+    view = memoryview(line)
+    hasher = hashlib.sha256() if secret is None else hmac.new(secret, digestmod=hashlib.sha256)
+    hasher.update(view[:at + 1])
+    hasher.update(view[end + 2:])
+    if not hmac.compare_digest(hasher.hexdigest().encode(), h):
+        return None
+    return rec
+
+
 def _body(line: bytes, h: str) -> bytes | None:
     """The bytes the hash of a canonical line was taken over: the line without its
     `"hash":"<h>",` member, or None if that member is not there exactly once (a
@@ -305,13 +356,16 @@ def lines(data: bytes) -> Iterator[tuple[int, int, bytes, bool]]:
 
 
 def chain(
-    data: bytes, *, prev: str | None, secret: bytes | Keys | None, links_if_keyed: bool = False
-) -> Iterator[dict | Bad]:
+    data: bytes, *, prev: str | None, secret: bytes | Keys | None, links_if_keyed: bool = False,
+    steps: bool = False,
+) -> Iterator[dict | StepLine | Bad]:
     """Walk one file's records in order: yield each intact, linked record; at the
     first that is not, yield a Bad and stop.
 
     prev is the hash the first record must chain to, or None to take the
     file's own claim (a file read on its own, or the oldest file kept).
+    With `steps`, a step record whose hash can be checked comes as a StepLine (its events
+    unparsed: check_step_line); every other record as a dict.
     """
     if not data:
         yield Bad(1, 0, 1, "empty file: no header")
@@ -320,10 +374,26 @@ def chain(
     keys = as_keys(secret)
     key: bytes | None = None
     links_only = False
-    for number, offset, line, ended in lines(data):
-        rec, reason = check_line(
-            line, key if number > 1 else keys, first=number == 1, links_only=links_only, links_if_keyed=links_if_keyed
-        )
+    offset, number, size = 0, 0, len(data)
+    while offset < size:  # the lines, as `lines` gives them (written out here: a replay reads every one)
+        number += 1
+        cut = data.find(b"\n", offset)
+        ended = cut >= 0
+        line = data[offset:cut] if ended else data[offset:]
+        start, offset = offset, (cut + 1 if ended else size)
+        fast = check_step_line(line, key) if steps and number > 1 and not links_only else None
+        if fast is not None:
+            if not ended or fast.jseq != number or (expect_prev is not None and fast.prev != expect_prev):
+                rec, reason = fast, None  # the checks below name the fault
+            else:
+                expect_prev = fast.hash
+                yield fast
+                continue
+        else:
+            rec, reason = check_line(
+                line, key if number > 1 else keys, first=number == 1, links_only=links_only,
+                links_if_keyed=links_if_keyed
+            )
         if number == 1 and rec is not None and reason is None:
             key, links_only, _ = header_key(rec, keys, links_if_keyed)
         read_jseq = rec.get("jseq") if rec is not None and isinstance(rec.get("jseq"), int) else number
@@ -338,7 +408,7 @@ def chain(
                 else ("prev does not link to the last record of the previous file")
             )
         if reason is not None:
-            yield Bad(number, offset, read_jseq, reason)
+            yield Bad(number, start, read_jseq, reason)
             return
         expect_prev = rec["hash"]
         yield rec

@@ -107,19 +107,22 @@ def journal_files(path: str | os.PathLike) -> JournalFiles:
 
 
 def file_records(
-    path: Path, name: ch.FileName | None, secret: bytes | Keys | None, *, links_if_keyed: bool = False
-) -> Iterator[dict | BadRecord]:
+    path: Path, name: ch.FileName | None, secret: bytes | Keys | None, *, links_if_keyed: bool = False,
+    steps: bool = False,
+) -> Iterator[dict | ch.StepLine | BadRecord]:
     """One file on its own: yield its intact records in order; a BadRecord at the first
     that is not (or at a header that does not match the file's name), then stop.
-    How it joins the file before it is `seam_fault`'s to say."""
+    How it joins the file before it is `seam_fault`'s to say. With `steps`, step records
+    come as StepLines, their events unparsed (a replay compares their bytes: ch.chain)."""
     first = True
     try:
         data = read_regular(path)
     except NotRegular as exc:
         yield BadRecord(str(path), 0, None, exc.strerror, 0)
         return
-    for item in ch.chain(data, prev=None, secret=secret, links_if_keyed=links_if_keyed):
-        if isinstance(item, ch.Bad):
+    bad = ch.Bad
+    for item in ch.chain(data, prev=None, secret=secret, links_if_keyed=links_if_keyed, steps=steps):
+        if type(item) is bad:
             yield BadRecord(str(path), item.line, item.jseq, item.reason, item.offset)
             return
         if first:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from shoed.journal import chain as ch
+from shoed.journal.chain import StepLine
 from shoed.journal.reader import FileEnd, file_records, journal_files, seam_fault
 from shoed.journal.store import BadRecord
 from shoed.table.replay import CHECKPOINT, STEP, Difference, Replay, checkpoint_difference
@@ -52,7 +53,16 @@ def replay_file(
     out = FileReplay(str(path))
     state = Replay(order_key=order_key)
     last = None
-    for item in file_records(path, name, secret):
+    cards = 0
+    for item in file_records(path, name, secret, steps=True):
+        if type(item) is StepLine:  # most records: a step, its events compared as bytes
+            if item.input.get("kind") == "card":
+                cards += 1
+            step = state.feed_line(item, path.name)
+            if on_events is not None and step is not None and step.typed:
+                on_events(item, step.events)
+            last = item
+            continue
         if isinstance(item, BadRecord):
             out.bad = item
             break
@@ -62,11 +72,12 @@ def replay_file(
         if kind == CHECKPOINT and out.checkpoint is None:
             out.checkpoint = item
         elif kind == STEP and item["input"].get("kind") == "card":
-            out.cards += 1
+            cards += 1
         events = state.feed(item, path.name)
         if on_events is not None and events:
             on_events(item, events)
         last = item
+    out.cards = cards
     if last is not None:
         out.end = FileEnd(path.name, out.header["file_seq"], last["hash"])
     out.end_state = state.checkpoint_now()

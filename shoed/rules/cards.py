@@ -36,6 +36,7 @@ class Card:
     # Baccarat value: A=1, 2-9 face value, 10/J/Q/K = 0. Worked out from the rank
     # when the card is made (every coup reads it several times), not part of its identity.
     value: int = field(init=False, repr=False, compare=False)
+    text: str = field(init=False, repr=False, compare=False)  # its notation, `str(card)`: "9H", "TD"
 
     def __post_init__(self) -> None:
         if not (isinstance(self.rank, int) and 1 <= self.rank <= 13):
@@ -43,6 +44,7 @@ class Card:
         if self.suit not in SUITS or len(self.suit) != 1:
             raise CardError(f"suit must be one of C, D, H, S, not {self.suit!r}")
         object.__setattr__(self, "value", self.rank if self.rank < 10 else 0)
+        object.__setattr__(self, "text", RANK_LETTERS[self.rank - 1] + self.suit)
 
     @property
     def burn_count(self) -> int:
@@ -66,7 +68,7 @@ class Card:
         return f"{RANK_NAMES[self.rank]} of {SUIT_NAMES[self.suit]}"
 
     def __str__(self) -> str:
-        return RANK_LETTERS[self.rank - 1] + self.suit
+        return self.text
 
     def __repr__(self) -> str:
         return f"Card({str(self)!r})"

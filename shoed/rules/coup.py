@@ -121,8 +121,8 @@ class CoupResult:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "player_cards": [str(c) for c in self.player_cards],
-            "banker_cards": [str(c) for c in self.banker_cards],
+            "player_cards": [c.text for c in self.player_cards],
+            "banker_cards": [c.text for c in self.banker_cards],
             "player_total": self.player_total,
             "banker_total": self.banker_total,
             "winner": self.winner,

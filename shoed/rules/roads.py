@@ -458,6 +458,23 @@ def roads_after(before: Roads, step: dict[str, Any]) -> Roads:
     )
 
 
+@functools.lru_cache(maxsize=4096)
+def _ask_road(last: str | None, columns: int, tail: tuple[int, ...]) -> dict[str, dict[str, str | None]]:
+    """A1 for a big road of `columns` columns (5: five or more) ending in columns of lengths `tail`
+    (the last four at most), its last cell won by `last` (None: no cell yet)."""
+    lengths = [0] * (columns - len(tail)) + list(tail)  # the columns before the tail are never read
+    out = {}
+    for side, winner in (("banker", BANKER), ("player", PLAYER)):
+        if last is None:
+            column, row = 0, 0
+        elif last == winner:
+            column, row = len(lengths) - 1, lengths[-1]
+        else:
+            column, row = len(lengths), 0
+        out[side] = {name: mark(lengths, column, row, k) for name, k in DERIVED}
+    return out
+
+
 class RoadBuilder:
     """The roads of a shoe, one coup at a time. `add(result)` returns the
     RoadStep; `roads()` the whole Roads."""
@@ -535,19 +552,12 @@ class RoadBuilder:
         return RoadStep(position, outcome, bead, place, cell, True, self._leading, derived, self.ask_road())
 
     def ask_road(self) -> dict[str, dict[str, str | None]]:
-        """A1 in O(1): the column lengths are kept, not recounted."""
+        """A1 in O(1): the column lengths are kept, not recounted. The marks read at most the
+        last four columns' lengths (k <= 3), so the answer is worked out once per case and shared:
+        do not change it."""
         lengths = self._lengths
         last = self._columns[-1][-1].winner if self._columns else None
-        out = {}
-        for side, winner in (("banker", BANKER), ("player", PLAYER)):
-            if last is None:
-                column, row = 0, 0
-            elif last == winner:
-                column, row = len(lengths) - 1, lengths[-1]
-            else:
-                column, row = len(lengths), 0
-            out[side] = {name: mark(lengths, column, row, k) for name, k in DERIVED}
-        return out
+        return _ask_road(last, min(len(lengths), 5), tuple(lengths[-4:]))
 
     def pop(self) -> Outcome:
         """Take the last result back (a coup voided after its result): the roads

@@ -64,6 +64,8 @@ class Shoe:
     cut_card_seen: bool = False
     last_coup: int | None = None  # number of the last coup, once the cut card has come out
     coups_dealt: int = 0  # coups opened so far
+    # Cards seen, whatever their fate: the sum of `seen`, kept as the cards come and go back.
+    total_seen: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
         if self.ruleset.burn == "none" and self.phase == BURN_FIRST:
@@ -79,14 +81,16 @@ class Shoe:
         True when the identity was seen more often than the decks hold."""
         n = self.seen[card] + 1
         self.seen[card] = n
+        self.total_seen += 1
         return n, n > self.decks
+
+    def returned(self, card: Card) -> None:
+        """A card counted out of the shoe was put back (a misdeal correction): it will be read again."""
+        self.seen[card] -= 1
+        self.total_seen -= 1
 
     def excess_cards(self) -> dict[str, int]:
         return {str(c): n - self.decks for c, n in sorted((c, n) for c, n in self.seen.items() if n > self.decks)}
-
-    @property
-    def total_seen(self) -> int:
-        return sum(self.seen.values())
 
     def remaining_by_rank(self) -> tuple[int, ...]:
         """Cards left in the shoe by rank (ace..king), as far as the reads tell."""
@@ -116,10 +120,23 @@ class Shoe:
             self.burn_due = card.burn_count
             self.phase = BURNING if self.burn_due else DEALING
         elif self.phase == BURNING:
-            self.burn_due -= 1
-            if self.burn_due <= 0:
-                self.phase = DEALING
+            self._burned_one()
         # A burn outside the burn procedure is a dealer's own choice: counted, nothing more.
+
+    def burn_unread(self) -> bool:
+        """A face-down burn card the reader could not identify: it need not be read, and counts as
+        burned while the burn is due. False, and nothing counted, outside that part of the burn
+        (the exposed first card must be known: it sets the count)."""
+        if self.phase != BURNING:
+            return False
+        self.counts.burned += 1
+        self._burned_one()
+        return True
+
+    def _burned_one(self) -> None:
+        self.burn_due -= 1
+        if self.burn_due <= 0:
+            self.phase = DEALING
 
     @property
     def burn_complete(self) -> bool:
@@ -138,6 +155,22 @@ class Shoe:
             current = self.coups_dealt if coup_in_progress else self.coups_dealt + 1
             self.last_coup = current + (1 if self.ruleset.last_coup == "one-more" else 0)
         return self.last_coup  # type: ignore[return-value]
+
+    def discard(self) -> None:
+        """A card out of the shoe goes to the discard: a misdeal's card burned, a foreign card."""
+        self.counts.discarded += 1
+
+    def coup_counted(self, cards: int) -> None:
+        """A coup's result stands: its cards are dealt in coups that counted."""
+        self.counts.coups += cards
+
+    def coup_voided(self, dealt: int, counted: bool, closed: int = 0) -> None:
+        """A coup is voided: its `dealt` cards move to the voided ones (out of the coups that counted
+        if its result had stood: `counted`), with the cards of the misdeals the void closes (`closed`:
+        an extra card lies on the table with them)."""
+        if counted:
+            self.counts.coups -= dealt
+        self.counts.voided += dealt + closed
 
     def coup_finished(self, number: int) -> None:
         if self.last_coup is not None and number >= self.last_coup:

@@ -234,16 +234,22 @@ class Tracker:
             raise ValueError(f"no card {position + 1} has come out of the shoe yet")
         if self.lost:
             return Check(ok=False)
-        if not self.aligned:
+        if self.offset is None:
             if self._prefix[position] not in (None, card):
                 self.lost = True
                 return Check(ok=False, unaligned=True)
             self._prefix[position] = card
             return self._narrow(position, card) or Check(ok=True)
-        expected = self.at(self.offset + position)
+        expected = self.dealt_card(position)
         if card == expected:
             return Check(ok=True)
         return Check(ok=False, mismatch=Mismatch(position, (self.offset + position) % self.size, expected, card))
+
+    def dealt_card(self, position: int) -> str:
+        """The order's card at a place counted from the first card out of the shoe, once aligned."""
+        if self.offset is None:
+            raise ValueError("the cut is not known yet")
+        return self.at(self.offset + position)
 
     # -- internals
 

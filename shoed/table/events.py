@@ -20,6 +20,7 @@ does not break an older display.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -27,6 +28,10 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 SCHEMA_VERSION = "1.0"
+
+# The canonical JSON of events and records: msgspec's, keys (and struct fields) sorted. What the
+# journal writes and hashes (shoed.journal.chain), and what a replay compares byte for byte.
+canonical: Callable[[Any], bytes] = msgspec.json.Encoder(order="sorted").encode
 
 # ----- inputs -----------------------------------------------------------------
 # What the table controller takes, by `kind`: what a shoe reports (a driver's Reading) and what
@@ -464,6 +469,14 @@ Event = (
     | TableStarted | TableStopped | TableClockStep | TableStall | Heartbeat | Withheld
     | ShuffleStarted | ShuffleDeckChecked | ShuffleChunk | ShuffleCompleted | ShufflerMeters
 )
+
+
+# Event kind -> its struct: the controller builds its events from these (shoed.table.controller).
+EVENT_TYPES: dict[str, type[Base]] = {
+    cls.__struct_config__.tag: cls for cls in Event.__args__ if issubclass(cls, Base)
+}
+# A reader's link state (a `link` input) -> the event that reports it.
+DEVICE_LINK: dict[str, type[Base]] = {"connected": DeviceConnected, "lost": DeviceLost, "restored": DeviceRestored}
 
 
 def validate(event: dict[str, Any]) -> msgspec.Struct:

@@ -17,10 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
+
+import msgspec
 
 from shoed.rules.ruleset import load_ruleset, with_decks
-from shoed.table import TableController, WorkOutOdds
+from shoed.table import Step, TableController, WorkOutOdds
+from shoed.table.events import canonical
 
 CHECKPOINT = "checkpoint"
 STEP = "step"
@@ -50,6 +53,14 @@ def controller_from_checkpoint(record: dict[str, Any], order_key: bytes | None =
         record["table"], ruleset, decks, record.get("state", {}), auto_confirm=bool(record.get("auto_confirm")),
         order_key=order_key,
     )
+
+
+class RecordedStep(Protocol):
+    """A step record read with its events left as the line's bytes (shoed.journal.chain.StepLine)."""
+
+    input: dict[str, Any]
+    events: Any  # the recorded events' bytes, as written: bytes or a buffer over them
+    jseq: int
 
 
 @dataclass
@@ -87,23 +98,10 @@ class Replay:
         """Take one journal record; return the events its input produced again."""
         kind = record.get("kind")
         self.last_record = record
-        self.stopped_clean, self.odds_due = False, None
         if kind == STEP and self.controller is not None:
-            item = record["input"]
-            step = self.controller.feed(item)
-            events = step.events
-            self.stopped_clean = item.get("kind") == "power" and item.get("state") == "off"
-            self.odds_due = next((e for e in step.effects if type(e) is WorkOutOdds), None)
-            self.steps += 1
-            self.events += len(events)
             recorded = record.get("events", [])
-            if events != recorded:
-                first = recorded[0]["seq"] if recorded else (events[0]["seq"] if events else None)
-                self.differences.append(
-                    Difference(record.get("jseq"), file, first, "replayed events differ from the recorded ones",
-                               recorded, events)
-                )
-            return events
+            return self._step(record["input"], canonical(recorded), record.get("jseq"), file, recorded).events
+        self.stopped_clean, self.odds_due = False, None
         if kind == CHECKPOINT:
             if self.controller is None:
                 self.controller = controller_from_checkpoint(record, self.order_key)
@@ -116,6 +114,37 @@ class Replay:
         if kind == STEP:  # and no controller yet
             self.differences.append(Difference(record.get("jseq"), file, None, "a step before any checkpoint"))
         return []
+
+    def feed_line(self, line: RecordedStep, file: str | None = None) -> Step | None:
+        """Take one step read as a StepLine (shoed.journal.chain), its events left as the line's
+        bytes. Returns the step (None before any checkpoint)."""
+        self.last_record = None
+        if self.controller is None:
+            self.stopped_clean, self.odds_due = False, None
+            self.differences.append(Difference(line.jseq, file, None, "a step before any checkpoint"))
+            return None
+        return self._step(line.input, bytes(line.events), line.jseq, file)
+
+    def _step(self, item: dict[str, Any], recorded: bytes, jseq: int | None, file: str | None,
+              parsed: list[Any] | None = None) -> Step:
+        """Drive one recorded input through the controller: the canonical bytes of the events it gives
+        again are compared with the recorded ones (`parsed`, those events as values, is only for the
+        report of a difference)."""
+        assert self.controller is not None
+        step = self.controller.feed(item)
+        typed = step.typed
+        self.steps += 1
+        self.events += len(typed)
+        self.stopped_clean = item.get("kind") == "power" and item.get("state") == "off"
+        self.odds_due = next((e for e in step.effects if type(e) is WorkOutOdds), None) if step.effects else None
+        if canonical(typed) != recorded:
+            if parsed is None:
+                parsed = msgspec.json.decode(recorded)
+            first = parsed[0].get("seq") if parsed and isinstance(parsed[0], dict) else (
+                typed[0].seq if typed else None)
+            self.differences.append(Difference(jseq, file, first, "replayed events differ from the recorded ones",
+                                               parsed, step.events))
+        return step
 
     def checkpoint_now(self) -> dict[str, Any] | None:
         """The controller's checkpoint, or None where none can be taken (no controller yet,

@@ -498,8 +498,8 @@ def _reader_saw(table, item: dict, step, plain: PlainDraws, tracker: Tracker, re
     seen = None
     if readable:
         try:
-            seen = str(parse_card(item.get("card")))
-        except (CardError, TypeError):
+            seen = str(parse_card(str(item["card"])))
+        except (CardError, KeyError):
             seen = None  # not read: it checks nothing, never guessed
     plain.seen.append((seen, str(item.get("source"))))
     _report(table, step, tracker, plain, _pair(tracker, plain))
@@ -534,7 +534,7 @@ def _report(table, step, tracker: Tracker, plain: PlainDraws, findings) -> None:
     if plain.burned and plain.confirmed and not plain.doubted and table.shoe is not None:
         # The face-down burns are known now: counted in the shoe (its reconciliation), not published.
         for position in plain.burned:
-            table.shoe.note(parse_card(tracker.at(tracker.offset + position)))
+            table.shoe.note(parse_card(tracker.dealt_card(position)))
         plain.burned.clear()
 
 
@@ -545,7 +545,7 @@ def _entered(table, item: dict, step, misdeal: int | None) -> None:
     if plain is None or tracker is None or misdeal not in plain.unread or plain.doubted:
         return
     position = plain.unread.pop(misdeal)
-    card = str(parse_card((item.get("args") or {}).get("card")))
+    card = str(parse_card(str((item.get("args") or {}).get("card"))))
     check = _weigh(plain, tracker, tracker.identify(position, card))
     _report(table, step, tracker, plain, [(position, check, f"command:{item.get('client')}")])
 

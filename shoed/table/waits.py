@@ -66,13 +66,18 @@ def what_table_waits_for(table) -> tuple[str, str]:
     return "confirm", "the dealer's confirm that opens the next coup"
 
 
+_NO_SHOE = (None, None, 0, 0)
+_NO_CARDS = (0, 0)
+
+
 def wait_key(table) -> tuple:
     """Changes whenever the table moves on: a new wait, or progress in the same one (a card)."""
     shoe = table.shoe
     coup = table.coup
+    pending = table.pending
     return (
-        table.locked, shoe.shoe_id if shoe else None, shoe.phase if shoe else None,
-        shoe.total_seen if shoe else 0, shoe.burn_due if shoe else 0, table.coup_no, table.coup_state,
-        len(coup.order) if coup is not None else 0, len(coup.decisions) if coup is not None else 0,
-        tuple(p["id"] for p in table.pending),
+        table.locked, table.coup_no, table.coup_state,
+        (shoe.shoe_id, shoe.phase, shoe.total_seen, shoe.burn_due) if shoe is not None else _NO_SHOE,
+        (len(coup.order), len(coup.decisions)) if coup is not None else _NO_CARDS,
+        tuple([p["id"] for p in pending]) if pending else (),
     )

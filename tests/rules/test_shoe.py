@@ -57,13 +57,37 @@ def test_reconciliation_accounts_for_every_card():
         shoe.burn(card)
     for text in ["TS", "3C", "KS", "3D", "5H"]:
         shoe.note(parse_card(text))
-        shoe.counts.coups += 1
+    shoe.coup_counted(5)
     report = shoe.reconcile()
     assert report["seen"] == 9 and report["burned"] == 4 and report["in_coups"] == 5
     assert report["left_in_shoe"] == 312 - 9 and report["balanced"] is True
     assert report["left_by_identity"]["3H"] == 5 and report["left_by_identity"]["AS"] == 6
     assert shoe.remaining_by_rank()[2] == 24 - 3  # threes: 3H, 3C, 3D
     assert sum(shoe.remaining_by_value()) == 312 - 9
+
+
+def test_every_fate_of_a_card_is_the_shoes_own_count():
+    """What the controller tells the shoe (a card discarded, put back, a coup counted or voided, a
+    burn card not read) moves a card between the categories; the reconciliation stays balanced."""
+    shoe = Shoe(load_ruleset("punto-banco"), 6)
+    cards = [parse_card(t) for t in ["5H", "2C", "3D", "4S", "6H", "7C", "9S", "TD", "JH", "QC"]]
+    shoe.note(cards[0])
+    shoe.burn(cards[0])  # the exposed first card: five to burn
+    assert shoe.phase == BURNING and shoe.burn_due == 5
+    for _ in range(5):  # face down, not read: counted as burned, none seen
+        assert shoe.burn_unread()
+    assert shoe.phase == DEALING and shoe.counts.burned == 6 and not shoe.burn_unread()
+    for card in cards[1:]:
+        shoe.note(card)
+    shoe.coup_counted(4)  # a coup of four cards stands...
+    shoe.coup_voided(4, counted=True, closed=1)  # ...and is voided, with the extra card of its misdeal
+    shoe.coup_counted(2)
+    shoe.discard()
+    shoe.returned(cards[-1])  # put back into the shoe: read again later
+    report = shoe.reconcile()
+    assert report["seen"] == shoe.total_seen == 9 and report["left_in_shoe"] == 312 - 9
+    assert (report["in_coups"], report["in_void_coups"], report["burned"], report["discarded"]) == (2, 5, 6, 1)
+    assert report["left_by_identity"]["QC"] == 6
 
 
 def test_unaccounted_card_unbalances():
