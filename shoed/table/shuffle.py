@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from firmware_protocol.messages import SHUFFLER_FAULT_NAMES, order_digest
 from shoed.rules import misdeal as md
 from shoed.rules.cards import CardError, parse_card
+from shoed.table import events as ev
 from shoed.table.events import CommandRejected
 from shoed.rules.shuffle import (
     Tracker,
@@ -475,7 +476,7 @@ def on_draw(table, item: dict, step) -> None:
     findings = _pair(tracker, plain)  # a read that came before this draw narrows the cut first
     card = None
     if plain.confirmed and not plain.doubted and not tracker.lost and position < tracker.size:
-        card = tracker.at(tracker.offset + position)
+        card = tracker.dealt_card(position)
     if card is None:
         before = table.misdeal_ids
         table._on_unreadable({"source": source, "mode": mode, "code": "not_identified"}, step)
@@ -484,11 +485,11 @@ def on_draw(table, item: dict, step) -> None:
         else:  # a face-down burn card, taken unread
             plain.burned.append(position)
     else:
-        first = len(step.events)
+        first = len(step.typed)
         table._take_card(step, parse_card(card), {"confidence": None, "mode": mode}, DRAWN)
-        for event in step.events[first:]:
-            if event["kind"] in ("card", "shoe.burn") and event.get("source") == DRAWN:
-                event["drawn_by"] = source
+        for event in step.typed[first:]:
+            if isinstance(event, ev.Card | ev.ShoeBurn) and event.source == DRAWN:
+                event.drawn_by = source
                 break
     _report(table, step, tracker, plain, findings)
 
