@@ -3,13 +3,17 @@ and the virtual plain shoe (`shoed simulate --plain --shuffler`) on real ptys, b
 drivers (`shuffler`, and `native` taking the plain shoe's protocol 1.1 draws). The dealer enters only what the
 table asks for (the exposed card and the first cards, until the cut is found); every other card of the whole
 shoe takes its identity from the aligned order (`source: shuffler`, `drawn_by` the plain shoe), each the card
-that really came out; the commitment checks at the close and the replay equals the record."""
+that really came out, also when the line loses, repeats and garbles frames; the commitment checks at the
+close and the replay equals the record."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import time
+
+import pytest
 
 from harness.processes import Daemon, Simulator, run_shoed
 from shoed.rules.shuffle import reveal_matches
@@ -72,12 +76,15 @@ class TableDealer(Dealer):
                 self.send("confirm")
 
 
-def test_a_plain_shoe_on_the_wire_deals_a_whole_shuffled_shoe_from_the_order(base):
+@pytest.mark.parametrize("noise", [(), ("--lose", "0.05", "--repeat", "0.05", "--garbage", "0.02")],
+                         ids=["clean", "frames-lost-repeated-garbled"])
+def test_a_plain_shoe_on_the_wire_deals_a_whole_shuffled_shoe_from_the_order(base, noise):
+    """Over a clean line, and over one that loses, repeats and garbles frames: each draw counts once."""
     key = base / "order.key"
     key.write_text(os.urandom(32).hex() + "\n")
     (base / "dealer").mkdir()
     dealer_keys(base)
-    sim = Simulator(base, "--plain", "--shuffler", "--shuffler-link", str(base / "shuffler"), seed=SEED, pace=0.01,
+    sim = Simulator(base, "--plain", *noise, "--shuffler", "--shuffler-link", str(base / "shuffler"), seed=SEED, pace=0.01,
                     shoes=1)
     assert sim.proc.stdout.readline().strip() == str(base / "shuffler")
     config = base / "shoed.toml"
@@ -94,6 +101,7 @@ def test_a_plain_shoe_on_the_wire_deals_a_whole_shuffled_shoe_from_the_order(bas
             dealer.follow(journal)
             time.sleep(0.1)
         assert sim.wait_done(5) == 0
+        summary = sim.summary  # read before stop() closes its file: the line's own count of lost frames
         time.sleep(0.3)
         daemon.stop()
     finally:
@@ -110,6 +118,9 @@ def test_a_plain_shoe_on_the_wire_deals_a_whole_shuffled_shoe_from_the_order(bas
     assert [i["mode"] for i in draws] == [e["mode"] for e in truth]
     assert all(i["source"] == sim.source and i["code"] == "sensor" for i in draws)
     assert not [i for i in inputs if i["kind"] in ("card", "unreadable")]
+    if noise:
+        lost = int(re.search(r"(\d+) lost", summary).group(1))
+        assert lost > 5, summary
     # Each card the table knows is the card that came out; all but the few the dealer entered (and the
     # face-down burns before the cut was found) are the order's, drawn by the plain shoe.
     dealt = [e for e in events if e["kind"] == "shoe.burn" or (e["kind"] == "card" and e["recipient"] != "unreadable")]
