@@ -76,10 +76,15 @@ class TableDealer(Dealer):
                 self.send("confirm")
 
 
-@pytest.mark.parametrize("noise", [(), ("--lose", "0.05", "--repeat", "0.05", "--garbage", "0.02")],
-                         ids=["clean", "frames-lost-repeated-garbled"])
-def test_a_plain_shoe_on_the_wire_deals_a_whole_shuffled_shoe_from_the_order(base, noise):
-    """Over a clean line, and over one that loses, repeats and garbles frames: each draw counts once."""
+NOISE = ("--lose", "0.05", "--repeat", "0.05", "--garbage", "0.02")
+
+
+@pytest.mark.parametrize(("noise", "kill_after"), [((), None), (NOISE, None), ((), 12)],
+                         ids=["clean", "frames-lost-repeated-garbled", "kill-9-mid-shoe"])
+def test_a_plain_shoe_on_the_wire_deals_a_whole_shuffled_shoe_from_the_order(base, noise, kill_after):
+    """Over a clean line, over one that loses, repeats and garbles frames, and across a kill -9 of the
+    daemon mid-shoe (the draws the shoe still held unacknowledged repeated, those journaled dropped): each
+    draw counts once."""
     key = base / "order.key"
     key.write_text(os.urandom(32).hex() + "\n")
     (base / "dealer").mkdir()
@@ -97,8 +102,14 @@ def test_a_plain_shoe_on_the_wire_deals_a_whole_shuffled_shoe_from_the_order(bas
     try:
         dealer = TableDealer(daemon, base, sim)
         deadline = time.monotonic() + 150
+        killed = False
         while sim.proc.poll() is None and time.monotonic() < deadline:
             dealer.follow(journal)
+            if kill_after and not killed and journal_text(journal).count('"coup.result"') >= kill_after:
+                daemon.kill()  # mid-shoe: the order comes back from the sealed journal, the draws are not doubled
+                killed = True
+                daemon = Daemon(base, "--config", str(config), journal=journal)
+                dealer.daemon = daemon
             time.sleep(0.1)
         assert sim.wait_done(5) == 0
         summary = sim.summary  # read before stop() closes its file: the line's own count of lost frames
@@ -133,6 +144,9 @@ def test_a_plain_shoe_on_the_wire_deals_a_whole_shuffled_shoe_from_the_order(bas
     alarms = {e["alarm"] for e in events if e["kind"] == "alarm" and e.get("active")}
     assert not alarms & {"sequence_mismatch", "shoe_unverified", "shuffle_order_invalid", "integrity"}, alarms
     assert sum(e["kind"] == "coup.result" for e in events) > 40  # the whole shoe
+    if kill_after:
+        restarted = next(e["seq"] for e in events if e["kind"] == "table.started" and e["seq"] > from_order[0]["seq"])
+        assert any(e["seq"] > restarted for e in from_order)  # dealt from the order after the kill -9 too
     opened = next(e for e in events if e["kind"] == "shoe.opened")
     closed = next(e for e in events if e["kind"] == "shoe.closed")
     assert reveal_matches(opened["commitment"], closed["reveal"]["order"], bytes.fromhex(closed["reveal"]["salt"]))
