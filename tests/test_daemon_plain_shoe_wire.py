@@ -155,3 +155,41 @@ def test_a_plain_shoe_on_the_wire_deals_a_whole_shuffled_shoe_from_the_order(bas
     replayed = run_shoed("replay", str(journal), "--order-key-file", str(key), "--json", "--jobs", "1")
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     assert '"draw"' in journal_text(journal)
+
+
+def test_the_virtual_dealer_following_the_table_enters_what_a_plain_shoe_leaves_unidentified(base):
+    """`shoed simulate --plain --shuffler --follow`: no one at the console; the virtual dealer watches the
+    table's events, counts the draws, and enters each card the table asks for (the one that came out at that
+    draw); a whole shoe is then dealt from the order, unattended."""
+    key = base / "order.key"
+    key.write_text(os.urandom(32).hex() + "\n")
+    (base / "dealer").mkdir()
+    follow = ["--follow", f"ipc://{base}/events,ipc://{base}/snapshot,ipc://{base}/commands", *dealer_keys(base)]
+    sim = Simulator(base, "--plain", "--shuffler", "--shuffler-link", str(base / "shuffler"), *follow, seed=SEED,
+                    pace=0.01, shoes=1)
+    assert sim.proc.stdout.readline().strip() == str(base / "shuffler")
+    config = base / "shoed.toml"
+    config.write_text(
+        f'[[sources]]\ndriver = "native"\nurl = "{sim.link}"\n\n'
+        f'[[sources]]\ndriver = "shuffler"\nurl = "{base / "shuffler"}"\norder_key_file = "{key}"\n'
+    )
+    journal = base / "journal"
+    daemon = Daemon(base, "--config", str(config), journal=journal)
+    try:
+        assert sim.wait_done(150) == 0
+        time.sleep(0.3)
+        daemon.stop()
+    finally:
+        daemon.stop()
+        sim.stop()
+    truth = [e for e in sim.truth() if e["kind"] in ("card", "unreadable")]
+    events = [e for r in records_of(journal) if r["kind"] == "step" for e in r["events"]]
+    entered = [e for e in events if e["kind"] == "misdeal.corrected" and e["correction"] == "enter_card"]
+    assert 2 <= len(entered) <= 8
+    dealt = [e for e in events if e["kind"] == "shoe.burn" or (e["kind"] == "card" and e["recipient"] != "unreadable")]
+    assert [e["card"] for e in dealt if e["card"] is not None] == [
+        t["card"] for e, t in zip(dealt, truth, strict=True) if e["card"] is not None]
+    assert sum(e.get("source") == "shuffler" for e in dealt) >= len(truth) - len(entered) - 4
+    alarms = {e["alarm"] for e in events if e["kind"] == "alarm" and e.get("active")}
+    assert not alarms & {"sequence_mismatch", "shoe_unverified", "integrity"}, alarms
+    assert any(e["kind"] == "shoe.closed" for e in events)
