@@ -263,6 +263,18 @@ def _unpack_unreadable(buf, start, end, seq):
     return m.Unreadable(seq=seq, mode=_check_mode(mode), reason=reason)
 
 
+def _pack_draw(msg: m.Draw) -> bytes:
+    return bytes((_byte(msg.mode, "mode", 0, 1), _byte(msg.trigger, "trigger", 1, 255)))
+
+
+def _unpack_draw(buf, start, end, seq):
+    _need(start, end, 2, "draw")
+    mode, trigger = buf[start:start + 2]
+    if not trigger:
+        raise _PayloadError("draw trigger 0 is not defined")
+    return m.Draw(seq=seq, mode=_check_mode(mode), trigger=trigger)
+
+
 def _pack_button(msg: m.Button) -> bytes:
     if msg.button not in m.BUTTON_NAMES:
         raise EncodeError(f"button must be one of {sorted(m.BUTTON_NAMES)}, not {msg.button!r}")
@@ -489,6 +501,7 @@ _CODECS = {
     m.Hello: (_pack_hello, _unpack_hello),
     m.CardRead: (_pack_card, _unpack_card),
     m.Unreadable: (_pack_unreadable, _unpack_unreadable),
+    m.Draw: (_pack_draw, _unpack_draw),
     m.Button: (_pack_button, _unpack_button),
     m.CutCard: (_pack_empty, _unpacker_empty(m.CutCard)),
     m.ShoeRemoved: (_pack_empty, _unpacker_empty(m.ShoeRemoved)),

@@ -157,6 +157,12 @@ def _shuffler_cases() -> list[tuple[str, str, m.Message]]:
         ("meters", "lifetime counters", m.Meters(seq=13, shuffles=1200, cards=499_200, jams=3, door_opens=17,
                                                  recognition_faults=1)),
         ("meters_zero", "", m.Meters(seq=0)),
+        # A plain shoe, which reads no card: each card out is a draw, reliable like a card.
+        ("draw_game_sensor", "a card left a plain shoe, seen by its sensor, in game mode",
+         m.Draw(seq=14, mode=m.MODE_GAME, trigger=m.DRAW_SENSOR)),
+        ("draw_burn_button", "the dealer pressed the draw button while burning",
+         m.Draw(seq=15, mode=m.MODE_BURN, trigger=m.DRAW_BUTTON)),
+        ("draw_vendor_trigger_seq0", "a vendor-defined trigger at seq 0", m.Draw(seq=0, trigger=200)),
     ]
 
 
@@ -248,6 +254,9 @@ def _reject_cases() -> list[tuple[str, str, bytes]]:
         ("shuffler_error_fault_0", "", _frame(_header(0x54, 5) + struct.pack("<IBBH", 1, 0, 1, 0) + b"\x00")),
         ("shuffler_error_active_2", "", _frame(_header(0x54, 5) + struct.pack("<IBBH", 1, 1, 2, 0) + b"\x00")),
         ("meters_short", "four of the five counters", _frame(_header(0x55, 5) + bytes(16))),
+        ("draw_trigger_0", "", _frame(_header(0x12, 5) + bytes((0, 0)))),
+        ("draw_mode_2", "", _frame(_header(0x12, 5) + bytes((2, 1)))),
+        ("draw_short", "the mode without its trigger", _frame(_header(0x12, 5) + bytes((0,)))),
         ("noise", "line noise up to a zero", bytes.fromhex("5a a5 ff 13 37 c0 de 42 99 00".replace(" ", ""))),
     ]
 
@@ -272,6 +281,8 @@ def _stream_cases() -> list[tuple[str, str, bytes]]:
         ("corrupt_then_frame", "a frame with a flipped bit, then a good frame", bytes(corrupt) + b + hb),
         ("shuffle_dialogue", "a shuffler's reliable messages for one shuffle, back to back",
          b"".join(codec.encode(msg) for msg in _shuffle_dialogue())),
+        ("plain_shoe_coup", "a plain shoe's burn and first coup: draws and the dealer's buttons, back to back",
+         b"".join(codec.encode(msg) for msg in _plain_coup())),
         ("overflow_then_frame", f"{3 * codec.MAX_WIRE} bytes without a delimiter, then a frame",
          b"\x41" * (3 * codec.MAX_WIRE) + a),
     ]
@@ -287,6 +298,19 @@ def _shuffle_dialogue() -> list[m.Message]:
         m.ShuffleCompleted(seq=5, shuffle=EXAMPLE_SHUFFLE, shoe=42, cards=len(EXAMPLE_ORDER),
                            digest=m.order_digest(EXAMPLE_ORDER)),
         m.Meters(seq=6, shuffles=1, cards=8),
+    ]
+
+
+def _plain_coup() -> list[m.Message]:
+    """A plain shoe's first reliable messages for a shoe (SPEC.md §12.15): the magazine in, the exposed
+    card and its burns, then four cards of a coup and the confirm."""
+    return [
+        m.ShoeInserted(seq=1),
+        m.Button(seq=2, button=m.BUTTON_BURN_START),
+        *(m.Draw(seq=seq, mode=m.MODE_BURN) for seq in range(3, 6)),
+        m.Button(seq=6, button=m.BUTTON_BURN_END),
+        *(m.Draw(seq=seq) for seq in range(7, 11)),
+        m.Button(seq=11, button=m.BUTTON_CONFIRM),
     ]
 
 

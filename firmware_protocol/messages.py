@@ -16,7 +16,7 @@ import hashlib
 from dataclasses import dataclass
 
 PROTOCOL_MAJOR = 1
-PROTOCOL_MINOR = 1  # 1.1 adds the card-reading shuffler's messages (types 0x50 - 0x55)
+PROTOCOL_MINOR = 1  # 1.1 adds the card-reading shuffler's messages (types 0x50 - 0x55) and a plain shoe's draw (0x12)
 
 # Suits on the wire, in this order: 0=C, 1=D, 2=H, 3=S. Ranks: 1 (ace) .. 13 (king).
 WIRE_SUITS = "CDHS"
@@ -47,6 +47,11 @@ BUTTON_NAMES = {
 UNREADABLE_NO_INDEX = 1  # the index could not be seen
 UNREADABLE_LOW_CONFIDENCE = 2
 UNREADABLE_DOUBLE_FEED = 3  # two cards passed together
+
+# What signalled a plain shoe's draw (protocol 1.1).
+DRAW_SENSOR = 1  # the shoe's own sensor saw a card leave
+DRAW_BUTTON = 2  # the dealer pressed the shoe's draw button
+DRAW_TRIGGERS = {DRAW_SENSOR: "sensor", DRAW_BUTTON: "button"}
 
 # Tamper sources.
 TAMPER_LID = 1
@@ -105,6 +110,20 @@ class Unreadable(Message):
     TYPE = 0x11
     RELIABLE = True
     NAME = "unreadable"
+
+
+@dataclass(frozen=True)
+class Draw(Message):
+    """A plain shoe, which reads no card, signals that one card left it (protocol 1.1). Reliable like a
+    card: the host takes each draw exactly once, and the card's identity comes from the shuffled order."""
+
+    mode: int = MODE_GAME
+    trigger: int = DRAW_SENSOR  # 1 the shoe's sensor, 2 the dealer's draw button, 3 - 255 vendor-defined
+
+    TYPE = 0x12
+    RELIABLE = True
+    NAME = "draw"
+    MINOR = 1
 
 
 @dataclass(frozen=True)
@@ -338,7 +357,7 @@ class Meters(Message):
 MESSAGE_TYPES: dict[int, type[Message]] = {
     cls.TYPE: cls
     for cls in (
-        Hello, CardRead, Unreadable, Button, CutCard, ShoeRemoved, ShoeInserted, Tamper, Alarm,
+        Hello, CardRead, Unreadable, Draw, Button, CutCard, ShoeRemoved, ShoeInserted, Tamper, Alarm,
         Heartbeat, Status, Ack, Gate, SetTime, StatusRequest,
         ShuffleStarted, DeckCheck, OrderChunk, ShuffleCompleted, ShufflerError, Meters,
     )

@@ -104,6 +104,12 @@ def register(sub) -> None:
         help="native: the card gate at power-on (SPEC.md §10: locked until the host unlocks it), "
         "open, or none (a shoe without a gate)",
     )
+    p.add_argument(
+        "--plain",
+        action="store_true",
+        help="native: a plain shoe that reads no card; it sends a draw (protocol 1.1) for each card out, and "
+        "the table takes the card from the shuffled order (with --shuffler, the shoe it shuffled)",
+    )
     p.add_argument("--truth", metavar="FILE", help="write the ground truth as JSON lines to FILE")
     f = p.add_argument_group("link faults")
     f.add_argument("--garbage", type=_rate, default=0.0, metavar="RATE", help="per frame: random bytes before it")
@@ -210,6 +216,8 @@ def run(args) -> int:
 
     if args.disconnect_every is not None and args.disconnect_every <= 0:
         raise CommandError("--disconnect-every is a number of seconds above 0")
+    if args.plain and args.protocol != "native":
+        raise CommandError("--plain is a shoe of the native protocol 1.1: leave out --protocol beetek")
     if args.shuffler and args.shoes == 0:
         raise CommandError("--shuffler shuffles a set number of shoes: give --shoes 1 or more")
     shuffler = None
@@ -259,6 +267,7 @@ def run(args) -> int:
             orders=orders,
             # The shoes go in once the shuffler has reported (and the host recorded) their shuffles.
             ready=(lambda: shuffler.done) if shuffler is not None else None,
+            plain=args.plain,
         )
         follower = _follower(args, shoe)
         address = shoe.start()
@@ -277,7 +286,7 @@ def run(args) -> int:
         print(shuffler_address, flush=True)
     print(
         f"shoed simulate: {shoe.setup.ruleset.name}, {shoe.setup.deck_count} decks, {f'{args.shoes} shoe(s)' if args.shoes else 'shoes without end'}, "
-        f"{args.protocol}, seed {shoe.seed}, boot {shoe.boot:08x}",
+        f"{args.protocol}{' plain (draws)' if args.plain else ''}, seed {shoe.seed}, boot {shoe.boot:08x}",
         file=sys.stderr,
         flush=True,
     )

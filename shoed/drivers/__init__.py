@@ -13,8 +13,10 @@ is a `DriverError` naming the package to install.
 | `shuffler`   | card-reading shuffler, protocol 1.1    | /dev/ttyACM1, socket://h:p, usb://1d50:6151          |
 
 Each entry declares the shoe's capabilities (`Capabilities`: a card gate,
-dealer buttons, numbered frames, identities or only draws); the daemon asks the
-registry, never a driver's name.
+dealer buttons, numbered frames, identities, draws without identities); the
+daemon asks the registry, never a driver's name. The native drivers take a
+plain shoe's draws (protocol 1.1, SPEC.md §5.22) as `draw` readings:
+`signals_draws`.
 
 Adding a driver: copy `shoed/drivers/skeleton.py`, which lists everything a
 driver provides. A driver of shoed's own goes into `_REGISTRY`; a third-party
@@ -55,13 +57,13 @@ _REGISTRY: dict[str, _Entry] = {
         "shoed.drivers.native", "NativeDriver",
         (("serial", "pyserial: pip install pyserial"),),
         "shoed.drivers.native", "shoed firmware protocol over a serial port or any pyserial URL",
-        Capabilities(gate=True, buttons=True, sequenced=True),
+        Capabilities(gate=True, buttons=True, sequenced=True, signals_draws=True),
     ),
     "native-usb": _Entry(
         "shoed.drivers.native_usb", "NativeUsbDriver",
         (("usb", "pyusb: pip install 'shoed[usb]'"),),
         "shoed.drivers.native", "shoed firmware protocol over USB bulk endpoints (pyusb)",
-        Capabilities(gate=True, buttons=True, sequenced=True),
+        Capabilities(gate=True, buttons=True, sequenced=True, signals_draws=True),
     ),
     "beetek": _Entry(
         "shoed.drivers.beetek", "BeeTekDriver",

@@ -117,6 +117,7 @@ class Capabilities:
     sequenced: bool = False  # numbered frames, repeated until acknowledged (`set_last_seq` after a restart)
     fallback: bool = False  # only stands in for a shoe (a camera over its exit): never sets the deal's pace
     deals: bool = True  # its cards are dealt (a shoe, a camera); a card-reading shuffler only reports its shuffles
+    signals_draws: bool = False  # a plain shoe on it may send `draw` readings: a card out, its identity the order's
 
     @property
     def auto_confirm(self) -> bool:
@@ -127,7 +128,7 @@ class Capabilities:
     def to_json(self) -> dict:
         return {"reads_identities": self.reads_identities, "gate": self.gate, "buttons": self.buttons,
                 "sequenced": self.sequenced, "fallback": self.fallback, "auto_confirm": self.auto_confirm,
-                "deals": self.deals}
+                "deals": self.deals, "signals_draws": self.signals_draws}
 
 
 class DriverError(Exception):

@@ -5,8 +5,8 @@ URLs: `/dev/ttyACM0`, `/dev/serial/by-id/...` (opened exclusively), `loop://`,
 `NativeSession` (shoed/drivers/native_session.py); this module is the shell
 around it: the poll loop, the port, reconnecting after an unplug, the clock.
 
-Reliable readings (cards, unreadable cards, buttons, cut card, shoe in/out,
-tamper, alarms) carry `shoe_seq` and `detail["boot"]`; the daemon journals
+Reliable readings (cards, unreadable cards, a plain shoe's draws, buttons, cut
+card, shoe in/out, tamper, alarms) carry `shoe_seq` and `detail["boot"]`; the daemon journals
 them and then calls `acknowledge(reading)`, and after its own restart calls
 `set_last_seq(seq, boot)` with the last journaled pair so repeats are dropped.
 Driver methods are called from one thread (the daemon's loop).

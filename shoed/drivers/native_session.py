@@ -33,6 +33,9 @@ What it does, with the SPEC sections it follows:
 - A card read with a confidence below the floor (`confidence_floor`, default
   `DEFAULT_CONFIDENCE_FLOOR`) is an `unreadable` reading with code
   `low_confidence`: the dealer enters it by hand; it is never dealt as read.
+- A plain shoe's draw (1.1, §5.22) is a `draw` reading with its mode and what
+  saw the card leave (`code` `sensor`, `button` or `vendor_N`), taken and
+  acknowledged like a card.
 - Heartbeats (§7): one whenever nothing was sent for `heartbeat` seconds;
   the link counts as silent after `silence` seconds without a valid frame.
 - Gate (§10): repeated every 200 ms until a status shows the state asked for;
@@ -475,6 +478,10 @@ class NativeSession:
         if isinstance(msg, m.Unreadable):
             return {**base, "kind": "unreadable", "mode": MODES[msg.mode],
                     "code": UNREADABLE_CODES.get(msg.reason, f"vendor_{msg.reason}")}
+        if isinstance(msg, m.Draw):
+            # A plain shoe's card out, without its identity (SPEC.md §5.22): the table takes it from the order.
+            return {**base, "kind": "draw", "mode": MODES[msg.mode],
+                    "code": m.DRAW_TRIGGERS.get(msg.trigger, f"vendor_{msg.trigger}")}
         if isinstance(msg, m.Button):
             return {**base, "kind": "button", "button": m.BUTTON_NAMES[msg.button]}
         if isinstance(msg, m.Tamper):

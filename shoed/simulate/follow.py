@@ -13,6 +13,12 @@ careful dealer does when the table asks:
   the void, which opens the next coup.
 
 Missing cards need nothing: the script deals the card that is due and confirms again.
+
+At a plain shoe (`VirtualShoe(plain=True)`), which reads no card, the table asks for
+the cards its draws leave unidentified (the exposed card, the first cards until the
+cut is found). Each draw is one `card` or `shoe.burn` event, so the dealer counts
+them to know which card each unidentified one was; this needs the follower watching
+from the shoe's first draw.
 """
 
 from __future__ import annotations
@@ -38,6 +44,8 @@ class TableFollower:
         self.key_file, self.server_key_file = key_file, server_key_file
         self.confirm_owed = False
         self.entered = 0  # unreadable game cards entered by hand so far
+        self.drawn = 0  # at a plain shoe: cards out so far, one table event each
+        self.unidentified: list[int] = []  # at a plain shoe: draws the table could not identify, oldest first
         self.actions: list[tuple[str, dict, bool]] = []  # (command, args, accepted), for the tests
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="table-follower", daemon=True)
@@ -79,6 +87,11 @@ class TableFollower:
 
     def on(self, item: dict) -> None:
         kind = item.get("kind")
+        if self.shoe.plain and kind in ("card", "shoe.burn") \
+                and not str(item.get("source", "")).startswith("manual:"):  # a card entered is no draw
+            if kind == "card" and item.get("recipient") == "unreadable":
+                self.unidentified.append(self.drawn)
+            self.drawn += 1
         if kind == "snapshot":  # what was open before this dealer looked at the table
             for entry in (item.get("state") or {}).get("pending_misdeals") or []:
                 self._misdeal(entry | {"correctable": True})
@@ -117,6 +130,12 @@ class TableFollower:
 
     def _unreadable_card(self) -> str | None:
         """The next game card the reader could not identify: the dealer holds it and reads it out."""
+        if self.shoe.plain:
+            drawn = [e.card for e in self.shoe.truth if e.is_card]
+            if not self.unidentified or self.unidentified[0] >= len(drawn):
+                return None
+            self.entered += 1
+            return drawn[self.unidentified.pop(0)]
         unread = [e for e in self.shoe.truth if e.kind == UNREADABLE and e.mode == "game"]
         if self.entered >= len(unread):
             return None

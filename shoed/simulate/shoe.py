@@ -7,6 +7,7 @@ and the link (link.py) carries them on a real pseudo-terminal or TCP socket.
 This module only keeps time and moves bytes between them.
 
     shoe = VirtualShoe(ruleset="punto-banco", protocol="native", seed=1, pace=0.0)
+                                 # plain=True: a shoe that reads no card, each card out a draw
     path = shoe.start()          # open `path` with the daemon's driver
     shoe.wait_done(timeout=30)   # every event sent (native: and acknowledged)
     truth = shoe.truth           # what was really dealt, in order
@@ -32,6 +33,7 @@ from shoed.simulate.faults import FaultPlan, LinkNoise, LinkStats
 from shoed.simulate.link import Link, open_link
 
 PROTOCOLS = ("native", "beetek")
+PLAIN_MODEL = "virtual plain shoe"  # the model a plain shoe says in its Hello
 # Seconds the shoe waits after a host attaches before it talks: the host's
 # serial library clears its input buffer when it opens the port.
 SETTLE = 0.1
@@ -66,9 +68,12 @@ class VirtualShoe:
         gate: str = "locked",
         orders: tuple[tuple[str, ...], ...] = (),
         ready=None,
+        plain: bool = False,
     ):
         if protocol not in PROTOCOLS:
             raise SimulatorError(f"protocol is one of {', '.join(PROTOCOLS)}, not {protocol!r}")
+        if plain and protocol != "native":
+            raise SimulatorError("a plain shoe speaks the native protocol 1.1 (its draws are 1.1 messages)")
         from shoed.simulate.firmware import GATES
 
         if gate not in GATES:
@@ -86,6 +91,7 @@ class VirtualShoe:
         self.pace = float(pace)
         self.settle = settle
         self.gate = gate
+        self.plain = bool(plain)  # reads no card: each card out is a draw (protocol 1.1)
         self.boot = secrets.randbits(32)  # drawn at every start, like a power-on: never from the seed
         self.serial = serial or f"VS-{self.seed & 0xFFFFFFFF:08X}"
         self._link_path = link
@@ -216,12 +222,12 @@ class VirtualShoe:
         return deal(self.setup)
 
     def _firmware_options(self) -> dict:
-        return {}
+        return {"minor": 1, "model": PLAIN_MODEL} if self.plain else {}
 
     def _native_message(self, event):
         from shoed.simulate.wire import native_message
 
-        return native_message(event)
+        return native_message(event, plain=self.plain)
 
     # ----- the loop ------------------------------------------------------------
     def _main(self) -> None:

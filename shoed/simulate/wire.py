@@ -1,7 +1,7 @@
 """What the virtual shoe puts on the wire for each shoe event, in either format.
 
 Pure functions: a shoe event becomes a native protocol message
-(firmware_protocol.messages) or a Bee-Tek ASCII token
+(firmware_protocol.messages; a plain shoe's card is a draw) or a Bee-Tek ASCII token
 (docs/standards/beetek-shoe.md). The Bee-Tek shoe reports only card
 reads, unreadable reads and alarms; buttons, the cut card and the shoe going in
 and out have no token and are not sent.
@@ -31,9 +31,12 @@ BEETEK_BURN = "Manual Burn Cards"
 BEETEK_ALARM = "GameAlarm"
 
 
-def native_message(event: ShoeEvent, seq: int = 0) -> m.Message:
-    """The native protocol message that reports `event`."""
+def native_message(event: ShoeEvent, seq: int = 0, plain: bool = False) -> m.Message:
+    """The native protocol message that reports `event`. A `plain` shoe reads no card: each card out,
+    read or not, is a draw seen by its sensor (protocol 1.1, SPEC.md §5.22)."""
     kind = event.kind
+    if plain and kind in (CARD, UNREADABLE):
+        return m.Draw(seq=seq, mode=MODES[event.mode], trigger=m.DRAW_SENSOR)
     if kind == CARD:
         card = parse_card(event.card)
         return m.CardRead(

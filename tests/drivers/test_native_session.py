@@ -362,3 +362,36 @@ def test_a_1_1_shuffler_reports_become_readings_with_their_fields():
     assert all(r.detail["boot"] == BOOT for r in readings)
     h.ack(readings[2])
     assert h.sent_of(m.Ack)[-1].ack == 3  # chunks are acknowledged like any reliable message
+
+
+def test_a_plain_shoes_draws_are_readings_taken_once_in_order_and_acknowledged_like_cards():
+    """SPEC.md §5.22: a draw is a reliable `draw` reading (mode, what saw the card leave); a repeat is dropped,
+    a gap waits for the repeat, and the ack comes only once the daemon journaled it."""
+    from shoed.daemon.loop import input_from_reading
+
+    h = Host()
+    assert h.feed(shoe_hello(minor=1), m.Heartbeat(seq=0, unacked=0))[0].detail["negotiated"] == "1.1"
+    first, burn = h.feed(m.Draw(seq=1), m.Draw(seq=2, mode=m.MODE_BURN, trigger=m.DRAW_BUTTON))
+    assert (first.kind, first.mode, first.code, first.card, first.shoe_seq) == ("draw", "game", "sensor", None, 1)
+    assert (burn.kind, burn.mode, burn.code, burn.shoe_seq) == ("draw", "burn", "button", 2)
+    assert first.detail == {"boot": BOOT}
+    # What the table controller takes: kind draw, its source and mode (shoed/table/shuffle.py on_draw).
+    item = input_from_reading(first)
+    assert (item["kind"], item["source"], item["mode"]) == ("draw", "native:test", "game")
+    assert h.sent_of(m.Ack) == []  # nothing acknowledged before the daemon says it is journaled
+    assert h.feed(m.Draw(seq=2, mode=m.MODE_BURN, trigger=m.DRAW_BUTTON)) == []  # a repeat: dropped
+    (gap,) = h.feed(m.Draw(seq=4))
+    assert gap.kind == "warning" and gap.code == "seq_gap"
+    (third, fourth) = h.feed(m.Draw(seq=3, trigger=200), m.Draw(seq=4))
+    assert third.code == "vendor_200" and fourth.shoe_seq == 4
+    h.ack(fourth)
+    assert h.sent_of(m.Ack)[-1].ack == 4
+
+
+def test_a_draw_in_a_session_agreed_at_1_0_is_not_taken():
+    """SPEC.md §8: a 1.0 session knows no draw: not taken, not acknowledged, said once."""
+    h = Host()
+    h.start()
+    (warning,) = h.feed(m.Draw(seq=1))
+    assert warning.kind == "warning" and "draw" in warning.text and h.session.last == 0
+    assert h.feed(m.Draw(seq=1)) == []

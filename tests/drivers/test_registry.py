@@ -88,6 +88,10 @@ def test_capabilities_are_declared_on_the_registry():
     # A shuffler deals no card: it is no reader of the table's and confirms nothing.
     shuffler = capabilities("shuffler")
     assert not shuffler.deals and not shuffler.auto_confirm and shuffler.sequenced and native.deals
+    # The native drivers take a plain shoe's draws (protocol 1.1); a shuffler, a Bee-Tek and a camera send none.
+    assert native.signals_draws and capabilities("native-usb").signals_draws
+    assert not (shuffler.signals_draws or beetek.signals_draws or camera.signals_draws)
+    assert native.to_json()["signals_draws"] is True
     with pytest.raises(DriverError, match="unknown driver"):
         capabilities("bogus")
 

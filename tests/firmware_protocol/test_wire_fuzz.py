@@ -52,6 +52,7 @@ MESSAGE_STRATEGIES = {
     m.CardRead: st.builds(m.CardRead, seq=u16, rank=st.integers(1, 13), suit=st.integers(0, 3), confidence=u8,
                           faced=st.booleans(), mode=st.sampled_from([m.MODE_GAME, m.MODE_BURN])),
     m.Unreadable: st.builds(m.Unreadable, seq=u16, mode=st.sampled_from([0, 1]), reason=st.integers(1, 255)),
+    m.Draw: st.builds(m.Draw, seq=u16, mode=st.sampled_from([0, 1]), trigger=st.integers(1, 255)),
     m.Button: st.builds(m.Button, seq=u16, button=st.sampled_from(sorted(m.BUTTON_NAMES))),
     m.CutCard: st.builds(m.CutCard, seq=u16),
     m.ShoeRemoved: st.builds(m.ShoeRemoved, seq=u16),

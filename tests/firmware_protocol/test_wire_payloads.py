@@ -63,6 +63,7 @@ LAYOUTS = [
      0x54, "00000000 02 00 0201 02 6f6b"),
     ("§5.21 meters: five u32 LE", m.Meters(seq=6, shuffles=1, cards=2, jams=3, door_opens=4, recognition_faults=5),
      0x55, "01000000 02000000 03000000 04000000 05000000"),
+    ("§5.22 draw: mode, trigger", m.Draw(seq=7, mode=m.MODE_BURN, trigger=m.DRAW_BUTTON), 0x12, "01 02"),
 ]
 
 
@@ -115,6 +116,8 @@ UNSENDABLE = [
     ("§5.20 fault 0", m.ShufflerError(fault=0), "fault"),
     ("§5.20 text of 201 bytes", m.ShufflerError(text="t" * 201), "text"),
     ("§5.21 meter above 32 bits", m.Meters(cards=1 << 32), "cards"),
+    ("§5.22 draw mode 2", m.Draw(mode=2), "mode"),
+    ("§5.22 draw trigger 0", m.Draw(trigger=0), "trigger"),
 ]
 
 

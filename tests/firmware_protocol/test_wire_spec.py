@@ -105,10 +105,10 @@ def test_version_is_1_1():
     assert SPEC.startswith("# The shoed shoe protocol, version 1.1")
 
 
-def test_messages_new_in_1_1_are_the_shufflers():
-    """SPEC.md §5.1: types 0x50 - 0x55 are 1.1's; every 1.0 type keeps minor 0."""
+def test_messages_new_in_1_1_are_the_shufflers_and_the_plain_shoes_draw():
+    """SPEC.md §5.1: types 0x12 (draw) and 0x50 - 0x55 are 1.1's; every 1.0 type keeps minor 0."""
     newer = {t for t, cls in messages.MESSAGE_TYPES.items() if cls.MINOR == 1}
-    assert newer == set(range(0x50, 0x56))
+    assert newer == {0x12, *range(0x50, 0x56)}
     assert all(cls.MINOR == 0 for t, cls in messages.MESSAGE_TYPES.items() if t not in newer)
 
 

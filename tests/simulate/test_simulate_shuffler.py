@@ -218,3 +218,40 @@ def test_a_shoe_tampered_at_the_table_differs_from_the_order_at_one_place(fault)
         assert card != cut[position] and dealt[position + 2:] == cut[position + 2:]
     else:
         assert dealt == cut[:position] + [card] + cut[position:]
+
+
+def test_a_virtual_plain_shoe_sends_a_draw_for_each_card_of_the_shuffled_shoe(tmp_path):
+    """A plain shoe reads no card (SPEC.md §5.22): it says 1.1 in its Hello and the native driver takes one
+    `draw` reading per card out, game and burn as dealt, each once and in order, and no card at all."""
+    from shoed.simulate import VirtualShoe
+
+    run = shuffle_run(seed=13, decks=6, shoes=1)
+    shoe = VirtualShoe(seed=13, pace=0.0, decks=6, orders=run.dealt_orders, plain=True, gate="open",
+                       link=str(tmp_path / "plain"))
+    driver = open_driver("native", shoe.start())
+    try:
+        readings = read_until_done(shoe, driver)
+    finally:
+        driver.close()
+        shoe.stop()
+    assert shoe.done
+    hello = next(r for r in readings if r.kind == "hello")
+    assert hello.detail["negotiated"] == "1.1" and hello.detail["model"] == "virtual plain shoe"
+    dealt = [e for e in shoe.truth if e.is_card]
+    draws = [r for r in readings if r.kind == "draw"]
+    assert not [r for r in readings if r.kind in ("card", "unreadable")]
+    assert [r.mode for r in draws] == [e.mode for e in dealt] and len(draws) > 300
+    assert all(r.code == "sensor" and r.card is None for r in draws)
+    assert [e.card for e in dealt] == list(run.shoes[0].dealt[:len(dealt)])  # the shoe it shuffled, as cut
+    sequenced = [r.shoe_seq for r in readings if r.shoe_seq is not None]
+    assert sequenced == list(range(1, len(sequenced) + 1))  # every reliable message once, in order
+
+
+def test_a_plain_shoe_speaks_the_native_protocol_only(tmp_path):
+    from shoed.simulate import VirtualShoe
+
+    with pytest.raises(SimulatorError, match="plain shoe speaks the native protocol"):
+        VirtualShoe(protocol="beetek", plain=True)
+    proc = subprocess.run([sys.executable, "-m", "shoed", "simulate", "--plain", "--protocol", "beetek"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0 and "--plain" in proc.stderr
