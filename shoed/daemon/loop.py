@@ -88,11 +88,16 @@ class VirtualShoeProcess:
     """The built-in virtual shoe, run as its own process on a pseudo-terminal."""
 
     def __init__(self, ruleset: str, pace: float, seed: int | None, shoes: int, decks: int | None,
-                 follow: list[str] | None = None) -> None:
+                 follow: list[str] | None = None, resume: dict | None = None) -> None:
         self.dir = tempfile.mkdtemp(prefix="shoed-virtual-")
         self.link = os.path.join(self.dir, "shoe")
         cmd = [sys.executable, "-m", "shoed", "simulate", "--protocol", "native", "--ruleset", ruleset,
                "--pace", str(pace), "--link", self.link]
+        if resume is not None:  # the shoe the journal has open goes on (shoed/simulate/resume.py)
+            path = os.path.join(self.dir, "resume.json")
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(resume, f)
+            cmd += ["--resume", path]
         if seed is not None:
             cmd += ["--seed", str(seed)]
         cmd += ["--shoes", str(shoes or 0)]  # 0: shoe after shoe, without end
@@ -368,8 +373,10 @@ class Daemon:
         cfg = self.config
         for source in cfg.sources:
             if source.driver == "virtual":
+                from shoed.simulate.resume import resume_state
+
                 self.virtual = VirtualShoeProcess(cfg.ruleset, cfg.sim_pace, cfg.sim_seed, cfg.sim_shoes, cfg.decks,
-                                                  self._virtual_dealer_follows())
+                                                  self._virtual_dealer_follows(), resume_state(self.controller))
                 log.info("virtual shoe started", pty=self.virtual.path, link=self.virtual.link, pace=cfg.sim_pace)
                 name, url, options = "native", self.virtual.link, {}
             else:

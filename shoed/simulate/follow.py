@@ -7,10 +7,19 @@ careful dealer does when the table asks:
 
 - a misdeal corrected by burning or returning the card: `burn_card` / `return_card`;
 - an unreadable card: `enter_card` with the card the dealer holds (the ground truth);
-- a confirm refused while a misdeal was open: `confirm` again once it is corrected;
+- a confirm refused (the shoe's button pressed while a misdeal was open): `confirm` again
+  once the table has published the correction of every open misdeal. The follower keeps
+  the open misdeals from the events themselves (`misdeal`, `misdeal.corrected`,
+  `coup.void`), never from an alarm's text, which a display's stream does not carry;
 - a coup voided (by the pit, or by a misdeal that cannot be corrected): the rest of
   that coup is not dealt (its cards go to the discards with it) and the dealer confirms
   the void, which opens the next coup.
+
+The shoe deals nothing until the follower has the table's snapshot (`watching`): every card
+and every answer of the table to it is then in the events this dealer reads.
+
+A shoe that ended at its last coup is taken out (`shoe_removed`) only once the table has
+published `shoe.finished`: the last coup confirmed, every misdeal in it put right.
 
 Missing cards need nothing: the script deals the card that is due and confirms again.
 """
@@ -37,6 +46,11 @@ class TableFollower:
         self.events, self.snapshot, self.commands = events, snapshot, commands
         self.key_file, self.server_key_file = key_file, server_key_file
         self.confirm_owed = False
+        self.open_misdeals: set[int] = set()  # correctable misdeals the table has not published corrected
+        # Set once the table's snapshot is in: a careful dealer looks at the table before the first card
+        # (a card dealt before, and the table's answer to it, would go by unseen).
+        self.watching = threading.Event()
+        self.finished = 0  # shoes the table has finished (shoe.finished) since this dealer looked
         self.entered = 0  # unreadable game cards entered by hand so far
         self.actions: list[tuple[str, dict, bool]] = []  # (command, args, accepted), for the tests
         self._stop = threading.Event()
@@ -80,21 +94,45 @@ class TableFollower:
     def on(self, item: dict) -> None:
         kind = item.get("kind")
         if kind == "snapshot":  # what was open before this dealer looked at the table
-            for entry in (item.get("state") or {}).get("pending_misdeals") or []:
+            state = item.get("state") or {}
+            for entry in state.get("pending_misdeals") or []:
                 self._misdeal(entry | {"correctable": True})
+            if self.shoe.setup.resume is not None and (state.get("shoe") or {}).get("phase") == "finished":
+                self.finished = max(self.finished, 1)  # the shoe resumed is finished already: it comes out
+            self.watching.set()
         elif kind == "misdeal":
             self._misdeal(item["misdeal"])
+        elif kind == "misdeal.corrected":
+            self.open_misdeals.discard(item.get("misdeal"))
+            self._confirm_if_owed()
         elif kind in ("coup.confirmed", "coup.opened", "shoe.finished", "shoe.closed"):
+            self.finished += kind == "shoe.finished"
             self.shoe.holding.clear()
-        elif kind == "alarm" and item.get("alarm") == "confirm_refused" and "misdeal" in str(item.get("text")):
-            self.confirm_owed = not self.command("confirm")
-        elif kind == "coup.void" and not str(item.get("reason", "")).startswith("the shoe was closed"):
-            if self.shoe.abandon_coup():
+            self.confirm_owed = False
+            self.open_misdeals.clear()
+        elif kind == "alarm" and item.get("alarm") == "confirm_refused":
+            # The shoe's confirm came while a misdeal was open: the dealer presses it again once
+            # every open misdeal is corrected (at once when it already is).
+            self.confirm_owed = True
+            self._confirm_if_owed()
+        elif kind == "coup.void":
+            self.open_misdeals.clear()
+            self.confirm_owed = False
+            if not str(item.get("reason", "")).startswith("the shoe was closed") and self.shoe.abandon_coup():
                 self.command("confirm")
+
+    def shoe_finished(self, number: int) -> bool:
+        """The table has finished the run's shoe `number` (from 1): the dealer may take it out."""
+        return self.finished >= number
+
+    def _confirm_if_owed(self) -> None:
+        if self.confirm_owed and not self.open_misdeals:
+            self.confirm_owed = not self.command("confirm")
 
     def _misdeal(self, detail: dict) -> None:
         if not detail.get("correctable"):
             return  # the coup is void: its coup.void follows
+        self.open_misdeals.add(detail["id"])
         correction = detail.get("correction")
         done = False
         self.shoe.holding.set()  # no card drawn until the table has this put right
@@ -112,8 +150,6 @@ class TableFollower:
                 self.shoe.holding.clear()
         if done and detail.get("kind") == "extra_card" and self.shoe.take_confirm():
             self.confirm_owed = True  # the shoe's confirm button is not pressed: confirmed here
-        if done and self.confirm_owed:
-            self.confirm_owed = not self.command("confirm")
 
     def _unreadable_card(self) -> str | None:
         """The next game card the reader could not identify: the dealer holds it and reads it out."""

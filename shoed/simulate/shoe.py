@@ -27,7 +27,17 @@ from pathlib import Path
 from typing import IO, Self
 
 from shoed.rules.ruleset import Ruleset, load_ruleset, with_decks
-from shoed.simulate.dealer import BUTTON, CARD, CUT_CARD, EXTRA, UNREADABLE, DealSetup, ShoeEvent, deal
+from shoed.simulate.dealer import (
+    BUTTON,
+    CARD,
+    CUT_CARD,
+    EXTRA,
+    SHOE_REMOVED,
+    UNREADABLE,
+    DealSetup,
+    ShoeEvent,
+    deal,
+)
 from shoed.simulate.faults import FaultPlan, LinkNoise, LinkStats
 from shoed.simulate.link import Link, open_link
 
@@ -66,6 +76,8 @@ class VirtualShoe:
         gate: str = "locked",
         orders: tuple[tuple[str, ...], ...] = (),
         ready=None,
+        may_remove=None,
+        resume: dict | None = None,
     ):
         if protocol not in PROTOCOLS:
             raise SimulatorError(f"protocol is one of {', '.join(PROTOCOLS)}, not {protocol!r}")
@@ -81,7 +93,7 @@ class VirtualShoe:
         self.seed = secrets.randbits(32) if seed is None else int(seed)
         self.faults = faults or FaultPlan()
         self.setup = DealSetup(rules, seed=self.seed, shoes=shoes, cut_from_end=cut_from_end, faults=self.faults,
-                               orders=tuple(orders))
+                               orders=tuple(orders), resume=resume)
         self.protocol = protocol
         self.pace = float(pace)
         self.settle = settle
@@ -90,6 +102,9 @@ class VirtualShoe:
         self.serial = serial or f"VS-{self.seed & 0xFFFFFFFF:08X}"
         self._link_path = link
         self.ready = ready  # a callable: nothing is dealt until it returns True (the shuffler has handed over)
+        # A callable of the shoe's number: a shoe that ended at its last coup is not taken out until it
+        # returns True (the table has finished the shoe: its last coup confirmed, every misdeal put right).
+        self.may_remove = may_remove
         self._listen = listen
         self._truth_target = truth_file
         self._truth: list[ShoeEvent] = []
@@ -412,6 +427,9 @@ class _Loop:
             return False
         if event.kind in (CARD, UNREADABLE) and self.shoe.holding.is_set():
             return False  # the dealer waits until the table has the misdeal corrected
+        if event.kind == SHOE_REMOVED and event.last and self.shoe.may_remove is not None \
+                and not self.shoe.may_remove(event.shoe):
+            return False  # the dealer takes the shoe out once the table has finished it
         if self.native:
             if event.kind in (CARD, UNREADABLE, CUT_CARD) and not self.fw.card_may_pass():
                 return False  # the gate holds the next card back
