@@ -45,7 +45,7 @@ class TableFollower:
         self.table = table
         self.events, self.snapshot, self.commands = events, snapshot, commands
         self.key_file, self.server_key_file = key_file, server_key_file
-        self.confirm_owed = False
+        self.confirm_owed: int | None = None  # the coup whose refused confirm this dealer owes the table
         self.open_misdeals: set[int] = set()  # correctable misdeals the table has not published corrected
         # Set once the table's snapshot is in: a careful dealer looks at the table before the first card
         # (a card dealt before, and the table's answer to it, would go by unseen).
@@ -96,42 +96,46 @@ class TableFollower:
         if kind == "snapshot":  # what was open before this dealer looked at the table
             state = item.get("state") or {}
             for entry in state.get("pending_misdeals") or []:
-                self._misdeal(entry | {"correctable": True})
+                self._misdeal(entry | {"correctable": True}, (state.get("coup") or {}).get("number"))
             if self.shoe.setup.resume is not None and (state.get("shoe") or {}).get("phase") == "finished":
                 self.finished = max(self.finished, 1)  # the shoe resumed is finished already: it comes out
             self.watching.set()
         elif kind == "misdeal":
-            self._misdeal(item["misdeal"])
+            self._misdeal(item["misdeal"], item.get("coup"))
         elif kind == "misdeal.corrected":
             self.open_misdeals.discard(item.get("misdeal"))
             self._confirm_if_owed()
         elif kind in ("coup.confirmed", "coup.opened", "shoe.finished", "shoe.closed"):
             self.finished += kind == "shoe.finished"
             self.shoe.holding.clear()
-            self.confirm_owed = False
+            self.confirm_owed = None
             self.open_misdeals.clear()
         elif kind == "alarm" and item.get("alarm") == "confirm_refused":
             # The shoe's confirm came while a misdeal was open: the dealer presses it again once
             # every open misdeal is corrected (at once when it already is).
-            self.confirm_owed = True
+            self.confirm_owed = item.get("coup")
             self._confirm_if_owed()
         elif kind == "coup.void":
             self.open_misdeals.clear()
-            self.confirm_owed = False
+            self.confirm_owed = None
             if not str(item.get("reason", "")).startswith("the shoe was closed") and self.shoe.abandon_coup():
-                self.command("confirm")
+                # For this coup only: a confirm of the shoe's, sent before the dealer saw the void, may
+                # have confirmed it already (the table then refuses this one).
+                self.command("confirm", coup=item.get("coup"))
 
     def shoe_finished(self, number: int) -> bool:
         """The table has finished the run's shoe `number` (from 1): the dealer may take it out."""
         return self.finished >= number
 
     def _confirm_if_owed(self) -> None:
-        if self.confirm_owed and not self.open_misdeals:
-            self.confirm_owed = not self.command("confirm")
+        if self.confirm_owed is not None and not self.open_misdeals:
+            if self.command("confirm", coup=self.confirm_owed):
+                self.confirm_owed = None
 
-    def _misdeal(self, detail: dict) -> None:
+    def _misdeal(self, detail: dict, coup: int | None) -> None:
         if not detail.get("correctable"):
-            return  # the coup is void: its coup.void follows
+            self.shoe.holding.set()  # the coup is void (its coup.void follows): no more of it is dealt
+            return
         self.open_misdeals.add(detail["id"])
         correction = detail.get("correction")
         done = False
@@ -149,7 +153,7 @@ class TableFollower:
             if detail.get("kind") != "extra_card":
                 self.shoe.holding.clear()
         if done and detail.get("kind") == "extra_card" and self.shoe.take_confirm():
-            self.confirm_owed = True  # the shoe's confirm button is not pressed: confirmed here
+            self.confirm_owed = coup  # the shoe's confirm button is not pressed: confirmed here
 
     def _unreadable_card(self) -> str | None:
         """The next game card the reader could not identify: the dealer holds it and reads it out."""

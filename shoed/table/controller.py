@@ -925,6 +925,8 @@ class TableController:
             self._require_shoe()
             self._close_shoe(step, f"closed by command ({by})")
         elif cmd == "confirm":
+            if args.get("coup") is not None and (args["coup"] != self.coup_no or self.coup_state == NO_COUP):
+                raise CommandRejected(f"coup {args['coup']} is not the coup waiting for a confirm")
             self._confirm(step, by)
         elif cmd == "void":
             self._require_shoe()

@@ -64,6 +64,12 @@ class OpenShoeArgs(CommandArgs):
     decks: Annotated[int, msgspec.Meta(ge=1, le=16)] | None = None  # the ruleset's default if absent
 
 
+class ConfirmArgs(CommandArgs):
+    # The coup this confirm is for: refused if the table has moved on to another (a confirm pressed
+    # twice, or one that crossed the shoe's own button, never confirms the next coup).
+    coup: Annotated[int, msgspec.Meta(ge=1)] | None = None
+
+
 class VoidArgs(CommandArgs):
     reason: Text | None = None
 
@@ -97,7 +103,7 @@ class CommandSpec:
 COMMANDS: dict[str, CommandSpec] = {spec.name: spec for spec in (
     CommandSpec("open_shoe", OpenShoeArgs, "open a shoe (decks: the ruleset's default if absent)"),
     CommandSpec("close_shoe", NoArgs, "close the shoe: its reconciliation"),
-    CommandSpec("confirm", NoArgs, "confirm the result, or the void, and open the next coup"),
+    CommandSpec("confirm", ConfirmArgs, "confirm the result, or the void, and open the next coup (coup: only that one)"),
     CommandSpec("void", VoidArgs, "void the coup in play (reason); pit or surveillance"),
     CommandSpec("burn_card", CorrectionArgs, "misdeal correction: the card goes to the discard (misdeal)"),
     CommandSpec("return_card", CorrectionArgs, "misdeal correction: the card goes back into the shoe (misdeal)"),
