@@ -297,3 +297,19 @@ def test_one_command_table_serves_the_endpoint_the_controller_and_the_cli():
         assert reply is not None and "unknown command" not in reply.get("error", "")
     assert t.feed({"kind": "command", "cmd": "nonsense", "client": "pit"}).reply == {
         "ok": False, "error": "unknown command 'nonsense'"}
+
+
+def test_a_confirm_for_a_coup_the_table_has_left_is_refused():
+    """`confirm` with `coup`: the void of coup N confirmed twice (the shoe's button, then a console
+    that had not seen it yet) must not close coup N+1 at its first card."""
+    inputs = dealer_inputs(coups=2)
+    table, _ = run(inputs[:-1])
+    number = table.coup_no
+    table.feed({"kind": "command", "cmd": "void", "args": {"reason": "card exposed"}, "client": "pit"})
+    assert table.feed({"kind": "button", "button": "confirm"}).events[-1]["kind"] == "coup.opened"
+    table.feed({"kind": "card", "card": "9H", "mode": "game"})
+    before = table.seq
+    step = table.feed({"kind": "command", "cmd": "confirm", "args": {"coup": number}, "client": "dealer"})
+    assert not step.reply["ok"] and f"coup {number} is not" in step.reply["error"] and table.seq == before
+    step = table.feed({"kind": "command", "cmd": "confirm", "args": {"coup": number + 1}, "client": "dealer"})
+    assert step.reply["ok"] and [e["kind"] for e in step.events] == ["misdeal"]  # coup N+1 itself: a card is due
