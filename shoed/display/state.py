@@ -30,6 +30,12 @@ NOTICES_KEPT = 4
 # Misdeals that a void leaves pending: they are not about the coup (shoed/table/controller.py, _void).
 _OUTLIVE_VOID = frozenset({"card_after_last_coup", "card_out_of_sequence"})
 
+# Events after which the table waits for something else (or for the same thing afresh).
+WAIT_CHANGES = frozenset({
+    "shoe.opened", "shoe.burn", "shoe.burn_complete", "shoe.finished", "shoe.closed", "coup.opened", "card",
+    "coup.result", "coup.void", "coup.confirmed", "coup.decision", "misdeal", "misdeal.corrected",
+})
+
 CARDS_PER_DECK = 52
 EMPTY_ROADS = roads(())
 
@@ -99,6 +105,10 @@ class DisplayState:
     remaining_by_rank: tuple[int, ...] | None = None  # from the snapshot (for odds computed here)
     reconciliation: dict | None = None  # from shoe.closed
     note: str | None = None  # the daemon started or stopped
+    # UTC of the input that began the table's current wait (the snapshot's `waiting.since`, then the
+    # time of each event that moves the table on); what it waits for is told from this state
+    # (shoed.display.terminal.waiting_of), so a display left open and a late joiner agree.
+    wait_since: str | None = None
     snapshots: int = 0
     events: int = 0
 
@@ -120,6 +130,8 @@ def apply(state: DisplayState, item: dict) -> DisplayState:
     if kind and kind.startswith("device."):
         handler = _on_device
     state = replace(state, seq=item.get("seq", state.seq), events=state.events + 1)
+    if kind in WAIT_CHANGES:
+        state = replace(state, wait_since=item.get("utc", state.wait_since))
     return handler(state, item) if handler else state
 
 
@@ -182,6 +194,7 @@ def from_snapshot(state: DisplayState, item: dict) -> DisplayState:
         devices=tuple(sorted((str(k), str(v)) for k, v in (snap.get("devices") or {}).items())),
         remaining_by_rank=tuple(remaining) if remaining is not None else None,
         reconciliation=shoe.get("reconciliation"),
+        wait_since=(snap.get("waiting") or {}).get("since"),
         snapshots=state.snapshots + 1,
         events=state.events,
     )
