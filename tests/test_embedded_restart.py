@@ -2,7 +2,8 @@
 resumes the coup in progress where the journal left it, as a shoe that stays in does: the
 virtual shoe resumes its deal from the journal (shoed/simulate/resume.py) instead of putting
 a new shoe in. Before, the new virtual shoe's `shoe_inserted` voided the open coup ("the shoe
-was closed during the coup") and closed the shoe unbalanced.
+was closed during the coup") and closed the shoe unbalanced. The first run's virtual shoe,
+gone with it, leaves the snapshot's `devices` (it stayed there as connected).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ def test_a_restart_of_the_embedded_default_resumes_the_open_coup(base, sig):
     with Daemon(base, *options) as d:
         keys = ClientCurve.from_files(d.keys / "local-console.key_secret", d.keys / "server.key")
         open_coup(d, keys, 3)
+        old = "native:" + d.wait_for(lambda x: x.get("event") == "virtual shoe started", 5, "the shoe")["link"]
         assert d.stop(sig) == 0
     stopped = [e for e in journal_events(base / "journal") if e["kind"] in ("card", "coup.opened")]
     coup = stopped[-1]["coup"]
@@ -41,7 +43,12 @@ def test_a_restart_of_the_embedded_default_resumes_the_open_coup(base, sig):
             assert time.monotonic() < deadline, "the table did not deal on after the restart"
             time.sleep(0.1)
         now = status(d, keys)
+        new = "native:" + d.wait_for(lambda x: x.get("event") == "virtual shoe started", 5, "the shoe")["link"]
         assert d.stop() == 0
+    # The first run's virtual shoe has gone with it: it leaves `devices` (device.gone at the power on).
+    assert set(now["devices"]) == {new} and old != new, now["devices"]
+    gone = [e for e in journal_events(base / "journal") if e["kind"] == "device.gone"]
+    assert [e["source"] for e in gone] == [old]
     events = journal_events(base / "journal")
     assert not [e for e in events if e["kind"] == "coup.void"], "a restart voided a coup"
     assert [e["kind"] for e in events].count("shoe.opened") == 1  # the same shoe goes on

@@ -327,10 +327,12 @@ def _on_alarm(state: DisplayState, e: dict) -> DisplayState:
 
 def _on_device(state: DisplayState, e: dict) -> DisplayState:
     word = str(e.get("kind")).partition(".")[2]
-    if word not in ("connected", "lost", "restored", "fallback"):
+    if word not in ("connected", "lost", "restored", "fallback", "gone"):
         return state  # hello and warnings change no link state
     devices = dict(state.devices)
     devices[str(e.get("source"))] = word
+    if word == "gone":
+        del devices[str(e.get("source"))]
     return replace(state, devices=tuple(sorted(devices.items())))
 
 

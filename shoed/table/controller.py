@@ -880,6 +880,10 @@ class TableController:
                 self.priority, self.active_source, self.ahead, self.behind = (), None, {}, {}
             self._emit(step, "table.started", clean=clean, recovery=item.get("recovery") or [],
                        ruleset=self.ruleset.name, locked=self.locked)
+            if "sources" in item:  # a device of a source no longer read has gone (the power-on's time is when)
+                for source in sorted(set(self.devices) - set(sources)):
+                    del self.devices[source]
+                    self._emit(step, "device.gone", source=source, detail={})
             if not clean:
                 self._emit(step, "alarm", alarm="unclean_stop", active=False,
                            text="started after an unclean stop; state rebuilt from the journal")

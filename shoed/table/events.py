@@ -313,6 +313,14 @@ class DeviceLost(Base, tag="device.lost", kw_only=True):
     detail: dict[str, Any] = {}
 
 
+class DeviceGone(Base, tag="device.gone", kw_only=True):
+    """A source the table knew is not among the daemon's sources any more (announced at power on,
+    e.g. the embedded default's virtual shoe of a previous run): it leaves `devices`."""
+
+    source: str | None = None
+    detail: dict[str, Any] = {}
+
+
 class DeviceRestored(Base, tag="device.restored", kw_only=True):
     source: str | None = None
     detail: dict[str, Any] = {}
@@ -437,7 +445,7 @@ Event = (
     ShoeOpened | ShoeBurnMode | ShoeBurn | ShoeBurnComplete | ShoeCutCard | ShoeFinished | ShoeClosed | ShoeOdds
     | CoupOpened | Card | CoupDecision | CoupResult | CoupVoid | CoupConfirmed
     | Misdeal | MisdealCorrected | Alarm
-    | DeviceConnected | DeviceLost | DeviceRestored | DeviceFallback | DevicePrimary | CardDuplicate | DeviceHello | DeviceWarning
+    | DeviceConnected | DeviceLost | DeviceGone | DeviceRestored | DeviceFallback | DevicePrimary | CardDuplicate | DeviceHello | DeviceWarning
     | TableStarted | TableStopped | TableClockStep | TableStall | Heartbeat | Withheld
     | ShuffleStarted | ShuffleDeckChecked | ShuffleChunk | ShuffleCompleted | ShufflerMeters
 )
