@@ -6,14 +6,18 @@ Before, an extra card held behind the locked gate deadlocked the table after a f
 (the dealer's confirm queued behind it), and without a gate every later card became an
 extra card, because the refused confirm was never pressed again.
 
-Two races stalled it in some runs, both now closed in the product:
+Races that stalled it in some runs (most under load, where the follower reads the table
+hundreds of milliseconds late), each closed in the product:
 - the display's stream does not carry an alarm's text, and the follower pressed confirm again
-  only for a `confirm_refused` whose text named a misdeal: it never did. It now keeps the open
-  misdeals from the `misdeal` and `misdeal.corrected` events and confirms once none is open;
-- the shoe dealt before the follower had looked at the table (the table's answers to those
-  cards went by unseen), and took the shoe out while the last coup still waited for its
-  corrected confirm (the table closed the shoe with a misdeal open). The shoe now deals once
-  the follower has the snapshot, and comes out once the table has published `shoe.finished`.
+  only for a `confirm_refused` whose text named a misdeal: it now keeps the open misdeals from
+  the `misdeal` and `misdeal.corrected` events and confirms once none is open;
+- the shoe dealt before the follower had looked at the table, and took the shoe out while the
+  last coup still waited for its corrected confirm: it now deals once the follower has the
+  snapshot, and comes out once the table has published `shoe.finished`;
+- the shoe's own confirm, sent before the follower saw a void, confirmed the void, and the
+  follower's confirm then closed the next coup: a confirm now names its coup (`coup`);
+- without a gate, the next coup's cards went out while the table still refused the coup's
+  confirm (each became an extra card): after a confirm the shoe now waits for the table's answer.
 """
 
 from __future__ import annotations

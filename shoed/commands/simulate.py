@@ -287,6 +287,7 @@ def run(args) -> int:
             after = shoe.ready
             shoe.ready = lambda: follower.watching.is_set() and (after is None or after())
             shoe.may_remove = follower.shoe_finished
+            shoe.confirm_waits = True
         address = shoe.start()
         try:
             shuffler_address = shuffler.start() if shuffler is not None else None

@@ -18,6 +18,12 @@ careful dealer does when the table asks:
 The shoe deals nothing until the follower has the table's snapshot (`watching`): every card
 and every answer of the table to it is then in the events this dealer reads.
 
+After each confirm the shoe deals no card until the table has answered it (`coup.confirmed`,
+or a `missing_card` misdeal for a confirm pressed too early); a refused confirm holds the deal
+until this dealer's own confirm goes through. A card dealt
+before the answer would land in the coup the table still has open (an extra card), and with no
+gate on the shoe nothing else stops it.
+
 A shoe that ended at its last coup is taken out (`shoe_removed`) only once the table has
 published `shoe.finished`: the last coup confirmed, every misdeal in it put right.
 
@@ -105,9 +111,10 @@ class TableFollower:
         elif kind == "misdeal.corrected":
             self.open_misdeals.discard(item.get("misdeal"))
             self._confirm_if_owed()
-        elif kind in ("coup.confirmed", "coup.opened", "shoe.finished", "shoe.closed"):
+        elif kind in ("coup.confirmed", "shoe.finished", "shoe.closed"):
             self.finished += kind == "shoe.finished"
             self.shoe.holding.clear()
+            self.shoe.answer_due.clear()
             self.confirm_owed = None
             self.open_misdeals.clear()
         elif kind == "alarm" and item.get("alarm") == "confirm_refused":
@@ -137,6 +144,8 @@ class TableFollower:
             self.shoe.holding.set()  # the coup is void (its coup.void follows): no more of it is dealt
             return
         self.open_misdeals.add(detail["id"])
+        if detail.get("kind") == "missing_card":
+            self.shoe.answer_due.clear()  # the table's answer to a confirm pressed too early: the card is due
         correction = detail.get("correction")
         done = False
         self.shoe.holding.set()  # no card drawn until the table has this put right

@@ -122,6 +122,10 @@ class VirtualShoe:
         self.firmware = None
         self._loop: _Loop | None = None
         self.holding = threading.Event()  # the dealer waits for the table (a misdeal being corrected)
+        # Set where a follower watches the table (follow.py): after each confirm the dealer deals no card
+        # until the table has answered it (coup.confirmed; a refused confirm holds the deal until it is put right).
+        self.confirm_waits = False
+        self.answer_due = threading.Event()  # a confirm was pressed: the table's answer is awaited
         self._deal_lock = threading.Lock()  # the script of the deal: the loop's, or abandon_coup's
 
     # ----- public API ----------------------------------------------------------
@@ -425,8 +429,8 @@ class _Loop:
             return False
         if event.kind in (CARD, UNREADABLE) and self.now < self.next_card_at:
             return False
-        if event.kind in (CARD, UNREADABLE) and self.shoe.holding.is_set():
-            return False  # the dealer waits until the table has the misdeal corrected
+        if event.kind in (CARD, UNREADABLE) and (self.shoe.holding.is_set() or self.shoe.answer_due.is_set()):
+            return False  # the dealer waits until the table has the misdeal corrected, or the confirm answered
         if event.kind == SHOE_REMOVED and event.last and self.shoe.may_remove is not None \
                 and not self.shoe.may_remove(event.shoe):
             return False  # the dealer takes the shoe out once the table has finished it
@@ -458,6 +462,8 @@ class _Loop:
                 token = beetek_token(event)
                 if token is not None:
                     self.write_frame(token, event.kind, None, event.n)
+            if self.shoe.confirm_waits and event.kind == BUTTON and event.button == "confirm":
+                self.shoe.answer_due.set()
             if getattr(event, "unplug_after", False):
                 self.unplug_wanted = True  # the virtual shuffler's lost link, mid-order
                 self.unplug_by = self.now + 1.0
