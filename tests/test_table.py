@@ -333,3 +333,19 @@ def test_odds_without_every_field_of_shoe_odds_are_not_published():
     partial = {k: v for k, v in odds.items() if k != "player_expectation"}
     assert table.feed({"kind": "odds", "odds": partial}).events == [] and table.odds is None
     assert [e["kind"] for e in table.feed({"kind": "odds", "odds": odds}).events][0] == "shoe.odds"
+
+
+def test_a_confirm_for_a_coup_the_table_has_left_is_refused():
+    """`confirm` with `coup`: the void of coup N confirmed twice (the shoe's button, then a console
+    that had not seen it yet) must not close coup N+1 at its first card."""
+    inputs = dealer_inputs(coups=2)
+    table, _ = run(inputs[:-1])
+    number = table.coup_no
+    table.feed({"kind": "command", "cmd": "void", "args": {"reason": "card exposed"}, "client": "pit"})
+    assert table.feed({"kind": "button", "button": "confirm"}).events[-1]["kind"] == "coup.opened"
+    table.feed({"kind": "card", "card": "9H", "mode": "game"})
+    before = table.seq
+    step = table.feed({"kind": "command", "cmd": "confirm", "args": {"coup": number}, "client": "dealer"})
+    assert not step.reply["ok"] and f"coup {number} is not" in step.reply["error"] and table.seq == before
+    step = table.feed({"kind": "command", "cmd": "confirm", "args": {"coup": number + 1}, "client": "dealer"})
+    assert step.reply["ok"] and [e["kind"] for e in step.events] == ["misdeal"]  # coup N+1 itself: a card is due

@@ -153,6 +153,9 @@ def register(sub) -> None:
     t.add_argument("--follow", metavar="EVENTS,SNAPSHOT,COMMANDS",
                    help="the daemon's three endpoints: correct misdeals, confirm again after a refused confirm, "
                         "and stop dealing a coup the table voided, as the table asks")
+    t.add_argument("--resume", metavar="FILE",
+                   help="do not put a new shoe in: go on with the shoe the table has open, as this JSON file "
+                        "says (written by the daemon for its built-in virtual shoe: shoed/simulate/resume.py)")
     t.add_argument("--follow-table", default="t1", metavar="ID", help="the table to follow (default t1)")
     t.add_argument("--key", metavar="FILE", help="this dealer's secret key file, for the command endpoint")
     t.add_argument("--server-key", metavar="FILE", help="the daemon's public key file")
@@ -202,6 +205,23 @@ def _follower(args, shoe):
     if bool(args.key) != bool(args.server_key):
         raise CommandError("--key and --server-key go together")
     return TableFollower(shoe, args.follow_table, *parts, key_file=args.key, server_key_file=args.server_key)
+
+
+def _resume(path: str | None) -> dict | None:
+    import json
+
+    from shoed.cli import CommandError
+    from shoed.simulate.resume import ResumeError, check_resume
+
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            return check_resume(json.load(f))
+    except OSError as exc:
+        raise CommandError(f"--resume {path}: {exc.strerror or exc}") from None
+    except (ValueError, ResumeError) as exc:
+        raise CommandError(f"--resume {path}: {exc}") from None
 
 
 def run(args) -> int:
@@ -265,11 +285,18 @@ def run(args) -> int:
             truth_file=args.truth,
             gate=args.gate,
             orders=orders,
+            resume=_resume(args.resume),
             # The shoes go in once the shuffler has reported (and the host recorded) their shuffles.
             ready=(lambda: shuffler.done) if shuffler is not None else None,
             plain=args.plain,
         )
         follower = _follower(args, shoe)
+        if follower is not None:
+            # The dealer looks at the table before the first card (and the shuffler, if any, has reported).
+            after = shoe.ready
+            shoe.ready = lambda: follower.watching.is_set() and (after is None or after())
+            shoe.may_remove = follower.shoe_finished
+            shoe.confirm_waits = True
         address = shoe.start()
         try:
             shuffler_address = shuffler.start() if shuffler is not None else None

@@ -328,8 +328,10 @@ class Daemon:
         cfg = self.config
         for source in cfg.sources:
             if source.driver == "virtual":
+                from shoed.simulate.resume import resume_state
+
                 try:
-                    self.virtual = VirtualShoeProcess.for_config(cfg)
+                    self.virtual = VirtualShoeProcess.for_config(cfg, resume_state(self.controller))
                 except VirtualShoeError as exc:
                     raise DaemonError(str(exc)) from None
                 log.info("virtual shoe started", pty=self.virtual.path, link=self.virtual.link, pace=cfg.sim_pace)

@@ -4,6 +4,7 @@ dealer following the table (shoed/simulate/follow.py) where the daemon's keys le
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import shutil
@@ -28,11 +29,16 @@ class VirtualShoeProcess:
     """The built-in virtual shoe, run as its own process on a pseudo-terminal."""
 
     def __init__(self, ruleset: str, pace: float, seed: int | None, shoes: int, decks: int | None,
-                 follow: list[str] | None = None) -> None:
+                 follow: list[str] | None = None, resume: dict | None = None) -> None:
         self.dir = tempfile.mkdtemp(prefix="shoed-virtual-")
         self.link = os.path.join(self.dir, "shoe")
         cmd = [sys.executable, "-m", "shoed", "simulate", "--protocol", DRIVER, "--ruleset", ruleset,
                "--pace", str(pace), "--link", self.link]
+        if resume is not None:  # the shoe the journal has open goes on (shoed/simulate/resume.py)
+            path = os.path.join(self.dir, "resume.json")
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(resume, f)
+            cmd += ["--resume", path]
         if seed is not None:
             cmd += ["--seed", str(seed)]
         cmd += ["--shoes", str(shoes or 0)]  # 0: shoe after shoe, without end
@@ -53,9 +59,10 @@ class VirtualShoeProcess:
         self.path = first
 
     @classmethod
-    def for_config(cls, cfg: Config) -> VirtualShoeProcess:
-        """The virtual shoe the configuration asks for, its dealer following the table."""
-        return cls(cfg.ruleset, cfg.sim_pace, cfg.sim_seed, cfg.sim_shoes, cfg.decks, dealer_follows(cfg))
+    def for_config(cls, cfg: Config, resume: dict | None = None) -> VirtualShoeProcess:
+        """The virtual shoe the configuration asks for, its dealer following the table; `resume`
+        (shoed/simulate/resume.py) is the shoe the journal has open, dealt on from where it is."""
+        return cls(cfg.ruleset, cfg.sim_pace, cfg.sim_seed, cfg.sim_shoes, cfg.decks, dealer_follows(cfg), resume)
 
     def stop(self) -> None:
         end_process(self.proc, 5)

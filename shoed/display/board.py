@@ -197,7 +197,8 @@ def statistics_lines(summary: ShoeSummary) -> tuple[list[tuple[str, str]], list[
         ("Banker pairs", str(c["banker_pairs"])),
         ("Player pairs", str(c["player_pairs"])),
         ("Naturals", str(c["naturals"])),
-        ("Voids", str(c["voids"]) + (": coups " + ", ".join(str(v[0]) for v in summary.voids) if summary.voids else "")),
+        ("Voids", str(c["voids"]) + ("".join(f"; coup {v.coup}: {v.reason}, by {v.who}, {(v.utc or '')[11:19]}"
+                                             for v in summary.voids))),
         ("Misdeals", f"{c['misdeals']} ({c['misdeals_corrected']} corrected)"),
         ("Burned", f"{c['burned']}" + (f" (first card {summary.burn_first})" if summary.burn_first else "")),
         ("Cut card", f"last coup {summary.last_coup}" if summary.last_coup is not None else "not seen"),

@@ -98,7 +98,8 @@ def report_html(summary: ShoeSummary) -> str:
         excess = ", ".join(f"{k} x{v}" for k, v in (rec.get("excess") or {}).items()) or "none"
         recon_rows.append(f'<tr><th>foreign (excess)</th><td data-recon="excess">{escape(excess)}</td></tr>')
         recon = "<table>\n" + "\n".join(recon_rows) + "\n</table>"
-    voids = "".join(f"<tr><td class=num>{escape(str(c))}</td><td>{escape(r)}</td></tr>" for c, r in summary.voids)
+    voids = "".join(f"<tr><td class=num>{escape(str(v.coup))}</td><td>{escape(v.reason)}</td><td>{escape(v.who)}</td>"
+                    f"<td>{escape(v.utc or '')}</td></tr>" for v in summary.voids)
     misdeals = "".join(
         f"<tr><td class=num>{escape(str(m.coup))}</td><td>{escape(m.kind)}</td><td>{escape(m.card or '')}</td>"
         f"<td>{escape(m.correction)}</td><td>{escape(m.corrected or 'not corrected')}</td></tr>"
@@ -129,7 +130,7 @@ def report_html(summary: ShoeSummary) -> str:
 <h2>Reconciliation</h2>
 {recon}
 <h2>Voids</h2>
-{"<table><tr><th>coup</th><th>reason</th></tr>" + voids + "</table>" if voids else "<p>none</p>"}
+{"<table><tr><th>coup</th><th>reason</th><th>voided by</th><th>time (UTC)</th></tr>" + voids + "</table>" if voids else "<p>none</p>"}
 <h2>Misdeals</h2>
 {"<table><tr><th>coup</th><th>kind</th><th>card</th><th>rule</th><th>done</th></tr>" + misdeals + "</table>"
  if misdeals else "<p>none</p>"}

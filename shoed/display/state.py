@@ -29,6 +29,11 @@ CONNECTING, LIVE, RECONNECTING = "connecting", "live", "reconnecting"
 
 NOTICES_KEPT = 4
 
+# Events after which the table waits for something else (or for the same thing afresh).
+WAIT_CHANGES = frozenset({
+    "shoe.opened", "shoe.burn", "shoe.burn_complete", "shoe.finished", "shoe.closed", "coup.opened", "card",
+    "coup.result", "coup.void", "coup.confirmed", "coup.decision", "misdeal", "misdeal.corrected",
+})
 EMPTY_ROADS = roads(())
 
 
@@ -97,6 +102,10 @@ class DisplayState:
     remaining_by_rank: tuple[int, ...] | None = None  # from the snapshot (for odds computed here)
     reconciliation: dict | None = None  # from shoe.closed
     note: str | None = None  # the daemon started or stopped
+    # UTC of the input that began the table's current wait (the snapshot's `waiting.since`, then the
+    # time of each event that moves the table on); what it waits for is told from this state
+    # (shoed.display.terminal.waiting_of), so a display left open and a late joiner agree.
+    wait_since: str | None = None
     snapshots: int = 0
     events: int = 0
 
@@ -127,6 +136,8 @@ def apply(state: DisplayState, item: dict) -> DisplayState:
     if kind and kind.startswith("device."):
         handler = _on_device
     state = replace(state, seq=item.get("seq", state.seq), events=state.events + 1)
+    if kind in WAIT_CHANGES:
+        state = replace(state, wait_since=item.get("utc", state.wait_since))
     return handler(state, item) if handler else state
 
 
@@ -183,6 +194,7 @@ def from_snapshot(state: DisplayState, item: dict) -> DisplayState:
         fallback=snap.get("fallback"),
         remaining_by_rank=tuple(remaining) if remaining is not None else None,
         reconciliation=shoe.get("reconciliation"),
+        wait_since=(snap.get("waiting") or {}).get("since"),
         snapshots=state.snapshots + 1,
         events=state.events,
     )
@@ -334,10 +346,12 @@ def _on_device(state: DisplayState, e: dict) -> DisplayState:
     word = str(e.get("kind")).partition(".")[2]
     if word in ("primary", "fallback"):  # which reader deals, not the state of a link
         return replace(state, fallback=e.get("source") if word == "fallback" else None)
-    if word not in ("connected", "lost", "restored"):
+    if word not in ("connected", "lost", "restored", "gone"):
         return state  # hello and warnings change no link state
     devices = dict(state.devices)
     devices[str(e.get("source"))] = word
+    if word == "gone":
+        del devices[str(e.get("source"))]
     return replace(state, devices=tuple(sorted(devices.items())))
 
 

@@ -34,6 +34,21 @@ class MisdealLine:
 
 
 @dataclass(frozen=True, slots=True)
+class VoidLine:
+    """A void: the coup, why, who voided it (the command key's name; None when a misdeal that
+    cannot be corrected voided it) and when."""
+
+    coup: int | None
+    reason: str
+    by: str | None
+    utc: str | None
+
+    @property
+    def who(self) -> str:
+        return self.by or "the table (misdeal)"
+
+
+@dataclass(frozen=True, slots=True)
 class Provenance:
     """Where in the journal the shoe's records are."""
 
@@ -61,7 +76,7 @@ class ShoeSummary:
     close_reason: str | None
     results: tuple[Outcome, ...]
     coups: int  # coups dealt: every coup with a result or a void
-    voids: tuple[tuple[int | None, str], ...]
+    voids: tuple[VoidLine, ...]
     misdeals: tuple[MisdealLine, ...]
     burned: int
     burn_first: str | None
@@ -177,7 +192,8 @@ def _summary(table: str, shoe: str, events: list[dict], provenance: Provenance) 
         close_reason=closed.get("reason") if closed else None,
         results=results_from_events(events, shoe=shoe),
         coups=len(coups),
-        voids=tuple((e.get("coup"), str(e.get("reason") or "")) for e in events if e.get("kind") == "coup.void"),
+        voids=tuple(VoidLine(e.get("coup"), str(e.get("reason") or ""), e.get("by"), e.get("utc"))
+                    for e in events if e.get("kind") == "coup.void"),
         misdeals=tuple(misdeals),
         burned=len(burns),
         burn_first=next((e.get("card") for e in burns if e.get("exposed")), None),

@@ -99,12 +99,9 @@ class RoadPanel:
 
 # ----- parts ----------------------------------------------------------------------
 def header(state: DisplayState) -> Text:
+    """The table, the link state and a lock first (never cut off a narrow screen), then the rest."""
     line = Text(no_wrap=True, overflow="ellipsis")
     line.append(f" Table {state.table} ", style="bold reverse")
-    parts = [state.ruleset or "ruleset ?", f"{state.decks} decks" if state.decks else None,
-             f"shoe {state.shoe}" if state.shoe else "no shoe", state.phase,
-             f"seq {state.seq}" if state.seq is not None else None]
-    line.append("  " + " \u00b7 ".join(p for p in parts if p))
     link = {
         LIVE: ("  \u25cf live", "bold green"),
         RECONNECTING: ("  \u25cc reconnecting\u2026", "bold yellow blink"),
@@ -113,8 +110,47 @@ def header(state: DisplayState) -> Text:
     line.append(*link)
     if state.locked:
         line.append(f"  LOCKED: {state.locked}", style="bold white on red")
+    parts = [state.ruleset or "ruleset ?", f"{state.decks} decks" if state.decks else None,
+             f"shoe {state.shoe}" if state.shoe else "no shoe", state.phase,
+             f"seq {state.seq}" if state.seq is not None else None]
+    line.append("  " + " \u00b7 ".join(p for p in parts if p))
     if state.note:
         line.append(f"  ({state.note})", style="dim")
+    return line
+
+
+def waiting_of(state: DisplayState) -> tuple[str, str]:
+    """(for, text): what the table waits for, told from the display's state (the names of
+    shoed/table/waits.py; the table's own words are in its snapshot and `shoed command status`)."""
+    if state.locked:
+        return "unlock", "the pit to clear the lock"
+    if state.phase in (None, "closed"):
+        return "shoe", "a shoe to be put in"
+    for misdeal_id, kind, correction in state.pending:
+        if kind != "missing_card":
+            return "correction", f"misdeal {misdeal_id} ({kind.replace('_', ' ')}) to be corrected: {correction}"
+    for misdeal_id, _, correction in state.pending:
+        return ("decision" if correction == "decide" else "card"), f"what misdeal {misdeal_id} waits for"
+    if state.phase in ("burn_first", "burning"):
+        return "burn", "the burn cards"
+    if state.phase == "finished":
+        return "close_shoe", "the shoe to be taken out: its last coup is over"
+    coup = state.coup
+    if coup is not None and coup.status == "dealing":
+        return "card", f"the next card of coup {coup.number}"
+    if coup is not None:
+        return "confirm", f"the dealer's confirm of the {'void' if coup.status == 'void' else 'result'} of coup {coup.number}"
+    return "card", "the first card of the next coup"
+
+
+def wait_line(state: DisplayState) -> Text:
+    what, text = waiting_of(state)
+    stalled = any(name == "stalled" for name, _ in state.alarms)
+    line = Text(no_wrap=True, overflow="ellipsis")
+    line.append(f" waiting for {what}", style="bold white on red" if stalled else "bold")
+    line.append(f": {text}")
+    if state.wait_since:
+        line.append(f"  since {state.wait_since[11:19]}", style="dim")
     return line
 
 
@@ -153,35 +189,50 @@ def _outcome_line(coup: CoupView, last: bool) -> Text:
 
 
 def _previous(coup: CoupView) -> Text:
-    """The coup before the one being dealt, on one dim line."""
+    """The coup before the one being dealt, on one dim line: the winner, its total and cards first."""
     line = Text(f"coup {coup.number}: ", style="dim", no_wrap=True, overflow="ellipsis")
     if coup.status == "void":
         line.append("void", style="dim")
         return line
-    line.append(f"{SIDE_NAME.get(coup.winner or '', '?')} {coup.player_total}-{coup.banker_total}  P", style="dim")
-    for card in coup.player_cards:
-        line.append(" ")
-        line.append_text(card_text(card))
-    line.append("  B", style="dim")
-    for card in coup.banker_cards:
-        line.append(" ")
-        line.append_text(card_text(card))
+    hands = [("P", coup.player_total, coup.player_cards), ("B", coup.banker_total, coup.banker_cards)]
+    if coup.winner == "banker":
+        hands.reverse()
+    said = "tie" if coup.winner == "tie" else f"{SIDE_NAME.get(coup.winner or '', '?')} wins"
+    line.append(f"{said} {hands[0][1]} to {hands[1][1]}", style="dim")
+    for letter, _, cards in hands:
+        line.append(f"  {letter}", style="dim")
+        for card in cards:
+            line.append(" ")
+            line.append_text(card_text(card))
     return line
 
 
+def _on_show(state: DisplayState) -> CoupView | None:
+    """The coup the panel shows: the one being dealt, or the last one finished (its result, winner
+    first) until the next coup's first card."""
+    coup = state.coup
+    if coup is not None and coup.status == "dealing" and not (coup.player_cards or coup.banker_cards) \
+            and state.last is not None:
+        return state.last
+    return coup or state.last
+
+
 def coup_panel(state: DisplayState) -> Panel:
-    coup = state.coup or state.last
+    coup = _on_show(state)
     if coup is None:
         return _panel(Text("no coup yet", style="dim"), "Coup")
     last_of_shoe = coup.number is not None and coup.number == state.last_coup
-    lines = [
-        _hand("Player", coup.player_cards, coup.player_total, "bold bright_blue"),
-        _hand("Banker", coup.banker_cards, coup.banker_total, "bold red"),
-        _outcome_line(coup, last_of_shoe),
-    ]
+    hands = [_hand("Player", coup.player_cards, coup.player_total, "bold bright_blue"),
+             _hand("Banker", coup.banker_cards, coup.banker_total, "bold red")]
+    outcome = _outcome_line(coup, last_of_shoe)
+    # A finished coup says its winner first; a coup being dealt, its hands.
+    lines = hands + [outcome] if coup.status == "dealing" else [outcome] + hands
     last = state.last
     if coup.status == "dealing" and last is not None and last.number != coup.number:
         lines.append(_previous(last))
+    nxt = state.coup
+    if nxt is not None and nxt is not coup and nxt.status == "dealing":
+        lines.append(Text(f"coup {nxt.number} opens with its first card", style="dim"))
     title = f"Coup {coup.number}" if coup.number is not None else "Coup"
     if last_of_shoe:
         title += " (last of the shoe)"
@@ -285,7 +336,8 @@ def ask_panel(state: DisplayState) -> Panel:
     return _panel(Group(*lines), "Ask road")
 
 
-def alarms_panel(state: DisplayState) -> Panel:
+def alarm_lines(state: DisplayState) -> list[Text]:
+    """Held alarms first, then open misdeals, the last notices and the links not connected."""
     lines = []
     for name, text in state.alarms:
         lines.append(Text(f"\u26a0 {name}: {text}", style="bold white on red"))
@@ -299,13 +351,34 @@ def alarms_panel(state: DisplayState) -> Panel:
             lines.append(Text(f"shoe {source}: {link}", style="bold yellow"))
     if state.fallback:
         lines.append(Text(f"shoe {state.fallback}: fallback", style="bold yellow"))
+    return lines
+
+
+def alarms_panel(state: DisplayState, lines: list[Text] | None = None) -> Panel:
+    lines = alarm_lines(state) if lines is None else lines
     if not lines:
-        lines.append(Text("no alarm", style="green"))
+        lines = [Text("no alarm", style="green")]
     style = "red" if state.alarms or state.locked else ("yellow" if state.pending else "")
     return _panel(Group(*lines), "Alarms", border_style=style or "none")
 
 
+def stats_line(state: DisplayState) -> Text:
+    """The statistics on one line (the compact screen)."""
+    counts = tally(state.results)
+    line = Text(no_wrap=True, overflow="ellipsis")
+    line.append(f" Banker {counts.banker}", style="bold red")
+    line.append(f"  Player {counts.player}", style="bold bright_blue")
+    line.append(f"  Tie {counts.tie}", style="bold green")
+    line.append(f"  \u00b7 pairs B {counts.banker_pairs} P {counts.player_pairs} \u00b7 results {counts.coups}"
+                f" \u00b7 voids {len(state.voids)} \u00b7 cards left "
+                f"{'?' if state.cards_left is None else state.cards_left}")
+    if state.cut_card:
+        line.append(f" \u00b7 cut card: last coup {state.last_coup}", style="bold")
+    return line
+
+
 WIDE = 110  # columns from which the panels sit three and four abreast
+TALL = 40  # rows from which the whole display fits; on a shorter screen (80x24) the compact one
 
 
 class TableDisplay:
@@ -315,8 +388,12 @@ class TableDisplay:
         self.state = state
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if options.height is not None and options.height < TALL:
+            yield from self.compact(console, options)
+            return
         state, wide = self.state, options.max_width >= WIDE
         yield header(state)
+        yield wait_line(state)
         if wide:
             yield _row((coup_panel(state), 4), (stats_panel(state), 3), (odds_panel(state), 4))
         else:
@@ -338,6 +415,39 @@ class TableDisplay:
             yield _row(*((panel, 1) for panel in derived))
             yield ask_panel(state)
         yield alarms_panel(state)
+
+
+    def compact(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        """A screen of fewer than TALL rows (80x24): the link state, the wait and the alarms always;
+        then the coup, the statistics on one line, and the bead plate and big road as rows remain."""
+        state = self.state
+        height = options.height if options.height is not None else console.height
+        room = height - 2  # the header and the wait line
+        alarms = alarm_lines(state)
+        for line in alarms:  # one row each: a long text ends in an ellipsis rather than push the rest down
+            line.no_wrap, line.overflow = True, "ellipsis"
+        coup = coup_panel(state)
+        coup_rows = len(console.render_lines(coup, options.update(height=None)))
+        if len(alarms) + 2 > room - coup_rows - 1:  # keep the coup and the statistics: the alarms get the rest
+            keep = max(1, room - coup_rows - 1 - 2 - 1)
+            if keep < len(alarms):
+                alarms = alarms[:keep] + [Text(f"(+{len(alarms) - keep} more)", style="bold yellow")]
+        yield header(state)
+        yield wait_line(state)
+        used = 2
+        if alarms:
+            yield alarms_panel(state, alarms)
+            used += len(alarms) + 2
+        if used + coup_rows <= height:
+            yield coup
+            used += coup_rows
+        if used < height:
+            yield stats_line(state)
+            used += 1
+        road_rows = state.roads.rows + 2
+        if used + road_rows <= height:
+            big_title = "Big road"
+            yield _row((RoadPanel(bead_grid(state), "Bead plate"), 2), (RoadPanel(big_road_grid(state), big_title), 3))
 
 
 def _row(*cells) -> Table:

@@ -87,7 +87,7 @@ class ShoeEvent:
     cut_from_end: int | None = None  # shoe_inserted
     left: tuple[str, ...] | None = None  # shoe_removed: the cards never drawn
     result: dict | None = field(default=None, compare=False)  # confirm closing a complete coup
-    last: bool | None = None  # confirm: this coup was the shoe's last
+    last: bool | None = None  # confirm: this coup was the shoe's last; shoe_removed: the shoe ended at its last coup
 
     @property
     def is_card(self) -> bool:
@@ -118,6 +118,8 @@ class DealSetup:
     # Shoes handed over by a shuffler, as the dealer cut them (card texts), shoe 1 first;
     # shoes beyond them are shuffled from the seed.
     orders: tuple[tuple[str, ...], ...] = ()
+    # The first shoe is not put in but resumed where the table left it (shoed/simulate/resume.py).
+    resume: dict | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.shoes, int) or self.shoes < 0:
@@ -198,11 +200,14 @@ class _Dealer:
     def run(self) -> Iterator[ShoeEvent]:
         shoes = itertools.count(1) if self.setup.shoes == 0 else range(1, self.setup.shoes + 1)
         for shoe in shoes:
-            yield from self.shoe_start(shoe)
+            if shoe == 1 and self.setup.resume is not None:
+                yield from self.shoe_resume(self.setup.resume)
+            else:
+                yield from self.shoe_start(shoe)
             while not self.shoe_over():
                 yield from self.deal_coup()
             left = tuple(str(c) for c in self.cards[self.pos :])
-            self.emit(SHOE_REMOVED, left=left)
+            self.emit(SHOE_REMOVED, left=left, last=self.last_coup is not None and self.coup_in_shoe >= self.last_coup)
             yield from self.flush()
 
     def shoe_start(self, shoe: int) -> list[ShoeEvent]:
@@ -231,6 +236,49 @@ class _Dealer:
                         break
             self.emit(BUTTON, button="burn_end")
         return self.flush()
+
+    def shoe_resume(self, state: dict) -> Iterator[ShoeEvent]:
+        """Go on with the shoe the table has open (resume.py): no shoe goes in; the rest of the burn,
+        the coup in progress, then the coups that follow, from the cards left, in a new order."""
+        decks = self.setup.deck_count
+        self.shoe = 1
+        self.cards = [parse_card(text) for text in state["left"]]
+        random.Random(f"shoed-simulate:{self.setup.seed}:resume").shuffle(self.cards)
+        self.pos = 0
+        self.cut_seen = bool(state["cut_card"])
+        self.cut_pos = -1 if self.cut_seen else max(0, len(self.cards) - self.setup.cut_card_from_end)
+        self.last_coup = state["last_coup"]
+        self.coup_in_shoe = self.coups_dealt = state["coup"]
+        self.seen = Counter({card: decks for card in full_deck()}) - Counter(self.cards)
+        phase = state["phase"]
+        if phase in ("burn_first", "burning"):
+            self.emit(BUTTON, button="burn_start")
+            due = state["burn_due"]
+            if phase == "burn_first":
+                first = self.draw(mode="burn", recipient=BURN)
+                due = first.burn_count if first is not None else 0
+            for _ in range(due):
+                if self.draw(mode="burn", recipient=BURN) is None:
+                    break
+            self.emit(BUTTON, button="burn_end")
+            yield from self.flush()
+        elif phase == "dealing" and state["coup_state"] == "open":
+            cards = {"player": iter(state["player"]), "banker": iter(state["banker"])}
+            coup = Coup(self.rules)
+            for side, draws in state["decisions"]:
+                coup = coup.decide(side, draws)
+            for who in state["order"]:
+                coup, _ = coup.deal(parse_card(next(cards[who])))
+            self.coup_in_shoe -= 1  # deal_coup counts the coup in progress again
+            self.coups_dealt -= 1
+            yield from self.deal_coup(coup)
+        elif phase == "dealing" and state["coup_state"] in ("complete", "void"):
+            coup = None
+            if state["coup_state"] == "complete":
+                coup = Coup(self.rules, tuple(map(parse_card, state["player"])),
+                            tuple(map(parse_card, state["banker"])), tuple(state["order"]))
+            self.confirm(coup)  # the result stands (or the void does): the confirm is all that is due
+            yield from self.flush()
 
     def shoe_over(self) -> bool:
         if self.last_coup is not None and self.coup_in_shoe >= self.last_coup:
@@ -297,14 +345,15 @@ class _Dealer:
         return self.fault_rng.choice(spent)
 
     # ----- one coup ------------------------------------------------------------
-    def deal_coup(self) -> list[ShoeEvent]:
+    def deal_coup(self, coup: Coup | None = None) -> list[ShoeEvent]:
+        """One coup, from its first card or from `coup`, the cards of it already dealt."""
         self.coup_in_shoe += 1
         self.coups_dealt += 1
         number = self.coups_dealt
         plan, rng = self.plan, self.fault_rng
         missing = number in plan.missing_card_in or (plan.missing_card and rng.random() < plan.missing_card)
         extra = number in plan.extra_card_after or (plan.extra_card and rng.random() < plan.extra_card)
-        coup = Coup(self.rules)
+        coup = coup if coup is not None else Coup(self.rules)
         while (due := coup.next) is not None:
             if due.startswith("decision:"):
                 side = due.split(":")[1]
@@ -324,22 +373,21 @@ class _Dealer:
             assert misdeal is None, misdeal  # the dealer only deals what is due
         if extra:
             self.draw(mode="game", recipient=EXTRA, fault=FAULT_EXTRA_CARD)
-        result = coup.result()
-        last = self.last_coup is not None and self.coup_in_shoe >= self.last_coup
-        self.emit(
-            BUTTON,
-            button="confirm",
-            result={
-                "player": [str(c) for c in result.player_cards],
-                "banker": [str(c) for c in result.banker_cards],
-                "player_total": result.player_total,
-                "banker_total": result.banker_total,
-                "winner": result.winner,
-            },
-            last=last,
-            **self.coup_fields(),
-        )
+        self.confirm(coup)
         return self.flush()
+
+    def confirm(self, coup: Coup | None) -> None:
+        """The confirm that closes the coup: with its result, or none for a void coup."""
+        result = coup.result() if coup is not None else None
+        last = self.last_coup is not None and self.coup_in_shoe >= self.last_coup
+        more = {} if result is None else {"result": {
+            "player": [str(c) for c in result.player_cards],
+            "banker": [str(c) for c in result.banker_cards],
+            "player_total": result.player_total,
+            "banker_total": result.banker_total,
+            "winner": result.winner,
+        }}
+        self.emit(BUTTON, button="confirm", last=last, **more, **self.coup_fields())
 
     def last_card_due(self, coup: Coup) -> bool:
         """The next card out of the shoe would complete the coup."""

@@ -7,10 +7,25 @@ careful dealer does when the table asks:
 
 - a misdeal corrected by burning or returning the card: `burn_card` / `return_card`;
 - an unreadable card: `enter_card` with the card the dealer holds (the ground truth);
-- a confirm refused while a misdeal was open: `confirm` again once it is corrected;
+- a confirm refused (the shoe's button pressed while a misdeal was open): `confirm` again
+  once the table has published the correction of every open misdeal. The follower keeps
+  the open misdeals from the events themselves (`misdeal`, `misdeal.corrected`,
+  `coup.void`), never from an alarm's text, which a display's stream does not carry;
 - a coup voided (by the pit, or by a misdeal that cannot be corrected): the rest of
   that coup is not dealt (its cards go to the discards with it) and the dealer confirms
   the void, which opens the next coup.
+
+The shoe deals nothing until the follower has the table's snapshot (`watching`): every card
+and every answer of the table to it is then in the events this dealer reads.
+
+After each confirm the shoe deals no card until the table has answered it (`coup.confirmed`,
+or a `missing_card` misdeal for a confirm pressed too early); a refused confirm holds the deal
+until this dealer's own confirm goes through. A card dealt
+before the answer would land in the coup the table still has open (an extra card), and with no
+gate on the shoe nothing else stops it.
+
+A shoe that ended at its last coup is taken out (`shoe_removed`) only once the table has
+published `shoe.finished`: the last coup confirmed, every misdeal in it put right.
 
 Missing cards need nothing: the script deals the card that is due and confirms again.
 
@@ -42,7 +57,12 @@ class TableFollower:
         self.table = table
         self.events, self.snapshot, self.commands = events, snapshot, commands
         self.key_file, self.server_key_file = key_file, server_key_file
-        self.confirm_owed = False
+        self.confirm_owed: int | None = None  # the coup whose refused confirm this dealer owes the table
+        self.open_misdeals: set[int] = set()  # correctable misdeals the table has not published corrected
+        # Set once the table's snapshot is in: a careful dealer looks at the table before the first card
+        # (a card dealt before, and the table's answer to it, would go by unseen).
+        self.watching = threading.Event()
+        self.finished = 0  # shoes the table has finished (shoe.finished) since this dealer looked
         self.entered = 0  # unreadable game cards entered by hand so far
         self.drawn = 0  # at a plain shoe: cards out so far, one table event each
         self.unidentified: list[int] = []  # at a plain shoe: draws the table could not identify, oldest first
@@ -93,21 +113,52 @@ class TableFollower:
                 self.unidentified.append(self.drawn)
             self.drawn += 1
         if kind == "snapshot":  # what was open before this dealer looked at the table
-            for entry in (item.get("state") or {}).get("pending_misdeals") or []:
-                self._misdeal(entry | {"correctable": True})
+            state = item.get("state") or {}
+            for entry in state.get("pending_misdeals") or []:
+                self._misdeal(entry | {"correctable": True}, (state.get("coup") or {}).get("number"))
+            if self.shoe.setup.resume is not None and (state.get("shoe") or {}).get("phase") == "finished":
+                self.finished = max(self.finished, 1)  # the shoe resumed is finished already: it comes out
+            self.watching.set()
         elif kind == "misdeal":
-            self._misdeal(item["misdeal"])
-        elif kind in ("coup.confirmed", "coup.opened", "shoe.finished", "shoe.closed"):
+            self._misdeal(item["misdeal"], item.get("coup"))
+        elif kind == "misdeal.corrected":
+            self.open_misdeals.discard(item.get("misdeal"))
+            self._confirm_if_owed()
+        elif kind in ("coup.confirmed", "shoe.finished", "shoe.closed"):
+            self.finished += kind == "shoe.finished"
             self.shoe.holding.clear()
-        elif kind == "alarm" and item.get("alarm") == "confirm_refused" and "misdeal" in str(item.get("text")):
-            self.confirm_owed = not self.command("confirm")
-        elif kind == "coup.void" and not str(item.get("reason", "")).startswith("the shoe was closed"):
-            if self.shoe.abandon_coup():
-                self.command("confirm")
+            self.shoe.answer_due.clear()
+            self.confirm_owed = None
+            self.open_misdeals.clear()
+        elif kind == "alarm" and item.get("alarm") == "confirm_refused":
+            # The shoe's confirm came while a misdeal was open: the dealer presses it again once
+            # every open misdeal is corrected (at once when it already is).
+            self.confirm_owed = item.get("coup")
+            self._confirm_if_owed()
+        elif kind == "coup.void":
+            self.open_misdeals.clear()
+            self.confirm_owed = None
+            if not str(item.get("reason", "")).startswith("the shoe was closed") and self.shoe.abandon_coup():
+                # For this coup only: a confirm of the shoe's, sent before the dealer saw the void, may
+                # have confirmed it already (the table then refuses this one).
+                self.command("confirm", coup=item.get("coup"))
 
-    def _misdeal(self, detail: dict) -> None:
+    def shoe_finished(self, number: int) -> bool:
+        """The table has finished the run's shoe `number` (from 1): the dealer may take it out."""
+        return self.finished >= number
+
+    def _confirm_if_owed(self) -> None:
+        if self.confirm_owed is not None and not self.open_misdeals:
+            if self.command("confirm", coup=self.confirm_owed):
+                self.confirm_owed = None
+
+    def _misdeal(self, detail: dict, coup: int | None) -> None:
         if not detail.get("correctable"):
-            return  # the coup is void: its coup.void follows
+            self.shoe.holding.set()  # the coup is void (its coup.void follows): no more of it is dealt
+            return
+        self.open_misdeals.add(detail["id"])
+        if detail.get("kind") == "missing_card":
+            self.shoe.answer_due.clear()  # the table's answer to a confirm pressed too early: the card is due
         correction = detail.get("correction")
         done = False
         self.shoe.holding.set()  # no card drawn until the table has this put right
@@ -124,9 +175,7 @@ class TableFollower:
             if detail.get("kind") != "extra_card":
                 self.shoe.holding.clear()
         if done and detail.get("kind") == "extra_card" and self.shoe.take_confirm():
-            self.confirm_owed = True  # the shoe's confirm button is not pressed: confirmed here
-        if done and self.confirm_owed:
-            self.confirm_owed = not self.command("confirm")
+            self.confirm_owed = coup  # the shoe's confirm button is not pressed: confirmed here
 
     def _unreadable_card(self) -> str | None:
         """The next game card the reader could not identify: the dealer holds it and reads it out."""

@@ -28,7 +28,17 @@ from pathlib import Path
 from typing import IO, Self
 
 from shoed.rules.ruleset import Ruleset, load_ruleset, with_decks
-from shoed.simulate.dealer import BUTTON, CARD, CUT_CARD, EXTRA, UNREADABLE, DealSetup, ShoeEvent, deal
+from shoed.simulate.dealer import (
+    BUTTON,
+    CARD,
+    CUT_CARD,
+    EXTRA,
+    SHOE_REMOVED,
+    UNREADABLE,
+    DealSetup,
+    ShoeEvent,
+    deal,
+)
 from shoed.simulate.faults import FaultPlan, LinkNoise, LinkStats
 from shoed.simulate.link import Link, open_link
 
@@ -69,6 +79,8 @@ class VirtualShoe:
         orders: tuple[tuple[str, ...], ...] = (),
         ready=None,
         plain: bool = False,
+        may_remove=None,
+        resume: dict | None = None,
     ):
         if protocol not in PROTOCOLS:
             raise SimulatorError(f"protocol is one of {', '.join(PROTOCOLS)}, not {protocol!r}")
@@ -86,7 +98,7 @@ class VirtualShoe:
         self.seed = secrets.randbits(32) if seed is None else int(seed)
         self.faults = faults or FaultPlan()
         self.setup = DealSetup(rules, seed=self.seed, shoes=shoes, cut_from_end=cut_from_end, faults=self.faults,
-                               orders=tuple(orders))
+                               orders=tuple(orders), resume=resume)
         self.protocol = protocol
         self.pace = float(pace)
         self.settle = settle
@@ -96,6 +108,9 @@ class VirtualShoe:
         self.serial = serial or f"VS-{self.seed & 0xFFFFFFFF:08X}"
         self._link_path = link
         self.ready = ready  # a callable: nothing is dealt until it returns True (the shuffler has handed over)
+        # A callable of the shoe's number: a shoe that ended at its last coup is not taken out until it
+        # returns True (the table has finished the shoe: its last coup confirmed, every misdeal put right).
+        self.may_remove = may_remove
         self._listen = listen
         self._truth_target = truth_file
         self._truth: list[ShoeEvent] = []
@@ -113,6 +128,10 @@ class VirtualShoe:
         self.firmware = None
         self._loop: _Loop | None = None
         self.holding = threading.Event()  # the dealer waits for the table (a misdeal being corrected)
+        # Set where a follower watches the table (follow.py): after each confirm the dealer deals no card
+        # until the table has answered it (coup.confirmed; a refused confirm holds the deal until it is put right).
+        self.confirm_waits = False
+        self.answer_due = threading.Event()  # a confirm was pressed: the table's answer is awaited
         self._deal_lock = threading.Lock()  # the script of the deal: the loop's, or abandon_coup's
 
     # ----- public API ----------------------------------------------------------
@@ -416,8 +435,11 @@ class _Loop:
             return False
         if event.kind in (CARD, UNREADABLE) and self.now < self.next_card_at:
             return False
-        if event.kind in (CARD, UNREADABLE) and self.shoe.holding.is_set():
-            return False  # the dealer waits until the table has the misdeal corrected
+        if event.kind in (CARD, UNREADABLE) and (self.shoe.holding.is_set() or self.shoe.answer_due.is_set()):
+            return False  # the dealer waits until the table has the misdeal corrected, or the confirm answered
+        if event.kind == SHOE_REMOVED and event.last and self.shoe.may_remove is not None \
+                and not self.shoe.may_remove(event.shoe):
+            return False  # the dealer takes the shoe out once the table has finished it
         if self.native:
             if event.kind in (CARD, UNREADABLE, CUT_CARD) and not self.fw.card_may_pass():
                 return False  # the gate holds the next card back
@@ -446,6 +468,8 @@ class _Loop:
                 token = beetek_token(event)
                 if token is not None:
                     self.write_frame(token, event.kind, None, event.n)
+            if self.shoe.confirm_waits and event.kind == BUTTON and event.button == "confirm":
+                self.shoe.answer_due.set()
             if getattr(event, "unplug_after", False):
                 self.unplug_wanted = True  # the virtual shuffler's lost link, mid-order
                 self.unplug_by = self.now + 1.0

@@ -919,6 +919,10 @@ class TableController:
                 self.priority, self.active_source, self.ahead, self.behind = (), None, {}, {}
             self._emit(step, ev.TableStarted, clean=clean, recovery=item.get("recovery") or [],
                        ruleset=self.ruleset.name, locked=self.locked)
+            if "sources" in item:  # a device of a source no longer read has gone (the power-on's time is when)
+                for source in sorted(set(self.devices) - set(sources)):
+                    del self.devices[source]
+                    self._emit(step, "device.gone", source=source, detail={})
             if not clean:
                 self._emit(step, ev.Alarm, alarm="unclean_stop", active=False,
                            text="started after an unclean stop; state rebuilt from the journal")
@@ -964,6 +968,8 @@ class TableController:
             self._require_shoe()
             self._close_shoe(step, f"closed by command ({by})")
         elif cmd == "confirm":
+            if args.get("coup") is not None and (args["coup"] != self.coup_no or self.coup_state == NO_COUP):
+                raise CommandRejected(f"coup {args['coup']} is not the coup waiting for a confirm")
             self._confirm(step, by)
         elif cmd == "void":
             self._require_shoe()

@@ -71,6 +71,12 @@ class OpenShoeArgs(CommandArgs):
     decks: Annotated[int, msgspec.Meta(ge=1, le=16)] | None = None  # the ruleset's default if absent
 
 
+class ConfirmArgs(CommandArgs):
+    # The coup this confirm is for: refused if the table has moved on to another (a confirm pressed
+    # twice, or one that crossed the shoe's own button, never confirms the next coup).
+    coup: Annotated[int, msgspec.Meta(ge=1)] | None = None
+
+
 class VoidArgs(CommandArgs):
     reason: Text | None = None
 
@@ -108,7 +114,7 @@ class CommandSpec:
 COMMANDS: dict[str, CommandSpec] = {spec.name: spec for spec in (
     CommandSpec("open_shoe", OpenShoeArgs, "open a shoe (decks: the ruleset's default if absent)"),
     CommandSpec("close_shoe", NoArgs, "close the shoe: its reconciliation"),
-    CommandSpec("confirm", NoArgs, "confirm the result, or the void, and open the next coup"),
+    CommandSpec("confirm", ConfirmArgs, "confirm the result, or the void, and open the next coup (coup: only that one)"),
     CommandSpec("void", VoidArgs, "void the coup in play (reason); pit or surveillance"),
     CommandSpec("burn_card", CorrectionArgs, "misdeal correction: the card goes to the discard (misdeal)"),
     CommandSpec("return_card", CorrectionArgs, "misdeal correction: the card goes back into the shoe (misdeal)"),
@@ -341,6 +347,14 @@ class DeviceLost(Base, tag="device.lost", kw_only=True):
     detail: dict[str, Any] = {}
 
 
+class DeviceGone(Base, tag="device.gone", kw_only=True):
+    """A source the table knew is not among the daemon's sources any more (announced at power on,
+    e.g. the embedded default's virtual shoe of a previous run): it leaves `devices`."""
+
+    source: str | None = None
+    detail: dict[str, Any] = {}
+
+
 class DeviceRestored(Base, tag="device.restored", kw_only=True):
     source: str | None = None
     detail: dict[str, Any] = {}
@@ -465,7 +479,7 @@ Event = (
     ShoeOpened | ShoeBurnMode | ShoeBurn | ShoeBurnComplete | ShoeCutCard | ShoeFinished | ShoeClosed | ShoeOdds
     | CoupOpened | Card | CoupDecision | CoupResult | CoupVoid | CoupConfirmed
     | Misdeal | MisdealCorrected | Alarm
-    | DeviceConnected | DeviceLost | DeviceRestored | DeviceFallback | DevicePrimary | CardDuplicate | DeviceHello | DeviceWarning
+    | DeviceConnected | DeviceLost | DeviceGone | DeviceRestored | DeviceFallback | DevicePrimary | CardDuplicate | DeviceHello | DeviceWarning
     | TableStarted | TableStopped | TableClockStep | TableStall | Heartbeat | Withheld
     | ShuffleStarted | ShuffleDeckChecked | ShuffleChunk | ShuffleCompleted | ShufflerMeters
 )

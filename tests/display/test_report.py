@@ -165,12 +165,16 @@ def test_voids_misdeals_and_an_open_shoe(tmp_path):
     records = [{"kind": "step", "jseq": n, "hash": f"h{n}", "events": [e]} for n, e in enumerate(events, 1)]
     summary = summarize(records)
     assert summary.counts() == expected_counts(events)
-    assert summary.voids == ((4, "dealer exposed a card"),)
+    # Each void with its reason, who voided it (the command key's name) and when.
+    void = next(e for e in events if e["kind"] == "coup.void")
+    assert [(v.coup, v.reason, v.by, v.utc) for v in summary.voids] == [
+        (4, "dealer exposed a card", "pit", void["utc"])]
     assert [(m.kind, m.corrected) for m in summary.misdeals] == [("extra_card", "return_card"),
                                                                  ("unreadable_card", "enter_card")]
     assert dict(summary.alarms)["tamper"] == 1
     html = report_html(summary)
     assert "dealer exposed a card" in html and "return_card" in html and "unreadable_card" in html
+    assert f"<td>{summary.voids[0].who}</td><td>{void['utc']}</td>" in html
     cut = next(i for i, r in enumerate(records) if r["events"][0]["kind"] == "shoe.closed")
     open_shoe = summarize(records[:cut])
     assert open_shoe.reconciliation is None and open_shoe.notes

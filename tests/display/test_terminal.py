@@ -77,14 +77,15 @@ def test_header_and_last_coup(final):
     title, body = panel(text, f"Coup {last['coup']}")
     player = " ".join(card_text(c).plain for c in last["player_cards"])
     banker = " ".join(card_text(c).plain for c in last["banker_cards"])
-    assert re.fullmatch(rf"Player  {re.escape(player)}\s+= {last['player_total']}\s*", body[0])
-    assert re.fullmatch(rf"Banker  {re.escape(banker)}\s+= {last['banker_total']}\s*", body[1])
+    # A finished coup says its winner first, then the hands.
+    assert re.fullmatch(rf"Player  {re.escape(player)}\s+= {last['player_total']}\s*", body[1])
+    assert re.fullmatch(rf"Banker  {re.escape(banker)}\s+= {last['banker_total']}\s*", body[2])
     if last["winner"] == "tie":
         said = f"TIE {last['player_total']} to {last['banker_total']}"
     else:
         high, low = sorted((last["player_total"], last["banker_total"]), reverse=True)
         said = f"{last['winner'].upper()} WINS {high} to {low}"
-    assert said in body[2]
+    assert said in body[0]
 
 
 def test_statistics_match_the_events(final):
@@ -185,7 +186,7 @@ def test_every_width_keeps_the_coup_and_the_newest_columns(final, width):
     assert all(len(line) <= width for line in text.splitlines())
     last = [e for e in events if e["kind"] == "coup.result"][-1]
     _, body = panel(text, f"Coup {last['coup']}")
-    assert card_text(last["player_cards"][0]).plain in body[0]
+    assert card_text(last["player_cards"][0]).plain in body[1]
     title, body = panel(text, "Big road")
     road = roads(results_from_events(events))
     newest = max(p.col for p in road.big_road_grid)

@@ -154,7 +154,7 @@ BAD = [
     (b'{"cmd": "enter_card", "args": {"card": "nine of hearts"}}', "length <= 3"),
     (b'{"cmd": "burn_card", "args": {"misdeal": -1}}', ">= 0"),
     (b'{"cmd": "burn_card", "args": {"misdeal": 1.5}}', "got `float` - at `$.misdeal`"),
-    (b'{"cmd": "confirm", "args": {"coup": 12}}', "unknown field `coup`"),
+    (b'{"cmd": "close_shoe", "args": {"coup": 12}}', "unknown field `coup`"),
     (b'{"cmd": "status", "args": {"verbose": true}}', "unknown field `verbose`"),
 ]
 

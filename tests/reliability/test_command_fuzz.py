@@ -121,7 +121,7 @@ SHOES = {name: shoe_inputs(name, 3) for name in ("punto-banco", "baccarat-royal"
 
 arg_values = {
     "decks": st.none() | st.integers(1, 16), "reason": st.none() | st.text(min_size=1, max_size=10),
-    "misdeal": st.none() | st.integers(0, 6), "side": st.sampled_from(["player", "banker"]), "draw": st.booleans(),
+    "misdeal": st.none() | st.integers(0, 6), "coup": st.none() | st.integers(1, 80), "side": st.sampled_from(["player", "banker"]), "draw": st.booleans(),
     "card": st.sampled_from(["9H", "10H", "TD", "H3", "AS", "KC", "ZZ", "1X", "11H", "0S"]),
     "mode": st.none() | st.sampled_from(["game", "burn"]),
 }
