@@ -31,7 +31,7 @@ NOTICES_KEPT = 4
 
 # Events after which the table waits for something else (or for the same thing afresh).
 WAIT_CHANGES = frozenset({
-    "shoe.opened", "shoe.burn", "shoe.burn_complete", "shoe.finished", "shoe.closed", "coup.opened", "card",
+    "table.started", "shoe.opened", "shoe.burn", "shoe.burn_complete", "shoe.finished", "shoe.closed", "coup.opened", "card",
     "coup.result", "coup.void", "coup.confirmed", "coup.decision", "misdeal", "misdeal.corrected",
 })
 EMPTY_ROADS = roads(())

@@ -33,9 +33,11 @@ NAMES = [s.name for s in SCENARIOS]
 
 def shown(state):
     """What a display shows, without its own counters, the one-off notices and daemon notes it
-    could only have seen live, and what only a snapshot carries."""
+    could only have seen live, and what only a snapshot carries. The time a wait began is left
+    out too: the table's events do not carry it, so a live display takes it from the event that
+    changed the wait, and a late joiner from the snapshot's `waiting.since`."""
     return replace(state, snapshots=0, events=0, notices=(), note=None, remaining_by_rank=None,
-                   odds_local=False)
+                   odds_local=False, wait_since=None)
 
 
 @pytest.mark.parametrize("audience", AUDIENCES)
@@ -112,7 +114,7 @@ def test_held_alarms_failover_and_locks_agree_live_and_late(audience, reveal):
 
 def _alarm_names(tree: ast.AST) -> tuple[set[str], set[str]]:
     """Alarm names the controller holds (literals given to `_alarm` or `_hold`) and those it
-    emits as one-off notices (`_emit(step, "alarm", alarm=...)`)."""
+    emits as one-off notices (`_emit(step, ev.Alarm, alarm=...)`)."""
     held, once = set(), set()
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
@@ -120,7 +122,9 @@ def _alarm_names(tree: ast.AST) -> tuple[set[str], set[str]]:
         name = node.args[1] if len(node.args) > 1 else None  # (step, name, ...)
         if node.func.attr in ("_alarm", "_hold") and isinstance(name, ast.Constant):
             held.add(name.value)
-        if node.func.attr == "_emit" and isinstance(name, ast.Constant) and name.value == "alarm":
+        one_off = (isinstance(name, ast.Constant) and name.value == "alarm") or \
+            (isinstance(name, ast.Attribute) and name.attr == "Alarm")  # the kind by name, or its struct
+        if node.func.attr == "_emit" and one_off:
             once |= {k.value.value for k in node.keywords if k.arg == "alarm" and isinstance(k.value, ast.Constant)}
     return held, once
 
