@@ -217,9 +217,9 @@ class Coup:
         coup as it was and comes back as a misdeal."""
         due = self.next
         if due == PLAYER:
-            return Coup(self.ruleset, self.player + (card,), self.banker, self.order + (PLAYER,), self.decisions), None
+            return _coup(self.ruleset, self.player + (card,), self.banker, self.order + (PLAYER,), self.decisions), None
         if due == BANKER:
-            return Coup(self.ruleset, self.player, self.banker + (card,), self.order + (BANKER,), self.decisions), None
+            return _coup(self.ruleset, self.player, self.banker + (card,), self.order + (BANKER,), self.decisions), None
         if due is None:
             return self, md.extra_card(len(self.order), str(card), self.ruleset.misdeal_correction)
         return self, md.card_before_decision(len(self.order), due.split(":")[1], str(card))
@@ -230,7 +230,7 @@ class Coup:
         if side not in (PLAYER, BANKER):
             raise ValueError(f"a decision is made by the player or the banker, not {side!r}")
         kept = tuple((w, d) for w, d in self.decisions if w != side)
-        return Coup(self.ruleset, self.player, self.banker, self.order, kept + ((side, bool(draws)),))
+        return _coup(self.ruleset, self.player, self.banker, self.order, kept + ((side, bool(draws)),))
 
     def close(self) -> md.Misdeal | None:
         """The dealer declares the coup over. A card still due is a missing card."""
@@ -291,3 +291,22 @@ class Coup:
             "settlement": settlement_json(result.settlement) if result else None,
             "rotate": list(result.rotate) if result else [],
         }
+
+
+# A coup made by its own steps (`deal`, `decide`): its fields set through their slots, as the
+# frozen dataclass's __init__ sets them, at less than half the cost (a replay makes one a card).
+_new_object = object.__new__
+_set_ruleset, _set_player, _set_banker, _set_order, _set_decisions, _set_next = (
+    getattr(Coup, name).__set__ for name in ("ruleset", "player", "banker", "order", "decisions", "next"))
+
+
+def _coup(ruleset: Ruleset, player: tuple[Card, ...], banker: tuple[Card, ...], order: tuple[str, ...],
+          decisions: tuple[tuple[str, bool], ...]) -> Coup:
+    coup: Coup = _new_object(Coup)
+    _set_ruleset(coup, ruleset)
+    _set_player(coup, player)
+    _set_banker(coup, banker)
+    _set_order(coup, order)
+    _set_decisions(coup, decisions)
+    _set_next(coup, coup._due())
+    return coup
