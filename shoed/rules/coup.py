@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from shoed.rules import misdeal as md
 from shoed.rules.cards import Card
 from shoed.rules.ruleset import CHOICE, DRAW, Ruleset
+from shoed.rules.values import maker
 
 T = TypeVar("T")
 
@@ -293,20 +294,14 @@ class Coup:
         }
 
 
-# A coup made by its own steps (`deal`, `decide`): its fields set through their slots, as the
-# frozen dataclass's __init__ sets them, at less than half the cost (a replay makes one a card).
-_new_object = object.__new__
-_set_ruleset, _set_player, _set_banker, _set_order, _set_decisions, _set_next = (
-    getattr(Coup, name).__set__ for name in ("ruleset", "player", "banker", "order", "decisions", "next"))
+# A coup made by its own steps (`deal`, `decide`): its fields set through their slots (rules.values),
+# a quarter of the cost of the dataclass's __init__ (a replay makes one a card).
+_made = maker(Coup, ("ruleset", "player", "banker", "order", "decisions"))
+_set_next = vars(Coup)["next"].__set__
 
 
 def _coup(ruleset: Ruleset, player: tuple[Card, ...], banker: tuple[Card, ...], order: tuple[str, ...],
           decisions: tuple[tuple[str, bool], ...]) -> Coup:
-    coup: Coup = _new_object(Coup)
-    _set_ruleset(coup, ruleset)
-    _set_player(coup, player)
-    _set_banker(coup, banker)
-    _set_order(coup, order)
-    _set_decisions(coup, decisions)
+    coup = _made(ruleset, player, banker, order, decisions)
     _set_next(coup, coup._due())
     return coup
