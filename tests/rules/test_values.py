@@ -33,4 +33,4 @@ def test_coup_steps_and_roads_equal_their_plain_construction() -> None:
         plain = Coup(ruleset, coup.player, coup.banker, coup.order, coup.decisions)
         assert coup == plain and coup.next == plain.next
     step = RoadBuilder.from_results("BBPTPb").add("B")
-    assert step == dataclasses.replace(step) and step.cell == Cell("B", 7, 0, 0, False, False, False)
+    assert step == dataclasses.replace(step) and step.cell == Cell("B", 6, 0, 0, False, False, False)
