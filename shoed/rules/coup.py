@@ -260,7 +260,7 @@ class Coup:
         if self.ruleset.rotation:
             rotate = (PLAYER, BANKER) if winner == TIE else (BANKER,) if winner == PLAYER else (PLAYER,)
         nets, numbers = _settlement(self.ruleset, winner, bt, pp, bp)
-        return CoupResult(
+        return _coup_result(
             self.player,
             self.banker,
             pt,
@@ -298,6 +298,9 @@ class Coup:
 # a quarter of the cost of the dataclass's __init__ (a replay makes one a card).
 _made = maker(Coup, ("ruleset", "player", "banker", "order", "decisions"))
 _set_next = vars(Coup)["next"].__set__
+# A finished coup's result, one a coup: likewise.
+_coup_result = maker(CoupResult, ("player_cards", "banker_cards", "player_total", "banker_total", "winner", "natural",
+                                  "player_pair", "banker_pair", "settlement", "rotate", "settlement_numbers"))
 
 
 def _coup(ruleset: Ruleset, player: tuple[Card, ...], banker: tuple[Card, ...], order: tuple[str, ...],

@@ -39,6 +39,7 @@ from shoed.rules.coup import Coup, hand_total
 from shoed.rules.ruleset import Ruleset
 from shoed.rules.roads import Outcome, RoadBuilder
 from shoed.rules.shoe import BURN_FIRST, BURNING, CLOSED, DEALING, FINISHED, Shoe
+from shoed.rules.values import maker
 
 UNKNOWN = "?"  # a card a reader saw but could not identify
 TRACKED = 416  # reads kept in step per reader: a whole 8-deck shoe
@@ -122,6 +123,9 @@ class WorkOutOdds:
     def composition(self) -> tuple[int, ...]:
         return self.shoe.remaining_by_rank()
 
+
+# The effect of every coup, made through its slots (shoed.rules.values).
+_work_out_odds = maker(WorkOutOdds, ("ruleset", "shoe"))
 
 Effect = StartShoeFile | WorkOutOdds
 
@@ -539,7 +543,7 @@ class TableController:
         fields["settlement"] = dict(fields["settlement"])
         self._emit(step, ev.CoupResult, void=False, sources=list(self.coup_cards_source), road=road, **fields)
         shoe.coup_counted(result.cards)
-        step.effects.append(WorkOutOdds(self.ruleset, shoe))
+        step.effects.append(_work_out_odds(self.ruleset, shoe))
 
     # ----- cards ---------------------------------------------------------------
     def _on_card(self, item: dict[str, Any], step: Step) -> None:
