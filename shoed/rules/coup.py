@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from shoed.rules import misdeal as md
 from shoed.rules.cards import Card
 from shoed.rules.ruleset import CHOICE, DRAW, Ruleset
+from shoed.rules.values import maker
 
 T = TypeVar("T")
 
@@ -217,9 +218,9 @@ class Coup:
         coup as it was and comes back as a misdeal."""
         due = self.next
         if due == PLAYER:
-            return Coup(self.ruleset, self.player + (card,), self.banker, self.order + (PLAYER,), self.decisions), None
+            return _coup(self.ruleset, self.player + (card,), self.banker, self.order + (PLAYER,), self.decisions), None
         if due == BANKER:
-            return Coup(self.ruleset, self.player, self.banker + (card,), self.order + (BANKER,), self.decisions), None
+            return _coup(self.ruleset, self.player, self.banker + (card,), self.order + (BANKER,), self.decisions), None
         if due is None:
             return self, md.extra_card(len(self.order), str(card), self.ruleset.misdeal_correction)
         return self, md.card_before_decision(len(self.order), due.split(":")[1], str(card))
@@ -230,7 +231,7 @@ class Coup:
         if side not in (PLAYER, BANKER):
             raise ValueError(f"a decision is made by the player or the banker, not {side!r}")
         kept = tuple((w, d) for w, d in self.decisions if w != side)
-        return Coup(self.ruleset, self.player, self.banker, self.order, kept + ((side, bool(draws)),))
+        return _coup(self.ruleset, self.player, self.banker, self.order, kept + ((side, bool(draws)),))
 
     def close(self) -> md.Misdeal | None:
         """The dealer declares the coup over. A card still due is a missing card."""
@@ -259,7 +260,7 @@ class Coup:
         if self.ruleset.rotation:
             rotate = (PLAYER, BANKER) if winner == TIE else (BANKER,) if winner == PLAYER else (PLAYER,)
         nets, numbers = _settlement(self.ruleset, winner, bt, pp, bp)
-        return CoupResult(
+        return _coup_result(
             self.player,
             self.banker,
             pt,
@@ -291,3 +292,19 @@ class Coup:
             "settlement": settlement_json(result.settlement) if result else None,
             "rotate": list(result.rotate) if result else [],
         }
+
+
+# A coup made by its own steps (`deal`, `decide`): its fields set through their slots (rules.values),
+# a quarter of the cost of the dataclass's __init__ (a replay makes one a card).
+_made = maker(Coup, ("ruleset", "player", "banker", "order", "decisions"))
+_set_next = vars(Coup)["next"].__set__
+# A finished coup's result, one a coup: likewise.
+_coup_result = maker(CoupResult, ("player_cards", "banker_cards", "player_total", "banker_total", "winner", "natural",
+                                  "player_pair", "banker_pair", "settlement", "rotate", "settlement_numbers"))
+
+
+def _coup(ruleset: Ruleset, player: tuple[Card, ...], banker: tuple[Card, ...], order: tuple[str, ...],
+          decisions: tuple[tuple[str, bool], ...]) -> Coup:
+    coup = _made(ruleset, player, banker, order, decisions)
+    _set_next(coup, coup._due())
+    return coup

@@ -85,6 +85,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
+from shoed.rules.values import maker
+
 BANKER, PLAYER, TIE = "B", "P", "T"
 RED, BLUE = "R", "B"
 ROWS = 6  # rows of a standard scoreboard
@@ -475,6 +477,12 @@ def _ask_road(last: str | None, columns: int, tail: tuple[int, ...]) -> dict[str
     return out
 
 
+# The cells and steps of RoadBuilder.add, made through their slots (rules.values): one of each a coup.
+_cell = maker(Cell, ("winner", "coup", "ties", "ties_before", "banker_pair", "player_pair", "natural"))
+_road_step = maker(RoadStep, ("position", "outcome", "bead_plate", "big_road", "cell", "new_cell", "leading_ties",
+                              "derived", "ask_road"))
+
+
 class RoadBuilder:
     """The roads of a shoe, one coup at a time. `add(result)` returns the
     RoadStep; `roads()` the whole Roads."""
@@ -519,12 +527,12 @@ class RoadBuilder:
                 place, cell = None, None
             else:  # BR1: counted on the last decision's cell
                 last = self._columns[-1][-1]
-                cell = Cell(last.winner, last.coup, last.ties + 1, last.ties_before, last.banker_pair,
+                cell = _cell(last.winner, last.coup, last.ties + 1, last.ties_before, last.banker_pair,
                             last.player_pair, last.natural)
                 self._columns[-1][-1] = cell
                 place = self._big_places[-1]
-            return RoadStep(position, outcome, bead, place, cell, False, self._leading, derived, self.ask_road())
-        cell = Cell(outcome.winner, position, 0, 0 if self._columns else self._leading, outcome.banker_pair,
+            return _road_step(position, outcome, bead, place, cell, False, self._leading, derived, self.ask_road())
+        cell = _cell(outcome.winner, position, 0, 0 if self._columns else self._leading, outcome.banker_pair,
                     outcome.player_pair, outcome.natural)
         if self._columns and self._columns[-1][-1].winner == outcome.winner:  # BR3
             self._columns[-1].append(cell)
@@ -549,7 +557,7 @@ class RoadBuilder:
                 drawn = self._derived_grid[name].new_column()
             self._derived_places[name].append(drawn)
             derived[name] = (colour, drawn)
-        return RoadStep(position, outcome, bead, place, cell, True, self._leading, derived, self.ask_road())
+        return _road_step(position, outcome, bead, place, cell, True, self._leading, derived, self.ask_road())
 
     def ask_road(self) -> dict[str, dict[str, str | None]]:
         """A1 in O(1): the column lengths are kept, not recounted. The marks read at most the

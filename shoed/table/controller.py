@@ -39,6 +39,7 @@ from shoed.rules.coup import Coup, hand_total
 from shoed.rules.ruleset import Ruleset
 from shoed.rules.roads import Outcome, RoadBuilder
 from shoed.rules.shoe import BURN_FIRST, BURNING, CLOSED, DEALING, FINISHED, Shoe
+from shoed.rules.values import maker
 
 UNKNOWN = "?"  # a card a reader saw but could not identify
 TRACKED = 416  # reads kept in step per reader: a whole 8-deck shoe
@@ -122,6 +123,9 @@ class WorkOutOdds:
     def composition(self) -> tuple[int, ...]:
         return self.shoe.remaining_by_rank()
 
+
+# The effect of every coup, made through its slots (shoed.rules.values).
+_work_out_odds = maker(WorkOutOdds, ("ruleset", "shoe"))
 
 Effect = StartShoeFile | WorkOutOdds
 
@@ -402,17 +406,12 @@ class TableController:
     # ----- events ----------------------------------------------------------
     def _emit(self, step: Step, kind: type[ev.Base] | str, **fields: Any) -> None:
         """One event of `kind` (its struct in shoed.table.events, or its name there) with the
-        fields every event carries (`_head`)."""
-        table, seq, shoe_id, coup_no, mono_ns, utc = self._head()
-        step.typed.append((ev.EVENT_TYPES[kind] if type(kind) is str else kind)(  # type: ignore[operator]
-            table=table, seq=seq, shoe=shoe_id, coup=coup_no, mono_ns=mono_ns, utc=utc, **fields))
-
-    def _head(self) -> tuple[str, int, str | None, int | None, int, str]:
-        """The next event's fields every event carries: table, seq (taken), shoe, coup, mono_ns, utc."""
+        fields every event carries: table, seq (the next one, taken), shoe, coup, mono_ns, utc."""
         shoe = self.shoe
         self.seq = seq = self.seq + 1
-        return (self.table_id, seq, shoe.shoe_id if shoe else None, self.coup_no or None, self.now_mono,
-                utc_text(self.now_utc))
+        step.typed.append((ev.EVENT_TYPES[kind] if type(kind) is str else kind)(  # type: ignore[operator]
+            table=self.table_id, seq=seq, shoe=shoe.shoe_id if shoe else None, coup=self.coup_no or None,
+            mono_ns=self.now_mono, utc=utc_text(self.now_utc), **fields))
 
     def _misdeal(self, step: Step, misdeal: md.Misdeal, source: str | None = None) -> None:
         """Record a misdeal; one that cannot be corrected voids the coup at once."""
@@ -544,7 +543,7 @@ class TableController:
         fields["settlement"] = dict(fields["settlement"])
         self._emit(step, ev.CoupResult, void=False, sources=list(self.coup_cards_source), road=road, **fields)
         shoe.coup_counted(result.cards)
-        step.effects.append(WorkOutOdds(self.ruleset, shoe))
+        step.effects.append(_work_out_odds(self.ruleset, shoe))
 
     # ----- cards ---------------------------------------------------------------
     def _on_card(self, item: dict[str, Any], step: Step) -> None:
@@ -710,9 +709,10 @@ class TableController:
         order = coup.order
         recipient = order[-1]
         # The event of every card dealt, built here rather than through _emit: a quarter of its cost.
-        table, seq, shoe_id, coup_no, mono_ns, utc = self._head()
+        self.seq = seq = self.seq + 1
         step.typed.append(ev.Card(
-            table=table, seq=seq, shoe=shoe_id, coup=coup_no, mono_ns=mono_ns, utc=utc, card=text,
+            table=self.table_id, seq=seq, shoe=shoe.shoe_id, coup=self.coup_no or None, mono_ns=self.now_mono,
+            utc=utc_text(self.now_utc), card=text,
             recipient=recipient, index=len(order) - 1,  # type: ignore[arg-type]
             total=hand_total(coup.player if recipient == "player" else coup.banker), source=source,
             confidence=confidence, faced=faced, manual=True if manual else UNSET))
