@@ -26,6 +26,7 @@ import numpy as np
 from shoed.vision.locate import CANON_H, CANON_W
 
 WINDOW_W, WINDOW_H = 0.34, 0.45  # the corner window, as fractions of the card
+PIP_EDGE = 0.16  # no pip's centre is nearer the card's side than this (a fraction of its width)
 GLYPH_BOX = 40  # glyphs are drawn into a GLYPH_BOX square before features are taken
 FEATURES = 20 * 20 + 4 * 4 * 8 + 3
 
@@ -342,7 +343,10 @@ def find_pips(ink: np.ndarray, red: np.ndarray, limit: int = 12) -> list[Pip]:
     pips; the caller decides whether to trust these (a court card's picture has
     marks too)."""
     h, w = ink.shape
-    x0, x1, y0, y1 = int(0.15 * w), int(0.85 * w), int(0.09 * h), int(0.91 * h)
+    # Nearly the whole card: some designs print their outer pips close to the
+    # edges. The indices' columns are left out by the marks' centres (a pip's
+    # centre is never within PIP_EDGE of the card's side; an index's always is).
+    x0, x1, y0, y1 = int(0.05 * w), int(0.95 * w), int(0.035 * h), int(0.965 * h)
     window = ink[y0:y1, x0:x1]
     binary = (window > threshold(window)).astype(np.uint8)
     n, labels, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
@@ -353,6 +357,8 @@ def find_pips(ink: np.ndarray, red: np.ndarray, limit: int = 12) -> list[Pip]:
             continue
         if not (0.045 * h <= bh <= 0.4 * h) or not (0.45 <= bw / bh <= 1.5) or area < 0.35 * bw * bh:
             continue
+        if not PIP_EDGE * w <= x0 + x + bw / 2 <= (1 - PIP_EDGE) * w:
+            continue  # in an index's column
         m = Mark(x0 + x, y0 + y, bw, bh, labels[y : y + bh, x : x + bw] == k, (k,))
         found.append((area, m))
     found.sort(key=lambda t: -t[0])
