@@ -22,7 +22,9 @@ installed): the index marks of every card of the training designs
 (decks.TRAINING_DESIGNS, whole families of lettering) are masters too, for a
 share of the samples (`--deck-share`): index lettering drawn for cards
 (narrow tens, flat-topped threes, clubs with thin stems), and foreign court
-letters ("B", "D", "F", "R", a Cyrillic "T") as "none". The other designs are
+letters ("B", "D", "F", "R", a Cyrillic "T") as "none". Lettering found on
+cards but in no training font (fonts.CARD_GLYPHS: the flat-topped "3") is
+drawn for a share of its rank's samples. The other designs are
 never trained on: the benchmark reports on them.
 
 The held-out fonts (fonts.held_out_fonts) never enter training; the end of a
@@ -46,7 +48,8 @@ from vision_lab import fonts as F
 from shoed.vision import index as X
 from shoed.vision.model import CLASSES, DEFAULT_PATH, NONE, RANK_CLASSES, SUIT_CLASSES, IndexModel
 
-FOREIGN = "BDRVOCLEPHUNMWXYTFIG"  # letters that are not ranks (incl. French/German court letters)
+FOREIGN = "BDRVOCLEPHUNMWXYTFIG"
+CARD_GLYPH_SHARE = 0.2  # share of a rank's samples in card lettering (fonts.CARD_GLYPHS), where it has some  # letters that are not ranks (incl. French/German court letters)
 
 
 def _pad(mask: np.ndarray, frac: float = 0.35) -> np.ndarray:
@@ -226,6 +229,8 @@ def sample(cls: int, fonts: list[F.GlyphFont], rng: np.random.Generator,
     if masters and masters.get(cls) and rng.uniform() < (deck_share * 0.3 if cls == NONE else deck_share):
         pool = masters[cls]
         master = pool[rng.integers(len(pool))]
+    elif cls < 13 and RANK_CLASSES[cls] in F.CARD_GLYPHS and rng.uniform() < CARD_GLYPH_SHARE:
+        master = F.card_glyph_mask(RANK_CLASSES[cls], 90, rng)
     elif cls < 13:
         font = fonts[rng.integers(len(fonts))]
         master = F.rank_mask(font, RANK_CLASSES[cls], 90)
