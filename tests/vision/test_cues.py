@@ -160,3 +160,17 @@ def test_pips_printed_near_the_edges_are_all_counted(label):
     views, pips = X.read_card_marks(card)
     rotated = len(X.pip_group(X.read_card_marks(np.ascontiguousarray(card[::-1, ::-1]))[1]))
     assert len(X.pip_group(pips)) == rotated == synth.RANKS.index(label[:-1].replace("T", "10")) + 1
+
+
+@pytest.mark.parametrize("label", ["TC", "TD", "8S"])
+def test_the_marks_of_a_corner_index_are_no_pips(label):
+    """A large index printed well in from the edge: the "0" of its "10" and its
+    suit are as large as the pips and lie beside them, but belong to the index."""
+    from vision_lab import synth
+
+    style = dataclasses.replace(synth.classic_style(), rank_mm=(8.5, 8.5), margin_mm=(4.5, 4.5),
+                                width_factor=(1.0, 1.0))
+    for seed in range(4):
+        face = synth.draw_face(label, np.random.default_rng(seed), style)
+        card = cv2.resize(face.image, (300, 420), interpolation=cv2.INTER_AREA)
+        assert len(X.pip_group(X.read_card_marks(card)[1])) == (10 if label[0] == "T" else 8)
