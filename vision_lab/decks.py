@@ -10,6 +10,16 @@ when the packages are installed:
     apt-get install gnome-cards-data librsvg2-bin
 
 Four-colour decks are left out (shoed reads red and black suits).
+
+Designs are split, whole, into those the classifier may learn from
+(`TRAINING_DESIGNS`) and those it never sees (every other design: the
+benchmark reports on these only). Designs that share their lettering are kept
+on one side of the split (the Gnome "anglo" family, the Atlasnye family, the
+German serif decks), so that a held-out design is never a near copy of a
+trained one. Cards whose index is not an English rank over a French suit (a
+"B" or "D" for a German jack or queen, a Russian "T" for an ace, Swiss suits,
+court cards without an index) are listed in `to_refuse`: for those a
+refusal is the right answer.
 """
 
 from __future__ import annotations
@@ -26,6 +36,25 @@ import numpy as np
 from vision_lab import synth
 
 CACHE = os.environ.get("SHOED_DECK_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "shoed-decks"))
+# Designs whose artwork the classifier may be trained on (vision_lab.train);
+# whole families of lettering: Atlasnye (atlasnye, atlasnye_skat, orell,
+# slavic_costumes, tarocco, tigullio), German serif (berlin, lattmann,
+# rheinland), and two serif decks (bellot, neoclassical).
+TRAINING_DESIGNS = ("atlasnye", "atlasnye_skat", "orell", "slavic_costumes", "tarocco", "tigullio",
+                    "berlin", "lattmann", "rheinland", "bellot", "neoclassical")
+# Ranks whose index in a design is not an English rank letter (refusing is right).
+_FOREIGN_RANKS = {
+    "ancient_french": "AJQK",  # 1, V, D, R
+    "atlasnye_skat": "JQ",  # B, D
+    "berlin": "JQ",
+    "lattmann": "JQ",
+    "rheinland": "JQ",
+    "slavic_costumes": "AJQ",  # Cyrillic T, V, D
+    "tarocco": "JQK",  # F, D, R
+    "guyenne-classic": "JQK",  # court cards without an index
+}
+# Designs not in French suits read in red and black: Swiss suits, four colours.
+_FOREIGN_DESIGNS = ("swiss-xvii", "atlasnye_skat")
 _SUIT = {"C": "club", "D": "diamond", "H": "heart", "S": "spade"}
 _RANK = {"A": "1", "T": "10", "J": "jack", "Q": "queen", "K": "king"}
 
@@ -40,6 +69,21 @@ def designs() -> dict[str, str]:
     return found if shutil.which("rsvg-convert") else {}
 
 
+def held_out_designs() -> list[str]:
+    """Installed designs the classifier never trains on."""
+    return [d for d in designs() if d not in TRAINING_DESIGNS]
+
+
+def foreign_ranks(design: str) -> str:
+    """Ranks whose index letter in `design` is not the English one."""
+    return _FOREIGN_RANKS.get(design, "")
+
+
+def to_refuse(design: str, label: str) -> bool:
+    """Whether the card's index is not one shoed reads (refusing it is right)."""
+    return design in _FOREIGN_DESIGNS or label[:-1] in foreign_ranks(design)
+
+
 def _element_id(label: str) -> str:
     return f"{_SUIT[label[-1]]}_{_RANK.get(label[:-1], label[:-1])}"
 
@@ -47,6 +91,21 @@ def _element_id(label: str) -> str:
 def face(design: str, label: str) -> synth.Face | None:
     """The face of `label` ("TD") in `design`, at synth's face size; None when
     the design has no such card."""
+    rgba = _render(design, label)
+    if rgba is None:
+        return None
+    img = cv2.resize(rgba, (synth.FACE_W, synth.FACE_H), interpolation=cv2.INTER_AREA)
+    a = img[..., 3]
+    return synth.Face(_on_paper(img), a, label, font=design)
+
+
+def _on_paper(rgba: np.ndarray) -> np.ndarray:
+    f = rgba[..., 3:4].astype(np.float32) / 255.0
+    return (rgba[..., :3].astype(np.float32) * f + 255.0 * (1 - f)).astype(np.uint8)
+
+
+def _render(design: str, label: str) -> np.ndarray | None:
+    """The card's face, cropped to the card, as rendered (BGRA, 1200 px tall)."""
     path = designs()[design]
     png = os.path.join(CACHE, design, f"{label}.png")
     if not os.path.exists(png):
@@ -66,19 +125,66 @@ def face(design: str, label: str) -> synth.Face | None:
     h, w = crop.shape[:2]
     if h < w:  # a landscape element: not a card face
         return None
-    img = cv2.resize(crop, (synth.FACE_W, synth.FACE_H), interpolation=cv2.INTER_AREA)
-    a = img[..., 3]
-    paper = np.full((synth.FACE_H, synth.FACE_W, 3), 255, np.uint8)
-    f = a[..., None].astype(np.float32) / 255.0
-    bgr = (img[..., :3].astype(np.float32) * f + paper * (1 - f)).astype(np.uint8)
-    return synth.Face(bgr, a, label, font=design)
+    return crop
 
 
-def shots(per_design: int, seed: int, size: tuple[int, int] = (1280, 960)) -> Iterator[tuple[synth.Shot, str]]:
-    """(shot, design) pairs: `per_design` cards of each installed design (every
-    rank before any repeats), photographed as vision_lab.synth does."""
+def index_masks(design: str, label: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """The rank and suit marks of the card's upright index as high-resolution
+    masks (uint8, 255 = ink), found as the recogniser finds them (the topmost
+    rank-over-suit pairing of the top-left corner, on the flattened card), cut
+    from the rendering at full resolution. None when the index is not found so."""
+    from shoed.vision import index as X
+    from shoed.vision.locate import CANON_H, CANON_W
+
+    rgba = _render(design, label)
+    if rgba is None:
+        return None
+    paper = _on_paper(rgba)
+    canon = cv2.resize(paper, (CANON_W, CANON_H), interpolation=cv2.INTER_AREA)
+    view = X.corner_views(canon)[0]
+    glyphs = 2 if label[:-1] == "T" else 1
+    found = [p for p in X.pairings(view, X.find_marks(view)) if not p.partial and len(p.rank.labels) == glyphs]
+    if not found:
+        return None
+    best = min(found, key=lambda p: (p.rank.y, p.suit.y))
+    ink = (1.0 - X.paper_normalised(paper).min(axis=2))
+    sy, sx = paper.shape[0] / CANON_H, paper.shape[1] / CANON_W
+    return _cut(ink, best.rank, sx, sy), _cut(ink, best.suit, sx, sy)
+
+
+def _cut(ink: np.ndarray, m, sx: float, sy: float) -> np.ndarray:
+    """The ink of canonical mark `m` at full resolution: the marks whose
+    centres fall in its box."""
+    x0, y0 = int(m.x * sx), int(m.y * sy)
+    x1, y1 = int((m.x + m.w) * sx) + 1, int((m.y + m.h) * sy) + 1
+    pad = int(2 * max(sx, sy))
+    ya, xa = max(0, y0 - pad), max(0, x0 - pad)
+    crop = ink[ya : y1 + pad, xa : x1 + pad]
+    binary = (crop > 0.4).astype(np.uint8)
+    n, labels, stats, cents = cv2.connectedComponentsWithStats(binary, connectivity=8)
+    keep = np.zeros(binary.shape, np.uint8)
+    for k in range(1, n):
+        cx, cy = cents[k][0] + xa, cents[k][1] + ya
+        if x0 <= cx <= x1 and y0 <= cy <= y1 and stats[k][4] >= 4:
+            keep[labels == k] = 255
+    out = (np.clip(crop, 0, 1) * 255).astype(np.uint8)
+    out[keep == 0] = 0
+    ys, xs = np.nonzero(out > 40)
+    if len(xs) == 0:
+        return out
+    return out[ys.min() : ys.max() + 1, xs.min() : xs.max() + 1]
+
+
+def shots(per_design: int, seed: int, size: tuple[int, int] = (1280, 960),
+          names: list[str] | None = None) -> Iterator[tuple[synth.Shot, str]]:
+    """(shot, design) pairs: `per_design` cards of each design in `names`
+    (default: the held-out designs; every rank before any repeats),
+    photographed as vision_lab.synth does."""
     labels = synth.all_labels()
+    names = held_out_designs() if names is None else names
     for d, design in enumerate(designs()):
+        if design not in names:
+            continue
         for i in range(per_design):
             label = labels[(i % 13) + 13 * ((i + d) % 4)]
             f = face(design, label)

@@ -173,14 +173,28 @@ _STROKES = {
 }
 
 
-def _stroke_text(text: str, size: int, width_percent: float) -> np.ndarray:
+# Card lettering no training font has: the flat-topped "3" of many printed
+# decks (a bar, a diagonal down to the bowl), which a classifier that has only
+# seen round threes reads as a "5". Training only (vision_lab.train).
+CARD_GLYPHS = {
+    "3": [[(0.04, 0.0), (0.58, 0.0), (0.27, 0.4)] + _arc(0.3, 0.7, 0.3, 0.3, 270, 520)],
+}
+
+
+def card_glyph_mask(rank_text: str, height: int, rng: np.random.Generator) -> np.ndarray:
+    """A rank in card lettering (CARD_GLYPHS), with a random stroke width."""
+    master = _stroke_text(rank_text, 120, float(rng.uniform(9, 17)), CARD_GLYPHS)
+    return scale_to_height(master, height)
+
+
+def _stroke_text(text: str, size: int, width_percent: float, strokes: dict | None = None) -> np.ndarray:
     thickness = max(2, round(size * width_percent / 100.0))
     pad = thickness * 2
     advance = 0.74 if len(text) > 1 else 0.0
     canvas = np.zeros((size * 2 + pad * 2, int(size * (len(text) + 1)) + pad * 2), np.uint8)
     for i, ch in enumerate(text):
         ox = pad + i * size * advance
-        for line in _STROKES[ch]:
+        for line in (strokes or _STROKES)[ch]:
             pts = np.array([(ox + x * size, pad + y * size) for x, y in line], np.float32)
             cv2.polylines(canvas, [np.round(pts * 16).astype(np.int32)], False, 255, thickness, cv2.LINE_AA, 4)
     return _tight(canvas)

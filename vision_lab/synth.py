@@ -65,6 +65,9 @@ class CardStyle:
     four_index_p: float = 0.2  # share of decks with an index in all four corners
     paper: tuple[tuple[int, int, int], tuple[int, int, int]] = ((236, 240, 240), (255, 255, 255))  # BGR low/high
     drawn_suits_p: float = 0.5  # suit symbols drawn from curves rather than from the font
+    # how far the rows of pips reach towards the top and bottom edges (1: rows at
+    # 0.2 and 0.8 of the height; some decks print them near the edges, at 1.35)
+    pip_reach: tuple[float, float] = (1.0, 1.0)
     tags: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -193,8 +196,10 @@ def draw_face(label: str, rng: np.random.Generator, style: CardStyle | None = No
         # printed decks keep the pips clear of the index column
         clear = mx + column + 1.5 * PX_PER_MM + pip.shape[1] / 2
         spread = min(spread, (0.5 * FACE_W - clear) / (0.2 * FACE_W))
+        reach = rng.uniform(*style.pip_reach) if style.pip_reach[0] != style.pip_reach[1] else style.pip_reach[0]
         for fx, fy in _PIP_LAYOUT[rank_no]:
             fx = 0.5 + (fx - 0.5) * spread
+            fy = 0.5 + (fy - 0.5) * reach
             m = pip if fy <= 0.5 else pip[::-1, ::-1]
             _paint(face, m, int(fx * FACE_W - m.shape[1] / 2), int(fy * FACE_H - m.shape[0] / 2), ink)
     elif rank_no == 1:

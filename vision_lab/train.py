@@ -17,6 +17,16 @@ recogniser uses (index.threshold, index.absorb_fragments, index.rank_marks,
 index.glyph_vector). The "none" class gets foreign letters, lone "1" and "0",
 broken glyphs, and picture and pattern pieces.
 
+Deck artwork (vision_lab.decks, when gnome-cards-data and librsvg2-bin are
+installed): the index marks of every card of the training designs
+(decks.TRAINING_DESIGNS, whole families of lettering) are masters too, for a
+share of the samples (`--deck-share`): index lettering drawn for cards
+(narrow tens, flat-topped threes, clubs with thin stems), and foreign court
+letters ("B", "D", "F", "R", a Cyrillic "T") as "none". Lettering found on
+cards but in no training font (fonts.CARD_GLYPHS: the flat-topped "3") is
+drawn for a share of its rank's samples. The other designs are
+never trained on: the benchmark reports on them.
+
 The held-out fonts (fonts.held_out_fonts) never enter training; the end of a
 run prints accuracy on them beside accuracy on fresh samples of the training
 fonts. Deterministic for a given seed and font set.
@@ -33,11 +43,13 @@ import time
 import cv2
 import numpy as np
 
+from vision_lab import decks
 from vision_lab import fonts as F
 from shoed.vision import index as X
 from shoed.vision.model import CLASSES, DEFAULT_PATH, NONE, RANK_CLASSES, SUIT_CLASSES, IndexModel
 
-FOREIGN = "BDRVOCLEPHUNMWXYTFIG"  # letters that are not ranks (incl. French/German court letters)
+FOREIGN = "BDRVOCLEPHUNMWXYTFIG"
+CARD_GLYPH_SHARE = 0.2  # share of a rank's samples in card lettering (fonts.CARD_GLYPHS), where it has some  # letters that are not ranks (incl. French/German court letters)
 
 
 def _pad(mask: np.ndarray, frac: float = 0.35) -> np.ndarray:
@@ -185,9 +197,41 @@ def _none_master(fonts: list[F.GlyphFont], rng: np.random.Generator) -> np.ndarr
     return canvas
 
 
-def sample(cls: int, fonts: list[F.GlyphFont], rng: np.random.Generator) -> np.ndarray | None:
-    """One training vector of class `cls` (an index into model.CLASSES)."""
-    if cls < 13:
+def deck_masters(names: tuple[str, ...] = decks.TRAINING_DESIGNS) -> dict[int, list[np.ndarray]]:
+    """Class -> index marks cut from the deck artwork of `names` (the installed
+    ones): rank marks under their rank, suit marks under their suit, foreign
+    rank letters under "none"."""
+    out: dict[int, list[np.ndarray]] = {}
+    installed = decks.designs()
+    for design in names:
+        if design not in installed:
+            continue
+        for label in _labels():
+            marks = decks.index_masks(design, label)
+            if marks is None:
+                continue
+            rank = "10" if label[:-1] == "T" else label[:-1]
+            cls = NONE if label[:-1] in decks.foreign_ranks(design) else RANK_CLASSES.index(rank)
+            out.setdefault(cls, []).append(marks[0])
+            out.setdefault(len(RANK_CLASSES) + SUIT_CLASSES.index(label[-1]), []).append(marks[1])
+    return out
+
+
+def _labels() -> list[str]:
+    return [("T" if r == "10" else r) + s for s in SUIT_CLASSES for r in RANK_CLASSES]
+
+
+def sample(cls: int, fonts: list[F.GlyphFont], rng: np.random.Generator,
+           masters: dict[int, list[np.ndarray]] | None = None, deck_share: float = 0.0) -> np.ndarray | None:
+    """One training vector of class `cls` (an index into model.CLASSES); with
+    probability `deck_share` from one of `masters[cls]` (deck artwork)."""
+    # foreign letters are a small part of what "none" stands for
+    if masters and masters.get(cls) and rng.uniform() < (deck_share * 0.3 if cls == NONE else deck_share):
+        pool = masters[cls]
+        master = pool[rng.integers(len(pool))]
+    elif cls < 13 and RANK_CLASSES[cls] in F.CARD_GLYPHS and rng.uniform() < CARD_GLYPH_SHARE:
+        master = F.card_glyph_mask(RANK_CLASSES[cls], 90, rng)
+    elif cls < 13:
         font = fonts[rng.integers(len(fonts))]
         master = F.rank_mask(font, RANK_CLASSES[cls], 90)
     elif cls < 17:
@@ -200,7 +244,8 @@ def sample(cls: int, fonts: list[F.GlyphFont], rng: np.random.Generator) -> np.n
 
 
 def make_set(per_class: int, fonts: list[F.GlyphFont], seed: int, none_share: float = 1.5,
-             classes: range | None = None, log=None) -> tuple[np.ndarray, np.ndarray]:
+             classes: range | None = None, log=None, masters: dict[int, list[np.ndarray]] | None = None,
+             deck_share: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
     counts = [per_class] * (len(CLASSES) - 1) + [int(per_class * none_share)]
     xs, ys = [], []
@@ -210,7 +255,7 @@ def make_set(per_class: int, fonts: list[F.GlyphFont], seed: int, none_share: fl
             continue
         made = 0
         while made < count:
-            v = sample(cls, fonts, rng)
+            v = sample(cls, fonts, rng, masters, deck_share)
             if v is None:
                 continue
             xs.append(v)
@@ -287,6 +332,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--per-class", type=int, default=4000)
     ap.add_argument("--epochs", type=int, default=25)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--deck-share", type=float, default=0.35,
+                    help="share of samples drawn from the training designs' artwork, where installed")
     ap.add_argument("--cache", help="keep the generated training set in this .npz (reused when present)")
     args = ap.parse_args(argv)
     cv2.setNumThreads(1)
@@ -301,7 +348,10 @@ def main(argv: list[str] | None = None) -> int:
             x, y = data["x"], data["y"]
         log(f"training set from {args.cache}: {len(x)} samples")
     else:
-        x, y = make_set(args.per_class, fonts, args.seed, log=log)
+        masters = deck_masters()
+        log(f"deck artwork: {sum(len(v) for v in masters.values())} index marks of "
+            f"{', '.join(d for d in decks.TRAINING_DESIGNS if d in decks.designs()) or 'no design installed'}")
+        x, y = make_set(args.per_class, fonts, args.seed, log=log, masters=masters, deck_share=args.deck_share)
         if args.cache:
             np.savez_compressed(args.cache, x=x, y=y)
     model = fit(x, y, epochs=args.epochs, seed=args.seed, log=log)
@@ -310,6 +360,8 @@ def main(argv: list[str] | None = None) -> int:
     hx, hy = make_set(150, F.held_out_fonts(), args.seed + 2000, classes=range(13))
     model.info.update({
         "fonts": [f.label for f in fonts],
+        "deck_designs": [d for d in decks.TRAINING_DESIGNS if d in decks.designs()],
+        "deck_share": args.deck_share,
         "samples": int(len(x)),
         "seed": args.seed,
         "per_class": args.per_class,

@@ -26,6 +26,7 @@ import numpy as np
 from shoed.vision.locate import CANON_H, CANON_W
 
 WINDOW_W, WINDOW_H = 0.34, 0.45  # the corner window, as fractions of the card
+PIP_EDGE = 0.16  # no pip's centre is nearer the card's side than this (a fraction of its width)
 GLYPH_BOX = 40  # glyphs are drawn into a GLYPH_BOX square before features are taken
 FEATURES = 20 * 20 + 4 * 4 * 8 + 3
 
@@ -336,13 +337,18 @@ class Pip:
     blur: float
 
 
-def find_pips(ink: np.ndarray, red: np.ndarray, limit: int = 12) -> list[Pip]:
+def find_pips(ink: np.ndarray, red: np.ndarray, limit: int = 12,
+              index_boxes: list[tuple[int, int, int, int]] = ()) -> list[Pip]:
     """Pip-like marks in the middle of a canonical card. Pips on the lower half
     are printed turned; they are turned back. Only number cards and aces have
     pips; the caller decides whether to trust these (a court card's picture has
-    marks too)."""
+    marks too). Marks whose centre lies in one of `index_boxes` (x0, y0, x1,
+    y1 on the card: the marks of the corner indices) are no pips."""
     h, w = ink.shape
-    x0, x1, y0, y1 = int(0.15 * w), int(0.85 * w), int(0.09 * h), int(0.91 * h)
+    # Nearly the whole card: some designs print their outer pips close to the
+    # edges. The indices' columns are left out by the marks' centres (a pip's
+    # centre is never within PIP_EDGE of the card's side; an index's always is).
+    x0, x1, y0, y1 = int(0.05 * w), int(0.95 * w), int(0.035 * h), int(0.965 * h)
     window = ink[y0:y1, x0:x1]
     binary = (window > threshold(window)).astype(np.uint8)
     n, labels, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
@@ -353,6 +359,11 @@ def find_pips(ink: np.ndarray, red: np.ndarray, limit: int = 12) -> list[Pip]:
             continue
         if not (0.045 * h <= bh <= 0.4 * h) or not (0.45 <= bw / bh <= 1.5) or area < 0.35 * bw * bh:
             continue
+        cx, cy = x0 + x + bw / 2, y0 + y + bh / 2
+        if not PIP_EDGE * w <= cx <= (1 - PIP_EDGE) * w:
+            continue  # in an index's column
+        if any(bx0 <= cx <= bx1 and by0 <= cy <= by1 for bx0, by0, bx1, by1 in index_boxes):
+            continue  # a corner index's suit, as large as the pips in some decks
         m = Mark(x0 + x, y0 + y, bw, bh, labels[y : y + bh, x : x + bw] == k, (k,))
         found.append((area, m))
     found.sort(key=lambda t: -t[0])
@@ -384,9 +395,23 @@ def read_card_marks(card: np.ndarray) -> tuple[list[CornerView], list[Pip]]:
     """The corner windows with their candidate pairings, and the pips."""
     ink, red = ink_and_red(card)
     views = corner_views(card, (ink, red))
+    boxes = []
     for view in views:
         view.pairings = pairings(view, find_marks(view))
-    return views, find_pips(ink, red)
+        for p in view.pairings:
+            boxes += [_card_box(view, m, ink.shape) for m in (p.rank, p.suit)]
+    return views, find_pips(ink, red, index_boxes=boxes)
+
+
+def _card_box(view: CornerView, m: Mark, shape: tuple[int, int]) -> tuple[int, int, int, int]:
+    """A corner window's mark as a box (x0, y0, x1, y1) on the card."""
+    h, w = shape
+    vh, vw = view.ink.shape
+    x0 = m.x + (w - vw if view.right else 0)
+    box = (x0, m.y, x0 + m.w, m.bottom)
+    if view.name.startswith("bottom"):  # the window was turned half a turn
+        box = (w - box[2], h - box[3], w - box[0], h - box[1])
+    return box
 
 
 def read_views(card: np.ndarray) -> list[CornerView]:

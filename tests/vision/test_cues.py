@@ -9,6 +9,8 @@ a "10" from a "J", the answer is a refusal with that reason, never a guess.
 
 from __future__ import annotations
 
+import dataclasses
+
 import cv2
 import numpy as np
 import pytest
@@ -140,3 +142,35 @@ def test_a_two_glyph_rank_over_ten_pips_is_a_ten(glyphs, card):
     read = CornerRead("top-left", "TH", 0.01 * 0.99, 0.01, 0.99, 0.99, 30.0, 20.0, glyphs)
     result = Recognizer()._decide([read], PipEvidence("H", 0.99, 10, 30.0))
     assert result.card == card, result
+
+
+@pytest.mark.parametrize("label", ["9H", "8C", "6S", "TD", "4D", "7C"])
+def test_pips_printed_near_the_edges_are_all_counted(label):
+    """Some decks print their outer rows of pips close to the top and bottom
+    edges (well beyond a fifth of the height): every pip is counted, so the
+    count can confirm the rank instead of contradicting it."""
+    from shoed.vision import locate as L
+    from vision_lab import synth
+
+    style = dataclasses.replace(synth.classic_style(), pip_reach=(1.3, 1.3))
+    rng = np.random.default_rng(5)
+    shot = synth.photograph(label, rng, style, size=(1280, 960), occlusion_p=0.0, tilt=0.1, blur=0.8)
+    quad = L.find_quads(shot.image)[0]
+    card = L.warp_card(shot.image, quad)
+    views, pips = X.read_card_marks(card)
+    rotated = len(X.pip_group(X.read_card_marks(np.ascontiguousarray(card[::-1, ::-1]))[1]))
+    assert len(X.pip_group(pips)) == rotated == synth.RANKS.index(label[:-1].replace("T", "10")) + 1
+
+
+@pytest.mark.parametrize("label", ["TC", "TD", "8S"])
+def test_the_marks_of_a_corner_index_are_no_pips(label):
+    """A large index printed well in from the edge: the "0" of its "10" and its
+    suit are as large as the pips and lie beside them, but belong to the index."""
+    from vision_lab import synth
+
+    style = dataclasses.replace(synth.classic_style(), rank_mm=(8.5, 8.5), margin_mm=(4.5, 4.5),
+                                width_factor=(1.0, 1.0))
+    for seed in range(4):
+        face = synth.draw_face(label, np.random.default_rng(seed), style)
+        card = cv2.resize(face.image, (300, 420), interpolation=cv2.INTER_AREA)
+        assert len(X.pip_group(X.read_card_marks(card)[1])) == (10 if label[0] == "T" else 8)

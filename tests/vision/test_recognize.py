@@ -128,7 +128,9 @@ def test_a_higher_threshold_only_withholds(recognizer, classic_shots):
         normal, high = recognizer.identify(shot.image), strict.identify(shot.image)
         assert high.card in (None, normal.card)
         if high.card is None:
-            assert high.reason and high.confidence == normal.confidence
+            # the refusal reports its best reading: the same as the card read at
+            # the normal threshold, or a surer one from an outline looked at after it
+            assert high.reason and high.confidence >= normal.confidence
 
 
 @pytest.mark.parametrize(
