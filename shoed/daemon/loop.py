@@ -157,7 +157,7 @@ class Daemon:
             self._open_sources()
             # Start-up record: power on, and whether the last stop was clean.
             self.handle({"kind": "power", "state": "on", "clean": stopped_clean,
-                     "sources": self._reader_sources(),
+                         "sources": self._reader_sources(), "auto_confirm": self._auto_confirm(),
                          "recovery": [n.to_json() for n in self.journal.recovery]})
             self._powered_on = True
             if self.config.live_odds:
@@ -227,7 +227,6 @@ class Daemon:
                                             "text": f"replay of {path.name} differs at jseq {first.jseq}: {first.reason}"})
             log.info("state rebuilt from the journal", file=path.name, steps=state.steps, seq=self.controller.seq,
                      coup=self.controller.coup_no or None)
-        self.controller.auto_confirm = self._auto_confirm()
         # A stop between a coup's record and its live odds record left the odds out: they come now.
         return stopped_clean, state.odds_due
 
