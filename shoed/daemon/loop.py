@@ -651,19 +651,10 @@ class Daemon:
                 self.handle({"kind": "power", "state": "off", "clean": True})
             except Exception as exc:  # noqa: BLE001 - a failing journal at stop is logged, nothing more
                 log.error("could not journal the stop", error=str(exc))
-        for driver in self.drivers:
-            try:
-                driver.close()
-            except Exception:  # noqa: BLE001
-                pass
+        _close_each(*self.drivers)
         if self.virtual is not None:
             self.virtual.stop()
-        for part in (self.commands, self.catchup, *self.publishers):
-            if part is not None:
-                try:
-                    part.close()
-                except Exception:  # noqa: BLE001
-                    pass
+        _close_each(self.commands, self.catchup, *self.publishers)
         if self.curve is not None:
             self.curve.close()
         for context in (self.context, *self.stream_contexts):
@@ -676,3 +667,13 @@ class Daemon:
             log.error("stopped after a failure", exit_code=self.exit_code)
         else:
             log.info("stopped", exit_code=0)
+
+
+def _close_each(*parts) -> None:
+    """Close every part there is at a stop; one that fails to close keeps none of the others open."""
+    for part in parts:
+        if part is not None:
+            try:
+                part.close()
+            except Exception:  # noqa: BLE001
+                pass
