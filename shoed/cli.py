@@ -11,6 +11,8 @@ import argparse
 import importlib
 import pkgutil
 import sys
+from collections.abc import Callable
+from typing import TypeVar
 
 import shoed
 import shoed.commands
@@ -18,6 +20,32 @@ import shoed.commands
 
 class CommandError(Exception):
     """A user-facing error: printed as one line, exit status 2."""
+
+
+# Types of arguments that several commands share: each a number with its bounds, refused
+# with a one-line error that says what was expected.
+N = TypeVar("N", int, float)
+
+
+def _number(convert: Callable[[str], N], what: str, fits: Callable[[N], bool], bounds: str) -> Callable[[str], N]:
+    """An argparse `type`: `text` as a number, refused with a one-line error if it is none or out of bounds."""
+
+    def parse(text: str) -> N:
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+        if not fits(value):
+            raise argparse.ArgumentTypeError(f"{bounds}, not {text}")
+        return value
+
+    return parse
+
+
+rate = _number(float, "a number", lambda v: 0.0 <= v <= 1.0, "a rate lies between 0 and 1")
+seconds = _number(float, "a number of seconds", lambda v: v >= 0, "a number of seconds is 0 or more")
+positive_int = _number(int, "a whole number", lambda v: v >= 1, "expected a whole number of at least 1")
+count = _number(int, "a whole number", lambda v: v >= 0, "expected a whole number of 0 or more")
 
 
 def build_parser() -> argparse.ArgumentParser:

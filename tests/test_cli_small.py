@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from harness.processes import run_shoed
 
 
@@ -29,3 +31,35 @@ def test_report_out_refuses_what_is_not_png(tmp_path):
     proc = run_shoed("report", str(tmp_path), "--out", str(tmp_path / "board.jpg"))
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and ".png" in proc.stderr
     assert not (tmp_path / "board.jpg").exists()
+
+
+@pytest.mark.parametrize(
+    "parse, text, says",
+    [
+        ("rate", "1.5", "a rate lies between 0 and 1, not 1.5"),
+        ("rate", "x", "'x' is not a number"),
+        ("seconds", "-1", "a number of seconds is 0 or more, not -1"),
+        ("positive_int", "0", "expected a whole number of at least 1, not 0"),
+        ("count", "2.5", "'2.5' is not a whole number"),
+        ("count", "-1", "expected a whole number of 0 or more, not -1"),
+    ],
+)
+def test_shared_argument_types_refuse_with_one_line(parse, text, says):
+    import argparse
+
+    from shoed import cli
+
+    with pytest.raises(argparse.ArgumentTypeError) as refused:
+        getattr(cli, parse)(text)
+    assert str(refused.value) == says
+
+
+def test_shared_argument_types_take_what_fits():
+    from shoed import cli
+
+    assert (cli.rate("0.25"), cli.seconds("0"), cli.positive_int("3"), cli.count("0")) == (0.25, 0.0, 3, 0)
+
+
+def test_journal_recall_refuses_a_last_of_zero(tmp_path):
+    proc = run_shoed("journal", "recall", str(tmp_path), "--last", "0")
+    assert proc.returncode == 2 and "expected a whole number of at least 1, not 0" in proc.stderr

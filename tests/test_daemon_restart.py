@@ -90,3 +90,23 @@ def test_a_start_that_finds_the_replay_different_locks_the_table_on_the_record(b
     assert f"differs at jseq {done[0]}:" in alarm["text"]
     numbers = seqs(records)
     assert numbers == list(range(numbers[0], numbers[0] + len(numbers)))  # journaled, so no gap
+
+
+def test_a_start_with_another_auto_confirm_journals_it_with_the_power_on(base):
+    """The configured auto_confirm reaches the controller through the journaled power-on input
+    (not behind the journal's back): the file's checkpoint said off, the restart says on, and a
+    replay of the journal learns it where the live table did."""
+    journal = base / "journal"
+    write_journal(journal, shoes=1, seed=5)
+    last = sorted(journal.glob("*.jsonl"))[-1]
+    checkpoint = next(r for r in records_of(journal) if r["_file"] == last.name and r["kind"] == "checkpoint")
+    assert checkpoint["auto_confirm"] is False
+    config = base / "auto.toml"
+    config.write_text("auto_confirm = true\n")
+    with Daemon(base, "--source", f"native:{base}/no-shoe", "--config", str(config), journal=journal) as daemon:
+        daemon.wait_for(lambda line: line.get("event") == "ready", 30, "ready")
+    assert daemon.proc.returncode == 0
+    powers = [r["input"] for r in records_of(journal) if r["kind"] == "step" and r["input"]["kind"] == "power"]
+    assert powers[-2]["state"] == "on" and powers[-2]["auto_confirm"] is True  # then the stop's power off
+    replay = run_shoed("replay", str(journal), "--json")
+    assert replay.returncode == 0 and json.loads(replay.stdout)["identical"] is True

@@ -122,3 +122,20 @@ def test_replay_refuses_a_speed_that_is_not_above_zero(tmp_path):
     write_journal(tmp_path / "j", dealer_inputs(coups=1))
     proc = run_shoed("replay", str(tmp_path / "j"), "--publish", f"ipc://{tmp_path}/p", "--speed", "0")
     assert proc.returncode == 2 and "--speed is a number above 0" in proc.stderr
+
+
+def test_auto_confirm_comes_with_the_power_on_and_replays(tmp_path):
+    """A shoe without buttons configured after the file's checkpoint was written (a restart with
+    another setting): the setting is journaled with the power-on input, so the live table
+    auto-confirms from then on and the replay of the file learns it there and gives the same events."""
+    cards = [x for x in dealer_inputs(coups=5) if x["kind"] == "card"]
+    inputs = [{"kind": "power", "state": "on", "clean": True, "sources": [], "auto_confirm": True,
+               "recovery": []}, *cards]
+    table = write_journal(tmp_path / "j", inputs)
+    assert table.auto_confirm is True
+    assert table.coup_no >= 4 and not table.pending  # the first card opened the shoe, each card after a result a coup
+    state = Replay()
+    for record in iter_records(tmp_path / "j"):
+        state.feed(record)
+    assert not state.differences and state.controller.snapshot() == table.snapshot()
+    assert state.controller.auto_confirm is True

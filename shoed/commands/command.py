@@ -90,7 +90,7 @@ def status_summary(state: dict) -> str:
         cut = f"cut card out, last coup {shoe.get('last_coup')}" if shoe.get("cut_card") else "cut card not out"
         lines.append(f"cards: {shoe.get('cards_seen')} seen, {shoe.get('cards_left')} left, "
                      f"{shoe.get('burned')} burned · {cut}")
-    from shoed.rules.roads import results_of
+    from shoed.table.results import results_of
     from shoed.rules.stats import tally
 
     coups = state.get("coups") or []

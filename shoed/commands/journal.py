@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 import sys
 
+from shoed import cli
+
 
 def register(sub) -> None:
     journal = sub.add_parser("journal", help="verify a journal's hash chain, recall the last coups")
@@ -37,23 +39,11 @@ def register(sub) -> None:
 
     rec = jsub.add_parser("recall", help="the last coups: cards in draw order, totals, outcome, void flag")
     rec.add_argument("path", metavar="PATH", help="a journal file, or a directory of them")
-    rec.add_argument("--last", type=_positive, default=10, metavar="N", help="how many coups (default 10)")
+    rec.add_argument("--last", type=cli.positive_int, default=10, metavar="N", help="how many coups (default 10)")
     rec.add_argument("--table", help="the table, when the directory holds several tables' journals")
     rec.add_argument("--secret-file", metavar="FILE", help="the HMAC secret of a keyed journal")
     rec.add_argument("--json", action="store_true", help="print one JSON object")
     rec.set_defaults(func=run_recall)
-
-
-def _positive(text: str) -> int:
-    import argparse
-
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive whole number")
-    return value
 
 
 def read_secret(path: str | None) -> bytes | None:

@@ -10,45 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-
-def _rate(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"a rate lies between 0 and 1, not {text}")
-    return value
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"a number of seconds is 0 or more, not {text}")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, not {text}")
-    return value
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number of 0 or more, not {text}")
-    return value
+from shoed import cli
 
 
 def _card_numbers(text: str) -> tuple[int, ...]:
@@ -80,7 +42,7 @@ def register(sub) -> None:
         ),
     )
     p.add_argument("--ruleset", default="punto-banco", help="built-in ruleset name or .toml path (default punto-banco)")
-    p.add_argument("--decks", type=_positive_int, help="decks in the shoe (default: the ruleset's)")
+    p.add_argument("--decks", type=cli.positive_int, help="decks in the shoe (default: the ruleset's)")
     p.add_argument(
         "--cut", type=int, metavar="CARDS", help="cut card this many cards from the end (default: the ruleset's)"
     )
@@ -88,10 +50,10 @@ def register(sub) -> None:
     p.add_argument("--listen", metavar="socket://HOST:PORT", help="serve one TCP client instead of a pty")
     p.add_argument("--link", metavar="PATH", help="keep a symlink PATH pointing at the current pty (survives replugs)")
     p.add_argument(
-        "--pace", type=_seconds, default=1.5, help="seconds between cards (default 1.5; 0 = as fast as the link allows)"
+        "--pace", type=cli.seconds, default=1.5, help="seconds between cards (default 1.5; 0 = as fast as the link allows)"
     )
     p.add_argument(
-        "--shoes", type=_count, default=1, help="shoes to deal, one after the other (default 1; 0 = without end)"
+        "--shoes", type=cli.count, default=1, help="shoes to deal, one after the other (default 1; 0 = without end)"
     )
     p.add_argument(
         "--seed", type=int, help="seed of the shuffle, the players' choices and the faults (default: random)"
@@ -112,39 +74,39 @@ def register(sub) -> None:
     )
     p.add_argument("--truth", metavar="FILE", help="write the ground truth as JSON lines to FILE")
     f = p.add_argument_group("link faults")
-    f.add_argument("--garbage", type=_rate, default=0.0, metavar="RATE", help="per frame: random bytes before it")
-    f.add_argument("--ber", type=_rate, default=0.0, metavar="RATE", help="bit error rate: per bit, flipped")
-    f.add_argument("--lose", type=_rate, default=0.0, metavar="RATE", help="per frame: not sent")
-    f.add_argument("--repeat", type=_rate, default=0.0, metavar="RATE", help="per frame: sent twice")
+    f.add_argument("--garbage", type=cli.rate, default=0.0, metavar="RATE", help="per frame: random bytes before it")
+    f.add_argument("--ber", type=cli.rate, default=0.0, metavar="RATE", help="bit error rate: per bit, flipped")
+    f.add_argument("--lose", type=cli.rate, default=0.0, metavar="RATE", help="per frame: not sent")
+    f.add_argument("--repeat", type=cli.rate, default=0.0, metavar="RATE", help="per frame: sent twice")
     dis = f.add_mutually_exclusive_group()
-    dis.add_argument("--disconnect-every", type=_seconds, metavar="SECONDS", help="unplug the link this often")
+    dis.add_argument("--disconnect-every", type=cli.seconds, metavar="SECONDS", help="unplug the link this often")
     dis.add_argument(
         "--disconnect-at", type=_card_numbers, metavar="CARD,...", help="unplug after these cards (counted from 1)"
     )
     f.add_argument(
         "--reconnect-after",
-        type=_seconds,
+        type=cli.seconds,
         default=0.5,
         metavar="SECONDS",
         help="how long the link stays unplugged (default 0.5)",
     )
     d = p.add_argument_group("dealing faults")
     d.add_argument(
-        "--unreadable", type=_rate, default=0.0, metavar="RATE", help="per card: the reader cannot identify it"
+        "--unreadable", type=cli.rate, default=0.0, metavar="RATE", help="per card: the reader cannot identify it"
     )
     d.add_argument(
-        "--extra-card", type=_rate, default=0.0, metavar="RATE", help="per coup: one card too many after it is complete"
+        "--extra-card", type=cli.rate, default=0.0, metavar="RATE", help="per coup: one card too many after it is complete"
     )
     d.add_argument(
         "--missing-card",
-        type=_rate,
+        type=cli.rate,
         default=0.0,
         metavar="RATE",
         help="per coup: confirm pressed while the last card is due",
     )
     d.add_argument(
         "--foreign-card",
-        type=_rate,
+        type=cli.rate,
         default=0.0,
         metavar="RATE",
         help="per game card: a card from another deck slips in",
@@ -178,7 +140,7 @@ def register(sub) -> None:
         "not the shoe shuffled: switch-card, remove-card, insert-card, swap-cards (two cards out of order)",
     )
     s.add_argument(
-        "--shuffler-fault-shoe", type=_positive_int, default=1, metavar="N", help="the shoe the faults go into (default 1)"
+        "--shuffler-fault-shoe", type=cli.positive_int, default=1, metavar="N", help="the shoe the faults go into (default 1)"
     )
     p.set_defaults(func=run)
 

@@ -157,7 +157,7 @@ class Daemon:
             self._open_sources()
             # Start-up record: power on, and whether the last stop was clean.
             self.handle({"kind": "power", "state": "on", "clean": stopped_clean,
-                     "sources": self._reader_sources(),
+                         "sources": self._reader_sources(), "auto_confirm": self._auto_confirm(),
                          "recovery": [n.to_json() for n in self.journal.recovery]})
             self._powered_on = True
             if self.config.live_odds:
@@ -227,7 +227,6 @@ class Daemon:
                                             "text": f"replay of {path.name} differs at jseq {first.jseq}: {first.reason}"})
             log.info("state rebuilt from the journal", file=path.name, steps=state.steps, seq=self.controller.seq,
                      coup=self.controller.coup_no or None)
-        self.controller.auto_confirm = self._auto_confirm()
         # A stop between a coup's record and its live odds record left the odds out: they come now.
         return stopped_clean, state.odds_due
 
@@ -654,19 +653,10 @@ class Daemon:
                 self.handle({"kind": "power", "state": "off", "clean": True})
             except Exception as exc:  # noqa: BLE001 - a failing journal at stop is logged, nothing more
                 log.error("could not journal the stop", error=str(exc))
-        for driver in self.drivers:
-            try:
-                driver.close()
-            except Exception:  # noqa: BLE001
-                pass
+        _close_each(*self.drivers)
         if self.virtual is not None:
             self.virtual.stop()
-        for part in (self.commands, self.catchup, *self.publishers):
-            if part is not None:
-                try:
-                    part.close()
-                except Exception:  # noqa: BLE001
-                    pass
+        _close_each(self.commands, self.catchup, *self.publishers)
         if self.curve is not None:
             self.curve.close()
         for context in (self.context, *self.stream_contexts):
@@ -679,3 +669,13 @@ class Daemon:
             log.error("stopped after a failure", exit_code=self.exit_code)
         else:
             log.info("stopped", exit_code=0)
+
+
+def _close_each(*parts) -> None:
+    """Close every part there is at a stop; one that fails to close keeps none of the others open."""
+    for part in parts:
+        if part is not None:
+            try:
+                part.close()
+            except Exception:  # noqa: BLE001
+                pass

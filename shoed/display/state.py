@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from shoed.rules.roads import NO_RESULTS, Outcome, Roads, ShoeResults, roads, roads_after
+from shoed.rules.roads import Outcome, Roads, roads, roads_after
+from shoed.table.results import NO_RESULTS, ShoeResults
 from shoed.rules.misdeal import OUTLIVE_VOID
 from shoed.rules.stats import CARDS_PER_DECK
 from shoed.table.events import HELD_ALARMS, LOCKING_ALARMS, ODDS_FIELDS

@@ -14,7 +14,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from shoed.journal.recall import events_of
-from shoed.rules.roads import Outcome, results_from_events
+from shoed.rules.roads import Outcome
+from shoed.table.results import results_from_events
 from shoed.rules.stats import Tally, tally
 
 

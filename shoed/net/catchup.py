@@ -51,6 +51,7 @@ import zmq
 from shoed.net import wire
 from shoed.net.curve import DEFAULT_DOMAIN, ServerCurve
 from shoed.net.limits import HANDSHAKE_TIMEOUT
+from shoed.net.sockets import bind_server
 from shoed.net.snapshot import (
     MAX_CREDIT,
     MAX_REQUEST_BYTES,
@@ -179,17 +180,11 @@ class CatchupServer:
         self._readers = 0
         try:
             for ep in endpoints:
-                sock = context.socket(zmq.ROUTER)
+                sock = bind_server(context, zmq.ROUTER, ep.endpoint, ep.curve, ep.curve_domain,
+                                   maxmsgsize=MAX_REQUEST_BYTES, linger=0, router_mandatory=1,
+                                   sndhwm=limits.peer_hwm, rcvhwm=64,
+                                   handshake_ivl=round(limits.handshake_timeout * 1000))
                 self._sockets.append((sock, ep))
-                sock.maxmsgsize = MAX_REQUEST_BYTES
-                sock.linger = 0
-                sock.router_mandatory = 1
-                sock.sndhwm = limits.peer_hwm
-                sock.rcvhwm = 64
-                sock.handshake_ivl = round(limits.handshake_timeout * 1000)
-                if ep.curve is not None:
-                    ep.curve.apply(sock, ep.curve_domain)
-                sock.bind(ep.endpoint)
         except Exception:
             for sock, _ in self._sockets:
                 sock.close(0)

@@ -35,11 +35,11 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
 from itertools import count
-from typing import Self
 
 import zmq
 
 from shoed.net import sequence, wire
+from shoed.net.sockets import Closing
 from shoed.net.curve import ClientCurve
 
 HEARTBEAT_TIMEOUT = 3.0
@@ -153,7 +153,7 @@ class SnapshotClient:
         self.reset()
 
 
-class TableClient:
+class TableClient(Closing):
     """Snapshot plus every later event of one table, exactly once, in order.
 
     Single-threaded: call `poll()` from one thread. `topics` are topic groups
@@ -363,9 +363,3 @@ class TableClient:
             self._sub = None
         if self._own_context:
             self.context.term()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()

@@ -29,13 +29,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Self
+from typing import Annotated
 
 import msgspec
 import zmq
 
 from shoed.table.events import COMMANDS, CommandRejected
 from shoed.net import wire
+from shoed.net.sockets import Closing, bind_server
 from shoed.net.curve import DEFAULT_DOMAIN, ClientCurve, ServerCurve
 from shoed.net.limits import HANDSHAKE_TIMEOUT, RateLimiter
 
@@ -108,7 +109,7 @@ def parse_request(body: bytes) -> tuple[str, dict, str | int | None]:
     return request.cmd, msgspec.to_builtins(args), request.id
 
 
-class CommandServer:
+class CommandServer(Closing):
     """The CURVE-secured ROUTER socket that hands commands to the daemon.
 
     `handler(command)` returns the reply's fields as a dict (`{"ok": False,
@@ -143,20 +144,10 @@ class CommandServer:
         self.max_per_handle = max_per_handle
         self.stats = {"requests": 0, "accepted": 0, "rejected": 0, "handler_errors": 0, "send_failures": 0,
                       "rate_limited": 0}
-        sock = context.socket(zmq.ROUTER)
-        try:
-            sock.maxmsgsize = HARD_LIMIT_BYTES
-            sock.linger = 0
-            sock.router_mandatory = 1
-            sock.handshake_ivl = round(HANDSHAKE_TIMEOUT * 1000)
-            if curve is not None:
-                curve.apply(sock, curve_domain)  # before bind: the ZAP handler runs first
-            sock.bind(endpoint)
-        except Exception:
-            sock.close(0)
-            raise
+        sock = bind_server(context, zmq.ROUTER, endpoint, curve, curve_domain, maxmsgsize=HARD_LIMIT_BYTES, linger=0,
+                           router_mandatory=1, handshake_ivl=round(HANDSHAKE_TIMEOUT * 1000))
         self.socket = sock
-        self.endpoint = sock.last_endpoint.decode()
+        self.endpoint = sock.getsockopt_string(zmq.LAST_ENDPOINT)
         if curve is None:
             log.warning("command endpoint %s takes commands WITHOUT authentication", self.endpoint)
 
@@ -241,12 +232,6 @@ class CommandServer:
 
     def close(self) -> None:
         self.socket.close(0)
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
 
 def _reply(request_id, **fields) -> dict:

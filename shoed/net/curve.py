@@ -34,13 +34,13 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Self
 
 import zmq
 import zmq.auth
 from zmq.utils import z85
 
 from shoed.table.events import DEFAULT_ROLE, ROLES  # the schema owns the vocabulary of roles
+from shoed.net.sockets import Closing
 from shoed.net.limits import RefusalLog
 from shoed.net.zap import ZapHandler
 
@@ -251,7 +251,7 @@ class ClientCurve:
         socket.curve_serverkey = self.server_key
 
 
-class ServerCurve:
+class ServerCurve(Closing):
     """The server's key pair plus a running ZAP authenticator with allow-lists.
 
     `allow` is one directory (domain "shoed") or a mapping of ZAP domain to
@@ -386,9 +386,3 @@ class ServerCurve:
         for handler in self._handlers:
             handler.stop()
         self._handlers = []
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()

@@ -31,11 +31,11 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Self
 
 import zmq
 
 from shoed.net import wire
+from shoed.net.sockets import Closing, bind_server
 from shoed.net.curve import DEFAULT_DOMAIN, ServerCurve
 from shoed.net.limits import HANDSHAKE_TIMEOUT, RefusalLog
 
@@ -57,7 +57,7 @@ _LAST = int(zmq.NOBLOCK)
 log = logging.getLogger("shoed.net.publisher")
 
 
-class Publisher:
+class Publisher(Closing):
     """A bound PUB socket for one table.
 
     `last_seq` is the seq of the last event the daemon published before (from
@@ -93,29 +93,18 @@ class Publisher:
             f"{table_id}".encode(), f"{table_id}.".encode()}
         self.other_subscriptions = 0
         self.refusals = RefusalLog(log, "subscriptions refused")
-        sock = context.socket(zmq.XPUB)
-        try:
-            sock.setsockopt(zmq.XPUB_MANUAL, 1)
-            sock.maxmsgsize = MAX_INBOUND_BYTES
-            sock.rcvhwm = 1000
-            sock.sndhwm = sndhwm
-            sock.linger = 0  # never hold the daemon's shutdown for a slow display
-            sock.handshake_ivl = round(HANDSHAKE_TIMEOUT * 1000)
+        sock = bind_server(
+            context, zmq.XPUB, endpoint, curve, curve_domain,
+            xpub_manual=1, maxmsgsize=MAX_INBOUND_BYTES, rcvhwm=1000, sndhwm=sndhwm,
+            linger=0,  # never hold the daemon's shutdown for a slow display
+            handshake_ivl=round(HANDSHAKE_TIMEOUT * 1000),
             # TCP keepalive, not ZMTP heartbeats, finds a vanished display's
             # connection: ZMTP heartbeats towards a subscriber whose queue is
             # full trip libzmq 4.3 assertions (zeromq/libzmq#3937, #4364, #4767).
-            sock.tcp_keepalive = 1
-            sock.tcp_keepalive_idle = 30
-            sock.tcp_keepalive_intvl = 10
-            sock.tcp_keepalive_cnt = 3
-            if curve is not None:
-                curve.apply(sock, curve_domain)
-            sock.bind(endpoint)
-        except Exception:
-            sock.close(0)
-            raise
+            tcp_keepalive=1, tcp_keepalive_idle=30, tcp_keepalive_intvl=10, tcp_keepalive_cnt=3,
+        )
         self.socket = sock
-        self.endpoint = sock.last_endpoint.decode()
+        self.endpoint = sock.getsockopt_string(zmq.LAST_ENDPOINT)
 
     def publish(self, event: dict) -> bool:
         """Send one event; False if ZeroMQ could not queue it (counted as dropped).
@@ -208,9 +197,3 @@ class Publisher:
 
     def close(self) -> None:
         self.socket.close(0)
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()

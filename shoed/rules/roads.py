@@ -101,6 +101,9 @@ if TYPE_CHECKING:
     from shoed.rules.coup import CoupResult
 
 
+WINNERS = {"banker": BANKER, "player": PLAYER, "tie": TIE}  # a coup's winner (CoupResult.winner) as a letter
+
+
 class ResultsError(ValueError):
     """Results notation that does not name a sequence of coups."""
 
@@ -121,7 +124,7 @@ class Outcome:
     @classmethod
     def from_coup(cls, result: CoupResult) -> Outcome:
         """From a finished coup (`shoed.rules.coup.CoupResult`)."""
-        winner = _WINNERS[result.winner]
+        winner = WINNERS[result.winner]
         make = _outcome if cls is Outcome else cls
         return make(winner, bool(result.banker_pair), bool(result.player_pair), bool(result.natural))
 
@@ -597,74 +600,6 @@ class RoadBuilder:
     def to_json(self) -> dict[str, Any]:
         """The whole roads' JSON (as `roads --json` without the tally), e.g. for a snapshot."""
         return self.roads().to_json()
-
-
-# ---------------------------------------------------------------------------
-# Results from the table's events and snapshots.
-
-_WINNERS = {"banker": BANKER, "player": PLAYER, "tie": TIE}
-
-
-def outcome_of(record: dict[str, Any]) -> Outcome | None:
-    """A `coup.result` event, or a coup of a snapshot's `coups` list, as an
-    Outcome; None for a void (voids are not results). A record that names no
-    winner is an error: a result is never guessed."""
-    if record.get("void") or record.get("kind") == "coup.void":
-        return None
-    winner = _WINNERS.get(str(record.get("winner")))
-    if winner is None:
-        raise ResultsError(f"coup {record.get('coup')}: no winner in {sorted(record)}")
-    return Outcome(winner, bool(record.get("banker_pair")), bool(record.get("player_pair")),
-                   bool(record.get("natural")))
-
-
-@dataclass(frozen=True, slots=True)
-class ShoeResults:
-    """A shoe's results so far, with the table's coup number of each: every `coup.result` less
-    those voided after it. The one fold of results and voids (the table takes a voided result
-    back: TableController._void): the displays, the report and `results_from_events` use it."""
-
-    outcomes: tuple[Outcome, ...] = ()
-    coups: tuple[int | None, ...] = ()
-
-    def after(self, event: dict[str, Any]) -> ShoeResults:
-        """The results after one event: `coup.result` adds one, a `coup.void` of the coup that
-        has just had its result takes it back (the pit voided it before the confirm),
-        `shoe.opened` starts again; any other event changes nothing."""
-        kind = event.get("kind")
-        if kind == "shoe.opened":
-            return NO_RESULTS
-        if kind == "coup.result":
-            outcome = outcome_of(event)
-            if outcome is not None:
-                return ShoeResults(self.outcomes + (outcome,), self.coups + (event.get("coup"),))
-        elif kind == "coup.void" and self.coups and self.coups[-1] == event.get("coup"):
-            return ShoeResults(self.outcomes[:-1], self.coups[:-1])
-        return self
-
-    @classmethod
-    def of_coups(cls, coups: Iterable[dict[str, Any]]) -> ShoeResults:
-        """From a snapshot's `coups` list (results and voids, in order: a voided result is not in it)."""
-        pairs = [(c.get("coup"), o) for c in coups if (o := outcome_of(c)) is not None]
-        return cls(tuple(o for _, o in pairs), tuple(n for n, _ in pairs))
-
-
-NO_RESULTS = ShoeResults()
-
-
-def results_of(coups: Iterable[dict[str, Any]]) -> tuple[Outcome, ...]:
-    """The results of a snapshot's `coups` list (results and voids, in order)."""
-    return ShoeResults.of_coups(coups).outcomes
-
-
-def results_from_events(events: Iterable[dict[str, Any]], shoe: str | None = None) -> tuple[Outcome, ...]:
-    """The results of one shoe from its events in seq order (ShoeResults.after). With `shoe`,
-    only that shoe's events count."""
-    results = NO_RESULTS
-    for event in events:
-        if shoe is None or event.get("shoe") == shoe:
-            results = results.after(event)
-    return results.outcomes
 
 
 def results_text(outcomes: Iterable[Outcome]) -> str:

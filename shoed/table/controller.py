@@ -909,6 +909,8 @@ class TableController:
         """The daemon started or stopped (table-game-standards item 6: power on, unclean stop)."""
         if item.get("state") == "on":
             clean = bool(item.get("clean", True))
+            if "auto_confirm" in item:  # the configured setting, journaled with the power-on (replay learns it)
+                self.auto_confirm = bool(item["auto_confirm"])
             sources = tuple(item.get("sources") or ())
             if len(sources) > 1 and sources != self.priority:
                 self.priority = sources

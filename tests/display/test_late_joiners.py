@@ -114,7 +114,7 @@ def test_held_alarms_failover_and_locks_agree_live_and_late(audience, reveal):
 
 def _alarm_names(tree: ast.AST) -> tuple[set[str], set[str]]:
     """Alarm names the controller holds (literals given to `_alarm` or `_hold`) and those it
-    emits as one-off notices (`_emit(step, ev.Alarm, alarm=...)`)."""
+    emits as one-off notices (`_emit(step, ev.Alarm, alarm=...)`, or the kind as a string)."""
     held, once = set(), set()
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
@@ -122,9 +122,9 @@ def _alarm_names(tree: ast.AST) -> tuple[set[str], set[str]]:
         name = node.args[1] if len(node.args) > 1 else None  # (step, name, ...)
         if node.func.attr in ("_alarm", "_hold") and isinstance(name, ast.Constant):
             held.add(name.value)
-        one_off = (isinstance(name, ast.Constant) and name.value == "alarm") or \
-            (isinstance(name, ast.Attribute) and name.attr == "Alarm")  # the kind by name, or its struct
-        if node.func.attr == "_emit" and one_off:
+        is_alarm = (isinstance(name, ast.Constant) and name.value == "alarm") or (
+            isinstance(name, ast.Attribute) and name.attr == "Alarm")  # the kind, or the schema's struct
+        if node.func.attr == "_emit" and is_alarm:
             once |= {k.value.value for k in node.keywords if k.arg == "alarm" and isinstance(k.value, ast.Constant)}
     return held, once
 

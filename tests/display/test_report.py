@@ -22,7 +22,7 @@ from shoed.display.html import report_html
 from shoed.display.summary import shoes_in, summarize
 from shoed.journal import iter_records
 from shoed.journal.recall import events_of
-from shoed.rules.roads import results_from_events
+from shoed.table.results import results_from_events
 from tests.conftest import run_shoed
 from tests.display.test_state import scripted_shoe
 

@@ -17,7 +17,8 @@ import pytest
 
 from shoed.display.state import CoupView, apply, fold, initial
 from shoed.rules.odds import live_odds
-from shoed.rules.roads import results_of, results_text, roads
+from shoed.rules.roads import results_text, roads
+from shoed.table.results import results_of
 from shoed.rules.ruleset import load_ruleset
 from shoed.table import TableController
 from tests.test_table import dealer_inputs

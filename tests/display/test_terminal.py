@@ -20,7 +20,8 @@ from rich.console import Console
 
 from shoed.display.state import apply, fold
 from shoed.display.terminal import card_text, render
-from shoed.rules.roads import DERIVED, results_from_events, roads
+from shoed.rules.roads import DERIVED, roads
+from shoed.table.results import results_from_events
 from shoed.rules.stats import tally
 
 WIDTH = 120

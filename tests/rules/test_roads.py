@@ -467,10 +467,6 @@ def test_cli_bad_results_exit_2(shoed_cli):
 from shoed.rules.roads import (  # noqa: E402 - the incremental part's own imports, kept with its tests
     GridCursor,
     RoadBuilder,
-    outcome_of,
-    results_from_events,
-    results_of,
-    results_text as notation,
 )
 
 
@@ -563,48 +559,3 @@ def test_builder_refuses_what_is_not_one_result():
         GridCursor(0)
     with pytest.raises(ValueError):
         GridCursor().extend()
-
-
-# Results from the table's own records: coup.result events and a snapshot's coups.
-RESULT = {"kind": "coup.result", "coup": 1, "winner": "banker", "natural": True, "banker_pair": False,
-          "player_pair": True, "player_cards": ["9H", "9S"], "banker_cards": ["KS", "9D"], "void": False}
-
-
-@pytest.mark.parametrize(
-    "record, expected",
-    [
-        (RESULT, "Bpn"),
-        (RESULT | {"winner": "player", "natural": False, "player_pair": False}, "P"),
-        (RESULT | {"winner": "tie"}, "Tpn"),
-        ({"coup": 4, "void": True, "reason": "misdeal: foreign_card"}, None),  # a snapshot's void
-        ({"kind": "coup.void", "coup": 4, "reason": "voided by the pit"}, None),
-    ],
-)
-def test_outcome_of_a_record(record, expected):
-    outcome = outcome_of(record)
-    assert (None if outcome is None else str(outcome)) == expected
-
-
-def test_outcome_of_a_record_without_a_winner_is_an_error():
-    with pytest.raises(ResultsError, match="coup 3: no winner"):
-        outcome_of({"coup": 3, "void": False})
-
-
-def test_results_of_a_snapshot_skip_voids():
-    coups = [RESULT, {"coup": 2, "void": True, "reason": "x"}, RESULT | {"coup": 3, "winner": "tie"}]
-    assert notation(results_of(coups)) == "BpnTpn"
-
-
-def test_results_from_events_take_back_a_voided_result():
-    def result(coup, winner, shoe="s1"):
-        return RESULT | {"coup": coup, "winner": winner, "natural": False, "player_pair": False, "shoe": shoe}
-
-    events = [
-        {"kind": "shoe.opened", "shoe": "s1"}, result(1, "banker"), result(2, "player"),
-        {"kind": "coup.void", "coup": 2, "shoe": "s1"},  # voided after its result: not a result
-        {"kind": "coup.void", "coup": 3, "shoe": "s1"},  # voided during the coup: nothing to take back
-        result(4, "tie"), {"kind": "card", "coup": 5, "shoe": "s1"},
-        {"kind": "shoe.opened", "shoe": "s2"}, result(1, "player", "s2"),
-    ]
-    assert notation(results_from_events(events)) == "P"
-    assert notation(results_from_events(events, shoe="s1")) == "BT"
