@@ -251,28 +251,35 @@ def _unpack_card(buf, start, end, seq):
     return m.CardRead(seq=seq, rank=rank, suit=suit, confidence=confidence, faced=bool(flags & 1), mode=mode)
 
 
+def _pack_mode_and_code(mode: int, code: int, field: str) -> bytes:
+    """A payload of two bytes: the mode (0 game, 1 burn), then a code 1..255 (0 is not defined)."""
+    return bytes((_byte(mode, "mode", 0, 1), _byte(code, field, 1, 255)))
+
+
+def _unpack_mode_and_code(buf, start, end, what: str, field: str) -> tuple[int, int]:
+    _need(start, end, 2, what)
+    mode, code = buf[start:start + 2]
+    if not code:
+        raise _PayloadError(f"{what} {field} 0 is not defined")
+    return _check_mode(mode), code
+
+
 def _pack_unreadable(msg: m.Unreadable) -> bytes:
-    return bytes((_byte(msg.mode, "mode", 0, 1), _byte(msg.reason, "reason", 1, 255)))
+    return _pack_mode_and_code(msg.mode, msg.reason, "reason")
 
 
 def _unpack_unreadable(buf, start, end, seq):
-    _need(start, end, 2, "unreadable")
-    mode, reason = buf[start:start + 2]
-    if not reason:
-        raise _PayloadError("unreadable reason 0 is not defined")
-    return m.Unreadable(seq=seq, mode=_check_mode(mode), reason=reason)
+    mode, reason = _unpack_mode_and_code(buf, start, end, "unreadable", "reason")
+    return m.Unreadable(seq=seq, mode=mode, reason=reason)
 
 
 def _pack_draw(msg: m.Draw) -> bytes:
-    return bytes((_byte(msg.mode, "mode", 0, 1), _byte(msg.trigger, "trigger", 1, 255)))
+    return _pack_mode_and_code(msg.mode, msg.trigger, "trigger")
 
 
 def _unpack_draw(buf, start, end, seq):
-    _need(start, end, 2, "draw")
-    mode, trigger = buf[start:start + 2]
-    if not trigger:
-        raise _PayloadError("draw trigger 0 is not defined")
-    return m.Draw(seq=seq, mode=_check_mode(mode), trigger=trigger)
+    mode, trigger = _unpack_mode_and_code(buf, start, end, "draw", "trigger")
+    return m.Draw(seq=seq, mode=mode, trigger=trigger)
 
 
 def _pack_button(msg: m.Button) -> bytes:
