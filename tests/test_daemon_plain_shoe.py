@@ -6,18 +6,17 @@ the commitment checks at the close, and before it no record holds the order in p
 from __future__ import annotations
 
 import json
-import os
 import time
 
 import pytest
 
-from harness.processes import Daemon, Simulator, run_shoed
+from harness.processes import Daemon, run_shoed
 from shoed.rules.ruleset import load_ruleset
 from shoed.rules.shuffle import reveal_matches
 from shoed.simulate import DealSetup, deal
 from shoed.simulate.shuffler import shuffle_run
 from tests.test_daemon_restart import records_of
-from tests.test_daemon_shuffler import journal_text
+from tests.test_daemon_shuffler import order_key, shuffled_table, wait_in_journal
 from tests.test_simulate_follows import dealer_keys
 
 SEED = 41
@@ -61,14 +60,10 @@ class Dealer:
 
 
 def test_a_plain_shoe_deals_the_shuffled_order_card_by_card_across_kill_9(base):
-    key = base / "order.key"
-    key.write_text(os.urandom(32).hex() + "\n")
+    key = order_key(base)
     (base / "dealer").mkdir()
     dealer_keys(base)
-    sim = Simulator(base, "--shuffler", "--shuffler-link", str(base / "shuffler"), seed=SEED, pace=0.01, shoes=1)
-    assert sim.proc.stdout.readline().strip() == str(base / "shuffler")
-    config = base / "shoed.toml"
-    config.write_text(f'[[sources]]\ndriver = "shuffler"\nurl = "{base / "shuffler"}"\norder_key_file = "{key}"\n')
+    sim, config = shuffled_table(base, key, seed=SEED, shoe=False)
     journal = base / "journal"
     (shoe,) = shuffle_run(SEED, decks=6, shoes=1).shoes
     out = shoe.order[CUT:] + shoe.order[:CUT]
@@ -77,8 +72,7 @@ def test_a_plain_shoe_deals_the_shuffled_order_card_by_card_across_kill_9(base):
     daemon = Daemon(base, "--config", str(config), journal=journal)
     try:
         deadline = time.monotonic() + 60
-        while '"shuffle.completed"' not in journal_text(journal) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_in_journal(journal, '"shuffle.completed"', deadline)
         dealer = Dealer(daemon, base)
         dealer.send("open_shoe")  # a plain shoe signals no magazine: the console opens it
         coups = 0
@@ -143,8 +137,7 @@ def test_a_camera_over_a_plain_shoe_catches_a_card_switched_at_the_table_at_its_
     from vision_lab.synth import DealPlan, deal_frames
 
     roi, switched_at, cards_seen = (440, 160, 400, 400), 10, 13
-    key = base / "order.key"
-    key.write_text(os.urandom(32).hex() + "\n")
+    key = order_key(base)
     (base / "dealer").mkdir()
     dealer_keys(base)
     (shoe,) = shuffle_run(SEED, decks=6, shoes=1).shoes
@@ -162,18 +155,14 @@ def test_a_camera_over_a_plain_shoe_catches_a_card_switched_at_the_table_at_its_
         for _ in range(180 if n == 0 else 1):
             writer.write(frame)
     writer.release()
-    sim = Simulator(base, "--shuffler", "--shuffler-link", str(base / "shuffler"), seed=SEED, pace=0.01, shoes=1)
-    assert sim.proc.stdout.readline().strip() == str(base / "shuffler")
-    config = base / "shoed.toml"
-    config.write_text(f'[[sources]]\ndriver = "shuffler"\nurl = "{base / "shuffler"}"\norder_key_file = "{key}"\n\n'
-                      f'[[sources]]\ndriver = "camera"\nurl = "{video}"\nroi = {list(roi)}\nrealtime = true\n')
+    camera = f'[[sources]]\ndriver = "camera"\nurl = "{video}"\nroi = {list(roi)}\nrealtime = true\n'
+    sim, config = shuffled_table(base, key, seed=SEED, shoe=False, more_sources=camera)
     journal = base / "journal"
     plan = DealSetup(load_ruleset("punto-banco"), seed=SEED, shoes=1, orders=(out,))
     daemon = Daemon(base, "--config", str(config), journal=journal)
     try:
         deadline = time.monotonic() + 60
-        while '"shuffle.completed"' not in journal_text(journal) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_in_journal(journal, '"shuffle.completed"', deadline)
         dealer = Dealer(daemon, base)
         dealer.send("open_shoe")
         drawn = 0
@@ -185,8 +174,7 @@ def test_a_camera_over_a_plain_shoe_catches_a_card_switched_at_the_table_at_its_
                 drawn += 1
             elif e.kind == "button" and e.button == "confirm":
                 dealer.send("confirm")
-        while '"sequence_mismatch"' not in journal_text(journal) and time.monotonic() < deadline + 60:
-            time.sleep(0.1)
+        wait_in_journal(journal, '"sequence_mismatch"', deadline + 60)
         time.sleep(0.5)
         daemon.stop()
     finally:

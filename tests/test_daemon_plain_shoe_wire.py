@@ -9,7 +9,6 @@ close and the replay equals the record."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 
@@ -19,7 +18,7 @@ from harness.processes import Daemon, Simulator, run_shoed
 from shoed.rules.shuffle import reveal_matches
 from tests.test_daemon_plain_shoe import Dealer
 from tests.test_daemon_restart import records_of
-from tests.test_daemon_shuffler import journal_text
+from tests.test_daemon_shuffler import journal_text, order_key, shuffled_table
 from tests.test_simulate_follows import dealer_keys
 
 SEED = 47
@@ -85,18 +84,10 @@ def test_a_plain_shoe_on_the_wire_deals_a_whole_shuffled_shoe_from_the_order(bas
     """Over a clean line, over one that loses, repeats and garbles frames, and across a kill -9 of the
     daemon mid-shoe (the draws the shoe still held unacknowledged repeated, those journaled dropped): each
     draw counts once."""
-    key = base / "order.key"
-    key.write_text(os.urandom(32).hex() + "\n")
+    key = order_key(base)
     (base / "dealer").mkdir()
     dealer_keys(base)
-    sim = Simulator(base, "--plain", *noise, "--shuffler", "--shuffler-link", str(base / "shuffler"), seed=SEED, pace=0.01,
-                    shoes=1)
-    assert sim.proc.stdout.readline().strip() == str(base / "shuffler")
-    config = base / "shoed.toml"
-    config.write_text(
-        f'[[sources]]\ndriver = "native"\nurl = "{sim.link}"\n\n'
-        f'[[sources]]\ndriver = "shuffler"\nurl = "{base / "shuffler"}"\norder_key_file = "{key}"\n'
-    )
+    sim, config = shuffled_table(base, key, seed=SEED, sim_args=("--plain", *noise))
     journal = base / "journal"
     daemon = Daemon(base, "--config", str(config), journal=journal)
     try:
@@ -161,18 +152,10 @@ def test_the_virtual_dealer_following_the_table_enters_what_a_plain_shoe_leaves_
     """`shoed simulate --plain --shuffler --follow`: no one at the console; the virtual dealer watches the
     table's events, counts the draws, and enters each card the table asks for (the one that came out at that
     draw); a whole shoe is then dealt from the order, unattended."""
-    key = base / "order.key"
-    key.write_text(os.urandom(32).hex() + "\n")
+    key = order_key(base)
     (base / "dealer").mkdir()
     follow = ["--follow", f"ipc://{base}/events,ipc://{base}/snapshot,ipc://{base}/commands", *dealer_keys(base)]
-    sim = Simulator(base, "--plain", "--shuffler", "--shuffler-link", str(base / "shuffler"), *follow, seed=SEED,
-                    pace=0.01, shoes=1)
-    assert sim.proc.stdout.readline().strip() == str(base / "shuffler")
-    config = base / "shoed.toml"
-    config.write_text(
-        f'[[sources]]\ndriver = "native"\nurl = "{sim.link}"\n\n'
-        f'[[sources]]\ndriver = "shuffler"\nurl = "{base / "shuffler"}"\norder_key_file = "{key}"\n'
-    )
+    sim, config = shuffled_table(base, key, seed=SEED, sim_args=("--plain", *follow))
     journal = base / "journal"
     daemon = Daemon(base, "--config", str(config), journal=journal)
     try:

@@ -17,18 +17,26 @@ from harness.processes import Daemon, Simulator, run_shoed
 from tests.test_daemon_restart import records_of
 
 
-def shuffled_table(base, key, seed: int, faults: str | None = None, shoes: int = 1, fault_shoe: int = 1):
-    """The virtual shoe and the virtual shuffler (both ptys up before the daemon starts), and the daemon's
-    configuration reading both."""
+def order_key(base):
+    """The key of the shuffled order: 64 hex digits in a file outside the journal directory."""
+    key = base / "order.key"
+    key.write_text(os.urandom(32).hex() + "\n")
+    return key
+
+
+def shuffled_table(base, key, seed: int, faults: str | None = None, shoes: int = 1, fault_shoe: int = 1,
+                   sim_args: tuple[str, ...] = (), shoe: bool = True, more_sources: str = ""):
+    """The virtual shoe and the virtual shuffler (both ptys up before the daemon starts, the shoe run with
+    `sim_args` too), and the daemon's configuration reading both (`shoe=False`: the shuffler without the
+    shoe, at a table whose shoe reads no card), then `more_sources`."""
     options = ["--shuffler-faults", faults, "--shuffler-fault-shoe", str(fault_shoe)] if faults else []
-    sim = Simulator(base, "--shuffler", "--shuffler-link", str(base / "shuffler"), *options, seed=seed, pace=0.01,
-                    shoes=shoes)
+    sim = Simulator(base, *sim_args, "--shuffler", "--shuffler-link", str(base / "shuffler"), *options, seed=seed,
+                    pace=0.01, shoes=shoes)
     assert sim.proc.stdout.readline().strip() == str(base / "shuffler")  # the second line: the shuffler is up
     config = base / "shoed.toml"
-    config.write_text(
-        f'[[sources]]\ndriver = "native"\nurl = "{sim.link}"\n\n'
-        f'[[sources]]\ndriver = "shuffler"\nurl = "{base / "shuffler"}"\norder_key_file = "{key}"\n'
-    )
+    shuffler = f'[[sources]]\ndriver = "shuffler"\nurl = "{base / "shuffler"}"\norder_key_file = "{key}"\n'
+    reader = f'[[sources]]\ndriver = "native"\nurl = "{sim.link}"\n\n' if shoe else ""
+    config.write_text(reader + shuffler + (f"\n{more_sources}" if more_sources else ""))
     return sim, config
 
 
@@ -36,17 +44,21 @@ def journal_text(journal) -> str:
     return "\n".join(p.read_text() for p in sorted(journal.glob("*.jsonl")))
 
 
+def wait_in_journal(journal, text: str, deadline: float, times: int = 1) -> None:
+    """Wait until `text` is in the journal `times` times, or the monotonic `deadline` has passed."""
+    while journal_text(journal).count(text) < times and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def events_until(base, text: str, timeout: float, linger: float = 0.0, **table) -> list[dict]:
     """Run the daemon at a shuffled table until `text` is in its journal (then `linger` seconds more); its events."""
-    key = base / "order.key"
-    key.write_text(os.urandom(32).hex() + "\n")
+    key = order_key(base)
     sim, config = shuffled_table(base, key, **table)
     journal = base / "journal"
     try:
         daemon = Daemon(base, "--config", str(config), journal=journal)
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and text not in journal_text(journal):
-            time.sleep(0.05)
+        wait_in_journal(journal, text, deadline)
         time.sleep(linger)
         daemon.stop()
     finally:
@@ -55,15 +67,13 @@ def events_until(base, text: str, timeout: float, linger: float = 0.0, **table) 
 
 
 def test_a_shuffled_shoe_survives_kill_9_and_its_reveal_matches_the_commitment(base):
-    key = base / "order.key"
-    key.write_text(os.urandom(32).hex() + "\n")
+    key = order_key(base)
     sim, config = shuffled_table(base, key, seed=9)
     journal = base / "journal"
     try:
         daemon = Daemon(base, "--config", str(config), journal=journal)
         deadline = time.monotonic() + 60
-        while journal_text(journal).count('"coup.result"') < 8 and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_in_journal(journal, '"coup.result"', deadline, times=8)
         assert journal_text(journal).count('"coup.result"') >= 8, "the shoe was not dealt"
         daemon.kill()  # mid-shoe
         daemon = Daemon(base, "--config", str(config), journal=journal)
@@ -116,8 +126,7 @@ def test_subscribers_a_catch_up_client_and_a_display_never_see_a_card_before_it_
     from shoed.display.state import fold
     from shoed.net.client import TableClient
 
-    key = base / "order.key"
-    key.write_text(os.urandom(32).hex() + "\n")
+    key = order_key(base)
     sim, config = shuffled_table(base, key, seed=10)
     daemon = Daemon(base, "--config", str(config))
     early, late = TableClient(daemon.events, daemon.snapshot, "t1"), None
@@ -211,8 +220,7 @@ def test_an_incomplete_shoe_waits_for_an_authorised_open_then_is_dealt_and_check
     seed = 13
     (shoe,) = shuffle_run(seed, decks=6, shoes=1, faults=ShufflerFaults(frozenset({fault}))).shoes
     ((deck, card),) = shoe.missing or shoe.foreign
-    key = base / "order.key"
-    key.write_text(os.urandom(32).hex() + "\n")
+    key = order_key(base)
     (base / "dealer").mkdir()
     dealer_keys(base)
     sim, config = shuffled_table(base, key, seed=seed, faults=fault)
@@ -220,15 +228,13 @@ def test_an_incomplete_shoe_waits_for_an_authorised_open_then_is_dealt_and_check
     try:
         daemon = Daemon(base, "--config", str(config), journal=journal)
         deadline = time.monotonic() + 60
-        while '"shoe_unverified"' not in journal_text(journal) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_in_journal(journal, '"shoe_unverified"', deadline)
         time.sleep(0.5)  # the shoe stays shut: no card is dealt
         assert '"shoe.opened"' not in journal_text(journal)
         keys = ClientCurve.from_files(base / "dealer" / "dealer.key_secret", base / "keys" / "server.key")
         reply = send_command(daemon.commands, "open_shoe", {}, keys, timeout=10)
         assert reply["ok"], reply
-        while journal_text(journal).count('"coup.result"') < 30 and time.monotonic() < deadline + 60:
-            time.sleep(0.05)
+        wait_in_journal(journal, '"coup.result"', deadline + 60, times=30)
         daemon.stop()
     finally:
         sim.stop()
@@ -275,8 +281,7 @@ def test_the_card_after_tells_what_was_done_to_the_shoe_and_the_pits_void_lets_t
     seed = 11
     (shoe,) = shuffle_run(seed, decks=6, shoes=1, faults=ShufflerFaults(frozenset({fault}))).shoes
     position = shoe.tamper[1]
-    key = base / "order.key"
-    key.write_text(os.urandom(32).hex() + "\n")
+    key = order_key(base)
     (base / "dealer").mkdir()
     dealer_keys(base, role="pit")
     sim, config = shuffled_table(base, key, seed=seed, faults=fault)
@@ -284,15 +289,13 @@ def test_the_card_after_tells_what_was_done_to_the_shoe_and_the_pits_void_lets_t
     try:
         daemon = Daemon(base, "--config", str(config), journal=journal)
         deadline = time.monotonic() + 120
-        while '"sequence_mismatch"' not in journal_text(journal) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_in_journal(journal, '"sequence_mismatch"', deadline)
         time.sleep(0.5)
         pit = ClientCurve.from_files(base / "dealer" / "dealer.key_secret", base / "keys" / "server.key")
         for cmd, args in (("void", {"reason": "card not in the shuffled order"}), ("confirm", {})):
             reply = send_command(daemon.commands, cmd, args, pit, timeout=10)
             assert reply["ok"], (cmd, reply)
-        while '"mismatch"' not in journal_text(journal) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_in_journal(journal, '"mismatch"', deadline)
         time.sleep(0.3)
         daemon.stop()
     finally:

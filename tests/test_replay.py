@@ -59,26 +59,35 @@ def test_replay_state_equals_the_live_state(tmp_path):
     assert not state.differences and state.controller.snapshot() == table.snapshot()
 
 
-def test_replay_publishes_for_a_display(tmp_path):
-    table = write_journal(tmp_path / "j", dealer_inputs(coups=3))
+def published(tmp_path, count: int, *options: str, timeout: float) -> list[tuple[float, bytes, bytes]]:
+    """`shoed replay` of the journal in tmp_path/j publishing with `options`: (arrival time, topic, payload)
+    of each of the first `count` messages a subscriber receives within `timeout` seconds."""
     endpoint = f"ipc://{tmp_path}/replay"
     ctx = zmq.Context()
     sub = ctx.socket(zmq.SUB)
     sub.setsockopt(zmq.SUBSCRIBE, b"t1.")
     sub.connect(endpoint)
     proc = subprocess.Popen([sys.executable, "-m", "shoed", "replay", str(tmp_path / "j"), "--publish", endpoint,
-                             "--speed", "1000"], stdout=subprocess.PIPE, text=True)
-    seqs = []
-    deadline = time.monotonic() + 20
-    while len(seqs) < table.seq and time.monotonic() < deadline:
+                             *options], stdout=subprocess.PIPE, text=True)
+    got = []
+    deadline = time.monotonic() + timeout
+    while len(got) < count and time.monotonic() < deadline:
         if sub.poll(200):
             topic, payload = sub.recv_multipart()
-            event = json.loads(payload)
-            assert topic.decode() == f"t1.{event['kind'].split('.')[0]}"
-            seqs.append(event["seq"])
+            got.append((time.monotonic(), topic, payload))
     assert proc.wait(20) == 0
     sub.close()
     ctx.term()
+    return got
+
+
+def test_replay_publishes_for_a_display(tmp_path):
+    table = write_journal(tmp_path / "j", dealer_inputs(coups=3))
+    seqs = []
+    for _, topic, payload in published(tmp_path, table.seq, "--speed", "1000", timeout=20):
+        event = json.loads(payload)
+        assert topic.decode() == f"t1.{event['kind'].split('.')[0]}"
+        seqs.append(event["seq"])
     assert seqs == list(range(1, table.seq + 1))
 
 
@@ -89,28 +98,13 @@ def arrival_spread(tmp_path, *pace):
     first, last = inputs[0]["mono_ns"], inputs[-1]["mono_ns"]
     stretched = [dict(x, mono_ns=first + (x["mono_ns"] - first) * 2_000_000_000 // (last - first)) for x in inputs]
     table = write_journal(tmp_path / "j", stretched)
-    endpoint = f"ipc://{tmp_path}/replay"
-    ctx = zmq.Context()
-    sub = ctx.socket(zmq.SUB)
-    sub.setsockopt(zmq.SUBSCRIBE, b"t1.")
-    sub.connect(endpoint)
-    proc = subprocess.Popen([sys.executable, "-m", "shoed", "replay", str(tmp_path / "j"), "--publish", endpoint,
-                             *pace], stdout=subprocess.PIPE, text=True)
-    arrivals = []
-    deadline = time.monotonic() + 30
-    while len(arrivals) < table.seq and time.monotonic() < deadline:
-        if sub.poll(200):
-            sub.recv_multipart()
-            arrivals.append(time.monotonic())
-    assert proc.wait(20) == 0
-    sub.close()
-    ctx.term()
+    arrivals = [at for at, _, _ in published(tmp_path, table.seq, *pace, timeout=30)]
     assert len(arrivals) == table.seq
     return arrivals[-1] - arrivals[0]
 
 
 def test_replay_publishes_at_the_recorded_pace_by_default(tmp_path):
-    # The help promises the recorded pace; the events used to come flat out unless --speed was given.
+    # The help promises the recorded pace unless --speed or --max says otherwise.
     assert arrival_spread(tmp_path) >= 1.5
 
 
