@@ -19,9 +19,11 @@ Replay, timed (cards per second; records and events per second):
 - both, as `shoed replay` does them (`shoed.journal.replay`): in one process,
   and in one process per CPU (the files apart, joined at their seams).
 
-With `--against REV` the same journal is replayed by the version at REV too
-(a `git worktree` of it, in its own processes), the two versions in turn,
-`--rounds` times each; the figures are medians. The controller alone is timed
+With `--against REV` the version at REV (a `git worktree` of it, in its own
+processes) first writes its own journal of the same shoes (the same seed; with
+`--keep`, give the `--shoes` the kept journal was made with), then the two
+versions replay their journals in turn, `--rounds` times each; the figures are
+medians. The controller alone is timed
 in CPU time (µs a card: each input fed, nothing compared), the replays in wall time.
 
     .venv/bin/python benchmarks/bench_replay.py [--shoes 1000] [--dir /var/tmp] [--keep DIR]
@@ -83,16 +85,28 @@ def split(directory: Path) -> dict:
             "steps": steps, "events": events, "differences": differences}
 
 
-# Run in a process of its own, by the version under test and by the one it is compared with (`--against`):
-# only names both have (replay_journal, file_records, controller_from_checkpoint, TableController.feed).
+# Run in a process of its own, by the version under test and by the one it is compared with (`--against`),
+# each on a journal it wrote itself (the same seed: the same shoes, cards and events). The names are looked
+# up where either layout keeps them (the table package, or the flat modules of versions before it).
 MEASURE = r"""
 import json, sys, time
+try:
+    from shoed.table.replay import controller_from_checkpoint
+    from shoed.journal.replay import replay_journal
+except ImportError:
+    from shoed.replay import controller_from_checkpoint
+    from shoed.replay_journal import replay_journal
 from shoed.journal.reader import file_records, journal_files
-from shoed.journal.replay import replay_journal
-from shoed.table.replay import controller_from_checkpoint
 
 directory, what = sys.argv[1], sys.argv[2]
-if what == "controller":
+if what == "generate":
+    try:
+        from harness.records import write_journal
+    except ImportError:
+        from tests.reliability.harness import write_journal
+    from pathlib import Path
+    print(json.dumps(write_journal(Path(directory), int(sys.argv[3]), seed=1, odds=True)))
+elif what == "controller":
     cpu = 0.0
     cards = 0
     for files in journal_files(directory).tables:
@@ -120,31 +134,38 @@ else:
 """
 
 
-def measure(tree: Path, directory: Path, what: str) -> dict:
-    """One measurement (`controller`, or a replay in N processes) by the version in `tree`."""
+def measure(tree: Path, directory: Path, what: str, *more: str) -> dict:
+    """One measurement (`controller`, or a replay in N processes) by the version in `tree`;
+    `generate` writes that version's journal of `more[0]` shoes in `directory`."""
     import json
     import subprocess
 
     env = dict(os.environ, PYTHONPATH=str(tree))
-    out = subprocess.run([sys.executable, "-c", MEASURE, str(directory), what], env=env, cwd=tree,
+    out = subprocess.run([sys.executable, "-c", MEASURE, str(directory), what, *more], env=env, cwd=tree,
                          capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def compare(directory: Path, against: str, rounds: int, jobs: int) -> None:
-    """This version and the one at `against`, in turn, `rounds` times each: medians."""
+def compare(directory: Path, against: str, rounds: int, jobs: int, shoes: int) -> None:
+    """This version and the one at `against`, in turn, `rounds` times each: medians. The version at
+    `against` replays a journal of the same shoes that it writes itself first (a version reads the
+    journals of its own format)."""
     import statistics
     import subprocess
 
     other = Path(tempfile.mkdtemp(prefix="shoed-bench-against-"))
     subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(other), against], check=True)
+    journal = Path(tempfile.mkdtemp(prefix="shoed-bench-against-journal-", dir=directory.parent))
     try:
+        print(f"the version at {against} writes its journal of {shoes} shoes")
+        measure(other, journal, "generate", str(shoes))
         trees = {"this version": ROOT, f"at {against}": other}
+        journals = {"this version": directory, f"at {against}": journal}
         got: dict[str, dict[str, list[float]]] = {name: {"controller": [], "1": [], str(jobs): []} for name in trees}
         for _ in range(rounds):
             for what in ("controller", "1", str(jobs)):
                 for name, tree in trees.items():
-                    figure = measure(tree, directory, what)
+                    figure = measure(tree, journals[name], what)
                     got[name][what].append(figure["us_per_card"] if what == "controller" else figure["cards_per_s"])
         print(f"medians of {rounds} rounds, the two versions in turn:")
         for name in trees:
@@ -153,6 +174,7 @@ def compare(directory: Path, against: str, rounds: int, jobs: int) -> None:
                   f"replay, 1 process {statistics.median(figures['1']):>8,.0f} cards/s   "
                   f"{jobs} processes {statistics.median(figures[str(jobs)]):>8,.0f} cards/s")
     finally:
+        shutil.rmtree(journal, ignore_errors=True)
         subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(other)], check=False)
 
 
@@ -225,7 +247,7 @@ def main() -> None:
             return
         jobs = os.cpu_count() or 2
         if args.against:
-            compare(directory, args.against, args.rounds, jobs)
+            compare(directory, args.against, args.rounds, jobs, args.shoes)
         parts = split(directory)
         least = floor(directory)
         one = full(directory, 1)
