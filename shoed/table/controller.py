@@ -404,12 +404,12 @@ class TableController:
         return table
 
     # ----- events ----------------------------------------------------------
-    def _emit(self, step: Step, kind: type[ev.Base] | str, **fields: Any) -> None:
-        """One event of `kind` (its struct in shoed.table.events, or its name there) with the
-        fields every event carries: table, seq (the next one, taken), shoe, coup, mono_ns, utc."""
+    def _emit(self, step: Step, kind: type[ev.Base], **fields: Any) -> None:
+        """One event of `kind` (its struct in shoed.table.events) with the fields every event
+        carries: table, seq (the next one, taken), shoe, coup, mono_ns, utc."""
         shoe = self.shoe
         self.seq = seq = self.seq + 1
-        step.typed.append((ev.EVENT_TYPES[kind] if type(kind) is str else kind)(  # type: ignore[operator]
+        step.typed.append(kind(
             table=self.table_id, seq=seq, shoe=shoe.shoe_id if shoe else None, coup=self.coup_no or None,
             mono_ns=self.now_mono, utc=utc_text(self.now_utc), **fields))
 
@@ -924,7 +924,7 @@ class TableController:
             if "sources" in item:  # a device of a source no longer read has gone (the power-on's time is when)
                 for source in sorted(set(self.devices) - set(sources)):
                     del self.devices[source]
-                    self._emit(step, "device.gone", source=source, detail={})
+                    self._emit(step, ev.DeviceGone, source=source, detail={})
             if not clean:
                 self._emit(step, ev.Alarm, alarm="unclean_stop", active=False,
                            text="started after an unclean stop; state rebuilt from the journal")

@@ -485,10 +485,18 @@ Event = (
 )
 
 
-# Event kind -> its struct: the controller builds its events from these (shoed.table.controller).
+def kind_of(struct: type[Base]) -> str:
+    """The event kind an event struct is written with (its tag), e.g. "shoe.opened"."""
+    tag: str = struct.__struct_config__.tag  # type: ignore[assignment]
+    return tag
+
+
+# Event kind -> its struct (the controller builds its events from the structs themselves).
 EVENT_TYPES: dict[str, type[Base]] = {
-    cls.__struct_config__.tag: cls for cls in Event.__args__ if issubclass(cls, Base)
+    kind_of(cls): cls for cls in Event.__args__ if issubclass(cls, Base)
 }
+
+
 # A reader's link state (a `link` input) -> the event that reports it.
 DEVICE_LINK: dict[str, type[Base]] = {"connected": DeviceConnected, "lost": DeviceLost, "restored": DeviceRestored}
 

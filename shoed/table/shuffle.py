@@ -164,7 +164,7 @@ def on_shuffle_started(table, item: dict, step) -> None:
     state = _state(table)
     state.current = {"shuffle": detail.get("shuffle"), "decks": detail.get("decks"), "checks": {}, "order": [],
                      "invalid": None}
-    table._emit(step, "shuffle.started", shuffle=detail.get("shuffle"), decks=detail.get("decks"),
+    table._emit(step, ev.ShuffleStarted, shuffle=detail.get("shuffle"), decks=detail.get("decks"),
                 source=item.get("source"))
 
 
@@ -191,7 +191,7 @@ def on_deck_check(table, item: dict, step) -> None:
              **{name: _cards(detail.get(name)) for name in DECK_LISTS}}
     current["checks"][str(deck)] = check
     problems = deck_problems(check)
-    table._emit(step, "shuffle.deck_checked", shuffle=current["shuffle"], deck=deck, complete=not problems,
+    table._emit(step, ev.ShuffleDeckChecked, shuffle=current["shuffle"], deck=deck, complete=not problems,
                 source=item.get("source"), **check)
     if problems:
         table._alarm(step, "deck_incomplete", True, f"deck {deck}: {'; '.join(problems)}", deck=deck,
@@ -222,7 +222,7 @@ def on_order_chunk(table, item: dict, step) -> None:
                      source=item.get("source"))
     if current["invalid"] is None:
         order.extend(cards)
-    table._emit(step, "shuffle.chunk", shuffle=current["shuffle"], position=position,
+    table._emit(step, ev.ShuffleChunk, shuffle=current["shuffle"], position=position,
                 count=len(cards) or int(detail.get("count") or 0), source=item.get("source"))
 
 
@@ -256,7 +256,7 @@ def on_shuffle_completed(table, item: dict, step) -> None:
                           "order": list(order), "verified": verified, "problems": problems})
     del state.pending[:-PENDING_MAX]
     state.current = None
-    table._emit(step, "shuffle.completed", shuffle=detail.get("shuffle"), shuffler_shoe=detail.get("shoe"),
+    table._emit(step, ev.ShuffleCompleted, shuffle=detail.get("shuffle"), shuffler_shoe=detail.get("shoe"),
                 cards=len(order), verified=verified, problems=problems, source=item.get("source"))
 
 
@@ -272,7 +272,7 @@ def on_meters(table, item: dict, step) -> None:
     detail = _detail(item)
     meters = {k: detail.get(k) for k in ("shuffles", "cards", "jams", "door_opens", "recognition_faults")}
     _state(table)
-    table._emit(step, "shuffle.meters", meters=meters, source=item.get("source"))
+    table._emit(step, ev.ShufflerMeters, meters=meters, source=item.get("source"))
 
 
 def dealt_order(results: list[dict]) -> list[str]:
@@ -556,14 +556,15 @@ def commitment_problems(records) -> tuple[int, list[str]]:
     (commitments checked, one line per shoe whose reveal does not match)."""
     from shoed.rules.shuffle import reveal_matches
 
+    opened, closed = ev.kind_of(ev.ShoeOpened), ev.kind_of(ev.ShoeClosed)
     committed: dict[tuple, str] = {}
     checked, problems = 0, []
     for record in records:
         for event in record.get("events") or () if record.get("kind") == "step" else ():
             key = (event.get("table"), event.get("shoe"))
-            if event.get("kind") == "shoe.opened" and event.get("commitment"):
+            if event.get("kind") == opened and event.get("commitment"):
                 committed[key] = event["commitment"]
-            elif event.get("kind") == "shoe.closed" and key in committed:
+            elif event.get("kind") == closed and key in committed:
                 commitment = committed.pop(key)
                 reveal = event.get("reveal") or {}
                 checked += 1
