@@ -30,6 +30,7 @@ from pathlib import Path
 
 from shoed.daemon import logs
 from shoed.table import shuffle as shuffle_table
+from shoed.table import events as ev
 from shoed.daemon.clockwatch import STALL_LIMIT, ClockWatch
 from shoed.daemon.config import Config, ConfigError
 from shoed.daemon.config import check as check_config
@@ -467,14 +468,14 @@ class Daemon:
         controller = self.controller
         step = controller.feed(item)
         self.journal.append(step_record(item, step.events))
-        for event in step.events:
+        for typed, event in zip(step.typed, step.events):
             for publisher in self.publishers:
                 publisher.publish(event)
             self.recent.append(event)
-            if event["kind"] == "shoe.opened":
-                logs.bind(shoe=event["shoe"])
-            elif event["kind"] == "coup.opened":
-                logs.bind(coup=event["coup"])
+            if type(typed) is ev.ShoeOpened:
+                logs.bind(shoe=typed.shoe)
+            elif type(typed) is ev.CoupOpened:
+                logs.bind(coup=typed.coup)
         for effect in step.effects:
             if type(effect) is StartShoeFile:
                 # The shoe's journal file starts now, with a checkpoint.
