@@ -55,7 +55,8 @@ def test_unit_security_rating_at_most_2_5(tmp_path):
 def test_unit_declares_what_the_daemon_relies_on():
     text = (ROOT / "systemd" / "shoed.service").read_text()
     for needle in ["Type=notify", "WatchdogSec=", "Restart=on-failure", "User=shoed", "ProtectSystem=strict",
-                   "DevicePolicy=closed", "DeviceAllow=char-ttyACM", "NoNewPrivileges=yes", "ReadWritePaths=/var/lib/shoed"]:
+                   "DevicePolicy=closed", "DeviceAllow=char-ttyACM", "NoNewPrivileges=yes", "ReadWritePaths=/var/lib/shoed",
+                   "Nice=-10", "CPUWeight=1000", "IOWeight=1000", "OOMScoreAdjust=-900"]:
         assert needle in text
 
 
