@@ -183,3 +183,29 @@ def test_a_shuffler_on_usb_bulk_endpoints(bus, drivers, tmp_path):
     assert got[-1].detail["count"] == 2 and "cards" not in got[-1].detail  # sealed
     with pytest.raises(DriverError, match="bad USB address"):
         open_driver("shuffler", "usb://nonsense", backend=bus, order_key_file=str(key))
+
+
+def test_a_plain_shoes_draws_come_over_usb_once_each_in_order(bus, drivers):
+    """A plain shoe (SPEC.md §5.22: it sees a card leave, not its face) on the USB bulk endpoints: each
+    `draw` is one reading of kind draw with its shoe seq, mode and trigger, in order; acknowledged, the
+    shoe stops repeating it."""
+    shoe = FakeShoe(minor=1)
+    bus.plug(shoe)
+    driver = open_usb(bus, drivers)
+    got = poll_until(driver, lambda rs: any(r.kind == "hello" for r in rs))
+    assert next(r for r in got if r.kind == "hello").detail["negotiated"] == "1.1"
+    shoe.event(m.Draw(seq=0, mode=m.MODE_BURN, trigger=m.DRAW_BUTTON))
+    for _ in range(3):
+        shoe.event(m.Draw(seq=0))
+    got = poll_until(driver, lambda rs: len([r for r in rs if r.kind == "draw"]) >= 4)
+    draws = [r for r in got if r.kind == "draw"]
+    assert [(r.mode, r.code, r.card) for r in draws] == [("burn", "button", None)] + [("game", "sensor", None)] * 3
+    first = draws[0].shoe_seq
+    assert [r.shoe_seq for r in draws] == list(range(first, first + 4))  # once each, in order
+    for r in draws:
+        driver.acknowledge(r)
+    deadline = time.monotonic() + 5
+    while shoe.queue and time.monotonic() < deadline:
+        driver.poll(0.05)
+    assert shoe.queue == [], "the acks went out over the bulk OUT endpoint"
+    assert not [r for r in driver.poll(0.5) if r.kind == "draw"], "an acknowledged draw is not read again"
