@@ -30,9 +30,11 @@ CONNECTING, LIVE, RECONNECTING = "connecting", "live", "reconnecting"
 
 NOTICES_KEPT = 4
 
-# Events after which the table waits for something else (or for the same thing afresh).
+# Events after which the table waits for something else (or for the same thing afresh); besides
+# these, a locking alarm raised or cleared, and the table's first start. A start after a stop
+# (`table.started` with a wait already known) goes on with the wait the table had.
 WAIT_CHANGES = frozenset({
-    "table.started", "shoe.opened", "shoe.burn", "shoe.burn_complete", "shoe.finished", "shoe.closed", "coup.opened", "card",
+    "shoe.opened", "shoe.burn", "shoe.burn_complete", "shoe.finished", "shoe.closed", "coup.opened", "card",
     "coup.result", "coup.void", "coup.confirmed", "coup.decision", "misdeal", "misdeal.corrected",
 })
 EMPTY_ROADS = roads(())
@@ -137,7 +139,8 @@ def apply(state: DisplayState, item: dict) -> DisplayState:
     if kind and kind.startswith("device."):
         handler = _on_device
     state = replace(state, seq=item.get("seq", state.seq), events=state.events + 1)
-    if kind in WAIT_CHANGES:
+    if kind in WAIT_CHANGES or (kind == "alarm" and item.get("alarm") in LOCKING_ALARMS) or (
+            kind == "table.started" and state.wait_since is None):
         state = replace(state, wait_since=item.get("utc", state.wait_since))
     return handler(state, item) if handler else state
 

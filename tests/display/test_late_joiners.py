@@ -33,11 +33,11 @@ NAMES = [s.name for s in SCENARIOS]
 
 def shown(state):
     """What a display shows, without its own counters, the one-off notices and daemon notes it
-    could only have seen live, and what only a snapshot carries. The time a wait began is left
-    out too: the table's events do not carry it, so a live display takes it from the event that
-    changed the wait, and a late joiner from the snapshot's `waiting.since`."""
+    could only have seen live, and what only a snapshot carries. The time a wait began is compared:
+    a live display takes it from the event that changed the wait, a late joiner from the snapshot's
+    `waiting.since`, and both must say what the table's stall alarm goes by."""
     return replace(state, snapshots=0, events=0, notices=(), note=None, remaining_by_rank=None,
-                   odds_local=False, wait_since=None)
+                   odds_local=False)
 
 
 @pytest.mark.parametrize("audience", AUDIENCES)
@@ -89,7 +89,9 @@ def failover_and_holds():
             {"kind": "tamper", "active": False, "text": "lid closed", "source": SHOE},
             {"kind": "integrity", "text": "journal damaged"}, pit | {"cmd": "unlock"}]
     out += [dict(x, source=SHOE) if x["kind"] == "card" else x for x in inputs[first + 12:]]
-    return out
+    # A second between inputs: the time a wait began is compared too.
+    return [dict(x, mono_ns=(n + 1) * 1_000_000_000, utc_ns=1_767_225_600_000_000_000 + n * 1_000_000_000)
+            for n, x in enumerate(out)]
 
 
 @pytest.mark.parametrize("reveal", ["dealt", "result"])
