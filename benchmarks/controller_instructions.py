@@ -4,9 +4,11 @@ does not blur (CPU times under load vary by 10% and more; the instructions execu
 The first FILES files of a journal (bench_replay.py's: `--keep DIR` there) are loaded, then every
 file's inputs are fed REPS times through a controller started from its checkpoint; a second run
 that only loads them is subtracted. `--against REV` counts the version at REV too (a git worktree),
-in the same run.
+in the same run, on the same journal or, with `--against-journal DIR2`, on one that version wrote of
+the same shoes (bench_replay.py of that version, `--keep DIR2`: a version reads its own format).
 
     .venv/bin/python benchmarks/controller_instructions.py DIR [--files 4] [--reps 9] [--against REV]
+                                                           [--against-journal DIR2]
 """
 
 from __future__ import annotations
@@ -24,7 +26,10 @@ ROOT = Path(__file__).resolve().parents[1]
 FEED = r"""
 import sys
 from shoed.journal.reader import file_records, journal_files
-from shoed.table.replay import controller_from_checkpoint
+try:
+    from shoed.table.replay import controller_from_checkpoint
+except ImportError:  # a version before the table package
+    from shoed.replay import controller_from_checkpoint
 
 directory, files, reps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 recorded, cards = [], 0
@@ -71,18 +76,21 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=4)
     parser.add_argument("--reps", type=int, default=9)
     parser.add_argument("--against", metavar="REV", help="count the version at this git revision too")
+    parser.add_argument("--against-journal", metavar="DIR2", help="with --against: the journal that version wrote")
     args = parser.parse_args()
     journal = str(Path(args.journal).resolve())
     trees = {"this version": ROOT}
+    journals = {"this version": journal}
     other = None
     if args.against:
         other = Path(tempfile.mkdtemp(prefix="shoed-count-against-"))
         subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(other), args.against],
                        check=True)
         trees[f"at {args.against}"] = other
+        journals[f"at {args.against}"] = str(Path(args.against_journal or args.journal).resolve())
     try:
         for name, tree in trees.items():
-            print(f"{name:>22}: {per_card(tree, journal, args.files, args.reps):10,.0f} instructions a card")
+            print(f"{name:>22}: {per_card(tree, journals[name], args.files, args.reps):10,.0f} instructions a card")
     finally:
         if other is not None:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(other)], check=False)
