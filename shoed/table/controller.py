@@ -124,6 +124,8 @@ class WorkOutOdds:
         return self.shoe.remaining_by_rank()
 
 
+_BURN_PHASES = frozenset((BURN_FIRST, BURNING))
+
 # The effect of every coup, made through its slots (shoed.rules.values).
 _work_out_odds = maker(WorkOutOdds, ("ruleset", "shoe"))
 
@@ -649,21 +651,15 @@ class TableController:
         text = card.text
         get = item.get
         confidence, faced = get("confidence"), bool(get("faced", False))
-        extra = {"source": source, "confidence": confidence, "faced": faced}
-        if manual:
-            extra["manual"] = True
         if (shoe is None or shoe.phase == CLOSED) and self.auto_confirm and not self.locked:
             self._open_shoe(step, source)
             shoe = self.shoe
         if shoe is None or shoe.phase == CLOSED:
-            self._emit(step, ev.Card, card=text, recipient="none", **extra)
-            self._misdeal(step, md.card_out_of_sequence(text, "no shoe was open"), source)
-            return
+            return self._not_dealt(step, card, item, source, manual, md.card_out_of_sequence(text, "no shoe was open"))
         seen, excess = shoe.note(card)
         phase = shoe.phase
-        burning = get("mode") == "burn" or self.burn_mode or phase == BURN_FIRST or phase == BURNING
         if excess:
-            self._emit(step, ev.Card, card=text, recipient="foreign", **extra)
+            self._not_dealt(step, card, item, source, manual, None, "foreign")
             self._alarm(step, "foreign_card", True, f"{card} seen {seen} times in a {shoe.decks}-deck shoe")
             index = len(self.coup.order) if self.coup and self.coup_state == OPEN else None
             self._misdeal(step, md.foreign_card(index, text, seen, shoe.decks), source)
@@ -671,39 +667,33 @@ class TableController:
             return
         if self.locked:
             # Held (an integrity fault, a forged frame, another shoe): nothing is dealt until the pit decides.
-            self._emit(step, ev.Card, card=text, recipient="none", **extra)
-            self._misdeal(step, md.card_out_of_sequence(text, f"the table was held ({self.locked})"), source)
-            return
-        if burning:
+            return self._not_dealt(step, card, item, source, manual,
+                                   md.card_out_of_sequence(text, f"the table was held ({self.locked})"))
+        if phase in _BURN_PHASES or self.burn_mode or get("mode") == "burn":
             if phase == DEALING and self._coup_card_due:
                 # Burned now, the coup would silently take the next card in its place.
-                self._emit(step, ev.Card, card=text, recipient="none", **extra)
-                self._misdeal(step, md.burn_during_coup(len(self.coup.order), text), source)  # type: ignore[union-attr]
-                return
+                return self._not_dealt(step, card, item, source, manual,
+                                       md.burn_during_coup(len(self.coup.order), text))  # type: ignore[union-attr]
             shoe.burn(card)
-            self._emit(step, ev.ShoeBurn, card=text, exposed=phase == BURN_FIRST, burn_due=shoe.burn_due, **extra)
+            self._emit(step, ev.ShoeBurn, card=text, exposed=phase == BURN_FIRST, burn_due=shoe.burn_due,
+                       source=source, confidence=confidence, faced=faced, manual=True if manual else UNSET)
             if shoe.phase == DEALING and self.coup_state == NO_COUP and not self.coup_no:
                 self._emit(step, ev.ShoeBurnComplete, burned=shoe.counts.burned)
                 step.effects.append(WorkOutOdds(self.ruleset, shoe))
                 self._open_coup(step)
             return
         if phase == FINISHED:
-            self._emit(step, ev.Card, card=text, recipient="none", **extra)
-            self._misdeal(step, md.card_after_last_coup(text), source)
-            return
+            return self._not_dealt(step, card, item, source, manual, md.card_after_last_coup(text))
         if self.coup_state != OPEN and (self.auto_confirm or self._fallback_dealing) and not self.pending:
             self._confirm(step, source)
         coup = self.coup
         if self.coup_state != OPEN or coup is None:
             index = len(coup.order) if coup is not None else None
-            self._emit(step, ev.Card, card=text, recipient="none", **extra)
-            self._misdeal(step, md.extra_card(index or 0, text, self.ruleset.misdeal_correction), source)
-            return
+            return self._not_dealt(step, card, item, source, manual,
+                                   md.extra_card(index or 0, text, self.ruleset.misdeal_correction))
         coup, misdeal = coup.deal(card)
         if misdeal is not None:
-            self._emit(step, ev.Card, card=text, recipient="none", **extra)
-            self._misdeal(step, misdeal, source)
-            return
+            return self._not_dealt(step, card, item, source, manual, misdeal)
         self.coup = coup
         self.coup_cards_source.append(source)
         order = coup.order
@@ -721,6 +711,15 @@ class TableController:
             self._corrected_by(step, (md.MISSING_CARD,), "deal", source, text)
         if coup.next is None:  # complete: four cards at least, and none due
             self._finish_coup(step)
+
+    def _not_dealt(self, step: Step, card: Card, item: dict[str, Any], source: str, manual: bool,
+                   misdeal: md.Misdeal | None, recipient: str = "none") -> None:
+        """A card out of the shoe that no hand takes: its event, and the misdeal it is (if given)."""
+        self._emit(step, ev.Card, card=card.text, recipient=recipient, source=source,
+                   confidence=item.get("confidence"), faced=bool(item.get("faced", False)),
+                   manual=True if manual else UNSET)
+        if misdeal is not None:
+            self._misdeal(step, misdeal, source)
 
     def _on_unreadable(self, item: dict[str, Any], step: Step) -> None:
         source = item.get("source", "shoe")
