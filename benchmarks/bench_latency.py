@@ -20,6 +20,10 @@ Two measurements in one run (figures printed, nothing asserted):
    decode (NativeSession.receive) timed on the same frames.
 
     .venv/bin/python benchmarks/bench_latency.py [--cards 10000] [--breakdown 3000] [--journal-dir /var/tmp]
+                                                 [--nice N]
+
+`--nice N` runs the daemon at niceness N (the systemd unit's `Nice=-10`), to
+see what the unit's priority is worth on a host with other work.
 
 The journal directory must be on the disk the daemon will use (/var/tmp here
 is the root ext4 disk; a tmpfs would hide the fsync).
@@ -58,7 +62,8 @@ def line(label: str, us: list[float]) -> str:
 class EndToEnd:
     """The real daemon on a pty, a scripted shoe and a measuring subscriber in this process."""
 
-    def __init__(self, journal_root: str, seed: int = 1, extra: tuple[str, ...] = (), prepare=None) -> None:
+    def __init__(self, journal_root: str, seed: int = 1, extra: tuple[str, ...] = (), prepare=None,
+                 nice: int | None = None) -> None:
         import zmq
 
         from harness.records import Daemon, short_dir
@@ -70,7 +75,8 @@ class EndToEnd:
         if prepare is not None:  # e.g. allow a client key before the daemon starts
             prepare(self.base)
         self.daemon = Daemon(self.base, "--source", f"native:{self.base / 'shoe'}", "--log-level", "WARNING",
-                             *extra, journal=self.journal / "j", wait_ready=False)
+                             *extra, journal=self.journal / "j", wait_ready=False,
+                             preexec_fn=None if nice is None else (lambda: os.setpriority(os.PRIO_PROCESS, 0, nice)))
         self.context = zmq.Context()
         self.sub = self.context.socket(zmq.SUB)
         self.sub.rcvhwm = 100_000
@@ -86,6 +92,9 @@ class EndToEnd:
         self.script = None  # the virtual dealer's endless deal, and where it stands
         self.upcoming = self.previous = None
         self.shoe.wait(lambda: self.shoe.host_ready, 30, "the daemon's Hello", pump=self.pump)
+        # The subscription is in place once something arrives (a heartbeat comes at least once a second):
+        # a card dealt before that would be published to no one.
+        self.shoe.wait(lambda: self.events_seen > 0, 30, "the first event or heartbeat", pump=self.pump)
 
     def pump(self, timeout: float) -> None:
         """Wait for the subscriber or the pty; take what arrived; let the shoe answer."""
@@ -356,6 +365,8 @@ def main() -> None:
     parser.add_argument("--cards", type=int, default=10_000, help="cards timed end to end (real daemon)")
     parser.add_argument("--breakdown", type=int, default=3000, help="cards timed in-process, step by step")
     parser.add_argument("--journal-dir", default="/var/tmp", help="where the journal goes (the local disk)")
+    parser.add_argument("--nice", type=int, default=None,
+                        help="the daemon's niceness (the systemd unit's is -10; below this process's needs root)")
     parser.add_argument("--segment", type=int, default=500, help="cards per run whose stolen CPU is counted")
     parser.add_argument("--calm", type=float, default=2.0,
                         help="also report the runs while the host stole under this %% of the CPU")
@@ -363,7 +374,7 @@ def main() -> None:
     print(f"machine: {os.cpu_count()} cores; journal on {args.journal_dir}; python {sys.version.split()[0]}")
     if args.cards:
         before = disk_probe(args.journal_dir)
-        run = EndToEnd(args.journal_dir)
+        run = EndToEnd(args.journal_dir, nice=args.nice)
         samples: list[tuple[int, int, int]] = []
         places: list[str] = []
         segments: list[tuple[int, int, float]] = []  # (first sample, end, share of CPU stolen meanwhile)
