@@ -272,22 +272,32 @@ def _redness(view: CornerView, *marks: Mark) -> float:
 
 
 def _print_redness(full_ink: np.ndarray, full_red: np.ndarray, *marks: Mark) -> float:
-    """How red the print of `marks` is, as red-minus-green over ink, both against
-    the card's own paper (paper_normalised): a colour cast of the light cancels
-    (the paper is tinted the same way), and so does the dilution of a thin or
-    small stroke by the paper around it (a pixel half ink, half paper has half
-    the ink and half the red-minus-green). Black print measures about 0, red
-    print 0.5 to 0.9."""
+    """How red the print of `marks` is: red-minus-green over ink, both against
+    the card's own paper (paper_normalised), summed over the mark and the paper
+    just around it. A colour cast of the light cancels (the paper is tinted
+    the same way). Sums, not averages of the darkest pixels: a camera's
+    compression keeps colour at half resolution or less and spreads a thin
+    stroke's colour into the paper beside it, while under a strong cast the
+    stroke itself takes the paper's tint; both move colour from pixel to pixel
+    without changing its sum over the neighbourhood. Black print measures
+    about 0, red print 0.5 to 0.9."""
     num = den = 0.0
+    h, w = full_ink.shape
     for m in marks:
-        ink = full_ink[m.y : m.y + m.h, m.x : m.x + m.w]
-        red = full_red[m.y : m.y + m.h, m.x : m.x + m.w]
-        core = m.mask & (ink > 0.2)
-        if core.sum() < 4:
-            core = m.mask
-        # weighted by ink: the darkest pixels say most about the ink's colour
-        num += float((red[core] * ink[core]).sum())
-        den += float((ink[core] * ink[core]).sum())
+        pad = max(2, round(0.2 * m.h))
+        y0, x0 = max(0, m.y - 2 * pad), max(0, m.x - 2 * pad)
+        y1, x1 = min(h, m.bottom + 2 * pad), min(w, m.x + m.w + 2 * pad)
+        ink, red = full_ink[y0:y1, x0:x1], full_red[y0:y1, x0:x1]
+        inside = np.zeros(ink.shape, np.uint8)
+        inside[m.y - y0 : m.bottom - y0, m.x - x0 : m.x + m.w - x0] = m.mask
+        near = cv2.dilate(inside, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * pad + 1, 2 * pad + 1)))
+        far = cv2.dilate(inside, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (4 * pad + 1, 4 * pad + 1)))
+        near_b, ring = near.astype(bool), (far > near)
+        # the paper's own level just around the mark, which normalisation leaves a little off 1
+        base_ink = float(np.median(ink[ring])) if ring.any() else 0.0
+        base_red = float(np.median(red[ring])) if ring.any() else 0.0
+        num += float((red[near_b] - base_red).sum())
+        den += float((ink[near_b] - base_ink).sum())
     return num / den if den > 1e-6 else 0.0
 
 

@@ -137,8 +137,9 @@ def _pips_of(rank: str) -> int | None:
 
 def red_probability(redness: float) -> float:
     """How sure the print is red, from its redness against the card's own paper
-    (index._print_redness: black print measures about 0, red print 0.5 to 0.9)."""
-    return 1.0 / (1.0 + math.exp(-(redness - 0.3) / 0.05))
+    (index._print_redness: black print measures about 0, red print 0.5 to 0.9;
+    under strong casts black stays below 0.25, red above 0.4)."""
+    return 1.0 / (1.0 + math.exp(-(redness - 0.35) / 0.05))
 
 
 def sharpness(blur: float) -> float:
