@@ -135,6 +135,60 @@ def test_red_stays_red_against_the_cards_own_white(light, side):
     assert reds[0] > 0.9 and reds[1] < 0.1, reds
 
 
+@pytest.mark.parametrize("light", [(0.75, 1.25, 0.65), (1.3, 1.0, 0.7), (1.15, 0.7, 1.2), (0.55, 0.95, 1.25)])
+@pytest.mark.parametrize("side", [90, 140])
+def test_red_stays_red_through_a_cameras_compression_under_a_cast(light, side):
+    """A camera keeps colour at half resolution (JPEG's 4:2:0): under a strong
+    cast a thin red stroke takes the tint of the paper around it, and its red
+    lands beside it. Colour is summed over the mark and the paper around it,
+    so it is still found; black stays black."""
+    card = np.full((420, 300, 3), (235, 242, 245), np.uint8)
+    cv2.putText(card, "8", (20, 90), cv2.FONT_HERSHEY_SIMPLEX, 2.2, (40, 30, 190), 3, cv2.LINE_AA)  # thin red
+    cv2.putText(card, "8", (160, 90), cv2.FONT_HERSHEY_SIMPLEX, 2.2, (30, 30, 30), 3, cv2.LINE_AA)  # black
+    small = cv2.resize(card, (side * 300 // 420, side), interpolation=cv2.INTER_AREA)
+    small = np.clip(small * np.array(light, np.float32), 0, 255).astype(np.uint8)
+    small = cv2.imdecode(cv2.imencode(".jpg", small, [cv2.IMWRITE_JPEG_QUALITY, 85])[1], cv2.IMREAD_COLOR)
+    card = cv2.resize(small, (300, 420), interpolation=cv2.INTER_LINEAR)
+    ink, red = X.ink_and_red(card)
+    reds = []
+    for x0 in (0, 150):
+        window = (ink[:, x0 : x0 + 150] > 0.25).astype(np.uint8)
+        n, labels, stats, _ = cv2.connectedComponentsWithStats(window)
+        k = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
+        x, y, w, h = (int(v) for v in stats[k][:4])
+        mark = X.Mark(x0 + x, y, w, h, labels[y : y + h, x : x + w] == k)
+        reds.append(red_probability(X._print_redness(ink, red, mark)))
+    assert reds[0] > 0.9 and reds[1] < 0.1, reds
+
+
+@pytest.mark.parametrize("label, three", [("3C", True), ("3H", True), ("2S", False), ("5D", False), ("7C", False),
+                                          ("AH", False)])
+def test_three_pips_down_the_middle_are_a_threes_layout(label, three):
+    """A three prints its three pips in one column down the middle; no other
+    card shows three pips in its middle column and nothing beside them."""
+    from shoed.vision import locate as L
+    from vision_lab import synth
+
+    rng = np.random.default_rng(3)
+    shot = synth.photograph(label, rng, synth.classic_style(), size=(1280, 960), occlusion_p=0.0, tilt=0.1, blur=0.8)
+    quad = L.find_quads(shot.image)[0]
+    recognizer = Recognizer()
+    views, pips = X.read_card_marks(L.warp_card(shot.image, quad))
+    probs = recognizer.model.predict(np.vstack([X.glyph_vector(p.ink, p.mask) for p in pips]))
+    assert recognizer._pip_evidence(pips, probs, 1.0).three == three
+
+
+@pytest.mark.parametrize("counted, card", [(True, "3C"), (False, None)])
+def test_a_threes_layout_reads_the_rank_the_index_only_allows(counted, card):
+    """Lettering no classifier has seen (a flat-topped "3" taken for a "5"): the
+    index leaves a three possible, the pips lie as only a three's do and count
+    three; the two cues agree on a three. Without the layout, an index this
+    unsure is no card."""
+    read = CornerRead("top-left", "3C", 0.1 * 0.99, 0.1, 0.99, 0.01, 30.0, 20.0, 1, counted)
+    result = Recognizer()._decide([read], PipEvidence("C", 0.99, 3, 30.0, three=counted))
+    assert result.card == card, result
+
+
 @pytest.mark.parametrize("glyphs, card", [(2, "TH"), (1, None)])
 def test_a_two_glyph_rank_over_ten_pips_is_a_ten(glyphs, card):
     """Deck artwork letters "10" in ways no classifier has seen (a bare bar and
