@@ -27,6 +27,7 @@ from shoed.vision.locate import CANON_H, CANON_W
 
 WINDOW_W, WINDOW_H = 0.34, 0.45  # the corner window, as fractions of the card
 PIP_EDGE = 0.16  # no pip's centre is nearer the card's side than this (a fraction of its width)
+SPLIT_LEVELS = (0.12, 0.24)  # ink levels above a window's own, tried in turn where a rank ran into its suit
 GLYPH_BOX = 40  # glyphs are drawn into a GLYPH_BOX square before features are taken
 FEATURES = 20 * 20 + 4 * 4 * 8 + 3
 
@@ -136,11 +137,12 @@ def _corner_mask(view: CornerView) -> np.ndarray:
     return keep.astype(bool)
 
 
-def find_marks(view: CornerView) -> list[Mark]:
-    """Connected marks wholly inside the window (not running off its inner sides)."""
+def find_marks(view: CornerView, raise_by: float = 0.0) -> list[Mark]:
+    """Connected marks wholly inside the window (not running off its inner sides),
+    at the window's ink level raised by `raise_by`."""
     ink = view.ink
     h, w = ink.shape
-    binary = ((ink > threshold(ink)) & _corner_mask(view)).astype(np.uint8)
+    binary = ((ink > threshold(ink) + raise_by) & _corner_mask(view)).astype(np.uint8)
     n, labels, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
     marks = []
     min_side = max(5, int(CANON_H * 0.014))
@@ -401,13 +403,37 @@ def pip_group(pips: list[Pip]) -> list[Pip]:
     return best
 
 
+def index_pairings(view: CornerView) -> list[Pairing]:
+    """A corner's candidate pairings. Where there are none, the print may be
+    blurred enough for the rank to run into the suit under it: one tall mark
+    where an index belongs. The ink level is raised, in steps, until it comes
+    apart; only a rank and a suit that both lie within that mark are taken."""
+    marks = find_marks(view)
+    found = pairings(view, marks)
+    if found:
+        return found
+    merged = [m for m in marks if m.h >= 1.3 * m.w and CANON_H * 0.07 <= m.h <= CANON_H * 0.35
+              and m.y <= CANON_H * 0.2]
+    for raise_by in SPLIT_LEVELS:
+        found = [p for p in pairings(view, find_marks(view, raise_by))
+                 if any(_within(p.rank, m) and _within(p.suit, m) for m in merged)]
+        if found:
+            return found
+    return []
+
+
+def _within(a: Mark, b: Mark, slack: int = 2) -> bool:
+    return (a.x >= b.x - slack and a.y >= b.y - slack and a.x + a.w <= b.x + b.w + slack
+            and a.bottom <= b.bottom + slack)
+
+
 def read_card_marks(card: np.ndarray) -> tuple[list[CornerView], list[Pip]]:
     """The corner windows with their candidate pairings, and the pips."""
     ink, red = ink_and_red(card)
     views = corner_views(card, (ink, red))
     boxes = []
     for view in views:
-        view.pairings = pairings(view, find_marks(view))
+        view.pairings = index_pairings(view)
         for p in view.pairings:
             boxes += [_card_box(view, m, ink.shape) for m in (p.rank, p.suit)]
     return views, find_pips(ink, red, index_boxes=boxes)
@@ -428,7 +454,7 @@ def read_views(card: np.ndarray) -> list[CornerView]:
     """The corner windows of a canonical card with their candidate pairings."""
     views = corner_views(card)
     for view in views:
-        view.pairings = pairings(view, find_marks(view))
+        view.pairings = index_pairings(view)
     return views
 
 
