@@ -28,6 +28,7 @@ from shoed.vision.locate import CANON_H, CANON_W
 WINDOW_W, WINDOW_H = 0.34, 0.45  # the corner window, as fractions of the card
 PIP_EDGE = 0.16  # no pip's centre is nearer the card's side than this (a fraction of its width)
 SPLIT_LEVELS = (0.12, 0.24)  # ink levels above a window's own, tried in turn where a rank ran into its suit
+OTHER_PRINT = 0.35  # ink beside a mark from this level on is other print, not the mark's colour spread into paper
 GLYPH_BOX = 40  # glyphs are drawn into a GLYPH_BOX square before features are taken
 FEATURES = 20 * 20 + 4 * 4 * 8 + 3
 
@@ -294,7 +295,10 @@ def _print_redness(full_ink: np.ndarray, full_red: np.ndarray, *marks: Mark) -> 
         inside[m.y - y0 : m.bottom - y0, m.x - x0 : m.x + m.w - x0] = m.mask
         near = cv2.dilate(inside, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * pad + 1, 2 * pad + 1)))
         far = cv2.dilate(inside, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (4 * pad + 1, 4 * pad + 1)))
-        near_b, ring = near.astype(bool), (far > near)
+        # the mark and the paper around it; other print there (a neighbour, the
+        # table beyond the card's corner) is left out
+        paper = ink < OTHER_PRINT
+        near_b, ring = inside.astype(bool) | (near.astype(bool) & paper), (far > near) & paper
         # the paper's own level just around the mark, which normalisation leaves a little off 1
         base_ink = float(np.median(ink[ring])) if ring.any() else 0.0
         base_red = float(np.median(red[ring])) if ring.any() else 0.0

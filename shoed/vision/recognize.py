@@ -65,6 +65,7 @@ MAX_HIDDEN_PIPS = 4
 # There the pips read the rank, provided the index leaves it at least this
 # likely (a court card's picture or an ace is never taken for a three).
 LAYOUT_FLOOR = 0.05
+INDEX_SIZE_RATIO = 1.5  # a deck's indices are printed alike: rank glyphs of one size within this factor
 MIDDLE_COLUMN = 0.1  # a pip in the middle column: its centre this near the card's middle (fraction of the width)
 # Reasons for no card beyond "no card found", "no corner index found", "low
 # confidence", "colour unclear" and "corner indices disagree (X or Y)":
@@ -290,11 +291,16 @@ class Recognizer:
         reads.sort(key=lambda r: -r.confidence)
         top = reads[0]
         confidence = top.confidence
+        seconded = any(r.card == top.card and r.confidence >= 0.5 for r in reads[1:])
         for other in reads[1:]:
             if other.card != top.card:
                 if other.confidence >= 0.5:
                     return Identification(None, 0.0, f"corner indices disagree ({top.card} or {other.card})",
                                           reads=tuple(reads))
+                if seconded and not _alike(other, top):
+                    # two corners agree; a weak reading of other marks, of another
+                    # size, is a detail of the picture, not this deck's index
+                    continue
                 confidence *= 1.0 - other.confidence
             elif other.confidence >= 0.5:
                 # Another corner says the same. Its print is the same font, so its
@@ -350,6 +356,14 @@ def _disagreement(card: str, pips: PipEvidence) -> str | None:
     if rank not in COURTS and pips.suit not in (None, suit) and pips.suit_p >= 0.8 and pips.px >= min_suit_px(suit):
         return f"index {card}, pips of {pips.suit}"
     return None
+
+
+def _alike(a: CornerRead, b: CornerRead) -> bool:
+    """Whether two corner readings are of marks of one size (a deck prints its
+    indices alike): rank glyphs within a factor INDEX_SIZE_RATIO of each other."""
+    if math.isinf(a.rank_px) or math.isinf(b.rank_px):
+        return True
+    return max(a.rank_px, b.rank_px) <= INDEX_SIZE_RATIO * min(a.rank_px, b.rank_px)
 
 
 def _in_middle_column(group: list[X.Pip]) -> bool:

@@ -228,3 +228,31 @@ def test_the_marks_of_a_corner_index_are_no_pips(label):
         face = synth.draw_face(label, np.random.default_rng(seed), style)
         card = cv2.resize(face.image, (300, 420), interpolation=cv2.INTER_AREA)
         assert len(X.pip_group(X.read_card_marks(card)[1])) == (10 if label[0] == "T" else 8)
+
+
+@pytest.mark.parametrize("odd_px, card", [(13.0, "KC"), (33.0, None)])
+def test_a_weak_reading_of_marks_of_another_size_is_no_index(odd_px, card):
+    """Two corners read the same card from indices of one size; a third corner
+    weakly reads another card from marks far smaller (a detail of the picture):
+    a deck prints its indices alike, so that reading takes nothing away. One of
+    the index's own size still does."""
+    reads = [CornerRead("top-left", "KC", 0.99, 0.995, 0.995, 0.01, 34.0, 24.0),
+             CornerRead("bottom-right", "KC", 0.98, 0.99, 0.99, 0.01, 34.0, 24.0),
+             CornerRead("top-right", "TC", 0.17, 0.18, 0.92, 0.01, odd_px, 11.0)]
+    assert Recognizer()._decide(reads).card == card
+
+
+@pytest.mark.parametrize("border", [0, 8])
+def test_print_beside_a_mark_does_not_colour_it(border):
+    """The paper around a mark counts towards its colour, other print there
+    does not: a red index printed close to a card's black border line measures
+    as red as it does on open paper."""
+    card = np.full((420, 300, 3), (228, 236, 240), np.uint8)
+    if border:
+        cv2.rectangle(card, (4, 4), (295, 415), (25, 25, 25), border)
+    cv2.putText(card, "5", (8, 58), cv2.FONT_HERSHEY_SIMPLEX, 1.7, (30, 20, 200), 4, cv2.LINE_AA)
+    cv2.fillPoly(card, [np.array([[24, 66], [38, 82], [24, 98], [10, 82]], np.int32)], (30, 20, 200), cv2.LINE_AA)
+    view = X.corner_views(card)[0]
+    found = X.pairings(view, X.find_marks(view))
+    assert len(found) == 1
+    assert found[0].redness > 0.78, found[0].redness
