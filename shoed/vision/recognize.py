@@ -342,9 +342,10 @@ class Recognizer:
 def _disagreement(card: str, pips: PipEvidence) -> str | None:
     """Where the middle of the card contradicts its index, or None. A number card
     shows as many pips as its rank (fewer may be in view, never more); an ace
-    one; a court card a picture, not rows of pips. Number cards and aces show
-    the index's suit. Fewer pips than the rank may be in view (a finger over
-    the middle), but not MAX_HIDDEN_PIPS fewer."""
+    one; a court card a picture, not rows of pips; three pips alone down the
+    middle column are a three's. Number cards and aces show the index's suit.
+    Fewer pips than the rank may be in view (a finger over the middle), but
+    not MAX_HIDDEN_PIPS fewer."""
     rank, suit = card[:-1], card[-1]
     n = _pips_of(rank)
     if rank in COURTS and pips.count >= 7:
@@ -353,6 +354,8 @@ def _disagreement(card: str, pips: PipEvidence) -> str | None:
         return f"index {card}, {pips.count} pips in the middle"
     if n is not None and not n - MAX_HIDDEN_PIPS <= pips.count <= n:
         return f"index {card}, {pips.count} pips in the middle"
+    if n is not None and n != 3 and pips.three:
+        return f"index {card}, a three's pips"
     if rank not in COURTS and pips.suit not in (None, suit) and pips.suit_p >= 0.8 and pips.px >= min_suit_px(suit):
         return f"index {card}, pips of {pips.suit}"
     return None

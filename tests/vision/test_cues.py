@@ -43,6 +43,9 @@ from shoed.vision.recognize import (
         ("6D", PipEvidence("C", 0.95, 6, 5.0), False),  # ... too small to say so
         ("9S", NO_PIPS, True),  # a nine with nothing in the middle: a picture misread, or the middle covered
         ("3S", NO_PIPS, False),  # a finger may cover all three
+        ("5S", PipEvidence("S", 0.99, 3, 30.0, three=True), True),  # a three's layout: no five has three middle pips
+        ("7S", PipEvidence("S", 0.99, 3, 30.0, three=True), True),
+        ("3S", PipEvidence("S", 0.99, 3, 30.0, three=True), False),
     ],
 )
 def test_the_middle_of_the_card_must_agree_with_its_index(card, pips, clash):
