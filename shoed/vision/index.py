@@ -10,9 +10,10 @@ shadows, glare gradients and tinted light cancel), measure "ink" as the darkness
 of the darkest colour channel (red and black print alike), binarise, take the
 connected marks that lie wholly inside the corner window, and pair every mark
 that could be a rank (two marks side by side for "10") with a mark below it
-that could be its suit. Each mark becomes a fixed-length feature vector
-(`glyph_vector`) for the classifier; the same function serves training, so the
-classifier sees exactly what it will see at run time.
+that could be its suit (where blur has run a rank into its suit, the level is
+raised until they part: `index_pairings`). Each mark becomes a fixed-length
+feature vector (`glyph_vector`) for the classifier; the same function serves
+training, so the classifier sees exactly what it will see at run time.
 """
 
 from __future__ import annotations
