@@ -10,9 +10,10 @@ shadows, glare gradients and tinted light cancel), measure "ink" as the darkness
 of the darkest colour channel (red and black print alike), binarise, take the
 connected marks that lie wholly inside the corner window, and pair every mark
 that could be a rank (two marks side by side for "10") with a mark below it
-that could be its suit. Each mark becomes a fixed-length feature vector
-(`glyph_vector`) for the classifier; the same function serves training, so the
-classifier sees exactly what it will see at run time.
+that could be its suit (where blur has run a rank into its suit, the level is
+raised until they part: `index_pairings`). Each mark becomes a fixed-length
+feature vector (`glyph_vector`) for the classifier; the same function serves
+training, so the classifier sees exactly what it will see at run time.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from shoed.vision.locate import CANON_H, CANON_W
 
 WINDOW_W, WINDOW_H = 0.34, 0.45  # the corner window, as fractions of the card
 PIP_EDGE = 0.16  # no pip's centre is nearer the card's side than this (a fraction of its width)
+SPLIT_LEVELS = (0.12, 0.24)  # ink levels above a window's own, tried in turn where a rank ran into its suit
+OTHER_PRINT = 0.35  # ink beside a mark from this level on is other print, not the mark's colour spread into paper
 GLYPH_BOX = 40  # glyphs are drawn into a GLYPH_BOX square before features are taken
 FEATURES = 20 * 20 + 4 * 4 * 8 + 3
 
@@ -136,11 +139,12 @@ def _corner_mask(view: CornerView) -> np.ndarray:
     return keep.astype(bool)
 
 
-def find_marks(view: CornerView) -> list[Mark]:
-    """Connected marks wholly inside the window (not running off its inner sides)."""
+def find_marks(view: CornerView, raise_by: float = 0.0) -> list[Mark]:
+    """Connected marks wholly inside the window (not running off its inner sides),
+    at the window's ink level raised by `raise_by`."""
     ink = view.ink
     h, w = ink.shape
-    binary = ((ink > threshold(ink)) & _corner_mask(view)).astype(np.uint8)
+    binary = ((ink > threshold(ink) + raise_by) & _corner_mask(view)).astype(np.uint8)
     n, labels, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
     marks = []
     min_side = max(5, int(CANON_H * 0.014))
@@ -272,22 +276,35 @@ def _redness(view: CornerView, *marks: Mark) -> float:
 
 
 def _print_redness(full_ink: np.ndarray, full_red: np.ndarray, *marks: Mark) -> float:
-    """How red the print of `marks` is, as red-minus-green over ink, both against
-    the card's own paper (paper_normalised): a colour cast of the light cancels
-    (the paper is tinted the same way), and so does the dilution of a thin or
-    small stroke by the paper around it (a pixel half ink, half paper has half
-    the ink and half the red-minus-green). Black print measures about 0, red
-    print 0.5 to 0.9."""
+    """How red the print of `marks` is: red-minus-green over ink, both against
+    the card's own paper (paper_normalised), summed over the mark and the paper
+    just around it. A colour cast of the light cancels (the paper is tinted
+    the same way). Sums, not averages of the darkest pixels: a camera's
+    compression keeps colour at half resolution or less and spreads a thin
+    stroke's colour into the paper beside it, while under a strong cast the
+    stroke itself takes the paper's tint; both move colour from pixel to pixel
+    without changing its sum over the neighbourhood. Black print measures
+    about 0, red print 0.5 to 0.9."""
     num = den = 0.0
+    h, w = full_ink.shape
     for m in marks:
-        ink = full_ink[m.y : m.y + m.h, m.x : m.x + m.w]
-        red = full_red[m.y : m.y + m.h, m.x : m.x + m.w]
-        core = m.mask & (ink > 0.2)
-        if core.sum() < 4:
-            core = m.mask
-        # weighted by ink: the darkest pixels say most about the ink's colour
-        num += float((red[core] * ink[core]).sum())
-        den += float((ink[core] * ink[core]).sum())
+        pad = max(2, round(0.2 * m.h))
+        y0, x0 = max(0, m.y - 2 * pad), max(0, m.x - 2 * pad)
+        y1, x1 = min(h, m.bottom + 2 * pad), min(w, m.x + m.w + 2 * pad)
+        ink, red = full_ink[y0:y1, x0:x1], full_red[y0:y1, x0:x1]
+        inside = np.zeros(ink.shape, np.uint8)
+        inside[m.y - y0 : m.bottom - y0, m.x - x0 : m.x + m.w - x0] = m.mask
+        near = cv2.dilate(inside, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * pad + 1, 2 * pad + 1)))
+        far = cv2.dilate(inside, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (4 * pad + 1, 4 * pad + 1)))
+        # the mark and the paper around it; other print there (a neighbour, the
+        # table beyond the card's corner) is left out
+        paper = ink < OTHER_PRINT
+        near_b, ring = inside.astype(bool) | (near.astype(bool) & paper), (far > near) & paper
+        # the paper's own level just around the mark, which normalisation leaves a little off 1
+        base_ink = float(np.median(ink[ring])) if ring.any() else 0.0
+        base_red = float(np.median(red[ring])) if ring.any() else 0.0
+        num += float((red[near_b] - base_red).sum())
+        den += float((ink[near_b] - base_ink).sum())
     return num / den if den > 1e-6 else 0.0
 
 
@@ -391,13 +408,37 @@ def pip_group(pips: list[Pip]) -> list[Pip]:
     return best
 
 
+def index_pairings(view: CornerView) -> list[Pairing]:
+    """A corner's candidate pairings. Where there are none, the print may be
+    blurred enough for the rank to run into the suit under it: one tall mark
+    where an index belongs. The ink level is raised, in steps, until it comes
+    apart; only a rank and a suit that both lie within that mark are taken."""
+    marks = find_marks(view)
+    found = pairings(view, marks)
+    if found:
+        return found
+    merged = [m for m in marks if m.h >= 1.3 * m.w and CANON_H * 0.07 <= m.h <= CANON_H * 0.35
+              and m.y <= CANON_H * 0.2]
+    for raise_by in SPLIT_LEVELS:
+        found = [p for p in pairings(view, find_marks(view, raise_by))
+                 if any(_within(p.rank, m) and _within(p.suit, m) for m in merged)]
+        if found:
+            return found
+    return []
+
+
+def _within(a: Mark, b: Mark, slack: int = 2) -> bool:
+    return (a.x >= b.x - slack and a.y >= b.y - slack and a.x + a.w <= b.x + b.w + slack
+            and a.bottom <= b.bottom + slack)
+
+
 def read_card_marks(card: np.ndarray) -> tuple[list[CornerView], list[Pip]]:
     """The corner windows with their candidate pairings, and the pips."""
     ink, red = ink_and_red(card)
     views = corner_views(card, (ink, red))
     boxes = []
     for view in views:
-        view.pairings = pairings(view, find_marks(view))
+        view.pairings = index_pairings(view)
         for p in view.pairings:
             boxes += [_card_box(view, m, ink.shape) for m in (p.rank, p.suit)]
     return views, find_pips(ink, red, index_boxes=boxes)
@@ -418,7 +459,7 @@ def read_views(card: np.ndarray) -> list[CornerView]:
     """The corner windows of a canonical card with their candidate pairings."""
     views = corner_views(card)
     for view in views:
-        view.pairings = pairings(view, find_marks(view))
+        view.pairings = index_pairings(view)
     return views
 
 

@@ -20,6 +20,9 @@ agree, or there is no card:
   a court card a picture; number cards and aces show their suit again, larger
   (a finger may hide a few pips, never most of a high card's);
   A contradiction gives `cues_disagree`; a count equal to the rank adds to it;
+  three pips alone down the middle column are a three's layout and read the
+  rank where the index allows a three (lettering never seen: a flat-topped
+  "3" taken for a "5");
 - corners: a card shows the same index in opposite corners; if two corners are
   read as different cards with any conviction, the card is unreadable.
 
@@ -55,6 +58,15 @@ COUNT_TRUST = 0.97
 # A finger or a chip over the middle of a number card hides at most this many
 # of its pips: a "9" with one pip in view is a court card's picture misread.
 MAX_HIDDEN_PIPS = 4
+# Three pips in one column down the middle of the card, and no others, are a
+# three's whole layout: no other rank prints three pips in its middle column
+# with nothing beside them but a seven of some designs (two, three, two), and
+# one finger never hides both its side columns while its middle stays in view.
+# There the pips read the rank, provided the index leaves it at least this
+# likely (a court card's picture or an ace is never taken for a three).
+LAYOUT_FLOOR = 0.05
+INDEX_SIZE_RATIO = 1.5  # a deck's indices are printed alike: rank glyphs of one size within this factor
+MIDDLE_COLUMN = 0.1  # a pip in the middle column: its centre this near the card's middle (fraction of the width)
 # Reasons for no card beyond "no card found", "no corner index found", "low
 # confidence", "colour unclear" and "corner indices disagree (X or Y)":
 TOO_SMALL = "too_small"  # the glyphs are too few pixels to tell the candidates apart
@@ -74,6 +86,7 @@ class CornerRead:
     rank_px: float = math.inf  # height of the rank glyph in the picture's pixels
     suit_px: float = math.inf
     glyphs: int = 1  # glyphs in the rank ("10": two)
+    counted: bool = False  # the rank was told by the pips' layout, the index agreeing
 
 
 @dataclass(frozen=True)
@@ -85,6 +98,7 @@ class PipEvidence:
     suit_p: float
     count: int
     px: float
+    three: bool = False  # three pips, all in the middle column and spread down the card: a three's layout
 
 
 NO_PIPS = PipEvidence(None, 0.0, 0, 0.0)
@@ -137,8 +151,9 @@ def _pips_of(rank: str) -> int | None:
 
 def red_probability(redness: float) -> float:
     """How sure the print is red, from its redness against the card's own paper
-    (index._print_redness: black print measures about 0, red print 0.5 to 0.9)."""
-    return 1.0 / (1.0 + math.exp(-(redness - 0.3) / 0.05))
+    (index._print_redness: black print measures about 0, red print 0.5 to 0.9;
+    under strong casts black stays below 0.25, red above 0.4)."""
+    return 1.0 / (1.0 + math.exp(-(redness - 0.35) / 0.05))
 
 
 def sharpness(blur: float) -> float:
@@ -202,7 +217,9 @@ class Recognizer:
                 # a two-glyph rank over ten pips of one size is a ten, however its
                 # lettering looks: the only two-glyph rank, counted
                 ten = len(p.rank.labels) == 2 and evidence.count == 10
-                read = self._with_pips(self._read_pair(view.name, p, probs, scale, ten), evidence)
+                three = (evidence.three and len(p.rank.labels) == 1
+                         and probs[p.rank_key][RANK_CLASSES.index("3")] >= LAYOUT_FLOOR)
+                read = self._with_pips(self._read_pair(view.name, p, probs, scale, ten, three), evidence)
                 if best is None or read.confidence > best.confidence:
                     best = read
             if best is not None:
@@ -222,14 +239,14 @@ class Recognizer:
         p = float(shape[s] / (sp.sum() + 1e-9)) * float(colour[s]) * sharpness(blur)
         return s, p, red
 
-    def _read_pair(self, corner: str, p: X.Pairing, probs: np.ndarray, scale: float, ten: bool = False
-                   ) -> CornerRead:
+    def _read_pair(self, corner: str, p: X.Pairing, probs: np.ndarray, scale: float, ten: bool = False,
+                   three: bool = False) -> CornerRead:
         rp = probs[p.rank_key]
-        r = RANK_CLASSES.index("10") if ten else int(np.argmax(rp[:13]))
+        r = RANK_CLASSES.index("10") if ten else RANK_CLASSES.index("3") if three else int(np.argmax(rp[:13]))
         s, suit_p, red = self._suit_of(probs[p.suit_key], p.redness, p.suit_blur)
         rank_p = float(rp[r]) * sharpness(p.rank_blur)
         return CornerRead(corner, _label(RANK_CLASSES[r], SUIT_CLASSES[s]), rank_p * suit_p, rank_p, suit_p, red,
-                          p.rank.h * scale, p.suit.h * scale, len(p.rank.labels))
+                          p.rank.h * scale, p.suit.h * scale, len(p.rank.labels), three)
 
     def _pip_evidence(self, pips: list[X.Pip], probs: np.ndarray, scale: float) -> PipEvidence:
         """The suit most of the middle's suit-like marks agree on, weighed by how
@@ -241,11 +258,12 @@ class Recognizer:
             if p >= 0.5:
                 votes.setdefault(s, []).append(p)
         px = float(np.median([p.mark.h for p in group])) * scale if group else 0.0
+        three = len(group) == 3 and _in_middle_column(group)
         if not votes:
-            return PipEvidence(None, 0.0, len(group), px)
+            return PipEvidence(None, 0.0, len(group), px, three)
         s = max(votes, key=lambda k: (len(votes[k]), sum(votes[k])))
         agree = len(votes[s]) / sum(len(v) for v in votes.values())
-        return PipEvidence(SUIT_CLASSES[s], float(np.median(votes[s])) * agree, len(group), px)
+        return PipEvidence(SUIT_CLASSES[s], float(np.median(votes[s])) * agree, len(group), px, three)
 
     def _with_pips(self, read: CornerRead, pips: PipEvidence) -> CornerRead:
         """Number cards and aces show their suit again, larger, in the middle:
@@ -265,7 +283,7 @@ class Recognizer:
         else:
             return read
         return CornerRead(read.corner, read.card, read.rank_p * suit_p, read.rank_p, suit_p, read.red_p,
-                          read.rank_px, read.suit_px, read.glyphs)
+                          read.rank_px, read.suit_px, read.glyphs, read.counted)
 
     def _decide(self, reads: list[CornerRead], pips: PipEvidence = NO_PIPS) -> Identification:
         if not reads:
@@ -273,18 +291,24 @@ class Recognizer:
         reads.sort(key=lambda r: -r.confidence)
         top = reads[0]
         confidence = top.confidence
+        seconded = any(r.card == top.card and r.confidence >= 0.5 for r in reads[1:])
         for other in reads[1:]:
             if other.card != top.card:
                 if other.confidence >= 0.5:
                     return Identification(None, 0.0, f"corner indices disagree ({top.card} or {other.card})",
                                           reads=tuple(reads))
+                if seconded and not _alike(other, top):
+                    # two corners agree; a weak reading of other marks, of another
+                    # size, is a detail of the picture, not this deck's index
+                    continue
                 confidence *= 1.0 - other.confidence
             elif other.confidence >= 0.5:
                 # Another corner says the same. Its print is the same font, so its
                 # doubt is not independent: it counts at half weight.
                 confidence = 1.0 - (1.0 - confidence) * math.sqrt(1.0 - other.confidence)
         rank = top.card[:-1]
-        if _pips_of(rank) is not None and pips.count == _pips_of(rank) and (top.confidence >= 0.3 or top.glyphs == 2):
+        sure_enough = top.confidence >= 0.3 or top.glyphs == 2 or top.counted
+        if _pips_of(rank) is not None and pips.count == _pips_of(rank) and sure_enough:
             # the index's rank and the number of pips agree: two cues, one answer
             confidence = max(confidence, COUNT_TRUST * top.suit_p)
         small = self._too_small(top, pips)
@@ -318,9 +342,10 @@ class Recognizer:
 def _disagreement(card: str, pips: PipEvidence) -> str | None:
     """Where the middle of the card contradicts its index, or None. A number card
     shows as many pips as its rank (fewer may be in view, never more); an ace
-    one; a court card a picture, not rows of pips. Number cards and aces show
-    the index's suit. Fewer pips than the rank may be in view (a finger over
-    the middle), but not MAX_HIDDEN_PIPS fewer."""
+    one; a court card a picture, not rows of pips; three pips alone down the
+    middle column are a three's. Number cards and aces show the index's suit.
+    Fewer pips than the rank may be in view (a finger over the middle), but
+    not MAX_HIDDEN_PIPS fewer."""
     rank, suit = card[:-1], card[-1]
     n = _pips_of(rank)
     if rank in COURTS and pips.count >= 7:
@@ -329,9 +354,27 @@ def _disagreement(card: str, pips: PipEvidence) -> str | None:
         return f"index {card}, {pips.count} pips in the middle"
     if n is not None and not n - MAX_HIDDEN_PIPS <= pips.count <= n:
         return f"index {card}, {pips.count} pips in the middle"
+    if n is not None and n != 3 and pips.three:
+        return f"index {card}, a three's pips"
     if rank not in COURTS and pips.suit not in (None, suit) and pips.suit_p >= 0.8 and pips.px >= min_suit_px(suit):
         return f"index {card}, pips of {pips.suit}"
     return None
+
+
+def _alike(a: CornerRead, b: CornerRead) -> bool:
+    """Whether two corner readings are of marks of one size (a deck prints its
+    indices alike): rank glyphs within a factor INDEX_SIZE_RATIO of each other."""
+    if math.isinf(a.rank_px) or math.isinf(b.rank_px):
+        return True
+    return max(a.rank_px, b.rank_px) <= INDEX_SIZE_RATIO * min(a.rank_px, b.rank_px)
+
+
+def _in_middle_column(group: list[X.Pip]) -> bool:
+    """Whether the pips all lie in the card's middle column, spread from its
+    upper to its lower part (not a cluster in one place)."""
+    xs = [(p.mark.x + p.mark.w / 2) / L.CANON_W for p in group]
+    ys = [(p.mark.y + p.mark.h / 2) / L.CANON_H for p in group]
+    return all(abs(x - 0.5) <= MIDDLE_COLUMN for x in xs) and min(ys) < 0.35 and max(ys) > 0.65
 
 
 def _rank(result: Identification) -> tuple:

@@ -43,6 +43,9 @@ from shoed.vision.recognize import (
         ("6D", PipEvidence("C", 0.95, 6, 5.0), False),  # ... too small to say so
         ("9S", NO_PIPS, True),  # a nine with nothing in the middle: a picture misread, or the middle covered
         ("3S", NO_PIPS, False),  # a finger may cover all three
+        ("5S", PipEvidence("S", 0.99, 3, 30.0, three=True), True),  # a three's layout: no five has three middle pips
+        ("7S", PipEvidence("S", 0.99, 3, 30.0, three=True), True),
+        ("3S", PipEvidence("S", 0.99, 3, 30.0, three=True), False),
     ],
 )
 def test_the_middle_of_the_card_must_agree_with_its_index(card, pips, clash):
@@ -135,6 +138,60 @@ def test_red_stays_red_against_the_cards_own_white(light, side):
     assert reds[0] > 0.9 and reds[1] < 0.1, reds
 
 
+@pytest.mark.parametrize("light", [(0.75, 1.25, 0.65), (1.3, 1.0, 0.7), (1.15, 0.7, 1.2), (0.55, 0.95, 1.25)])
+@pytest.mark.parametrize("side", [90, 140])
+def test_red_stays_red_through_a_cameras_compression_under_a_cast(light, side):
+    """A camera keeps colour at half resolution (JPEG's 4:2:0): under a strong
+    cast a thin red stroke takes the tint of the paper around it, and its red
+    lands beside it. Colour is summed over the mark and the paper around it,
+    so it is still found; black stays black."""
+    card = np.full((420, 300, 3), (235, 242, 245), np.uint8)
+    cv2.putText(card, "8", (20, 90), cv2.FONT_HERSHEY_SIMPLEX, 2.2, (40, 30, 190), 3, cv2.LINE_AA)  # thin red
+    cv2.putText(card, "8", (160, 90), cv2.FONT_HERSHEY_SIMPLEX, 2.2, (30, 30, 30), 3, cv2.LINE_AA)  # black
+    small = cv2.resize(card, (side * 300 // 420, side), interpolation=cv2.INTER_AREA)
+    small = np.clip(small * np.array(light, np.float32), 0, 255).astype(np.uint8)
+    small = cv2.imdecode(cv2.imencode(".jpg", small, [cv2.IMWRITE_JPEG_QUALITY, 85])[1], cv2.IMREAD_COLOR)
+    card = cv2.resize(small, (300, 420), interpolation=cv2.INTER_LINEAR)
+    ink, red = X.ink_and_red(card)
+    reds = []
+    for x0 in (0, 150):
+        window = (ink[:, x0 : x0 + 150] > 0.25).astype(np.uint8)
+        n, labels, stats, _ = cv2.connectedComponentsWithStats(window)
+        k = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
+        x, y, w, h = (int(v) for v in stats[k][:4])
+        mark = X.Mark(x0 + x, y, w, h, labels[y : y + h, x : x + w] == k)
+        reds.append(red_probability(X._print_redness(ink, red, mark)))
+    assert reds[0] > 0.9 and reds[1] < 0.1, reds
+
+
+@pytest.mark.parametrize("label, three", [("3C", True), ("3H", True), ("2S", False), ("5D", False), ("7C", False),
+                                          ("AH", False)])
+def test_three_pips_down_the_middle_are_a_threes_layout(label, three):
+    """A three prints its three pips in one column down the middle; no other
+    card shows three pips in its middle column and nothing beside them."""
+    from shoed.vision import locate as L
+    from vision_lab import synth
+
+    rng = np.random.default_rng(3)
+    shot = synth.photograph(label, rng, synth.classic_style(), size=(1280, 960), occlusion_p=0.0, tilt=0.1, blur=0.8)
+    quad = L.find_quads(shot.image)[0]
+    recognizer = Recognizer()
+    views, pips = X.read_card_marks(L.warp_card(shot.image, quad))
+    probs = recognizer.model.predict(np.vstack([X.glyph_vector(p.ink, p.mask) for p in pips]))
+    assert recognizer._pip_evidence(pips, probs, 1.0).three == three
+
+
+@pytest.mark.parametrize("counted, card", [(True, "3C"), (False, None)])
+def test_a_threes_layout_reads_the_rank_the_index_only_allows(counted, card):
+    """Lettering no classifier has seen (a flat-topped "3" taken for a "5"): the
+    index leaves a three possible, the pips lie as only a three's do and count
+    three; the two cues agree on a three. Without the layout, an index this
+    unsure is no card."""
+    read = CornerRead("top-left", "3C", 0.1 * 0.99, 0.1, 0.99, 0.01, 30.0, 20.0, 1, counted)
+    result = Recognizer()._decide([read], PipEvidence("C", 0.99, 3, 30.0, three=counted))
+    assert result.card == card, result
+
+
 @pytest.mark.parametrize("glyphs, card", [(2, "TH"), (1, None)])
 def test_a_two_glyph_rank_over_ten_pips_is_a_ten(glyphs, card):
     """Deck artwork letters "10" in ways no classifier has seen (a bare bar and
@@ -174,3 +231,31 @@ def test_the_marks_of_a_corner_index_are_no_pips(label):
         face = synth.draw_face(label, np.random.default_rng(seed), style)
         card = cv2.resize(face.image, (300, 420), interpolation=cv2.INTER_AREA)
         assert len(X.pip_group(X.read_card_marks(card)[1])) == (10 if label[0] == "T" else 8)
+
+
+@pytest.mark.parametrize("odd_px, card", [(13.0, "KC"), (33.0, None)])
+def test_a_weak_reading_of_marks_of_another_size_is_no_index(odd_px, card):
+    """Two corners read the same card from indices of one size; a third corner
+    weakly reads another card from marks far smaller (a detail of the picture):
+    a deck prints its indices alike, so that reading takes nothing away. One of
+    the index's own size still does."""
+    reads = [CornerRead("top-left", "KC", 0.99, 0.995, 0.995, 0.01, 34.0, 24.0),
+             CornerRead("bottom-right", "KC", 0.98, 0.99, 0.99, 0.01, 34.0, 24.0),
+             CornerRead("top-right", "TC", 0.17, 0.18, 0.92, 0.01, odd_px, 11.0)]
+    assert Recognizer()._decide(reads).card == card
+
+
+@pytest.mark.parametrize("border", [0, 8])
+def test_print_beside_a_mark_does_not_colour_it(border):
+    """The paper around a mark counts towards its colour, other print there
+    does not: a red index printed close to a card's black border line measures
+    as red as it does on open paper."""
+    card = np.full((420, 300, 3), (228, 236, 240), np.uint8)
+    if border:
+        cv2.rectangle(card, (4, 4), (295, 415), (25, 25, 25), border)
+    cv2.putText(card, "5", (8, 58), cv2.FONT_HERSHEY_SIMPLEX, 1.7, (30, 20, 200), 4, cv2.LINE_AA)
+    cv2.fillPoly(card, [np.array([[24, 66], [38, 82], [24, 98], [10, 82]], np.int32)], (30, 20, 200), cv2.LINE_AA)
+    view = X.corner_views(card)[0]
+    found = X.pairings(view, X.find_marks(view))
+    assert len(found) == 1
+    assert found[0].redness > 0.78, found[0].redness

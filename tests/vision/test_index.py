@@ -79,3 +79,18 @@ def test_glyph_vector_is_fixed_length_and_scale_free():
 def test_a_blank_card_has_no_index():
     card = np.full((L.CANON_H, L.CANON_W, 3), 245, np.uint8)
     assert all(not v.pairings for v in X.read_views(card))
+
+
+@pytest.mark.parametrize("sigma", [2.5, 3.5])
+def test_a_rank_blurred_into_its_suit_is_split_apart(sigma):
+    """Blur runs a rank into the suit printed just under it: one tall mark and
+    no index at the window's own ink level. Raised, the level parts them, and
+    the corner has its rank over its suit again."""
+    card = np.full((420, 300, 3), 235, np.uint8)
+    cv2.putText(card, "8", (14, 52), cv2.FONT_HERSHEY_SIMPLEX, 1.3, (30, 30, 30), 4, cv2.LINE_AA)
+    cv2.fillPoly(card, [np.array([[30, 55], [42, 69], [30, 83], [18, 69]], np.int32)], (30, 30, 30), cv2.LINE_AA)
+    view = X.corner_views(cv2.GaussianBlur(card, (0, 0), sigma))[0]
+    marks = X.find_marks(view)
+    assert len(marks) == 1 and X.pairings(view, marks) == []
+    found = X.index_pairings(view)
+    assert found and all(p.rank.bottom <= p.suit.y + 2 and p.rank.h > 20 and p.suit.h > 20 for p in found)
