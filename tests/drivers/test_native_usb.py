@@ -44,6 +44,16 @@ def open_usb(bus, drivers, url="usb://1d50:6150", **options):
     return d
 
 
+def acknowledge_all(driver, shoe, readings) -> None:
+    """Acknowledge the readings; the acks must reach the shoe over the bulk OUT endpoint."""
+    for r in readings:
+        driver.acknowledge(r)
+    deadline = time.monotonic() + 5
+    while shoe.queue and time.monotonic() < deadline:
+        driver.poll(0.05)
+    assert shoe.queue == [], "the acks went out over the bulk OUT endpoint"
+
+
 def test_found_by_vendor_and_product_and_reads_cards(bus, drivers):
     shoe = FakeShoe()
     bus.plug(shoe)
@@ -57,12 +67,7 @@ def test_found_by_vendor_and_product_and_reads_cards(bus, drivers):
     got = poll_until(driver, lambda rs: len([r for r in rs if r.kind == "card"]) >= 3)
     cards = [r for r in got if r.kind == "card"]
     assert [r.card for r in cards] == ["AH", "TS", "QD"]
-    for r in cards:
-        driver.acknowledge(r)
-    deadline = time.monotonic() + 5
-    while shoe.queue and time.monotonic() < deadline:
-        driver.poll(0.05)
-    assert shoe.queue == [], "the acks went out over the bulk OUT endpoint"
+    acknowledge_all(driver, shoe, cards)
 
 
 def test_the_serial_number_picks_one_shoe_among_several(bus, drivers):
@@ -202,10 +207,5 @@ def test_a_plain_shoes_draws_come_over_usb_once_each_in_order(bus, drivers):
     assert [(r.mode, r.code, r.card) for r in draws] == [("burn", "button", None)] + [("game", "sensor", None)] * 3
     first = draws[0].shoe_seq
     assert [r.shoe_seq for r in draws] == list(range(first, first + 4))  # once each, in order
-    for r in draws:
-        driver.acknowledge(r)
-    deadline = time.monotonic() + 5
-    while shoe.queue and time.monotonic() < deadline:
-        driver.poll(0.05)
-    assert shoe.queue == [], "the acks went out over the bulk OUT endpoint"
+    acknowledge_all(driver, shoe, draws)
     assert not [r for r in driver.poll(0.5) if r.kind == "draw"], "an acknowledged draw is not read again"
