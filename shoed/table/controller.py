@@ -53,6 +53,8 @@ VOID = "void"  # voided; waiting for confirm
 # What of a shoe's Hello must not change while a coup is dealt (and vendor, serial: never unnoticed).
 IDENTITY = ("vendor", "serial", "boot")
 
+_BURN_PHASES = frozenset((BURN_FIRST, BURNING))  # the shoe's phases in which a card out of it is burned
+
 
 @functools.lru_cache(maxsize=64)  # the events of one input share its time: formatted once
 def utc_text(utc_ns: int) -> str:
@@ -123,8 +125,6 @@ class WorkOutOdds:
     def composition(self) -> tuple[int, ...]:
         return self.shoe.remaining_by_rank()
 
-
-_BURN_PHASES = frozenset((BURN_FIRST, BURNING))
 
 # The effect of every coup, made through its slots (shoed.rules.values).
 _work_out_odds = maker(WorkOutOdds, ("ruleset", "shoe"))
@@ -290,7 +290,7 @@ class TableController:
         # A missing card is corrected by dealing it (Art. X): that card must pass the gate.
         if any(p["kind"] != md.MISSING_CARD for p in self.pending):
             return False
-        if self.shoe.phase in (BURN_FIRST, BURNING):
+        if self.shoe.phase in _BURN_PHASES:
             return True
         if self.coup_state == OPEN and self.coup is not None:
             nxt = self.coup.next
@@ -655,11 +655,12 @@ class TableController:
             self._open_shoe(step, source)
             shoe = self.shoe
         if shoe is None or shoe.phase == CLOSED:
-            return self._not_dealt(step, card, item, source, manual, md.card_out_of_sequence(text, "no shoe was open"))
+            return self._not_dealt(step, card, source, confidence, faced, manual,
+                                   md.card_out_of_sequence(text, "no shoe was open"))
         seen, excess = shoe.note(card)
         phase = shoe.phase
         if excess:
-            self._not_dealt(step, card, item, source, manual, None, "foreign")
+            self._not_dealt(step, card, source, confidence, faced, manual, None, "foreign")
             self._alarm(step, "foreign_card", True, f"{card} seen {seen} times in a {shoe.decks}-deck shoe")
             index = len(self.coup.order) if self.coup and self.coup_state == OPEN else None
             self._misdeal(step, md.foreign_card(index, text, seen, shoe.decks), source)
@@ -667,12 +668,12 @@ class TableController:
             return
         if self.locked:
             # Held (an integrity fault, a forged frame, another shoe): nothing is dealt until the pit decides.
-            return self._not_dealt(step, card, item, source, manual,
+            return self._not_dealt(step, card, source, confidence, faced, manual,
                                    md.card_out_of_sequence(text, f"the table was held ({self.locked})"))
         if phase in _BURN_PHASES or self.burn_mode or get("mode") == "burn":
             if phase == DEALING and self._coup_card_due:
                 # Burned now, the coup would silently take the next card in its place.
-                return self._not_dealt(step, card, item, source, manual,
+                return self._not_dealt(step, card, source, confidence, faced, manual,
                                        md.burn_during_coup(len(self.coup.order), text))  # type: ignore[union-attr]
             shoe.burn(card)
             self._emit(step, ev.ShoeBurn, card=text, exposed=phase == BURN_FIRST, burn_due=shoe.burn_due,
@@ -683,17 +684,17 @@ class TableController:
                 self._open_coup(step)
             return
         if phase == FINISHED:
-            return self._not_dealt(step, card, item, source, manual, md.card_after_last_coup(text))
+            return self._not_dealt(step, card, source, confidence, faced, manual, md.card_after_last_coup(text))
         if self.coup_state != OPEN and (self.auto_confirm or self._fallback_dealing) and not self.pending:
             self._confirm(step, source)
         coup = self.coup
         if self.coup_state != OPEN or coup is None:
             index = len(coup.order) if coup is not None else None
-            return self._not_dealt(step, card, item, source, manual,
+            return self._not_dealt(step, card, source, confidence, faced, manual,
                                    md.extra_card(index or 0, text, self.ruleset.misdeal_correction))
         coup, misdeal = coup.deal(card)
         if misdeal is not None:
-            return self._not_dealt(step, card, item, source, manual, misdeal)
+            return self._not_dealt(step, card, source, confidence, faced, manual, misdeal)
         self.coup = coup
         self.coup_cards_source.append(source)
         order = coup.order
@@ -712,19 +713,18 @@ class TableController:
         if coup.next is None:  # complete: four cards at least, and none due
             self._finish_coup(step)
 
-    def _not_dealt(self, step: Step, card: Card, item: dict[str, Any], source: str, manual: bool,
+    def _not_dealt(self, step: Step, card: Card, source: str, confidence: Any, faced: bool, manual: bool,
                    misdeal: md.Misdeal | None, recipient: str = "none") -> None:
         """A card out of the shoe that no hand takes: its event, and the misdeal it is (if given)."""
-        self._emit(step, ev.Card, card=card.text, recipient=recipient, source=source,
-                   confidence=item.get("confidence"), faced=bool(item.get("faced", False)),
-                   manual=True if manual else UNSET)
+        self._emit(step, ev.Card, card=card.text, recipient=recipient, source=source, confidence=confidence,
+                   faced=faced, manual=True if manual else UNSET)
         if misdeal is not None:
             self._misdeal(step, misdeal, source)
 
     def _on_unreadable(self, item: dict[str, Any], step: Step) -> None:
         source = item.get("source", "shoe")
         shoe = self.shoe
-        if shoe is not None and shoe.phase in (BURN_FIRST, BURNING) or item.get("mode") == "burn":
+        if shoe is not None and shoe.phase in _BURN_PHASES or item.get("mode") == "burn":
             # A burn card need not be read, except the exposed first one, which the dealer enters.
             if shoe is not None and shoe.burn_unread():
                 self._emit(step, ev.ShoeBurn, card=None, exposed=False, burn_due=shoe.burn_due, source=source)

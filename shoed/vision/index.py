@@ -301,8 +301,7 @@ def _print_redness(full_ink: np.ndarray, full_red: np.ndarray, *marks: Mark) -> 
         paper = ink < OTHER_PRINT
         near_b, ring = inside.astype(bool) | (near.astype(bool) & paper), (far > near) & paper
         # the paper's own level just around the mark, which normalisation leaves a little off 1
-        base_ink = float(np.median(ink[ring])) if ring.any() else 0.0
-        base_red = float(np.median(red[ring])) if ring.any() else 0.0
+        base_ink, base_red = (float(np.median(ink[ring])), float(np.median(red[ring]))) if ring.any() else (0.0, 0.0)
         num += float((red[near_b] - base_red).sum())
         den += float((ink[near_b] - base_ink).sum())
     return num / den if den > 1e-6 else 0.0
