@@ -3,10 +3,7 @@ its schema (`events`), the replay of a journal through it (`replay`), what it wa
 (`waits`), a card-reading shuffler's reports (`shuffle`) and what each audience may see
 (`audience`). The functional core: nothing here does I/O or reads a clock."""
 
-from shoed.table.controller import (  # noqa: F401 - the controller's public names
-    COMMANDS,
-    SCHEMA_VERSION,
-    CommandRejected,
+from shoed.table.controller import (  # the controller's public names, re-exported
     Effect,
     StartShoeFile,
     Step,
@@ -15,3 +12,9 @@ from shoed.table.controller import (  # noqa: F401 - the controller's public nam
     card_of,
     utc_text,
 )
+from shoed.table.events import COMMANDS, SCHEMA_VERSION, CommandRejected  # the schema's, re-exported
+
+__all__ = [
+    "COMMANDS", "SCHEMA_VERSION", "CommandRejected", "Effect", "StartShoeFile", "Step", "TableController",
+    "WorkOutOdds", "card_of", "utc_text",
+]

@@ -24,7 +24,12 @@ are turned when the coup completes, and `coup.result` carries them all).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from shoed.table.events import LOCKING_ALARMS
+
+Event = dict[str, Any]  # an event as published (the plain form of a shoed.table.events struct)
 
 DISPLAY = "display"
 SURVEILLANCE = "surveillance"
@@ -44,19 +49,19 @@ WITHHELD = "withheld"
 WITHHELD_FIELDS = ("table", "seq", "shoe", "coup", "mono_ns", "utc")
 
 
-def withheld(event: dict) -> dict:
+def withheld(event: Event) -> Event:
     """What a display gets for an event it may not see: its place in the sequence, nothing more
     (so that the display's seq runs on unbroken and a gap still means a loss)."""
     return {"kind": WITHHELD, **{k: event[k] for k in WITHHELD_FIELDS if k in event}}
 
 
-def _without_card(event: dict) -> dict:
+def _without_card(event: Event) -> Event:
     """The event with its card's identity withheld; `card_withheld` tells a card that was read
     (and counts as seen) from one the reader could not identify."""
     return {**event, "card": None, "card_withheld": True}
 
 
-def display_event(event: dict, reveal: str = "dealt") -> dict:
+def display_event(event: Event, reveal: str = "dealt") -> Event:
     """The display audience's copy of one event: the event itself, a copy with the
     fields it may not see withheld, or a `withheld` placeholder in its place.
 
@@ -86,7 +91,7 @@ def display_event(event: dict, reveal: str = "dealt") -> dict:
     return event
 
 
-def display_snapshot(snapshot: dict, reveal: str = "dealt") -> dict:
+def display_snapshot(snapshot: dict[str, Any], reveal: str = "dealt") -> dict[str, Any]:
     """The display audience's copy of the table's snapshot (see TableController.snapshot)."""
     snap = dict(snapshot)
     shoe = snap.get("shoe")
@@ -108,7 +113,7 @@ def display_snapshot(snapshot: dict, reveal: str = "dealt") -> dict:
     return snap
 
 
-def for_audience(audience: str, reveal: str = "dealt"):
+def for_audience(audience: str, reveal: str = "dealt") -> tuple[Callable[[Event], Event], Callable[[dict[str, Any]], dict[str, Any]]]:
     """(event filter, snapshot filter) of an audience: the identity for surveillance."""
     if audience == SURVEILLANCE:
         return (lambda event: event), (lambda snapshot: snapshot)

@@ -1025,7 +1025,7 @@ _ODDS_NEEDED = frozenset(ODDS_FIELDS)
 _CLOSED_BY_VOID = (md.EXTRA_CARD, md.CARD_BEFORE_DECISION, md.MISSING_CARD, md.UNREADABLE_CARD)
 
 # Input kind -> its handler: the controller's dispatch table, one entry for each kind in the schema.
-_HANDLERS = {
+_HANDLERS: dict[str, shuffle_table.Handler] = {
     "card": TableController._on_card,
     "unreadable": TableController._on_unreadable,
     "button": TableController._on_button,

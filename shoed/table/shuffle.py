@@ -38,8 +38,9 @@ is in no event and not in the snapshot.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from firmware_protocol.messages import SHUFFLER_FAULT_NAMES, order_digest
 from shoed.rules import misdeal as md
@@ -47,6 +48,8 @@ from shoed.rules.cards import CardError, parse_card
 from shoed.table import events as ev
 from shoed.table.events import CommandRejected
 from shoed.rules.shuffle import (
+    Check,
+    Mismatch,
     Tracker,
     chunk_context,
     commit,
@@ -57,8 +60,15 @@ from shoed.rules.shuffle import (
     weak_run_threshold,
 )
 
+if TYPE_CHECKING:
+    from shoed.table.controller import Step, TableController
+
+Item = dict[str, Any]  # an input, as journaled
+Handler = Callable[["TableController", Item, "Step"], None]  # an entry of the controller's table of input kinds
+
 DECK_LISTS = ("missing", "extra", "foreign", "face_reversed")
 FAULT_ALARMS = {name: f"shuffler_{name}" for name in SHUFFLER_FAULT_NAMES.values()}
+Finding = tuple[int, Check, str]  # a drawn card's position, its check against the order, who read it
 PENDING_MAX = 4  # completed shuffles kept waiting for their shoes; older ones are dropped
 
 
@@ -79,21 +89,21 @@ class PlainDraws:
 class ShufflerState:
     """What the controller knows of the shuffler: the shuffle in progress and those waiting for a shoe."""
 
-    current: dict | None = None  # {shuffle, decks, checks: {deck: detail}, order: [cards], invalid: str|None}
-    pending: list[dict] = field(default_factory=list)  # completed: {shuffle, shoe, order, verified, problems}
-    opening: dict | None = None  # the shuffle of the shoe being opened, with its salt
-    open: dict | None = None  # the open shoe's: {shuffle, order, salt, commitment}
+    current: dict[str, Any] | None = None  # {shuffle, decks, checks: {deck: detail}, order: [cards], invalid: str|None}
+    pending: list[dict[str, Any]] = field(default_factory=list)  # completed: {shuffle, shoe, order, verified, problems}
+    opening: dict[str, Any] | None = None  # the shuffle of the shoe being opened, with its salt
+    open: dict[str, Any] | None = None  # the open shoe's: {shuffle, order, salt, commitment}
     tracker: Tracker | None = field(default=None, repr=False)  # checks the open shoe's cards (not serialised)
     plain: PlainDraws | None = field(default=None, repr=False)  # the open shoe's draws, if a plain shoe (not serialised)
     draws: bool = False  # the table's shoe signals draws (a plain shoe): set by the first draw, kept
 
-    def to_json(self, key: bytes | None = None) -> dict:
+    def to_json(self, key: bytes | None = None) -> dict[str, Any]:
         """For the journal's checkpoints: every order sealed under `key` (in plain text only without a key)."""
         return {"current": _sealed_copy(self.current, key), "pending": [_sealed_copy(p, key) for p in self.pending],
                 "open": _sealed_copy(self.open, key), **({"draws": True} if self.draws else {})}
 
     @classmethod
-    def from_json(cls, data: dict | None, key: bytes | None = None) -> ShufflerState | None:
+    def from_json(cls, data: dict[str, Any] | None, key: bytes | None = None) -> ShufflerState | None:
         if not isinstance(data, dict):
             return None
         state = cls(current=_opened_copy(data.get("current"), key),
@@ -106,11 +116,11 @@ class ShufflerState:
         return state
 
 
-def _context(entry: dict) -> str:
+def _context(entry: dict[str, Any]) -> str:
     return f"order of shuffle {entry.get('shuffle')} in a checkpoint"
 
 
-def _sealed_copy(entry: dict | None, key: bytes | None) -> dict | None:
+def _sealed_copy(entry: dict[str, Any] | None, key: bytes | None) -> dict[str, Any] | None:
     if entry is None or key is None or "order" not in entry:
         return entry
     out = {k: v for k, v in entry.items() if k != "order"}
@@ -118,7 +128,7 @@ def _sealed_copy(entry: dict | None, key: bytes | None) -> dict | None:
     return out
 
 
-def _opened_copy(entry: dict | None, key: bytes | None) -> dict | None:
+def _opened_copy(entry: dict[str, Any] | None, key: bytes | None) -> dict[str, Any] | None:
     if entry is None or "sealed_order" not in entry:
         return entry
     out = {k: v for k, v in entry.items() if k != "sealed_order"}
@@ -133,22 +143,22 @@ def _opened_copy(entry: dict | None, key: bytes | None) -> dict | None:
     return out
 
 
-def _state(table) -> ShufflerState:
+def _state(table: TableController) -> ShufflerState:
     if table.shuffler is None:
         table.shuffler = ShufflerState()
     return table.shuffler
 
 
-def _detail(item: dict) -> dict:
+def _detail(item: Item) -> dict[str, Any]:
     detail = item.get("detail")
     return detail if isinstance(detail, dict) else {}
 
 
-def _cards(value) -> list[str]:
+def _cards(value: object) -> list[str]:
     return [str(card) for card in value] if isinstance(value, list) else []
 
 
-def deck_problems(check: dict) -> list[str]:
+def deck_problems(check: dict[str, Any]) -> list[str]:
     """What is wrong with one deck check, in words naming the cards; empty for a complete deck."""
     out = [f"{name.replace('_', ' ')} {', '.join(_cards(check.get(name)))}"
            for name in ("missing", "extra", "foreign") if check.get(name)]
@@ -159,7 +169,7 @@ def deck_problems(check: dict) -> list[str]:
     return out
 
 
-def on_shuffle_started(table, item: dict, step) -> None:
+def on_shuffle_started(table: TableController, item: Item, step: Step) -> None:
     detail = _detail(item)
     state = _state(table)
     state.current = {"shuffle": detail.get("shuffle"), "decks": detail.get("decks"), "checks": {}, "order": [],
@@ -168,7 +178,7 @@ def on_shuffle_started(table, item: dict, step) -> None:
                 source=item.get("source"))
 
 
-def _current(table, item: dict, step) -> dict | None:
+def _current(table: TableController, item: Item, step: Step) -> dict[str, Any] | None:
     """The shuffle in progress that this report belongs to; a report of another shuffle is refused loudly."""
     state = _state(table)
     shuffle = _detail(item).get("shuffle")
@@ -181,7 +191,7 @@ def _current(table, item: dict, step) -> dict | None:
     return current
 
 
-def on_deck_check(table, item: dict, step) -> None:
+def on_deck_check(table: TableController, item: Item, step: Step) -> None:
     current = _current(table, item, step)
     if current is None:
         return
@@ -199,7 +209,7 @@ def on_deck_check(table, item: dict, step) -> None:
                      source=item.get("source"))
 
 
-def on_order_chunk(table, item: dict, step) -> None:
+def on_order_chunk(table: TableController, item: Item, step: Step) -> None:
     current = _current(table, item, step)
     if current is None:
         return
@@ -226,7 +236,7 @@ def on_order_chunk(table, item: dict, step) -> None:
                 count=len(cards) or int(detail.get("count") or 0), source=item.get("source"))
 
 
-def on_shuffle_completed(table, item: dict, step) -> None:
+def on_shuffle_completed(table: TableController, item: Item, step: Step) -> None:
     current = _current(table, item, step)
     if current is None:
         return
@@ -260,7 +270,7 @@ def on_shuffle_completed(table, item: dict, step) -> None:
                 cards=len(order), verified=verified, problems=problems, source=item.get("source"))
 
 
-def on_shuffler_error(table, item: dict, step) -> None:
+def on_shuffler_error(table: TableController, item: Item, step: Step) -> None:
     detail = _detail(item)
     name = FAULT_ALARMS.get(str(detail.get("fault_name")), "shuffler_fault")
     active = bool(detail.get("active", True))
@@ -268,14 +278,14 @@ def on_shuffler_error(table, item: dict, step) -> None:
     table._alarm(step, name, active, text, code=str(detail.get("code")), source=item.get("source"))
 
 
-def on_meters(table, item: dict, step) -> None:
+def on_meters(table: TableController, item: Item, step: Step) -> None:
     detail = _detail(item)
     meters = {k: detail.get(k) for k in ("shuffles", "cards", "jams", "door_opens", "recognition_faults")}
     _state(table)
     table._emit(step, ev.ShufflerMeters, meters=meters, source=item.get("source"))
 
 
-def dealt_order(results: list[dict]) -> list[str]:
+def dealt_order(results: list[dict[str, Any]]) -> list[str]:
     """A shoe's game cards in the order they were dealt, from its coup records (Player, Banker, Player,
     Banker, then the third cards; void coups as far as they went)."""
     out: list[str] = []
@@ -286,8 +296,8 @@ def dealt_order(results: list[dict]) -> list[str]:
     return out
 
 
-def wrap_shoe_inserted(original: Callable) -> Callable:
-    def on_shoe_inserted(table, item: dict, step) -> None:
+def wrap_shoe_inserted(original: Handler) -> Handler:
+    def on_shoe_inserted(table: TableController, item: Item, step: Step) -> None:
         state = table.shuffler
         if state is None:
             return original(table, item, step)  # a table without a shuffler: as before
@@ -314,8 +324,8 @@ def wrap_shoe_inserted(original: Callable) -> Callable:
     return on_shoe_inserted
 
 
-def wrap_command(original: Callable) -> Callable:
-    def on_command(table, item: dict, step) -> None:
+def wrap_command(original: Handler) -> Handler:
+    def on_command(table: TableController, item: Item, step: Step) -> None:
         state = table.shuffler
         cmd = item.get("cmd")
         taken = None
@@ -331,7 +341,7 @@ def wrap_command(original: Callable) -> Callable:
         try:
             original(table, item, step)
         except CommandRejected:
-            if taken is not None:
+            if state is not None and taken is not None:
                 state.pending.insert(0, taken)
                 state.opening = None
             raise
@@ -349,16 +359,16 @@ def wrap_command(original: Callable) -> Callable:
     return on_command
 
 
-def _unreadable_answered(table, item: dict) -> int | None:
+def _unreadable_answered(table: TableController, item: Item) -> int | None:
     """The id of the unreadable-card misdeal an `enter_card` command answers (before it is corrected)."""
     wanted = (item.get("args") or {}).get("misdeal")
     for entry in table.pending:
         if (wanted is None or entry["id"] == wanted) and entry["kind"] == md.UNREADABLE_CARD:
-            return entry["id"]
+            return int(entry["id"])
     return None
 
 
-def needs_salt(item: dict, table) -> bool:
+def needs_salt(item: Item, table: TableController | None) -> bool:
     """Inputs that may open a shoe at a table with a shuffler: the shell adds a fresh random `salt` to them
     before they are journaled."""
     if table is None or table.shuffler is None:
@@ -366,18 +376,20 @@ def needs_salt(item: dict, table) -> bool:
     return item.get("kind") == "shoe_inserted" or (item.get("kind") == "command" and item.get("cmd") == "open_shoe")
 
 
-def shoe_opened_fields(table) -> dict:
+def shoe_opened_fields(table: TableController) -> dict[str, Any]:
     """Fields `shoe.opened` gains from the shuffle of the shoe: the commitment to its order."""
     state = table.shuffler
     opening = state.opening if state is not None else None
     if state is not None:
         state.opening, state.open, state.tracker, state.plain = None, None, None, None
-    if not opening or not opening.get("shuffled"):
+    if state is None or not opening or not opening.get("shuffled"):
         return {}
     shuffled, salt = opening["shuffled"], opening.get("salt")
     try:
+        if not isinstance(salt, str):
+            raise ValueError("no salt")
         commitment = commit(shuffled["order"], bytes.fromhex(salt))
-    except (TypeError, ValueError):
+    except ValueError:
         return {"shuffle": shuffled["shuffle"]}  # no salt came with the input: nothing to commit to
     state.open = {"shuffle": shuffled["shuffle"], "order": shuffled["order"], "salt": salt,
                   "commitment": commitment}
@@ -386,7 +398,7 @@ def shoe_opened_fields(table) -> dict:
     return {"shuffle": shuffled["shuffle"], "commitment": commitment}
 
 
-def shoe_closed_fields(table) -> dict:
+def shoe_closed_fields(table: TableController) -> dict[str, Any]:
     """Fields `shoe.closed` gains: the order and the salt, which anyone can check against the commitment."""
     state = table.shuffler
     if state is None or not state.open:
@@ -397,7 +409,7 @@ def shoe_closed_fields(table) -> dict:
                        "commitment": opened["commitment"]}}
 
 
-def _hold_mismatch(table, step, found, source) -> None:
+def _hold_mismatch(table: TableController, step: Step, found: Mismatch, source: str | None) -> None:
     """`alarm sequence_mismatch` at the card's place, and the coup held for the pit's void."""
     table._alarm(step, "sequence_mismatch", True,
                  f"card {found.position + 1} out of the shoe is {found.got}; the shuffled order has "
@@ -409,26 +421,26 @@ def _hold_mismatch(table, step, found, source) -> None:
                                         found.got), source)
 
 
-def _unaligned(table, step, tracker, source, position: int) -> None:
+def _unaligned(table: TableController, step: Step, tracker: Tracker, source: str | None, position: int) -> None:
     table._alarm(step, "sequence_mismatch", True,
                  f"the first {tracker.dealt_count} cards out of the shoe are nowhere in the shuffled order",
                  source=source, position=position)
 
 
-def wrap_card(original: Callable, readable: bool) -> Callable:
+def wrap_card(original: Handler, readable: bool) -> Handler:
     """Each card out of the shoe checked against the order: `alarm sequence_mismatch` and the coup held.
     At a shoe whose cards come as draws, a reader's card (a camera's) checks a drawn card instead."""
 
-    def on_card(table, item: dict, step) -> None:
+    def on_card(table: TableController, item: Item, step: Step) -> None:
         state = table.shuffler
         tracker = state.tracker if state is not None else None
         source = item.get("source")
-        if tracker is not None and state.draws and not (table.priority and source == table.active_source):
+        if state is not None and tracker is not None and state.draws and not (table.priority and source == table.active_source):
             # At a shoe that signals draws a reader checks them; it deals only once it is the reader that
             # deals (the shoe's link lost: shoed.table.controller's failover).
             state.plain = state.plain or PlainDraws()
             return _reader_saw(table, item, step, state.plain, tracker, readable)
-        if tracker is None or (table.active_source is not None and source != table.active_source):
+        if state is None or tracker is None or (table.active_source is not None and source != table.active_source):
             return original(table, item, step)
         check = tracker.dealt(str(item.get("card"))) if readable else None
         if not readable:
@@ -443,7 +455,7 @@ def wrap_card(original: Callable, readable: bool) -> Callable:
         if check.resolved is not None:
             found = check.resolved
             table._alarm(step, "sequence_mismatch", True,
-                         f"card {found.position + 1} out of the shoe: {found.kind.replace('_', ' ')} "
+                         f"card {found.position + 1} out of the shoe: {(found.kind or '').replace('_', ' ')} "
                          f"({found.got} where {found.expected} was due)", source=source,
                          position=found.position, expected=found.expected, got=found.got, mismatch=found.kind)
         return None
@@ -456,7 +468,7 @@ def wrap_card(original: Callable, readable: bool) -> Callable:
 DRAWN = "shuffler"  # the `source` of a card whose identity is the shuffled order's
 
 
-def on_draw(table, item: dict, step) -> None:
+def on_draw(table: TableController, item: Item, step: Step) -> None:
     """A card came out of a plain shoe that reads no identity (a `draw` reading, or the dealer's `draw`
     command). Once the cut is found, and confirmed by one more card identified where it puts it, it is the
     order's card at its place, dealt with `source: shuffler`; before that, or with no order, or past the
@@ -466,7 +478,7 @@ def on_draw(table, item: dict, step) -> None:
     mode = item.get("mode") or (item.get("args") or {}).get("mode") or "game"
     state = table.shuffler
     tracker = state.tracker if state is not None else None
-    if tracker is None:
+    if state is None or tracker is None:
         return table._on_unreadable({"source": source, "mode": mode, "code": "no_order"}, step)
     state.draws = True
     plain = state.plain = state.plain or PlainDraws()
@@ -494,7 +506,7 @@ def on_draw(table, item: dict, step) -> None:
     _report(table, step, tracker, plain, findings)
 
 
-def _reader_saw(table, item: dict, step, plain: PlainDraws, tracker: Tracker, readable: bool) -> None:
+def _reader_saw(table: TableController, item: Item, step: Step, plain: PlainDraws, tracker: Tracker, readable: bool) -> None:
     """A reader's card at a shoe whose cards come as draws: the cross-check of the drawn card it pairs with."""
     seen = None
     if readable:
@@ -506,7 +518,7 @@ def _reader_saw(table, item: dict, step, plain: PlainDraws, tracker: Tracker, re
     _report(table, step, tracker, plain, _pair(tracker, plain))
 
 
-def _pair(tracker: Tracker, plain: PlainDraws) -> list[tuple[int, object, str]]:
+def _pair(tracker: Tracker, plain: PlainDraws) -> list[Finding]:
     """Reads and draws paired oldest first: (position, the tracker's check, the reader) for each read card."""
     findings = []
     while plain.unchecked and plain.seen:
@@ -516,7 +528,7 @@ def _pair(tracker: Tracker, plain: PlainDraws) -> list[tuple[int, object, str]]:
     return findings
 
 
-def _weigh(plain: PlainDraws, tracker: Tracker, check):
+def _weigh(plain: PlainDraws, tracker: Tracker, check: Check) -> Check:
     """What a card identified after it came out tells of the order: it confirms the cut found, or puts it in
     doubt (then no identity is taken from the order in this shoe, from this very draw on)."""
     if check.ok and not check.aligned and tracker.aligned:
@@ -526,7 +538,7 @@ def _weigh(plain: PlainDraws, tracker: Tracker, check):
     return check
 
 
-def _report(table, step, tracker: Tracker, plain: PlainDraws, findings) -> None:
+def _report(table: TableController, step: Step, tracker: Tracker, plain: PlainDraws, findings: list[Finding]) -> None:
     for position, check, source in findings:
         if check.unaligned:
             _unaligned(table, step, tracker, source, position)
@@ -539,7 +551,7 @@ def _report(table, step, tracker: Tracker, plain: PlainDraws, findings) -> None:
         plain.burned.clear()
 
 
-def _entered(table, item: dict, step, misdeal: int | None) -> None:
+def _entered(table: TableController, item: Item, step: Step, misdeal: int | None) -> None:
     """The dealer entered a drawn card that was not identified: it narrows the cut, or is checked."""
     plain = table.shuffler.plain if table.shuffler is not None else None
     tracker = table.shuffler.tracker if table.shuffler is not None else None
@@ -551,14 +563,14 @@ def _entered(table, item: dict, step, misdeal: int | None) -> None:
     _report(table, step, tracker, plain, [(position, check, f"command:{item.get('client')}")])
 
 
-def commitment_problems(records) -> tuple[int, list[str]]:
+def commitment_problems(records: Iterable[dict[str, Any]]) -> tuple[int, list[str]]:
     """Every `shoe.opened` commitment of a journal checked against the reveal of its `shoe.closed`:
     (commitments checked, one line per shoe whose reveal does not match)."""
     from shoed.rules.shuffle import reveal_matches
 
     opened, closed = ev.kind_of(ev.ShoeOpened), ev.kind_of(ev.ShoeClosed)
-    committed: dict[tuple, str] = {}
-    checked, problems = 0, []
+    committed: dict[tuple[Any, Any], str] = {}
+    checked, problems = 0, list[str]()
     for record in records:
         for event in record.get("events") or () if record.get("kind") == "step" else ():
             key = (event.get("table"), event.get("shoe"))
@@ -578,7 +590,7 @@ def commitment_problems(records) -> tuple[int, list[str]]:
     return checked, problems
 
 
-HANDLERS = {
+HANDLERS: dict[str, Handler] = {
     "shuffle_started": on_shuffle_started,
     "deck_check": on_deck_check,
     "order_chunk": on_order_chunk,
@@ -588,7 +600,7 @@ HANDLERS = {
 }
 
 
-def install(handlers: dict) -> None:
+def install(handlers: dict[str, Handler]) -> None:
     """Add these handlers to the controller's table of input kinds (shoed.table._HANDLERS)."""
     handlers.update(HANDLERS)
     handlers["shoe_inserted"] = wrap_shoe_inserted(handlers["shoe_inserted"])

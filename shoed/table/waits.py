@@ -20,16 +20,21 @@ no clock (the time of a wait is the time of the input that began it).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from shoed.table import controller as _table
 from shoed.rules import misdeal as md
 from shoed.rules.shoe import BURN_FIRST, BURNING, CLOSED, FINISHED
+
+if TYPE_CHECKING:
+    from shoed.table.controller import TableController
 
 # Waits that raise the `stalled` alarm when they last too long. A table with no shoe is
 # closed, not stalled; a locked table has its own alarm (`integrity`).
 STALLS = frozenset({"burn", "card", "decision", "confirm", "correction", "close_shoe"})
 
 
-def what_table_waits_for(table) -> tuple[str, str]:
+def what_table_waits_for(table: TableController) -> tuple[str, str]:
     """(for, text): what the table waits for, in the dealer's words."""
     if table.locked:
         return "unlock", f"the pit to clear the lock ({table.locked})"
@@ -70,7 +75,7 @@ _NO_SHOE = (None, None, 0, 0)
 _NO_CARDS = (0, 0)
 
 
-def wait_key(table) -> tuple:
+def wait_key(table: TableController) -> tuple[Any, ...]:
     """Changes whenever the table moves on: a new wait, or progress in the same one (a card)."""
     shoe = table.shoe
     coup = table.coup
