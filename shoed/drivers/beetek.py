@@ -39,7 +39,9 @@ Decisions, never guesses:
   under a mode the shoe is not known to send is `unreadable` (code
   `unknown_mode`), and so is a card without a mode prefix (code `no_mode`;
   never seen from the shoe, and what a damaged `[Manual Burn Cards]` prefix
-  leaves behind). Spaces between the prefix and the body are accepted.
+  leaves behind). Spaces between the prefix and the body are accepted; a
+  space inside a card's body (`<Card :AS>`) is damage, and the card
+  `unreadable`.
 - `Alarm:E3 Card Not Read` is an `alarm` (code E3), not also an unreadable
   card: the shoe reports the unread card itself as `<Game>`, and counting the
   alarm as a second card could count one card twice. An alarm stops the coup
@@ -185,8 +187,10 @@ def _classify(raw: bytes, start: int, mode: str | None, body: str) -> Token:
     if not sep and low_key == "game":
         return Token("unreadable", start, raw, mode=mode, code="not_read")
     if sep and low_key == "card":
+        if any(c.isspace() for c in body):  # the shoe sends none: a card token with a space in it is damaged
+            return Token("garbled", start, raw, mode=mode, code="garbled", looks_like_card=True)
         try:
-            card = parse_card(value.strip())
+            card = parse_card(value)
         except CardError:
             return Token("garbled", start, raw, mode=mode, code="garbled", looks_like_card=True)
         return Token("card", start, raw, mode=mode, card=str(card))
