@@ -14,7 +14,9 @@ from __future__ import annotations
 import dataclasses
 import struct
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from firmware_protocol import messages as m
 
@@ -504,7 +506,8 @@ def _unpack_meters(buf, start, end, seq):
     return m.Meters(seq=seq, **dict(zip(_METER_FIELDS, _METERS.unpack_from(buf, start), strict=True)))
 
 
-_CODECS = {
+# Each message class: (its payload's packer, its payload's unpacker).
+_CODECS: dict[type[m.Message], tuple[Callable[..., bytes], Callable[..., m.Message]]] = {
     m.Hello: (_pack_hello, _unpack_hello),
     m.CardRead: (_pack_card, _unpack_card),
     m.Unreadable: (_pack_unreadable, _unpack_unreadable),
@@ -637,23 +640,25 @@ def _next(buf: bytes | bytearray, pos: int, base: int) -> tuple[int, m.Message |
                 OVERFLOW)
         return start - pos, None
     chunk = bytes(buf[start:end])
+    fault: tuple[str, str] | None
     if end - start > MAX_ENCODED:
         content = None
         fault = LONG, f"{end - start} bytes between delimiters; the longest frame is {MAX_ENCODED}"
     else:
         content = _unstuff(chunk)
         fault = _check_content(content)
-    if fault is None:
+    if fault is None and content is not None:
         item = _parse(content)
         if isinstance(item, m.Message):
             return end + 1 - pos, item
         fault = item
-    elif fault[0] != SHORT:
+    elif fault is not None and fault[0] != SHORT:
         inner = _frame_start(chunk)
         if inner is not None:
             return start - pos + inner, Rejected(
                 base + start, inner, f"{inner} bytes before a frame, with no delimiter between ({fault[1]})",
                 chunk[:inner], GARBAGE)
+    assert fault is not None  # _check_content faults every content that is None
     return end + 1 - pos, Rejected(base + start, end + 1 - start, fault[1], bytes(buf[start:end + 1]), fault[0])
 
 
@@ -734,7 +739,7 @@ def to_json(item: m.Message | Rejected) -> dict:
     if isinstance(item, Rejected):
         return {"type": "rejected", "kind": item.kind, "reason": item.reason, "offset": item.offset,
                 "length": item.length, "raw": item.raw.hex()}
-    out = {"type": item.NAME}
+    out: dict[str, Any] = {"type": item.NAME}
     for field in dataclasses.fields(item):
         value = getattr(item, field.name)
         out[field.name] = list(value) if isinstance(value, tuple) else value
@@ -762,7 +767,7 @@ def from_json(data: dict) -> m.Message:
     if extra:
         raise ValueError(f"{name} has no field {', '.join(extra)}; fields: {', '.join(known)}")
     for key, value in fields.items():
-        want = _FIELD_TYPES[known[key].type]
+        want = _FIELD_TYPES[str(known[key].type)]  # the annotation's text (messages has postponed annotations)
         if want is tuple:
             if not isinstance(value, list) or not all(isinstance(card, str) for card in value):
                 raise ValueError(f"{name}.{key} must be a list of cards, not {value!r}")
@@ -777,6 +782,6 @@ def from_json(data: dict) -> m.Message:
         frame_content(msg)
     except EncodeError as exc:
         raise ValueError(f"{name}: {exc}") from None
-    if card is not None and card != m.card_text(msg):
+    if card is not None and isinstance(msg, m.CardRead) and card != m.card_text(msg):
         raise ValueError(f"card {card!r} does not match rank {msg.rank} and suit {msg.suit} ({m.card_text(msg)})")
     return msg

@@ -315,13 +315,13 @@ def _plain_coup() -> list[m.Message]:
 
 
 def frame_vectors() -> list[dict]:
-    out = []
+    out: list[dict[str, object]] = []
     for name, note, msg in _message_cases():
         out.append({"name": name, "note": note, "hex": codec.encode(msg).hex(),
                     "content": codec.frame_content(msg).hex(), "message": codec.to_json(msg)})
     for name, note, frame, msg in _noncanonical_cases():
         out.append({"name": name, "note": note, "hex": frame.hex(), "canonical": False,
-                    "content": codec.cobs_decode(frame[:-1]).hex(), "message": codec.to_json(msg)})
+                    "content": (codec.cobs_decode(frame[:-1]) or b"").hex(), "message": codec.to_json(msg)})
     return out
 
 

@@ -61,7 +61,7 @@ def run(args) -> int:
             order_key = load_order_key(args.order_key_file)
         except DriverError as exc:
             raise CommandError(str(exc)) from None
-    publisher = context = wire = None
+    publisher = context = None
     if args.publish:
         import zmq
 
@@ -86,6 +86,7 @@ def run(args) -> int:
 
     def publish(record: dict, events: list) -> None:
         nonlocal first_mono
+        assert publisher is not None  # given to the replay only with a publisher
         if speed is not None:
             mono = events[0]["mono_ns"]
             first_mono = first_mono if first_mono is not None else mono
@@ -100,7 +101,7 @@ def run(args) -> int:
         result = replay_journal(path, secret, jobs=jobs, on_events=publish if publisher is not None else None,
                                 order_key=order_key)
     finally:
-        if publisher is not None:
+        if publisher is not None and context is not None:
             publisher.close()
             context.term()
     corrupt = str(JournalCorrupt(result.corrupt)) if result.corrupt is not None else None

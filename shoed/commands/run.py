@@ -47,13 +47,13 @@ def run(args) -> int:
         config = load_config(args.config)
         sources = None
         if args.source:
-            sources = []
+            given: list[Source] = []
             for text in args.source:
                 driver, sep, url = text.partition(":")
                 if not sep or not driver:
                     raise ConfigError(f"--source {text!r}: write DRIVER:URL, e.g. native:/dev/ttyACM0")
-                sources.append(Source(driver, url))
-            sources = tuple(sources)
+                given.append(Source(driver, url))
+            sources = tuple(given)
         config = with_options(
             config, table=args.table, ruleset=args.ruleset, decks=args.decks, journal_dir=args.journal_dir,
             key_dir=args.key_dir, events=args.events, snapshot=args.snapshot, commands=args.commands,

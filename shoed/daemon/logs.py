@@ -8,6 +8,8 @@ from __future__ import annotations
 import logging
 import sys
 
+from typing import Any
+
 import structlog
 
 
@@ -15,7 +17,7 @@ def setup(level: str = "INFO", json_lines: bool | None = None, stream=None) -> N
     stream = stream or sys.stdout
     if json_lines is None:
         json_lines = not stream.isatty()
-    shared = [
+    shared: list[Any] = [
         structlog.contextvars.merge_contextvars,
         structlog.stdlib.add_log_level,
         structlog.stdlib.add_logger_name,

@@ -17,7 +17,7 @@ class Notifier:
         pid = os.environ.get("WATCHDOG_PID")
         watchdog_on = usec is not None and (pid is None or pid == str(os.getpid()))
         # Ping at half the watchdog period, as sd_watchdog_enabled(3) advises.
-        self.watchdog_interval = int(usec) / 2e6 if watchdog_on and usec.isdigit() else None
+        self.watchdog_interval = int(usec) / 2e6 if watchdog_on and usec is not None and usec.isdigit() else None
         self._sock = None
         if self.address:
             self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
@@ -27,7 +27,7 @@ class Notifier:
         return self._sock is not None
 
     def send(self, text: str) -> bool:
-        if self._sock is None:
+        if self._sock is None or not self.address:
             return False
         address = self.address
         if address.startswith("@"):  # abstract namespace

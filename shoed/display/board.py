@@ -117,7 +117,7 @@ def scoreboard(summary: ShoeSummary, *, stats: bool = True) -> Board:
     road = roads(summary.results)
     rows = road.rows
     shapes: list = []
-    y = MARGIN
+    y: float = MARGIN
     shapes.append(Label(MARGIN, y, f"Table {summary.table} \u00b7 shoe {summary.shoe}", 22, bold=True))
     y += 32
     sub = [summary.ruleset or "ruleset ?", f"{summary.decks} decks" if summary.decks else None,
@@ -153,7 +153,7 @@ def scoreboard(summary: ShoeSummary, *, stats: bool = True) -> Board:
                 shapes.append(Label(cx, cy, str(ties), 11, GREEN, "middle", bold=True))
         shapes += _marks(cx, cy, CELL, cell.banker_pair, cell.player_pair, cell.natural)
     y += rows * CELL + 20
-    width = big_x + big_cols * CELL + MARGIN
+    width: float = big_x + big_cols * CELL + MARGIN
 
     # The derived roads, half size, abreast.
     x = MARGIN
@@ -259,7 +259,7 @@ def _legend(shapes: list, y: float) -> float:
     for shape, text in items:
         if isinstance(shape, Circle):
             shapes.append(Circle(x + r, cy, shape.r, fill=shape.fill))
-        else:
+        elif isinstance(shape, Line):
             shapes.append(Line(x + r + shape.x1, cy + shape.y1, x + r + shape.x2, cy + shape.y2, shape.stroke,
                                shape.width))
         shapes.append(Label(x + 2 * r + 6, cy - 8, text, 12, FAINT))

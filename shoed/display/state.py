@@ -135,8 +135,8 @@ def apply(state: DisplayState, item: dict) -> DisplayState:
         return replace(state, connection=str(item.get("state")))
     if kind == "watch.odds":
         return replace(state, odds=item.get("odds"), odds_local=True)
-    handler = _HANDLERS.get(kind)
-    if kind and kind.startswith("device."):
+    handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
+    if isinstance(kind, str) and kind.startswith("device."):
         handler = _on_device
     state = replace(state, seq=item.get("seq", state.seq), events=state.events + 1)
     if kind in WAIT_CHANGES or (kind == "alarm" and item.get("alarm") in LOCKING_ALARMS) or (
@@ -209,7 +209,7 @@ def _reason(void: dict) -> str:
 
 
 def _pending(entry: dict) -> tuple[int, str, str]:
-    return (entry.get("id"), str(entry.get("kind")), str(entry.get("correction")))
+    return (int(entry.get("id") or 0), str(entry.get("kind")), str(entry.get("correction")))
 
 
 # ----- events --------------------------------------------------------------------

@@ -112,7 +112,7 @@ def shoes_in(records) -> list[tuple[str, str, int]]:
         if record.get("kind") != "step":
             continue
         for event in events_of(record):
-            key = (event.get("table"), event.get("shoe"))
+            key = (str(event.get("table")), str(event.get("shoe")))
             if event.get("kind") == "shoe.opened":
                 found.setdefault(key, set())
             elif event.get("kind") in ("coup.result", "coup.void") and key in found:
@@ -177,7 +177,7 @@ def _summary(table: str, shoe: str, events: list[dict], provenance: Provenance) 
     coups = {e.get("coup") for e in events if e.get("kind") in ("coup.result", "coup.void")}
     burns = [e for e in events if e.get("kind") == "shoe.burn"]
     cut = next((e for e in events if e.get("kind") == "shoe.cut_card"), None)
-    raised = Counter(e.get("alarm") for e in events if e.get("kind") == "alarm" and e.get("active"))
+    raised = Counter(str(e.get("alarm")) for e in events if e.get("kind") == "alarm" and e.get("active"))
     odds = [e for e in events if e.get("kind") == "shoe.odds"]
     notes = []
     if closed is None:

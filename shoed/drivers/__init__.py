@@ -31,6 +31,7 @@ import functools
 import importlib
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
+from typing import cast
 
 from shoed.drivers.base import Capabilities, Driver, DriverError, Reading
 
@@ -111,7 +112,9 @@ def describe() -> dict[str, str]:
 def capabilities(name: str) -> Capabilities:
     """What the shoe behind driver `name` can do (without opening it)."""
     entry = _entry(name)
-    return entry.capabilities if entry.capabilities is not None else _third_party(name).capabilities
+    if entry.capabilities is not None:
+        return entry.capabilities
+    return cast(Capabilities, _third_party(name).capabilities)  # _third_party refuses a class without them
 
 
 def _entry(name: str) -> _Entry:

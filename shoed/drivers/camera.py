@@ -16,8 +16,12 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from typing import TYPE_CHECKING, Any
 
 from shoed.drivers.base import Driver, DriverError, Reading
+
+if TYPE_CHECKING:
+    from shoed.vision.source import CameraSource
 
 
 class CameraDriver(Driver):
@@ -28,7 +32,7 @@ class CameraDriver(Driver):
         self._queue: queue.Queue[Reading] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
-        self._camera = None
+        self._camera: CameraSource | None = None
         self._connected: bool | None = None
 
     def open(self) -> None:
@@ -39,7 +43,11 @@ class CameraDriver(Driver):
             return
         roi = self.options.get("roi")
         try:
-            config = WatchConfig(roi=tuple(int(v) for v in roi)) if roi else WatchConfig()
+            if roi:
+                x, y, width, height = (int(v) for v in roi)
+                config = WatchConfig(roi=(x, y, width, height))
+            else:
+                config = WatchConfig()
         except (TypeError, ValueError) as exc:
             raise DriverError(f"camera {self.url}: roi is [x, y, width, height] in pixels ({exc})") from None
         camera = CameraSource(self.url, config, realtime=bool(self.options.get("realtime", True)))
@@ -60,6 +68,8 @@ class CameraDriver(Driver):
 
     def _run(self) -> None:
         camera = self._camera
+        if camera is None:  # started by open(), which sets the camera first
+            return
         while not self._stop.is_set():
             try:
                 reads = camera.poll(0.05)
@@ -69,8 +79,8 @@ class CameraDriver(Driver):
                 return
             for read in reads:
                 utc = time.time_ns() - (time.monotonic_ns() - read.mono_ns)
-                common = dict(source=self.source, raw=b"", offset=read.frame_index, mono_ns=read.mono_ns, utc_ns=utc,
-                              confidence=float(read.confidence))
+                common: dict[str, Any] = dict(source=self.source, raw=b"", offset=read.frame_index,
+                                              mono_ns=read.mono_ns, utc_ns=utc, confidence=float(read.confidence))
                 if read.card:
                     self._queue.put(Reading(kind="card", card=read.card, **common))
                 else:

@@ -153,11 +153,14 @@ class SerialTransport(Transport):
 
     def _read_fd(self, timeout: float) -> bytes:
         # A local port: select and read the fd directly, without re-setting termios on every read.
+        fd = self._fd
+        if fd is None:
+            raise LinkDown("the port is closed")
         try:
-            ready, _, _ = select.select([self._fd], [], [], timeout)
+            ready, _, _ = select.select([fd], [], [], timeout)
             if not ready:
                 return b""
-            data = os.read(self._fd, 65536)
+            data = os.read(fd, 65536)
         except BlockingIOError:
             return b""
         except OSError as exc:

@@ -189,7 +189,7 @@ class NativeSession:
                 self._noise.note(item.kind, item.raw, item.length, item.reason, offset, now_ns, utc_ns)
                 continue
             if self._noise.pending is not None:  # the noise before this frame is reported before it
-                out.append(self._noise_reading())
+                out += self._noise_readings()
             if isinstance(item, Rejected):
                 alive = True  # version, type, payload: it passed the CRC, the shoe is there (§7)
                 reading = self._rejected(item, offset, now_ns, utc_ns)
@@ -202,15 +202,18 @@ class NativeSession:
                 out.append(reading)
         del self._rx[:self._decoder.offset - rx_start]
         if self._noise.due(now_ns):  # noise that goes on: one report per interval
-            out.append(self._noise_reading())
+            out += self._noise_readings()
         if alive:
             self._last_rx = now_ns
         return out, alive
 
-    def _noise_reading(self) -> Reading:
+    def _noise_readings(self) -> list[Reading]:
+        """The noise held, as its one reading (none held: nothing)."""
         stretch = self._noise.take()
-        return self._reading("warning", bytes(stretch.kept), stretch.offset, stretch.first_ns, stretch.utc_ns,
-                             code="frame_rejected", text=stretch.text(), detail=stretch.detail())
+        if stretch is None:
+            return []
+        return [self._reading("warning", bytes(stretch.kept), stretch.offset, stretch.first_ns, stretch.utc_ns,
+                              code="frame_rejected", text=stretch.text(), detail=stretch.detail())]
 
     def tick(self, now_ns: int, utc_ns: int) -> None:
         """Timed sends: Hello until answered, gate until obeyed, hourly time, heartbeat when idle."""
@@ -268,7 +271,7 @@ class NativeSession:
 
     def noise_due(self, now_ns: int) -> list[Reading]:
         """The noise held for `interval` with no frame behind it, as its one reading (else nothing)."""
-        return [self._noise_reading()] if self._noise.due(now_ns) else []
+        return self._noise_readings() if self._noise.due(now_ns) else []
 
     # ----- internals
 
@@ -291,15 +294,20 @@ class NativeSession:
         self._expect_status("set_time")
 
     def _send_gate(self, now_ns: int) -> None:
-        self._send(m.Gate(locked=self.gate_wanted), now_ns)
+        locked = self.gate_wanted
+        if locked is None:  # the daemon has asked nothing of the gate yet
+            return
+        self._send(m.Gate(locked=locked), now_ns)
         self._gate_tx = now_ns
-        self._expect_status(("gate", self.gate_wanted))
+        self._expect_status(("gate", locked))
 
     def _expect_status(self, what) -> None:
         self._awaiting.append(what)
         del self._awaiting[:-16]  # answers lost on the line must not pile up
 
     def _send_ack(self, now_ns: int) -> None:
+        if self.durable is None:  # nothing journaled in this boot: nothing to acknowledge
+            return
         self._send(m.Ack(ack=self.durable), now_ns)
         self.stats.acks_sent += 1
 

@@ -268,6 +268,8 @@ def check_line(
         links_only = links_only or links
     elif kind == HEADER_KIND:
         return rec, f"a {HEADER_KIND} header after line 1"
+    elif isinstance(secret, Keys):
+        raise TypeError("a line after the header is checked with its file's key, not with Keys")
     if links_only:
         if canonical(rec) != line:
             return None, "not in canonical form (a byte was altered)"
@@ -382,6 +384,7 @@ def chain(
         line = data[offset:cut] if ended else data[offset:]
         start, offset = offset, (cut + 1 if ended else size)
         fast = check_step_line(line, key) if steps and number > 1 and not links_only else None
+        rec: dict | StepLine | None
         if fast is not None:
             if not ended or fast.jseq != number or (expect_prev is not None and fast.prev != expect_prev):
                 rec, reason = fast, None  # the checks below name the fault
@@ -394,9 +397,12 @@ def chain(
                 line, key if number > 1 else keys, first=number == 1, links_only=links_only,
                 links_if_keyed=links_if_keyed
             )
-        if number == 1 and rec is not None and reason is None:
+        if number == 1 and isinstance(rec, dict) and reason is None:
             key, links_only, _ = header_key(rec, keys, links_if_keyed)
         read_jseq = rec.get("jseq") if rec is not None and isinstance(rec.get("jseq"), int) else number
+        if rec is None:  # check_line gives a record wherever it gives no reason
+            yield Bad(number, start, read_jseq, reason or "not a record")
+            return
         if reason is None and not ended:
             reason = "torn: the last line has no newline"
         if reason is None and rec["jseq"] != number:

@@ -12,12 +12,12 @@ one chain, ordered by the file number in their names.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import json
+from typing import cast
 
 from shoed.journal import chain as ch
 from shoed.journal.recall import recall
@@ -92,7 +92,7 @@ def journal_files(path: str | os.PathLike) -> JournalFiles:
         return JournalFiles([[(path, None)]], [])
     if not path.is_dir():
         raise FileNotFoundError(f"no journal at {path}")
-    tables: dict[str, list[tuple[Path, ch.FileName]]] = {}
+    tables: dict[str, list[tuple[Path, ch.FileName | None]]] = {}
     strays = []
     for entry in sorted(os.scandir(path), key=lambda e: e.name):
         if not entry.name.endswith(".jsonl"):
@@ -102,7 +102,7 @@ def journal_files(path: str | os.PathLike) -> JournalFiles:
             strays.append(Path(entry.path))
         else:
             tables.setdefault(parsed.table, []).append((Path(entry.path), parsed))
-    chains = [sorted(files, key=lambda f: f[1].file_seq) for _, files in sorted(tables.items())]
+    chains = [sorted(files, key=lambda f: f[1].file_seq if f[1] else 0) for _, files in sorted(tables.items())]
     return JournalFiles(chains, strays)
 
 
@@ -118,16 +118,16 @@ def file_records(
     try:
         data = read_regular(path)
     except NotRegular as exc:
-        yield BadRecord(str(path), 0, None, exc.strerror, 0)
+        yield BadRecord(str(path), 0, None, exc.strerror or str(exc), 0)
         return
-    bad = ch.Bad
     for item in ch.chain(data, prev=None, secret=secret, links_if_keyed=links_if_keyed, steps=steps):
-        if type(item) is bad:
+        if isinstance(item, ch.Bad):
             yield BadRecord(str(path), item.line, item.jseq, item.reason, item.offset)
             return
         if first:
             first = False
-            reason = ch.check_header(item, name=name, previous=None)
+            # Line 1 is a header, a dict (ch.chain gives StepLines only after it).
+            reason = ch.check_header(cast(dict, item), name=name, previous=None)
             if reason is not None:
                 yield BadRecord(str(path), 1, 1, reason, 0)
                 return
@@ -163,11 +163,13 @@ def _walk(
     for files in tables:
         before: FileEnd | None = None
         for path, name in files:
-            header = last = None
-            for item in file_records(path, name, secret, links_if_keyed=links_if_keyed):
-                if isinstance(item, BadRecord):
-                    yield item
+            header: dict | None = None
+            last: dict | None = None
+            for record in file_records(path, name, secret, links_if_keyed=links_if_keyed):
+                if isinstance(record, BadRecord):
+                    yield record
                     return
+                item = cast(dict, record)  # without `steps`, every record is a dict
                 if header is None:
                     header = item
                     fault = seam_fault(path, header, before)
@@ -176,7 +178,8 @@ def _walk(
                         return
                 last = item
                 yield path, item
-            before = FileEnd(path.name, header["file_seq"], last["hash"])
+            if header is not None and last is not None:
+                before = FileEnd(path.name, header["file_seq"], last["hash"])
 
 
 def verify(path: str | os.PathLike, secret: bytes | Keys | None = None) -> VerifyReport:
@@ -334,7 +337,7 @@ def read_recent(path: str | os.PathLike, coups: int, secret: bytes | None = None
         if not tables:
             raise FileNotFoundError(f"no journal of table {table!r} at {path}")
     elif len(tables) > 1:
-        names = ", ".join(files[0][1].table for files in tables)
+        names = ", ".join(files[0][1].table for files in tables if files[0][1] is not None)
         raise ValueError(f"journals of several tables here ({names}): name one")
     if not tables:
         return Reading([], None, [f"no journal files at {path}"])

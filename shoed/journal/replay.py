@@ -18,15 +18,19 @@ before it is replayed and reported, nothing after it.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, cast
 
 from shoed.journal import chain as ch
 from shoed.journal.chain import StepLine
 from shoed.journal.reader import FileEnd, file_records, journal_files, seam_fault
 from shoed.journal.store import BadRecord
 from shoed.table.replay import CHECKPOINT, STEP, Difference, Replay, checkpoint_difference
+
+# Called with each record that gave events, and those events (as published): one-process replays only.
+OnEvents = Callable[[Any, list], None]
 
 
 @dataclass
@@ -46,13 +50,13 @@ class FileReplay:
 
 
 def replay_file(
-    path: Path, name: ch.FileName | None, secret: bytes | None, on_events: Callable[[dict, list], None] | None = None,
+    path: Path, name: ch.FileName | None, secret: bytes | None, on_events: OnEvents | None = None,
     order_key: bytes | None = None,
 ) -> FileReplay:
     """Verify one file and replay its inputs from its own checkpoint (`order_key` opens a shuffler's sealed order)."""
     out = FileReplay(str(path))
     state = Replay(order_key=order_key)
-    last = None
+    last: dict | StepLine | None = None
     cards = 0
     for item in file_records(path, name, secret, steps=True):
         if type(item) is StepLine:  # most records: a step, its events compared as bytes
@@ -66,19 +70,20 @@ def replay_file(
         if isinstance(item, BadRecord):
             out.bad = item
             break
+        record = cast(dict, item)  # any other record (a step read whole where its line is not the usual form)
         if out.header is None:
-            out.header = item
-        kind = item.get("kind")
+            out.header = record
+        kind = record.get("kind")
         if kind == CHECKPOINT and out.checkpoint is None:
-            out.checkpoint = item
-        elif kind == STEP and item["input"].get("kind") == "card":
+            out.checkpoint = record
+        elif kind == STEP and record["input"].get("kind") == "card":
             cards += 1
-        events = state.feed(item, path.name)
+        events = state.feed(record, path.name)
         if on_events is not None and events:
-            on_events(item, events)
-        last = item
+            on_events(record, events)
+        last = record
     out.cards = cards
-    if last is not None:
+    if last is not None and out.header is not None:
         out.end = FileEnd(path.name, out.header["file_seq"], last["hash"])
     out.end_state = state.checkpoint_now()
     out.steps, out.events, out.differences = state.steps, state.events, state.differences
@@ -111,7 +116,7 @@ def replay_journal(
     secret: bytes | None = None,
     *,
     jobs: int = 1,
-    on_events: Callable[[dict, list], None] | None = None,
+    on_events: OnEvents | None = None,
     order_key: bytes | None = None,
 ) -> JournalReplay:
     """Replay the journal at path (a file or a directory). With jobs > 1 the files are
@@ -127,7 +132,7 @@ def replay_journal(
         results.close()  # a corrupt file stops the replay: the processes still at work are ended
 
 
-def _results(work: list, jobs: int, on_events) -> Iterator[FileReplay]:
+def _results(work: list, jobs: int, on_events: OnEvents | None) -> Generator[FileReplay, None, None]:
     if jobs <= 1 or len(work) <= 1:
         for p, name, secret, order_key in work:
             yield replay_file(Path(p), name, secret, on_events, order_key)

@@ -165,7 +165,7 @@ class CommandServer(Closing):
             served += 1
             self.stats["requests"] += 1
             envelope, body = wire.split_envelope(frames)
-            reply = self._serve(body)
+            reply = self._serve(body if isinstance(body, zmq.Frame) else None)
             self._send([f.bytes for f in envelope], reply)
         return served
 
@@ -186,9 +186,9 @@ class CommandServer(Closing):
                 args=args,
                 id=request_id,
                 client_key=key,
-                client_name=self.curve.client_name(key, self.curve_domain) if key else None,
+                client_name=self.curve.client_name(key, self.curve_domain) if key and self.curve else None,
                 peer_address=_peer_address(frame),
-                client_role=self.curve.client_role(key, self.curve_domain) if key else None,
+                client_role=self.curve.client_role(key, self.curve_domain) if key and self.curve else None,
             )
         except CommandRejected as exc:
             self.stats["rejected"] += 1
@@ -255,9 +255,10 @@ def _user_id(frame: zmq.Frame) -> str | None:
 
 def _peer_address(frame: zmq.Frame) -> str | None:
     try:
-        return frame.get("Peer-Address")
+        address = frame.get("Peer-Address")
     except zmq.ZMQError:
         return None
+    return address if isinstance(address, str) else None
 
 
 def send_command(
@@ -281,7 +282,7 @@ def send_command(
     if isinstance(client_keys, ClientCurve):
         curve = client_keys
     elif client_keys is not None and server_public_key is not None:
-        curve = ClientCurve(client_keys[0], client_keys[1], server_public_key)
+        curve = ClientCurve.of(client_keys[0], client_keys[1], server_public_key)
     else:
         raise TypeError("send_command needs client keys and the server's public key")
     request: dict = {"cmd": cmd, "args": args or {}}

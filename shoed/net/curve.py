@@ -240,6 +240,12 @@ class ClientCurve:
         object.__setattr__(self, "server_key", _z85_key(self.server_key, "server public key"))
 
     @classmethod
+    def of(cls, public_key: bytes | str, secret_key: bytes | str, server_key: bytes | str) -> ClientCurve:
+        """From Z85 keys given as bytes or text."""
+        return cls(_z85_key(public_key, "client public key"), _z85_key(secret_key, "client secret key"),
+                   _z85_key(server_key, "server public key"))
+
+    @classmethod
     def from_files(cls, client_secret_file: str | os.PathLike, server_public_file: str | os.PathLike) -> ClientCurve:
         public, secret = load_key_pair(client_secret_file)
         return cls(public, secret, load_public_key(server_public_file))

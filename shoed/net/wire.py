@@ -45,7 +45,7 @@ def check_table_id(table: str) -> str:
     return table
 
 
-def group_of(kind: str) -> str:
+def group_of(kind: object) -> str:
     """The topic group of an event kind: its first word (`coup.result` -> `coup`)."""
     if not isinstance(kind, str):
         raise WireError(f"event kind must be a string, not {kind!r}")
@@ -64,7 +64,7 @@ def _topic(table: str, group: str) -> str:
     return f"{table}.{group}"
 
 
-def topic_for(table: str, kind: str) -> str:
+def topic_for(table: str, kind: object) -> str:
     return _topic(table, group_of(kind))
 
 

@@ -136,7 +136,7 @@ class LinkNoise:
         ber, rng = self.plan.ber, self.rng
         if ber >= 1.0:
             return list(range(bits))
-        out = []
+        out: list[int] = []
         log_keep = math.log1p(-ber)
         pos = -1
         while True:

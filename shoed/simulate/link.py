@@ -119,7 +119,7 @@ class PtyLink(Link):
         self.symlink = symlink
         self.master: int | None = None
         self.slave_path: str | None = None
-        self._poll = None
+        self._poll: select.poll | None = None
 
     @property
     def address(self) -> str:
@@ -130,7 +130,7 @@ class PtyLink(Link):
             # Never replace a device node or file: only our own kind of link is repointed.
             raise LinkError(f"{self.symlink} exists and is not a symlink; refusing to replace it")
         self._create()
-        return self.slave_path
+        return self.slave_path or ""
 
     def _create(self) -> None:
         master, slave = os.openpty()
@@ -207,6 +207,8 @@ class PtyLink(Link):
             raise
 
     def _write(self, data: bytes) -> int:
+        if self.master is None:
+            raise OSError(errno.EIO, "the shoe's line is not open")
         return os.write(self.master, data)
 
 
@@ -313,6 +315,8 @@ class SocketLink(Link):
         return data
 
     def _write(self, data: bytes) -> int:
+        if self.client is None:
+            raise OSError(errno.ENOTCONN, "no host is connected")
         return self.client.send(data)
 
 

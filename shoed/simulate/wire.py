@@ -35,17 +35,18 @@ def native_message(event: ShoeEvent, seq: int = 0, plain: bool = False) -> m.Mes
     """The native protocol message that reports `event`. A `plain` shoe reads no card: each card out,
     read or not, is a draw seen by its sensor (protocol 1.1, SPEC.md §5.22)."""
     kind = event.kind
+    mode = event.mode or "game"
     if plain and kind in (CARD, UNREADABLE):
-        return m.Draw(seq=seq, mode=MODES[event.mode], trigger=m.DRAW_SENSOR)
+        return m.Draw(seq=seq, mode=MODES[mode], trigger=m.DRAW_SENSOR)
     if kind == CARD:
-        card = parse_card(event.card)
+        card = parse_card(str(event.card))
         return m.CardRead(
-            seq=seq, rank=card.rank, suit=m.WIRE_SUITS.index(card.suit), confidence=255, mode=MODES[event.mode]
+            seq=seq, rank=card.rank, suit=m.WIRE_SUITS.index(card.suit), confidence=255, mode=MODES[mode]
         )
     if kind == UNREADABLE:
-        return m.Unreadable(seq=seq, mode=MODES[event.mode], reason=event.reason or m.UNREADABLE_NO_INDEX)
+        return m.Unreadable(seq=seq, mode=MODES[mode], reason=event.reason or m.UNREADABLE_NO_INDEX)
     if kind == BUTTON:
-        return m.Button(seq=seq, button=BUTTON_CODES[event.button])
+        return m.Button(seq=seq, button=BUTTON_CODES[str(event.button)])
     if kind == CUT_CARD:
         return m.CutCard(seq=seq)
     if kind == SHOE_INSERTED:
@@ -62,7 +63,7 @@ def beetek_token(event: ShoeEvent) -> bytes | None:
     kind = event.kind
     mode = BEETEK_BURN if event.mode == "burn" else BEETEK_GAME
     if kind == CARD:
-        card = parse_card(event.card)
+        card = parse_card(str(event.card))
         rank = "10" if card.rank == 10 else RANK_LETTERS[card.rank - 1]
         return f" [{mode}]<Card:{rank}{card.suit}> ".encode("ascii")
     if kind == UNREADABLE:
