@@ -53,6 +53,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
+from typing import Any
 from dataclasses import dataclass
 
 from shoed.drivers.base import Reading
@@ -153,7 +154,7 @@ def _mode_kind(mode: str | None) -> str | None:
     return None
 
 
-def _resync(buf: bytes, start: int, final: bool) -> int | None:
+def _resync(buf: bytes | memoryview, start: int, final: bool) -> int | None:
     """End of a garbled stretch starting at `start`: the next token start that follows filler.
 
     None means the stretch may go on (need more bytes)."""
@@ -166,7 +167,7 @@ def _resync(buf: bytes, start: int, final: bool) -> int | None:
     return None
 
 
-def _garbled(buf: bytes, start: int, end: int) -> Token:
+def _garbled(buf: bytes | memoryview, start: int, end: int) -> Token:
     raw = bytes(buf[start:end])
     # Trailing filler (the separating space, noise) is not part of the stretch.
     while raw and _is_filler(raw[-1]):
@@ -252,7 +253,7 @@ def next_token(buf: bytes | memoryview, final: bool = False) -> tuple[int, Token
     return j + 1, _classify(raw, start, mode, bytes(buf[i + 1:j]).decode("ascii"))
 
 
-def _stretch(buf: bytes, start: int, final: bool) -> tuple[int, Token | None]:
+def _stretch(buf: bytes | memoryview, start: int, final: bool) -> tuple[int, Token | None]:
     end = _resync(buf, start, final)
     if end is None:
         return 0, None
@@ -282,7 +283,7 @@ def token_reading(token: Token, source: str, offset: int, mono_ns: int, utc_ns: 
         detail["mode_sent"] = None
     elif mode is None or token.mode != token.mode.strip():
         detail["mode_sent"] = token.mode
-    common = {"source": source, "raw": token.raw, "offset": offset, "mono_ns": mono_ns, "utc_ns": utc_ns,
+    common: dict[str, Any] = {"source": source, "raw": token.raw, "offset": offset, "mono_ns": mono_ns, "utc_ns": utc_ns,
               "detail": detail}
     if token.kind == "card":
         if token.mode is None:
@@ -361,17 +362,20 @@ class BeeTekDriver(LinkDriver):
                 self._noise.note("garbled", token.raw, len(token.raw), NOISE_TEXT, offset, mono_ns, utc_ns)
                 continue
             if self._noise.pending is not None:  # the noise before this token is reported before it
-                out.append(self._noise_reading())
+                out += self._noise_readings()
             out.append(token_reading(token, self.source, offset, mono_ns, utc_ns))
         if self._noise.due(mono_ns):  # noise that goes on: one report per interval
-            out.append(self._noise_reading())
+            out += self._noise_readings()
         return out
 
-    def _noise_reading(self) -> Reading:
+    def _noise_readings(self) -> list[Reading]:
+        """The noise held, as its one reading (none held: nothing)."""
         stretch = self._noise.take()
-        return Reading(kind="warning", mode="game", code="garbled", text=stretch.text(), source=self.source,
-                       raw=bytes(stretch.kept), offset=stretch.offset, mono_ns=stretch.first_ns,
-                       utc_ns=stretch.utc_ns, detail=stretch.detail())
+        if stretch is None:
+            return []
+        return [Reading(kind="warning", mode="game", code="garbled", text=stretch.text(), source=self.source,
+                        raw=bytes(stretch.kept), offset=stretch.offset, mono_ns=stretch.first_ns,
+                        utc_ns=stretch.utc_ns, detail=stretch.detail())]
 
     def _on_connect(self, mono_ns: int, utc_ns: int) -> list[Reading]:
         # A token cut by the unplug is reported (as garbled) rather than glued to the next link's bytes.
@@ -379,7 +383,7 @@ class BeeTekDriver(LinkDriver):
         self._stream = TokenStream(self._offset)
         readings = self._readings(found, mono_ns, utc_ns)
         if self._noise.pending is not None:  # the last link's noise is not held over to the next
-            readings.append(self._noise_reading())
+            readings += self._noise_readings()
         self._link_up()  # the shoe never answers: an open port is all there is to know
         return readings
 
