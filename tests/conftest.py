@@ -1,10 +1,20 @@
-"""Shared test helpers: run the real `shoed` command line in a subprocess; a short directory for a daemon."""
+"""Shared test helpers: run the real `shoed` command line in a subprocess; a short directory for a daemon.
+
+The property tests (Hypothesis) draw the same examples on every run by default, so that a run's
+verdict depends on the code alone; `SHOED_HYPOTHESIS=explore` draws new ones each run (with
+`--hypothesis-seed=N` to repeat one), to look for what the fixed examples do not reach."""
 
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
+from hypothesis import settings
+
+settings.register_profile("fixed", derandomize=True, database=None)
+settings.register_profile("explore")
+settings.load_profile(os.environ.get("SHOED_HYPOTHESIS", "fixed"))
 
 from harness.processes import remove_dir, run_shoed, short_dir  # many tests import run_shoed from here
 
