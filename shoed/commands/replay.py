@@ -45,9 +45,14 @@ def run(args) -> int:
     from shoed.journal import JournalCorrupt
     from shoed.journal.replay import replay_journal
 
+    from shoed.journal.reader import journal_files
+
     path = Path(args.path)
     if not path.exists():
         raise CommandError(f"no journal at {path}")
+    files = journal_files(path)
+    if not files.count and not files.strays:
+        raise CommandError(f"no journal files at {path}")  # nothing replayed is no proof
     secret = read_secret(args.secret_file)
     if args.speed is not None and not args.speed > 0:
         raise CommandError("--speed is a number above 0 (--max replays as fast as possible)")
