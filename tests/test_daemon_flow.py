@@ -38,6 +38,32 @@ def test_a_typo_in_any_section_is_an_error_naming_it_before_anything_is_made(bas
     assert not (base / "journal").exists() and not (base / "keys").exists()
 
 
+WRONG_TYPES = [
+    ("decks = '8'\n", "decks must be a whole number, not '8'"),
+    ("decks = 8.0\n", "decks must be a whole number, not 8.0"),
+    ("table = 7\n", "table must be a string, not 7"),
+    ("stall_after_s = '30'\n", "stall_after_s must be a number, not '30'"),
+    ("live_odds = 1\n", "live_odds must be true or false, not 1"),
+    ("[publish]\nevents = 5556\n", "[publish]: events must be a string, not 5556"),
+    ("[simulator]\nshoes = '3'\n", "[simulator]: shoes must be a whole number, not '3'"),
+    ("[[sources]]\ndriver = 'native'\nurl = 5\n", "url must be a string, not 5"),
+    ("[[sources]]\ndriver = 'native'\nurl = '/dev/x'\nbaudrate = 'fast'\n", "baudrate must be a whole number"),
+    ("[[sources]]\ndriver = 'shuffler'\nurl = '/dev/x'\n", "the shuffler driver needs order_key_file"),
+]
+
+
+@pytest.mark.parametrize("text, words", WRONG_TYPES, ids=[w.split(" must")[0] for _, w in WRONG_TYPES])
+def test_a_value_of_the_wrong_type_is_an_error_naming_it_before_anything_is_made(base, text, words):
+    path = base / "shoed.toml"
+    path.write_text(text)
+    checked = run_shoed("config", "check", str(path))
+    assert checked.returncode == 2 and words in checked.stderr, checked.stderr
+    assert len(checked.stderr.strip().splitlines()) == 1
+    proc = start(base, "--config", str(path))
+    assert proc.returncode == 2 and words in proc.stderr, proc.stderr
+    assert not (base / "journal").exists() and not (base / "keys").exists()
+
+
 def test_config_check_prints_the_resolved_configuration(base):
     path = base / "shoed.toml"
     path.write_text("table = 't7'\nstall_after_s = 30\n[publish]\ncurve_publish = true\n"

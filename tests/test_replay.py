@@ -133,3 +133,40 @@ def test_auto_confirm_comes_with_the_power_on_and_replays(tmp_path):
         state.feed(record)
     assert not state.differences and state.controller.snapshot() == table.snapshot()
     assert state.controller.auto_confirm is True
+
+
+def test_a_display_joins_a_published_replay_midway_and_follows_it_to_the_end(tmp_path):
+    """docs/surveillance.md, "Show it again": `shoed watch` on a replay's endpoint. The replay
+    serves the replayed table's snapshot beside its events and a heartbeat in a long pause."""
+    from shoed.display.live import Feed
+    from shoed.display.state import LIVE
+    from shoed.net.client import TableClient
+
+    inputs = dealer_inputs(coups=4)
+    first, last = inputs[0]["mono_ns"], inputs[-1]["mono_ns"]
+    spread = [dict(x, mono_ns=first + (x["mono_ns"] - first) * 3_000_000_000 // (last - first)) for x in inputs]
+    pause = len(spread) // 2  # 2.5 s of nothing in the middle: the display must not take it for a lost table
+    spread = spread[:pause] + [dict(x, mono_ns=x["mono_ns"] + 2_500_000_000) for x in spread[pause:]]
+    table = write_journal(tmp_path / "j", spread)
+    events, snapshot = f"ipc://{tmp_path}/replay", f"ipc://{tmp_path}/replay-snapshot"
+    proc = subprocess.Popen([sys.executable, "-m", "shoed", "replay", str(tmp_path / "j"), "--publish", events,
+                             "--snapshot", snapshot], stdout=subprocess.PIPE, text=True)
+    try:
+        time.sleep(1.5)  # the shoe is under way
+        feed = Feed(TableClient(events, snapshot, "t1"), "t1")
+        deadline = time.monotonic() + 20
+        while feed.state.seq != table.seq and time.monotonic() < deadline:
+            feed.poll(0.1)
+            assert feed.state.connection != "reconnecting", "a pause in the replay looked like a lost table"
+        assert feed.client.stats["snapshots"] == 1 and feed.client.stats["heartbeats"] >= 1
+        assert feed.state.seq == table.seq and feed.state.connection == LIVE
+        assert len(feed.state.results) == 4  # the whole shoe so far, from the snapshot and the events after it
+        feed.client.close()
+    finally:
+        assert proc.wait(20) == 0
+
+
+def test_snapshot_without_publish_is_refused(tmp_path):
+    write_journal(tmp_path / "j", dealer_inputs(coups=1))
+    proc = run_shoed("replay", str(tmp_path / "j"), "--snapshot", f"ipc://{tmp_path}/s")
+    assert proc.returncode == 2 and "--snapshot serves a replay that is published" in proc.stderr

@@ -86,6 +86,10 @@ def run_verify(args) -> int:
         report = verify(args.path, verify_keys(args))
     except FileNotFoundError as exc:
         raise CommandError(str(exc)) from None
+    if not report.files and not report.first_bad and args.witness is None:
+        # A directory without a journal proves nothing (a wrong path, or a journal removed whole:
+        # --witness tells which); "intact" would read as a pass.
+        raise CommandError(f"no journal files at {args.path}")
     witnessed = witness_report(args)
     checked, mismatched = _commitments(args.path, verify_keys(args)) if report.ok else (0, [])
     if args.json:

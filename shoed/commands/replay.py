@@ -3,7 +3,9 @@ controller and report every event that differs from the recorded ones.
 
 Surveillance replays a disputed shoe with it; `--publish` sends the replayed
 events on a ZeroMQ PUB socket (at the recorded pace, `--speed X` faster, or
-`--max` flat out) so a display can show the shoe again.
+`--max` flat out) so a display can show the shoe again, and serves the replayed
+table's snapshot and past events beside it (`--snapshot`, by default the next
+port), with a heartbeat in the recorded pauses, so `shoed watch` can join.
 
 Without `--publish` the shoe files are replayed in `--jobs` processes (one
 per CPU by default) and joined at their seams (shoed.journal.replay): the
@@ -12,10 +14,15 @@ same proof, the same report, as one process gives.
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import sys
 import time
+
+HEARTBEAT_INTERVAL = 1.0  # as the daemon: a display takes over 3 s of silence for a lost table
+WINDOW = 5000  # past events kept for a display's catch-up, as the daemon keeps
+CHUNK = 100
 
 
 def register(sub) -> None:
@@ -27,6 +34,9 @@ def register(sub) -> None:
     pace.add_argument("--max", action="store_true",
                       help="with --publish: as fast as possible (without --publish a replay always is)")
     p.add_argument("--publish", metavar="ENDPOINT", help="publish the replayed events on a PUB socket")
+    p.add_argument("--snapshot", metavar="ENDPOINT",
+                   help="with --publish: serve the replayed table's snapshot and past events here, for `shoed watch` "
+                        "(default: the publish endpoint's port + 1 for tcp)")
     p.add_argument("--secret-file", metavar="FILE", help="the journal's HMAC secret, if it is keyed")
     p.add_argument("--verify-key", metavar="FILE", help="the verification key of a forward-secure journal")
     p.add_argument("--order-key-file", metavar="FILE",
@@ -45,9 +55,14 @@ def run(args) -> int:
     from shoed.journal import JournalCorrupt
     from shoed.journal.replay import replay_journal
 
+    from shoed.journal.reader import journal_files
+
     path = Path(args.path)
     if not path.exists():
         raise CommandError(f"no journal at {path}")
+    files = journal_files(path)
+    if not files.count and not files.strays:
+        raise CommandError(f"no journal files at {path}")  # nothing replayed is no proof
     secret = read_secret(args.secret_file)
     if args.speed is not None and not args.speed > 0:
         raise CommandError("--speed is a number above 0 (--max replays as fast as possible)")
@@ -61,16 +76,34 @@ def run(args) -> int:
             order_key = load_order_key(args.order_key_file)
         except DriverError as exc:
             raise CommandError(str(exc)) from None
-    publisher = context = None
+    if args.snapshot and not args.publish:
+        raise CommandError("--snapshot serves a replay that is published: give --publish too")
+    publisher = context = shown = None
     if args.publish:
         import zmq
 
+        from shoed.commands.watch import snapshot_endpoint
         from shoed.net import wire
 
+        snapshot = args.snapshot
+        if snapshot is None:
+            try:
+                snapshot = snapshot_endpoint(args.publish)
+            except CommandError:
+                snapshot = None  # not tcp: only where --snapshot names one
         context = zmq.Context()
         publisher = context.socket(zmq.PUB)
         publisher.linger = 1000
-        publisher.bind(args.publish)
+        endpoint = args.publish
+        try:
+            publisher.bind(endpoint)
+            if snapshot:
+                endpoint = snapshot
+                shown = Shown(context, snapshot, publisher)
+        except zmq.ZMQError as exc:
+            publisher.close(0)
+            context.term()
+            raise CommandError(f"cannot bind {endpoint}: {exc.strerror}") from None
         time.sleep(0.3)  # let subscribers connect before the first event
     jobs = args.jobs if args.jobs is not None else (1 if publisher else os.cpu_count() or 1)
     if jobs < 1:
@@ -93,14 +126,21 @@ def run(args) -> int:
             due = started + (mono - first_mono) / 1e9 / speed
             delay = due - time.monotonic()
             if delay > 0:
-                time.sleep(min(delay, 60))
+                if shown is not None:
+                    shown.wait(min(delay, 60))
+                else:
+                    time.sleep(min(delay, 60))
         for event in events:
             publisher.send_multipart([wire.topic_for(event["table"], event["kind"]).encode(), wire.encode(event)])
+        if shown is not None:
+            shown.published(events)
 
     try:
         result = replay_journal(path, secret, jobs=jobs, on_events=publish if publisher is not None else None,
-                                order_key=order_key)
+                                order_key=order_key, on_start=shown.follow if shown is not None else None)
     finally:
+        if shown is not None:
+            shown.close()
         if publisher is not None and context is not None:
             publisher.close()
             context.term()
@@ -127,3 +167,78 @@ def run(args) -> int:
         if report["identical"]:
             print("every replayed event is identical to the recorded one")
     return 0 if report["identical"] else 1
+
+
+class Shown:
+    """What a display that joins a published replay needs besides the events (the Clone pattern,
+    as the daemon serves it: shoed.net.snapshot): the replayed table's snapshot and the events
+    published so far, on a ROUTER socket, answered while the replay waits for the recorded pace;
+    and a heartbeat when a pause lasts, so that the display does not take it for a lost table."""
+
+    def __init__(self, context, endpoint: str, publisher) -> None:
+        import zmq
+
+        self.socket = context.socket(zmq.ROUTER)
+        self.socket.linger = 0
+        self.socket.bind(endpoint)
+        self.publisher = publisher
+        self.replay = None  # the Replay of the file being replayed (shoed.journal.replay.replay_file)
+        self.recent: collections.deque = collections.deque(maxlen=WINDOW)
+        self.last_sent = time.monotonic()
+
+    def follow(self, replay) -> None:
+        self.replay = replay
+
+    def published(self, events: list) -> None:
+        self.recent.extend(events)
+        self.last_sent = time.monotonic()
+
+    def wait(self, seconds: float) -> None:
+        """Answer requests (and keep the heartbeat) for `seconds`."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            if self.socket.poll(int(min(left, HEARTBEAT_INTERVAL) * 1000) + 1):
+                frames = self.socket.recv_multipart()
+                for reply in self._replies(frames[-1]):
+                    self.socket.send_multipart([frames[0], reply])
+            if self.recent and time.monotonic() - self.last_sent >= HEARTBEAT_INTERVAL:
+                self._heartbeat()
+
+    def _heartbeat(self) -> None:
+        from shoed.net import wire
+
+        last = self.recent[-1]
+        beat = {"table": last["table"], "kind": wire.HEARTBEAT, "interval": HEARTBEAT_INTERVAL, "seq": last["seq"]}
+        self.publisher.send_multipart([wire.topic_for(last["table"], wire.HEARTBEAT).encode(), wire.encode(beat)])
+        self.last_sent = time.monotonic()
+
+    def _replies(self, body: bytes):
+        from shoed.net import wire
+        from shoed.net.snapshot import EventsRequest, RequestError, decode_request
+
+        try:
+            request = decode_request(body)
+        except RequestError as exc:
+            try:
+                if wire.decode(body).get("op") == "credit":
+                    return  # flow control: every reply here is small and few
+            except (wire.WireError, AttributeError):
+                pass
+            yield wire.encode({"ok": False, "error": str(exc)})
+            return
+        base: dict = {"ok": True} | ({"id": request.id} if request.id is not None else {})
+        if isinstance(request, EventsRequest):
+            found = [e for e in self.recent if request.first <= e["seq"] <= request.last]
+            for i in range(0, len(found), CHUNK):
+                yield wire.encode(base | {"op": "events", "events": found[i:i + CHUNK]})
+            yield wire.encode(base | {"op": "events", "done": True, "count": len(found)})
+            return
+        controller = self.replay.controller if self.replay is not None else None
+        if controller is None:
+            yield wire.encode({"ok": False, "error": "no table replayed yet"} | base)
+            return
+        state = controller.snapshot()
+        yield wire.encode(base | {"op": "snapshot", "table": state["table"], "seq": state["seq"], "state": state})
+
+    def close(self) -> None:
+        self.socket.close(0)

@@ -54,7 +54,10 @@ def run(args) -> int:
         raise CommandError(f"{exc}: no report from a journal that is not intact "
                            f"(see shoed journal verify {args.journal})") from None
     if args.list:
-        for table, shoe, coups in shoes_in(records):
+        shoes = shoes_in(records)
+        if not shoes:
+            raise CommandError(f"no shoe was opened in the journal at {args.journal}")
+        for table, shoe, coups in shoes:
             print(f"{table}\t{shoe}\t{coups} coups")
         return 0
     try:

@@ -28,6 +28,11 @@ def register(sub) -> None:
     p.add_argument("--timeout", type=float, default=10.0, help="with --once: seconds to wait for the snapshot")
     p.add_argument("--width", type=int, help="with --once: columns to draw (default: the terminal's)")
     p.add_argument("--inline", action="store_true", help="draw below the prompt instead of on the full screen")
+    p.add_argument("--key", metavar="FILE",
+                   help="this client's secret key file, for CURVE endpoints: the surveillance endpoints (which "
+                        "carry the odds and the alarms' texts), or display endpoints with curve_publish")
+    p.add_argument("--server-key", metavar="FILE", default="shoed-data/keys/server.key",
+                   help="with --key: the daemon's public key file (default shoed-data/keys/server.key)")
     p.set_defaults(func=run)
 
 
@@ -51,6 +56,14 @@ def run(args) -> int:
     except WireError as exc:
         raise CommandError(str(exc)) from None
     snapshot = args.snapshot or snapshot_endpoint(args.endpoint)
+    curve = None
+    if args.key:
+        from shoed.net.curve import ClientCurve, CurveError
+
+        try:
+            curve = ClientCurve.from_files(args.key, args.server_key)
+        except (CurveError, OSError, ValueError) as exc:
+            raise CommandError(f"cannot load the keys: {exc}") from None
     if args.once:
         import sys
 
@@ -59,11 +72,11 @@ def run(args) -> int:
         from shoed.display.live import once
         from shoed.display.terminal import render
 
-        state = once(args.endpoint, snapshot, args.table, args.timeout)
+        state = once(args.endpoint, snapshot, args.table, args.timeout, curve=curve)
         if state is None:
             raise CommandError(f"no snapshot from {snapshot} within {args.timeout:g} s: is the daemon running?")
         Console(width=args.width, file=sys.stdout).print(render(state))
         return 0
     from shoed.display.live import watch
 
-    return watch(args.endpoint, snapshot, args.table, screen=not args.inline)
+    return watch(args.endpoint, snapshot, args.table, screen=not args.inline, curve=curve)

@@ -119,12 +119,46 @@ def _section(data: dict, name: str, origin: str) -> dict:
     return section
 
 
+# The type of every value, by section; a value of another type is an error that names it
+# (never converted: `decks = "8"` or `url = 5` is a mistake to show, not to guess at).
+TEXT, WHOLE, NUMBER, FLAG = "a string", "a whole number", "a number", "true or false"
+TOP_TYPES = {"table": TEXT, "ruleset": TEXT, "decks": WHOLE, "journal_dir": TEXT, "key_dir": TEXT,
+             "journal_secret_file": TEXT, "auto_confirm": FLAG, "live_odds": FLAG, "stall_after_s": NUMBER}
+PUBLISH_TYPES = {"events": TEXT, "snapshot": TEXT, "commands": TEXT, "curve_commands": FLAG,
+                 "curve_publish": FLAG, "surveillance_events": TEXT, "surveillance_snapshot": TEXT,
+                 "display_reveal": TEXT}
+SIMULATOR_TYPES = {"pace": NUMBER, "seed": WHOLE, "shoes": WHOLE}
+SOURCE_TYPES = {"driver": TEXT, "url": TEXT, "baudrate": WHOLE, "heartbeat": NUMBER, "silence": NUMBER,
+                "hello_repeat": NUMBER, "gate_repeat": NUMBER, "backoff_initial": NUMBER, "backoff_max": NUMBER,
+                "confidence_floor": NUMBER, "order_key_file": TEXT, "realtime": FLAG}
+
+
+def _typed(section: dict, types: dict, where: str) -> None:
+    for key, value in section.items():
+        want = types.get(key)
+        if want == TEXT:
+            ok = isinstance(value, str)
+        elif want == WHOLE:
+            ok = isinstance(value, int) and not isinstance(value, bool)
+        elif want == NUMBER:
+            ok = isinstance(value, int | float) and not isinstance(value, bool)
+        elif want == FLAG:
+            ok = isinstance(value, bool)
+        else:
+            continue
+        if not ok:
+            raise ConfigError(f"{where}: {key} must be {want}, not {value!r}")
+
+
 def config_from_dict(data: dict, origin: str = "<config>") -> Config:
     _strict(data, TOP_KEYS, origin)
+    _typed(data, TOP_TYPES, origin)
     pub = _section(data, "publish", origin)
     _strict(pub, PUBLISH_KEYS, f"{origin} [publish]")
+    _typed(pub, PUBLISH_TYPES, f"{origin} [publish]")
     sim = _section(data, "simulator", origin)
     _strict(sim, SIMULATOR_KEYS, f"{origin} [simulator]")
+    _typed(sim, SIMULATOR_TYPES, f"{origin} [simulator]")
     entries = data.get("sources", [{"driver": "virtual"}])
     if not isinstance(entries, list):
         raise ConfigError(f"{origin}: sources must be a list of [[sources]] tables")
@@ -137,16 +171,12 @@ def config_from_dict(data: dict, origin: str = "<config>") -> Config:
             raise ConfigError(f"{origin}: sources[{i}]: unknown driver {driver!r}; "
                               f"choose one of {', '.join(SOURCE_OPTIONS)}")
         _strict(s, SOURCE_OPTIONS[driver] | {"driver", "url"}, f"{origin} sources[{i}] ({driver})")
+        _typed(s, SOURCE_TYPES, f"{origin} sources[{i}] ({driver})")
         options = {k: v for k, v in s.items() if k not in ("driver", "url")}
         sources.append(Source(driver, str(s.get("url", "")), options))
     if not sources:
         raise ConfigError(f"{origin}: at least one source is needed")
-    for key in ("auto_confirm", "live_odds"):
-        if key in data and not isinstance(data[key], bool):
-            raise ConfigError(f"{origin}: {key} must be true or false, not {data[key]!r}")
-    for key in ("curve_commands", "curve_publish"):
-        if key in pub and not isinstance(pub[key], bool):
-            raise ConfigError(f"{origin} [publish]: {key} must be true or false, not {pub[key]!r}")
+    display_reveal = _reveal(pub.get("display_reveal", "dealt"), origin)
     try:
         return Config(
             table=str(data.get("table", "t1")),
@@ -162,7 +192,7 @@ def config_from_dict(data: dict, origin: str = "<config>") -> Config:
             curve_publish=bool(pub.get("curve_publish", False)),
             surveillance_events=pub.get("surveillance_events"),
             surveillance_snapshot=pub.get("surveillance_snapshot"),
-            display_reveal=_reveal(pub.get("display_reveal", "dealt"), origin),
+            display_reveal=display_reveal,
             sources=tuple(sources),
             auto_confirm=data.get("auto_confirm"),
             live_odds=data.get("live_odds", True),
@@ -201,6 +231,9 @@ def check(config: Config):
                               f"choose one of {', '.join(SOURCE_OPTIONS)}")
         if source.driver != "virtual" and not source.url:
             raise ConfigError(f"source {i + 1} ({source.driver}): a url is needed")
+    for i, source in enumerate(config.sources):
+        if source.driver == "shuffler":
+            _check_order_key(source, config.journal_dir, i)
     if config.stall_after_s < 0:
         raise ConfigError(f"stall_after_s must be 0 (no stall alarm) or more seconds, not {config.stall_after_s}")
     if config.journal_secret_file:
@@ -211,6 +244,21 @@ def check(config: Config):
         except SecretFileError as exc:
             raise ConfigError(f"journal_secret_file {exc}") from None
     return ruleset
+
+
+def _check_order_key(source: Source, journal_dir: str, i: int) -> None:
+    """A shuffler's order key: given, readable, well formed, and outside the journal directory."""
+    from shoed.drivers import DriverError
+    from shoed.drivers.shuffler import load_order_key
+
+    path = source.options.get("order_key_file")
+    if path and Path(journal_dir).resolve() in Path(path).resolve().parents:
+        raise ConfigError(f"source {i + 1} (shuffler): the order key file {path} lies inside the journal "
+                          "directory: keep it apart")
+    try:
+        load_order_key(path)
+    except DriverError as exc:
+        raise ConfigError(f"source {i + 1} (shuffler): {exc}") from None
 
 
 def resolved(config: Config) -> dict:

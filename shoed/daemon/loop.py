@@ -466,7 +466,16 @@ class Daemon:
         if shuffle_table.needs_salt(item, self.controller):
             item.setdefault("salt", os.urandom(32).hex())  # for the commitment to a shuffled shoe's order
         controller = self.controller
+        # Between shoes, a card can open the next shoe itself (a shoe without buttons,
+        # auto_confirm) and be dealt in the same step: that shoe's file then starts with
+        # the table as it was before the card, and the card's step is its first.
+        before = checkpoint_record(controller) if controller.between_shoes else None
         step = controller.feed(item)
+        if before is not None and not controller.checkpointable:
+            opened = next((e for e in step.effects if type(e) is StartShoeFile), None)
+            if opened is not None and self.journal.shoe != opened.shoe_id:
+                self.journal.open_shoe(opened.shoe_id)
+                self.journal.append(before)
         self.journal.append(step_record(item, step.events))
         for typed, event in zip(step.typed, step.events):
             for publisher in self.publishers:

@@ -77,13 +77,13 @@ class Feed:
         return self.state is not before
 
 
-def watch(events: str, snapshot: str, table: str, *, console=None, screen: bool = True) -> int:
-    """Run the display until Ctrl-C."""
+def watch(events: str, snapshot: str, table: str, *, console=None, screen: bool = True, curve=None) -> int:
+    """Run the display until Ctrl-C (`curve`: a ClientCurve for CURVE endpoints)."""
     from rich.live import Live
 
     from shoed.net.client import TableClient
 
-    with TableClient(events, snapshot, table) as client:
+    with TableClient(events, snapshot, table, curve=curve) as client:
         feed = Feed(client, table)
         try:
             with Live(render(feed.state), console=console, screen=screen, auto_refresh=False,
@@ -95,12 +95,13 @@ def watch(events: str, snapshot: str, table: str, *, console=None, screen: bool 
             return 0
 
 
-def once(events: str, snapshot: str, table: str, timeout: float, settle: float = 0.5) -> DisplayState | None:
+def once(events: str, snapshot: str, table: str, timeout: float, settle: float = 0.5,
+         curve=None) -> DisplayState | None:
     """The state after the first snapshot and what follows within `settle`
     seconds; None if no snapshot came within `timeout` seconds."""
     from shoed.net.client import TableClient
 
-    with TableClient(events, snapshot, table) as client:
+    with TableClient(events, snapshot, table, curve=curve) as client:
         feed = Feed(client, table)
         deadline = time.monotonic() + timeout
         while feed.state.snapshots == 0:

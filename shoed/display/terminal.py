@@ -262,7 +262,9 @@ def stats_panel(state: DisplayState) -> Panel:
 def odds_panel(state: DisplayState) -> Panel:
     odds = state.odds
     if not odds:
-        return _panel(Text("after the next coup", style="dim"), "Odds")
+        # Only the surveillance audience gets them (shoed.table.audience): a display never will.
+        return _panel(Text("none yet: sent after each coup, to the surveillance endpoints only "
+                           "(shoed watch ENDPOINT --key FILE)", style="dim"), "Odds")
     probabilities = odds.get("probabilities") or {}
     expectation = odds.get("player_expectation") or {}
     favourable = set(odds.get("favourable") or ())

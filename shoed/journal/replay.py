@@ -51,11 +51,14 @@ class FileReplay:
 
 def replay_file(
     path: Path, name: ch.FileName | None, secret: bytes | None, on_events: OnEvents | None = None,
-    order_key: bytes | None = None,
+    order_key: bytes | None = None, on_start: Callable[[Replay], None] | None = None,
 ) -> FileReplay:
-    """Verify one file and replay its inputs from its own checkpoint (`order_key` opens a shuffler's sealed order)."""
+    """Verify one file and replay its inputs from its own checkpoint (`order_key` opens a shuffler's sealed order).
+    `on_start` is given the file's Replay before its first record (its controller is the table as replayed)."""
     out = FileReplay(str(path))
     state = Replay(order_key=order_key)
+    if on_start is not None:
+        on_start(state)
     last: dict | StepLine | None = None
     cards = 0
     for item in file_records(path, name, secret, steps=True):
@@ -118,24 +121,26 @@ def replay_journal(
     jobs: int = 1,
     on_events: OnEvents | None = None,
     order_key: bytes | None = None,
+    on_start: Callable[[Replay], None] | None = None,
 ) -> JournalReplay:
     """Replay the journal at path (a file or a directory). With jobs > 1 the files are
-    replayed in that many processes (on_events needs the one-process order: jobs 1)."""
+    replayed in that many processes (on_events and on_start need the one-process order: jobs 1)."""
     found = journal_files(path)  # .jsonl files not named like journal files are not replayed (verify names them)
     work = [(str(p), name, secret, order_key) for files in found.tables for p, name in files]
-    if jobs > 1 and on_events is not None:
+    if jobs > 1 and (on_events is not None or on_start is not None):
         raise ValueError("events in recorded order need one process (jobs 1)")
-    results = _results(work, jobs, on_events)
+    results = _results(work, jobs, on_events, on_start)
     try:
         return _join(found.tables, results)
     finally:
         results.close()  # a corrupt file stops the replay: the processes still at work are ended
 
 
-def _results(work: list, jobs: int, on_events: OnEvents | None) -> Generator[FileReplay, None, None]:
+def _results(work: list, jobs: int, on_events: OnEvents | None,
+             on_start: Callable[[Replay], None] | None = None) -> Generator[FileReplay, None, None]:
     if jobs <= 1 or len(work) <= 1:
         for p, name, secret, order_key in work:
-            yield replay_file(Path(p), name, secret, on_events, order_key)
+            yield replay_file(Path(p), name, secret, on_events, order_key, on_start)
         return
     import multiprocessing
 

@@ -337,6 +337,11 @@ class TableController:
         }
 
     @property
+    def between_shoes(self) -> bool:
+        """True when no shoe is open: the next input may open one (a card, with auto_confirm)."""
+        return self.shoe is None or self.shoe.phase == CLOSED
+
+    @property
     def checkpointable(self) -> bool:
         """True when a checkpoint can be taken: no shoe, or a fresh one (no card seen yet)."""
         shoe = self.shoe

@@ -111,7 +111,8 @@ class ShufflerState:
                     open=_opened_copy(data.get("open"), key), draws=data.get("draws") is True)
         if state.open:
             # Checkpoints are taken with no card of the shoe seen: its check starts from the beginning.
-            state.tracker = Tracker(state.open["order"])
+            # An order that could not be opened (no key) checks nothing: the events then differ.
+            state.tracker = Tracker(state.open["order"]) if state.open.get("order") else None
             state.plain = PlainDraws() if state.draws else None
         return state
 
@@ -393,7 +394,7 @@ def shoe_opened_fields(table: TableController) -> dict[str, Any]:
         return {"shuffle": shuffled["shuffle"]}  # no salt came with the input: nothing to commit to
     state.open = {"shuffle": shuffled["shuffle"], "order": shuffled["order"], "salt": salt,
                   "commitment": commitment}
-    state.tracker = Tracker(shuffled["order"])
+    state.tracker = Tracker(shuffled["order"]) if shuffled["order"] else None  # none: an order not opened
     state.plain = PlainDraws() if state.draws else None
     return {"shuffle": shuffled["shuffle"], "commitment": commitment}
 

@@ -71,6 +71,35 @@ def test_the_display_carries_on_across_a_daemon_restart(base):
         assert d.stop() == 0
 
 
+def test_watch_with_a_key_shows_the_surveillance_endpoints_odds(base):
+    """The odds and alarm texts go to the surveillance audience only (docs/network.md): `shoed watch
+    --key` reads those CURVE endpoints; on the display endpoints the Odds panel says where they are."""
+    se, ss = f"ipc://{base}/se", f"ipc://{base}/ss"
+    d = Daemon(base, *SIM, "--surveillance-pub", se, "--surveillance-snapshot", ss)
+    try:
+        d.wait_for(lambda line: line.get("event") == "ready", 30, "ready")
+        key, server = base / "keys" / "local-console.key_secret", base / "keys" / "server.key"
+        deadline = time.monotonic() + 30
+        while True:  # the live odds come after the first coup
+            seen = run_shoed("watch", se, "--snapshot", ss, "--key", str(key), "--server-key", str(server),
+                             "--once", "--width", "140", timeout=30)
+            assert seen.returncode == 0, seen.stderr
+            if "cards)" in seen.stdout or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        assert "Odds (" in seen.stdout and "banker" in seen.stdout and "player exp." in seen.stdout, seen.stdout
+        plain = run_shoed("watch", d.events, "--snapshot", d.snapshot, "--once", "--width", "140", timeout=30)
+        assert plain.returncode == 0 and "surveillance endpoints only" in plain.stdout, plain.stdout
+        assert "player exp." not in plain.stdout
+        # Without a key the CURVE endpoints never answer; a key that cannot be read is one line.
+        refused = run_shoed("watch", se, "--snapshot", ss, "--once", "--timeout", "1")
+        assert refused.returncode == 2 and "no snapshot from" in refused.stderr
+        bad = run_shoed("watch", se, "--snapshot", ss, "--key", str(base / "nope.key_secret"), "--once")
+        assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "cannot load the keys" in bad.stderr
+    finally:
+        assert d.stop() == 0
+
+
 def test_once_without_a_daemon_says_so(base):
     proc = run_shoed("watch", f"ipc://{base}/none", "--snapshot", f"ipc://{base}/none-snap", "--once",
                      "--timeout", "1")

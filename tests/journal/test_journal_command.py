@@ -68,6 +68,17 @@ def test_a_missing_path_is_exit_2(tmp_path, capsys, action):
     assert "no journal at" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("args", [["journal", "verify"], ["journal", "verify", "--json"], ["replay"],
+                                  ["report", "--list"]], ids=["verify", "verify-json", "replay", "report-list"])
+def test_a_directory_without_a_journal_is_exit_2_not_a_pass(tmp_path, capsys, args):
+    """A wrong path must not read as "intact" or "identical" to a surveillance script."""
+    (tmp_path / "README").write_text("not a journal")
+    assert main([*args, str(tmp_path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and len(captured.err.strip().splitlines()) == 1
+    assert "no journal files at" in captured.err or "no shoe was opened" in captured.err
+
+
 def test_an_empty_secret_file_is_exit_2(build, tmp_path, capsys):
     secret_file = tmp_path / "table.secret"
     secret_file.write_text("\n")
