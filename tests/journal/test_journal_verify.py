@@ -188,6 +188,26 @@ def test_the_last_file_renamed_is_caught_by_verify_and_at_start(build, part, new
         Journal(directory, "T1").close()
 
 
+@pytest.mark.parametrize("secret", [None, b"a table secret"])
+def test_verify_says_what_start_up_refuses_records_removed_below_the_mark_and_an_altered_mark(build, secret):
+    # The verified mark covers the last file up to where the journal was closed: records cut
+    # from below it were acknowledged. Start-up refuses such a journal; verify must not call it intact.
+    directory = build(shoes=2, coups=2, secret=secret)
+    last = writable(files_of(directory)[-1])
+    lines = last.read_bytes().splitlines(keepends=True)
+    last.write_bytes(b"".join(lines[:-3]))  # three whole records gone: no torn line left
+    report = verify(directory, secret)
+    assert not report.ok and "records were removed" in report.first_bad.reason
+    with pytest.raises(JournalLocked, match="acknowledged records were removed"):
+        Journal(directory, "T1", secret).close()
+    last.write_bytes(b"".join(lines))
+    assert verify(directory, secret).ok
+    mark = directory / "T1.verified"
+    mark.write_text(mark.read_text().replace('"jseq": ', '"jseq": 1'))
+    report = verify(directory, secret)
+    assert not report.ok and report.first_bad.reason == "the verified mark is not authentic"
+
+
 def test_a_file_not_named_like_a_journal_file_fails(build):
     directory = build()
     (directory / "notes.jsonl").write_text("{}\n")
