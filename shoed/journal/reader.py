@@ -315,7 +315,7 @@ def check_mark(directory: Path, table: str, tail: dict, keys: Keys, report: Veri
     if mark.get("file_seq", 0) > tail["file_seq"] or (
         mark.get("file_seq") == tail["file_seq"] and mark.get("jseq", 0) > tail["jseq"]
     ):
-        report.fail(BadRecord(str(directory / str(mark.get("file"))), mark.get("jseq"), mark.get("jseq"),
+        report.fail(BadRecord(str(directory / str(mark.get("file"))), mark.get("jseq", 0), mark.get("jseq"),
                               f"verified up to file {mark.get('file_seq')} jseq {mark.get('jseq')}, the journal "
                               f"ends at file {tail['file_seq']} jseq {tail['jseq']}: records were removed"))
 
