@@ -7,6 +7,7 @@ the `macau-statutory` ruleset (`EMBEDDED_RULESET`), events published on loopback
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from dataclasses import dataclass, field, replace
@@ -119,6 +120,42 @@ def _section(data: dict, name: str, origin: str) -> dict:
     return section
 
 
+# Source options that are a time in seconds (more than 0), and those that are a whole number.
+_SECONDS_OPTIONS = frozenset({"heartbeat", "silence", "hello_repeat", "gate_repeat", "backoff_initial", "backoff_max"})
+
+
+def _seconds(value, name: str, *, zero: bool = False) -> float:
+    """A finite number of seconds, more than 0 (or 0 too): never a string, a boolean or nan."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
+            or value < 0 or (value == 0 and not zero):
+        raise ConfigError(f"{name} must be a number of seconds {'0 or more' if zero else 'above 0'}, not {value!r}")
+    return float(value)
+
+
+def _whole(value, name: str, low: int) -> int:
+    """A whole number from `low`: never a fraction cut short, a string or a boolean."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ConfigError(f"{name} must be a whole number from {low}, not {value!r}")
+    return value
+
+
+def _path_text(value, name: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{name} must be a non-empty string, not {value!r}")
+    return value
+
+
+def _check_source_options(options: dict, where: str) -> None:
+    for key, value in options.items():
+        if key in _SECONDS_OPTIONS:
+            _seconds(value, f"{where}: {key}")
+        elif key == "baudrate":
+            _whole(value, f"{where}: baudrate", 1)
+        elif key == "confidence_floor" and (isinstance(value, bool) or not isinstance(value, int | float)
+                                            or not 0 <= value <= 1):
+            raise ConfigError(f"{where}: confidence_floor must be a number from 0 to 1, not {value!r}")
+
+
 def config_from_dict(data: dict, origin: str = "<config>") -> Config:
     _strict(data, TOP_KEYS, origin)
     pub = _section(data, "publish", origin)
@@ -138,6 +175,9 @@ def config_from_dict(data: dict, origin: str = "<config>") -> Config:
                               f"choose one of {', '.join(SOURCE_OPTIONS)}")
         _strict(s, SOURCE_OPTIONS[driver] | {"driver", "url"}, f"{origin} sources[{i}] ({driver})")
         options = {k: v for k, v in s.items() if k not in ("driver", "url")}
+        _check_source_options(options, f"{origin} sources[{i}] ({driver})")
+        if "url" in s and not isinstance(s["url"], str):
+            raise ConfigError(f"{origin} sources[{i}] ({driver}): url must be a string, not {s['url']!r}")
         sources.append(Source(driver, str(s.get("url", "")), options))
     if not sources:
         raise ConfigError(f"{origin}: at least one source is needed")
@@ -147,6 +187,23 @@ def config_from_dict(data: dict, origin: str = "<config>") -> Config:
     for key in ("curve_commands", "curve_publish"):
         if key in pub and not isinstance(pub[key], bool):
             raise ConfigError(f"{origin} [publish]: {key} must be true or false, not {pub[key]!r}")
+    # A value of the wrong kind is refused, never turned into another (8.7 decks into 8, a secret file
+    # of "" or false into no secret, nan seconds into an alarm that never comes).
+    if "decks" in data:
+        _whole(data["decks"], f"{origin}: decks", 1)
+    if "journal_secret_file" in data:
+        _path_text(data["journal_secret_file"], f"{origin}: journal_secret_file")
+    if "stall_after_s" in data:
+        _seconds(data["stall_after_s"], f"{origin}: stall_after_s", zero=True)
+    for key in ("surveillance_events", "surveillance_snapshot"):
+        if key in pub:
+            _path_text(pub[key], f"{origin} [publish]: {key}")
+    if "pace" in sim:
+        _seconds(sim["pace"], f"{origin} [simulator]: pace", zero=True)
+    if "shoes" in sim:
+        _whole(sim["shoes"], f"{origin} [simulator]: shoes", 0)
+    if sim.get("seed") is not None and (isinstance(sim["seed"], bool) or not isinstance(sim["seed"], int)):
+        raise ConfigError(f"{origin} [simulator]: seed must be a whole number, not {sim['seed']!r}")
     try:
         return Config(
             table=str(data.get("table", "t1")),
@@ -201,7 +258,7 @@ def check(config: Config):
                               f"choose one of {', '.join(SOURCE_OPTIONS)}")
         if source.driver != "virtual" and not source.url:
             raise ConfigError(f"source {i + 1} ({source.driver}): a url is needed")
-    if config.stall_after_s < 0:
+    if not math.isfinite(config.stall_after_s) or config.stall_after_s < 0:
         raise ConfigError(f"stall_after_s must be 0 (no stall alarm) or more seconds, not {config.stall_after_s}")
     if config.journal_secret_file:
         from shoed.journal.store import SecretFileError, read_secret_file
