@@ -156,6 +156,10 @@ BAD = [
     (b'{"cmd": "burn_card", "args": {"misdeal": 1.5}}', "got `float` - at `$.misdeal`"),
     (b'{"cmd": "close_shoe", "args": {"coup": 12}}', "unknown field `coup`"),
     (b'{"cmd": "status", "args": {"verbose": true}}', "unknown field `verbose`"),
+    # a key given twice: which one counts would be the parser's choice (msgspec keeps the last)
+    (b'{"cmd": "status", "cmd": "unlock"}', "the key 'cmd' is given twice"),
+    (b'{"cmd": "void", "args": {"reason": "a", "reason": "b"}}', "the key 'reason' is given twice"),
+    (b'{"cmd": "confirm", "args": {"coup": 3}, "args": {"coup": 4}}', "the key 'args' is given twice"),
 ]
 
 
