@@ -186,6 +186,22 @@ def test_bad_requests_get_error_replies_and_the_endpoint_keeps_serving(ctx, endp
     assert send(server, keys, "status")["ok"]
 
 
+@pytest.mark.parametrize("body", [b'{"cmd": "status", "x\\nOK confirmed": 1}',
+                                  b'{"cmd": "status", "args": {"a\\u2028b\\u0000": 1}}'])
+def test_an_error_reply_is_one_line_whatever_the_request_quotes(ctx, endpoint, keys, body):
+    server, _ = endpoint
+    sock = ctx.socket(zmq.DEALER)
+    sock.linger = 0
+    keys.client("dealer-console").apply(sock)
+    sock.connect(server.endpoint)
+    sock.send(body)
+    assert sock.poll(2000)
+    error = cm.wire.decode(sock.recv())["error"]
+    sock.close(0)
+    assert "unknown field" in error and error.isprintable(), error
+    assert "\\n" in error or "\\u2028" in error
+
+
 def test_unknown_command_error_names_the_known_ones(endpoint, keys):
     server, _ = endpoint
     reply = send(server, keys, "reboot", request_id=3)
