@@ -145,6 +145,10 @@ BAD = [
     (b'{"cmd": "shuffle"}', "unknown command 'shuffle'"),
     (b'{"cmd": "enter_card", "args": {}}', "bad arguments for enter_card: Object missing required field `card`"),
     (b'{"cmd": "void", "args": {"reason": ""}}', "length >= 1"),
+    # a void's reason is one printable line: the shift report prints it to a terminal as it is
+    (b'{"cmd": "void", "args": {"reason": "jam\\nOK: coup confirmed"}}', "matching regex"),
+    (b'{"cmd": "void", "args": {"reason": "jam\\u001b[2J"}}', "matching regex"),
+    (b'{"cmd": "void", "args": {"reason": "jam\\u2028x"}}', "matching regex"),
     (b'{"cmd": "open_shoe", "args": {"decks": 0}}', ">= 1 - at `$.decks`"),
     (b'{"cmd": "open_shoe", "args": {"decks": "8"}}', "Expected `int | null`, got `str`"),
     (b'{"cmd": "decide", "args": {"side": "tie", "draw": true}}', "Invalid enum value 'tie'"),
