@@ -12,11 +12,11 @@ import os
 import pytest
 from hypothesis import settings
 
+from harness.processes import remove_dir, run_shoed, short_dir  # many tests import run_shoed from here
+
 settings.register_profile("fixed", derandomize=True, database=None)
 settings.register_profile("explore")
 settings.load_profile(os.environ.get("SHOED_HYPOTHESIS", "fixed"))
-
-from harness.processes import remove_dir, run_shoed, short_dir  # many tests import run_shoed from here
 
 
 @pytest.fixture

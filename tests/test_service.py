@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from shoed.daemon.config import ConfigError, config_from_dict, load_config
+from shoed.daemon.config import ConfigError, check, config_from_dict, load_config
 from shoed.daemon.notify import Notifier
 from harness.processes import Daemon, NotifyListener
 
@@ -113,6 +113,40 @@ def test_config_file_and_errors(tmp_path):
         config_from_dict({"sources": [{"url": "/dev/x"}]})
     with pytest.raises(ConfigError, match="no configuration file"):
         load_config(tmp_path / "missing.toml")
+
+
+@pytest.mark.parametrize("data, says", [
+    ({"journal_secret_file": ""}, "journal_secret_file must be a non-empty string"),  # was: no secret at all
+    ({"journal_secret_file": False}, "journal_secret_file must be a non-empty string"),
+    ({"stall_after_s": float("nan")}, "stall_after_s must be a number of seconds 0 or more"),  # was: never raised
+    ({"stall_after_s": float("inf")}, "stall_after_s must be a number of seconds 0 or more"),
+    ({"decks": 8.7}, "decks must be a whole number from 1"),  # was: 8
+    ({"decks": True}, "decks must be a whole number from 1"),  # was: 1
+    ({"decks": 0}, "decks must be a whole number from 1"),  # was: the ruleset's default
+    ({"simulator": {"pace": float("nan")}}, "pace must be a number of seconds"),
+    ({"simulator": {"shoes": -1}}, "shoes must be a whole number from 0"),
+    ({"publish": {"surveillance_events": 5}}, "surveillance_events must be a non-empty string"),
+    ({"sources": [{"driver": "native", "url": "/dev/x", "heartbeat": float("nan")}]}, "heartbeat must be a number"),
+    ({"sources": [{"driver": "native", "url": "/dev/x", "silence": 0}]}, "silence must be a number of seconds above 0"),
+    ({"sources": [{"driver": "native", "url": "/dev/x", "confidence_floor": "0.9"}]}, "confidence_floor must be"),
+    ({"sources": [{"driver": "native", "url": "/dev/x", "confidence_floor": True}]}, "confidence_floor must be"),
+    ({"sources": [{"driver": "beetek", "url": "/dev/x", "baudrate": 9600.5}]}, "baudrate must be a whole number"),
+    ({"sources": [{"driver": "beetek", "url": "/dev/x", "backoff_max": -1}]}, "backoff_max must be a number"),
+    ({"sources": [{"driver": "beetek", "url": 5}]}, "url must be a string"),
+])
+def test_a_value_of_the_wrong_kind_is_refused_never_converted(data, says):
+    with pytest.raises(ConfigError, match=says) as refused:
+        check(config_from_dict(data, "shoed.toml"))
+    assert "\n" not in str(refused.value) and str(refused.value).startswith("shoed.toml")
+
+
+def test_the_edges_that_are_valid_stay_valid():
+    config = config_from_dict({"decks": 8, "ruleset": "macau-statutory", "stall_after_s": 0,
+                               "simulator": {"pace": 0, "seed": -3, "shoes": 0},
+                               "sources": [{"driver": "native", "url": "/dev/x", "heartbeat": 1,
+                                            "confidence_floor": 0, "baudrate": 115200}]})
+    check(config)
+    assert (config.decks, config.stall_after_s, config.sim_seed) == (8, 0.0, -3)
 
 
 def test_bad_run_options_are_one_line_errors(tmp_path):

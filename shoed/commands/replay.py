@@ -220,10 +220,11 @@ class Shown:
             request = decode_request(body)
         except RequestError as exc:
             try:
-                if wire.decode(body).get("op") == "credit":
-                    return  # flow control: every reply here is small and few
-            except (wire.WireError, AttributeError):
-                pass
+                message = wire.decode(body)
+            except wire.WireError:
+                message = None
+            if isinstance(message, dict) and message.get("op") == "credit":
+                return  # flow control: every reply here is small and few
             yield wire.encode({"ok": False, "error": str(exc)})
             return
         base: dict = {"ok": True} | ({"id": request.id} if request.id is not None else {})

@@ -7,6 +7,7 @@ the `macau-statutory` ruleset (`EMBEDDED_RULESET`), events published on loopback
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from dataclasses import dataclass, field, replace
@@ -119,35 +120,45 @@ def _section(data: dict, name: str, origin: str) -> dict:
     return section
 
 
-# The type of every value, by section; a value of another type is an error that names it
-# (never converted: `decks = "8"` or `url = 5` is a mistake to show, not to guess at).
-TEXT, WHOLE, NUMBER, FLAG = "a string", "a whole number", "a number", "true or false"
-TOP_TYPES = {"table": TEXT, "ruleset": TEXT, "decks": WHOLE, "journal_dir": TEXT, "key_dir": TEXT,
-             "journal_secret_file": TEXT, "auto_confirm": FLAG, "live_odds": FLAG, "stall_after_s": NUMBER}
+# The kind of every value, by section: a value of another kind is an error that names it, never
+# converted (`decks = "8"` or `url = 5` is a mistake to show, not to guess at; 8.7 decks are not 8,
+# a secret file of "" is not "no secret", nan seconds are not an alarm that never comes).
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+TEXT = ("a string", lambda v: isinstance(v, str))
+NAME = ("a non-empty string", lambda v: isinstance(v, str) and v != "")
+FLAG = ("true or false", lambda v: isinstance(v, bool))
+SEED = ("a whole number", lambda v: v is None or _whole(v))  # None: a new seed each run
+COUNT = ("a whole number from 0", lambda v: _whole(v) and v >= 0)
+POSITIVE = ("a whole number from 1", lambda v: _whole(v) and v >= 1)
+SECONDS = ("a number of seconds above 0", lambda v: _number(v) and v > 0)
+SECONDS_OR_ZERO = ("a number of seconds 0 or more", lambda v: _number(v) and v >= 0)
+FRACTION = ("a number from 0 to 1", lambda v: _number(v) and 0 <= v <= 1)
+
+TOP_TYPES = {"table": TEXT, "ruleset": TEXT, "decks": POSITIVE, "journal_dir": TEXT, "key_dir": TEXT,
+             "journal_secret_file": NAME, "auto_confirm": FLAG, "live_odds": FLAG, "stall_after_s": SECONDS_OR_ZERO}
 PUBLISH_TYPES = {"events": TEXT, "snapshot": TEXT, "commands": TEXT, "curve_commands": FLAG,
-                 "curve_publish": FLAG, "surveillance_events": TEXT, "surveillance_snapshot": TEXT,
+                 "curve_publish": FLAG, "surveillance_events": NAME, "surveillance_snapshot": NAME,
                  "display_reveal": TEXT}
-SIMULATOR_TYPES = {"pace": NUMBER, "seed": WHOLE, "shoes": WHOLE}
-SOURCE_TYPES = {"driver": TEXT, "url": TEXT, "baudrate": WHOLE, "heartbeat": NUMBER, "silence": NUMBER,
-                "hello_repeat": NUMBER, "gate_repeat": NUMBER, "backoff_initial": NUMBER, "backoff_max": NUMBER,
-                "confidence_floor": NUMBER, "order_key_file": TEXT, "realtime": FLAG}
+SIMULATOR_TYPES = {"pace": SECONDS_OR_ZERO, "seed": SEED, "shoes": COUNT}
+SOURCE_TYPES = {"driver": TEXT, "url": TEXT, "baudrate": POSITIVE, "heartbeat": SECONDS, "silence": SECONDS,
+                "hello_repeat": SECONDS, "gate_repeat": SECONDS, "backoff_initial": SECONDS, "backoff_max": SECONDS,
+                "confidence_floor": FRACTION, "order_key_file": TEXT, "realtime": FLAG}
 
 
 def _typed(section: dict, types: dict, where: str) -> None:
     for key, value in section.items():
-        want = types.get(key)
-        if want == TEXT:
-            ok = isinstance(value, str)
-        elif want == WHOLE:
-            ok = isinstance(value, int) and not isinstance(value, bool)
-        elif want == NUMBER:
-            ok = isinstance(value, int | float) and not isinstance(value, bool)
-        elif want == FLAG:
-            ok = isinstance(value, bool)
-        else:
-            continue
-        if not ok:
-            raise ConfigError(f"{where}: {key} must be {want}, not {value!r}")
+        kind = types.get(key)
+        if kind is not None and not kind[1](value):
+            raise ConfigError(f"{where}: {key} must be {kind[0]}, not {value!r}")
 
 
 def config_from_dict(data: dict, origin: str = "<config>") -> Config:
@@ -234,7 +245,7 @@ def check(config: Config):
     for i, source in enumerate(config.sources):
         if source.driver == "shuffler":
             _check_order_key(source, config.journal_dir, i)
-    if config.stall_after_s < 0:
+    if not math.isfinite(config.stall_after_s) or config.stall_after_s < 0:
         raise ConfigError(f"stall_after_s must be 0 (no stall alarm) or more seconds, not {config.stall_after_s}")
     if config.journal_secret_file:
         from shoed.journal.store import SecretFileError, read_secret_file

@@ -41,7 +41,11 @@ Decisions, never guesses:
   never seen from the shoe, and what a damaged `[Manual Burn Cards]` prefix
   leaves behind). Spaces between the prefix and the body are accepted; a
   space inside a card's body (`<Card :AS>`) is damage, and the card
-  `unreadable`.
+  `unreadable`. One byte lost, added or changed anywhere in a card token
+  leaves exactly one reading for it, the card or `unreadable`: never none (the
+  next card would take its place in the coup) and never two. A `>` put inside
+  a token cuts it in two pieces; the piece glued after the `>` is judged
+  together with the one before it.
 - `Alarm:E3 Card Not Read` is an `alarm` (code E3), not also an unreadable
   card: the shoe reports the unread card itself as `<Game>`, and counting the
   alarm as a second card could count one card twice. An alarm stops the coup
@@ -130,6 +134,31 @@ def _near(word: str, target: str) -> bool:
     return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
 
 
+def _ends_in_card(text: str) -> str | None:
+    """What comes before a card notation that ends `text` ("card" for "card4s"), or None."""
+    for n in (2, 3):
+        if len(text) > n:
+            try:
+                parse_card(text[-n:])
+            except CardError:
+                continue
+            return text[:-n]
+    return None
+
+
+def _near_card_body(body: str) -> bool:
+    """A body one byte away from `Card:XX` or `Game`, damaged at or around the colon: `Card4S`,
+    `Card;4S`, `C:ard:4S`, `:Game`, `Ga:me` (the shoe sends no other body that comes this close)."""
+    low = body.strip().lower()
+    if _near(low.replace(":", "", 1), "game"):
+        return True
+    if ":" in low and _ends_in_card(low.rpartition(":")[0] + low.rpartition(":")[2]) is not None \
+            and _ends_in_card(":" + low.rpartition(":")[2]) == ":":
+        return True  # a colon and a card notation at the end: the key damaged (`C:ard:4S`, `:Card:4S`)
+    key = _ends_in_card(low)
+    return key is not None and (_near(key, "card") or _near(key[:-1], "card"))
+
+
 def _looks_like_card(text: str) -> bool:
     """A damaged stretch that was meant to report a card (read or unread)."""
     low = text.lower()
@@ -138,6 +167,13 @@ def _looks_like_card(text: str) -> bool:
     for body in re.findall(r"<([^<>]*)", low):
         key = body.partition(":")[0]
         if _near(key, "card") or _near(body.rstrip(">"), "game"):
+            return True
+    if low[:1] in ("[", "<"):  # a token's own start: one byte lost or changed inside it
+        rest = low
+        if low.startswith("["):  # the mode prefix, or all of a stretch that is only a prefix
+            rest = low.partition("]")[2] if "]" in low else "<" + low.partition("<")[2] if "<" in low else ""
+        flat = re.sub(r"[^a-z0-9:]", "", rest)
+        if _near_card_body(flat) or _near_card_body(flat.replace(":", "")):
             return True
     return False
 
@@ -202,6 +238,7 @@ def _classify(raw: bytes, start: int, mode: str | None, body: str) -> Token:
     if m:
         return Token("warning", start, raw, mode=mode, code="W0x" + m.group(1))
     looks = _near(low_key, "card") if sep else _near(low_key, "game")
+    looks = looks or _near_card_body(text)
     return Token("garbled", start, raw, mode=mode, code="garbled", looks_like_card=looks)
 
 
@@ -314,6 +351,7 @@ class TokenStream:
     def __init__(self, offset: int = 0) -> None:
         self.tail = b""
         self.offset = offset  # stream offset of the tail's first byte
+        self._last: tuple[int, Token] | None = None  # the last token found, and its stream offset
 
     def feed(self, data: bytes) -> list[tuple[int, Token]]:
         """(stream offset, token) for every token completed by `data`."""
@@ -333,11 +371,29 @@ class TokenStream:
             if used == 0:
                 break
             if token is not None:
-                out.append((self.offset + pos + token.start, token))
+                offset = self.offset + pos + token.start
+                token = self._glued(offset, token)
+                out.append((offset, token))
+                self._last = (offset, token)
             pos += used
         self.tail = buf[pos:]
         self.offset += pos
         return out
+
+
+    def _glued(self, offset: int, token: Token) -> Token:
+        """A broken stretch that starts right after the last token's `>`, with no space between, is
+        the rest of one token that a `>` put in by line noise cut in two (`[Game]<Ca>rd:4S>`): the
+        two pieces are judged together, so that such a card is one unreadable reading, never none
+        (both pieces noise) and never two."""
+        if token.kind != "garbled" or self._last is None:
+            return token
+        last_offset, last = self._last
+        if last_offset + len(last.raw) != offset or not last.raw.endswith(b">"):
+            return token
+        last_card_like = last.kind in ("card", "unreadable") or last.looks_like_card
+        looks = not last_card_like and _looks_like_card((last.raw + token.raw).decode("latin-1"))
+        return dataclasses.replace(token, looks_like_card=looks, mode=last.mode if looks else token.mode)
 
 
 class BeeTekDriver(LinkDriver):

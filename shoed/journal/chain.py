@@ -455,6 +455,15 @@ def check_header(
             return f"header says table {rec.get('table')!r}, the file name {name.table!r}"
         if seq != name.file_seq:
             return f"header says file {seq}, the file name {name.file_seq}"
+        shoe, opened = rec.get("shoe"), rec.get("opened_utc")
+        if isinstance(shoe, str) and isinstance(opened, str):  # the name is made from them (`file_name`)
+            try:
+                made = parse_file_name(file_name(name.table, seq, datetime.fromisoformat(opened), shoe))
+            except ValueError:
+                return f"header's opened_utc {opened!r} is not a time"
+            if made is not None and (made.utc, made.shoe) != (name.utc, name.shoe):
+                return (f"header says shoe {shoe!r} opened {opened}, the file name {name.shoe!r} at {name.utc}: "
+                        "the file was renamed")
     if seq == 1 and rec.get("prev") != GENESIS:
         return "the first file of a journal must chain to the genesis value"
     if previous is not None:

@@ -229,6 +229,9 @@ def verify(path: str | os.PathLike, secret: bytes | Keys | None = None) -> Verif
     if report.ok and keys.verify_key is not None and Path(path).is_dir():
         for table, tail in report.tails.items():
             check_sealing_state(Path(path), table, tail, keys, report)
+    elif report.ok and not all_sealed and Path(path).is_dir():
+        for table, tail in report.tails.items():
+            check_mark(Path(path), table, tail, keys, report, sealed=False)
     return report
 
 
@@ -288,6 +291,13 @@ def check_sealing_state(directory: Path, table: str, tail: dict, keys: Keys, rep
             report.fail(BadRecord(str(last_file), 0, None, f"the sealing key is at epoch {state.epoch}, the journal "
                                   f"ends with file {tail['file_seq']}: shoe files were removed from the end"))
             return
+    check_mark(directory, table, tail, keys, report, sealed=True)
+
+
+def check_mark(directory: Path, table: str, tail: dict, keys: Keys, report: VerifyReport, *, sealed: bool) -> None:
+    """The verified mark beside the files, where there is one: authentic (under the epoch's key
+    for a sealed journal, the secret or none for another) and not beyond the end of the journal,
+    as start-up holds it (records the mark covers that are gone were acknowledged)."""
     mark_path = directory / mark_name(table)
     try:
         mark = json.loads(read_regular(mark_path))
@@ -297,14 +307,15 @@ def check_sealing_state(directory: Path, table: str, tail: dict, keys: Keys, rep
         report.fail(BadRecord(str(mark_path), 0, None, "the verified mark is not readable"))
         return
     epoch = mark.get("epoch") if isinstance(mark, dict) else None
-    if (not isinstance(epoch, int) or mark.get("kind") != MARK_KIND
-            or mark_mac(mark, keys.epoch_key(epoch)) != mark.get("mac")):
+    key = keys.epoch_key(epoch) if sealed and isinstance(epoch, int) else keys.secret
+    if (not isinstance(mark, dict) or (sealed and not isinstance(epoch, int)) or mark.get("kind") != MARK_KIND
+            or mark.get("table") != table or mark_mac(mark, key) != mark.get("mac")):
         report.fail(BadRecord(str(mark_path), 0, None, "the verified mark is not authentic"))
         return
     if mark.get("file_seq", 0) > tail["file_seq"] or (
         mark.get("file_seq") == tail["file_seq"] and mark.get("jseq", 0) > tail["jseq"]
     ):
-        report.fail(BadRecord(str(directory / str(mark.get("file"))), mark.get("jseq"), mark.get("jseq"),
+        report.fail(BadRecord(str(directory / str(mark.get("file"))), mark.get("jseq", 0), mark.get("jseq"),
                               f"verified up to file {mark.get('file_seq')} jseq {mark.get('jseq')}, the journal "
                               f"ends at file {tail['file_seq']} jseq {tail['jseq']}: records were removed"))
 

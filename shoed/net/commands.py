@@ -26,6 +26,7 @@ handler runs on the daemon's thread. `send_command()` is the client side.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -99,6 +100,9 @@ def parse_request(body: bytes) -> tuple[str, dict, str | int | None]:
         raise CommandRejected(f"request is not JSON: {exc}") from None
     except (RecursionError, UnicodeDecodeError) as exc:  # msgspec lets these out: nesting, bad UTF-8 in a key
         raise CommandRejected(f"request is not JSON: {type(exc).__name__}") from None
+    duplicate = _duplicate_key(body)
+    if duplicate is not None:  # which one counts is the parser's choice: the request is ambiguous
+        raise CommandRejected(f"bad request: the key {duplicate!r} is given twice in one object")
     spec = COMMANDS.get(request.cmd)
     if spec is None:
         raise CommandRejected(f"unknown command {request.cmd!r}; known: {', '.join(sorted(COMMANDS))}")
@@ -107,6 +111,31 @@ def parse_request(body: bytes) -> tuple[str, dict, str | int | None]:
     except msgspec.ValidationError as exc:
         raise CommandRejected(f"bad arguments for {request.cmd}: {exc}") from None
     return request.cmd, msgspec.to_builtins(args), request.id
+
+
+class _Duplicate(Exception):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:
+    seen: dict = {}
+    for key, value in pairs:
+        if key in seen:
+            raise _Duplicate(key)
+        seen[key] = value
+    return seen
+
+
+def _duplicate_key(body: bytes) -> str | None:
+    """A key given twice in one object of a request (`{"cmd":"status","cmd":"unlock"}`): msgspec keeps
+    the last, another reader of the same bytes may keep the first. None if there is none."""
+    try:
+        json.loads(body, object_pairs_hook=_no_duplicates)
+    except _Duplicate as dup:
+        return str(dup.args[0])
+    except (ValueError, RecursionError):  # what msgspec took, json may not (nesting): not a duplicate
+        return None
+    return None
 
 
 class CommandServer(Closing):
@@ -234,7 +263,15 @@ class CommandServer(Closing):
         self.socket.close(0)
 
 
+def one_line(text: str) -> str:
+    """An error as one line: a character that breaks or hides a line (`\\n`, `\\u2028`, NUL) is written as its
+    escape. The parser's messages quote the request's own text (`unknown field `x\\ny``)."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 def _reply(request_id, **fields) -> dict:
+    if isinstance(fields.get("error"), str):
+        fields["error"] = one_line(fields["error"])
     reply = {"ok": fields.pop("ok")}
     fields.pop("id", None)
     if request_id is not None:

@@ -78,7 +78,10 @@ def parse_card(text: str) -> Card:
     """Parse one card notation; raise CardError with a clear message otherwise."""
     if not isinstance(text, str):
         raise CardError(f"a card is written as text, not {type(text).__name__}")
-    token = text.strip().upper()
+    token = text.strip(" \t\r\n")
+    if not token.isascii():  # "4\u017f".upper() is "4S": a letter outside ASCII never stands for a rank or suit
+        raise CardError(f"unknown card {text!r}: a card is written in ASCII letters and digits")
+    token = token.upper()
     if not token:
         raise CardError("empty card")
     # Rank then suit: "9H", "10H", "TH".

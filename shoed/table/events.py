@@ -54,7 +54,9 @@ class CommandRejected(Exception):
     """A command refused, for its shape or its meaning now: its message goes back to the sender."""
 
 
-Text = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+# Free text from a console (a void's reason): one printable line. A line break or a terminal's escape
+# (ESC) would be printed as it is by the reports and boards that show it.
+Text = Annotated[str, msgspec.Meta(min_length=1, max_length=200, pattern="^[^\x00-\x1f\x7f-\x9f\u2028\u2029]*$")]
 CardText = Annotated[str, msgspec.Meta(min_length=2, max_length=3)]  # "9H", "10H", "TD", "H3"
 MisdealId = Annotated[int, msgspec.Meta(ge=0)]  # the `id` of a "misdeal" event's entry
 

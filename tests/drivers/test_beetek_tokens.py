@@ -63,6 +63,22 @@ CASES = [
     (b" [Game]<Card:4\x01S> ", [("unreadable", "game", None, "garbled")], "control byte inside a card token"),
     (b" [Game]<Card:4S [Game]<Card:5H> ", [("unreadable", "game", None, "garbled"), ("card", "game", "5H", None)],
      "lost '>': the damaged token is unreadable, the next one is read"),
+    # decision: one byte lost or changed at a card token's colon, or a '>' put inside it, still leaves
+    # one unreadable card (the dealer enters it), never noise alone (the card's place taken by the next)
+    (b" [Game]<Card4S> ", [("unreadable", "game", None, "garbled")], "lost ':'"),
+    (b" [Game]<Card;4S> ", [("unreadable", "game", None, "garbled")], "':' changed"),
+    (b" [Game]<Card\x804S> ", [("unreadable", "game", None, "garbled")], "':' changed to a non-ASCII byte"),
+    (b" [Game]<C:ard:4S> ", [("unreadable", "game", None, "garbled")], "':' put inside the key"),
+    (b" [Game]<Ca>rd:4S> ", [("warning", "game", None, "garbled"), ("unreadable", "game", None, "garbled")],
+     "'>' put inside the key: one unreadable card for the two pieces"),
+    (b" [Game]<Card:>4S> ", [("unreadable", "game", None, "garbled"), ("warning", "game", None, "garbled")],
+     "'>' put after the colon: one unreadable card for the two pieces"),
+    (b" [Manual Burn Cards]<C>ard:KD> ",
+     [("warning", "burn", None, "garbled"), ("unreadable", "burn", None, "garbled")],
+     "'>' put inside a burn card's key: the unreadable card keeps its mode"),
+    (b" [Game]<>Game> ", [("warning", "game", None, "garbled"), ("unreadable", "game", None, "garbled")],
+     "'>' put before an unread card's body"),
+    (b" [Game]<Game:> ", [("unreadable", "game", None, "garbled")], "':' put inside an unread card's body"),
     (b" Game]<Card:4S> ", [("unreadable", "game", None, "garbled")], "lost '[': text glued to the front"),
     (b" xx[Game]<Card:4S> ", [("unreadable", "game", None, "garbled")], "junk glued to the front"),
     # decision: burn and game never mixed: an unknown or missing mode is not a card

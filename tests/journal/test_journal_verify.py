@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from shoed.journal import GENESIS, Journal, JournalCorrupt, iter_records, verify
+from shoed.journal import GENESIS, Journal, JournalCorrupt, JournalLocked, iter_records, verify
 from shoed.journal import chain as ch
 
 SECRET = bytes.fromhex("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff")
@@ -171,6 +171,41 @@ def test_damage_to_the_history_of_files_is_caught(build, damage, file_index, lin
     expected = sorted(p.name for p in directory.glob("*.jsonl"))[file_index - 1]
     assert (bad_file, report.first_bad.line) == (expected, line)
     assert reason in report.first_bad.reason
+
+
+@pytest.mark.parametrize("part, new", [("shoe", "S9"), ("time", "20240501T230000Z")])
+def test_the_last_file_renamed_is_caught_by_verify_and_at_start(build, part, new):
+    # The last file has no successor whose header names it: its own header's shoe and opening time
+    # (which the name is made of) must match the name.
+    directory = build(shoes=3, coups=1)
+    last = files_of(directory)[-1]
+    table, seq, utc, shoe = last.name[:-len(".jsonl")].split("-")
+    renamed = directory / "-".join([table, seq, new if part == "time" else utc, new if part == "shoe" else shoe])
+    last.rename(renamed.with_suffix(".jsonl"))
+    report = verify(directory)
+    assert not report.ok and report.first_bad.line == 1 and "the file was renamed" in report.first_bad.reason
+    with pytest.raises(JournalLocked, match="the file was renamed"):
+        Journal(directory, "T1").close()
+
+
+@pytest.mark.parametrize("secret", [None, b"a table secret"])
+def test_verify_says_what_start_up_refuses_records_removed_below_the_mark_and_an_altered_mark(build, secret):
+    # The verified mark covers the last file up to where the journal was closed: records cut
+    # from below it were acknowledged. Start-up refuses such a journal; verify must not call it intact.
+    directory = build(shoes=2, coups=2, secret=secret)
+    last = writable(files_of(directory)[-1])
+    lines = last.read_bytes().splitlines(keepends=True)
+    last.write_bytes(b"".join(lines[:-3]))  # three whole records gone: no torn line left
+    report = verify(directory, secret)
+    assert not report.ok and "records were removed" in report.first_bad.reason
+    with pytest.raises(JournalLocked, match="acknowledged records were removed"):
+        Journal(directory, "T1", secret).close()
+    last.write_bytes(b"".join(lines))
+    assert verify(directory, secret).ok
+    mark = directory / "T1.verified"
+    mark.write_text(mark.read_text().replace('"jseq": ', '"jseq": 1'))
+    report = verify(directory, secret)
+    assert not report.ok and report.first_bad.reason == "the verified mark is not authentic"
 
 
 def test_a_file_not_named_like_a_journal_file_fails(build):

@@ -145,6 +145,10 @@ BAD = [
     (b'{"cmd": "shuffle"}', "unknown command 'shuffle'"),
     (b'{"cmd": "enter_card", "args": {}}', "bad arguments for enter_card: Object missing required field `card`"),
     (b'{"cmd": "void", "args": {"reason": ""}}', "length >= 1"),
+    # a void's reason is one printable line: the shift report prints it to a terminal as it is
+    (b'{"cmd": "void", "args": {"reason": "jam\\nOK: coup confirmed"}}', "matching regex"),
+    (b'{"cmd": "void", "args": {"reason": "jam\\u001b[2J"}}', "matching regex"),
+    (b'{"cmd": "void", "args": {"reason": "jam\\u2028x"}}', "matching regex"),
     (b'{"cmd": "open_shoe", "args": {"decks": 0}}', ">= 1 - at `$.decks`"),
     (b'{"cmd": "open_shoe", "args": {"decks": "8"}}', "Expected `int | null`, got `str`"),
     (b'{"cmd": "decide", "args": {"side": "tie", "draw": true}}', "Invalid enum value 'tie'"),
@@ -156,6 +160,10 @@ BAD = [
     (b'{"cmd": "burn_card", "args": {"misdeal": 1.5}}', "got `float` - at `$.misdeal`"),
     (b'{"cmd": "close_shoe", "args": {"coup": 12}}', "unknown field `coup`"),
     (b'{"cmd": "status", "args": {"verbose": true}}', "unknown field `verbose`"),
+    # a key given twice: which one counts would be the parser's choice (msgspec keeps the last)
+    (b'{"cmd": "status", "cmd": "unlock"}', "the key 'cmd' is given twice"),
+    (b'{"cmd": "void", "args": {"reason": "a", "reason": "b"}}', "the key 'reason' is given twice"),
+    (b'{"cmd": "confirm", "args": {"coup": 3}, "args": {"coup": 4}}', "the key 'args' is given twice"),
 ]
 
 
@@ -180,6 +188,22 @@ def test_bad_requests_get_error_replies_and_the_endpoint_keeps_serving(ctx, endp
     sock.close(0)
     assert daemon.seen == []
     assert send(server, keys, "status")["ok"]
+
+
+@pytest.mark.parametrize("body", [b'{"cmd": "status", "x\\nOK confirmed": 1}',
+                                  b'{"cmd": "status", "args": {"a\\u2028b\\u0000": 1}}'])
+def test_an_error_reply_is_one_line_whatever_the_request_quotes(ctx, endpoint, keys, body):
+    server, _ = endpoint
+    sock = ctx.socket(zmq.DEALER)
+    sock.linger = 0
+    keys.client("dealer-console").apply(sock)
+    sock.connect(server.endpoint)
+    sock.send(body)
+    assert sock.poll(2000)
+    error = cm.wire.decode(sock.recv())["error"]
+    sock.close(0)
+    assert "unknown field" in error and error.isprintable(), error
+    assert "\\n" in error or "\\u2028" in error
 
 
 def test_unknown_command_error_names_the_known_ones(endpoint, keys):

@@ -32,7 +32,9 @@ def test_notations(text, rank, suit):
     assert parse_card(text) == Card(rank, suit)
 
 
-@pytest.mark.parametrize("text", ["", "X", "1H", "11H", "9", "H", "9X", "ZZ", "10", "AHS", "9H9", "0S", "ÄS"])
+@pytest.mark.parametrize("text", ["", "X", "1H", "11H", "9", "H", "9X", "ZZ", "10", "AHS", "9H9", "0S", "ÄS",
+                                  # letters outside ASCII whose upper case is a rank or suit, other spaces
+                                  "4\u017f", "\u017fA", "\u01314S", "\u00a04S", "4S\u2003", "4S\x85", "4S\x1c"])
 def test_bad_notation_is_a_clear_error(text):
     with pytest.raises(CardError, match="card"):
         parse_card(text)
