@@ -71,6 +71,9 @@ MIDDLE_COLUMN = 0.1  # a pip in the middle column: its centre this near the card
 # confidence", "colour unclear" and "corner indices disagree (X or Y)":
 TOO_SMALL = "too_small"  # the glyphs are too few pixels to tell the candidates apart
 CUES_DISAGREE = "cues_disagree"  # index, pips and colour do not tell the same card
+NO_SUIT_IN_INDEX = "no_suit_in_index"  # a rank alone in the corner, and the card's other print does not tell its suit
+# A rank alone in a corner is read only where its print has the suit's colour this surely.
+LONE_COLOUR = 0.9
 
 
 @dataclass(frozen=True)
@@ -224,7 +227,102 @@ class Recognizer:
                     best = read
             if best is not None:
                 reads.append(best)
+        if not reads:
+            return self._read_lone(card, scale)
         return self._decide(reads, evidence)
+
+    def _read_lone(self, card: np.ndarray, scale: float) -> Identification:
+        """A card with no rank-over-suit index in any corner: a rank printed
+        alone in a corner is read where the card's other print tells its suit
+        and every cue agrees. The suit comes from a suit printed alone in the
+        other corner of that end (the card's middle then showing print of the
+        suit's colour), or from the pips, which must then number the rank (an
+        ace: one pip). A court card's rank alone tells no suit: refused."""
+        lone = X.lone_marks(card)
+        if not lone.indices:
+            return Identification(None, 0.0, "no corner index found")
+        rows: list[np.ndarray] = []
+        for li in lone.indices:
+            li.rank_key = len(rows)
+            rows.append(X.mark_vector(li.view, li.rank))
+            if li.suit is not None and li.suit_view is not None:
+                li.suit_key = len(rows)
+                rows.append(X.mark_vector(li.suit_view, li.suit))
+        rows += [X.glyph_vector(p.ink, p.mask) for p in lone.pips]
+        probs = self.model.predict(np.vstack(rows))
+        evidence = self._pip_evidence(lone.pips, probs[len(rows) - len(lone.pips) :], scale)
+        results = [self._lone_result(li, probs, evidence, lone, scale) for li in lone.indices]
+        results.sort(key=lambda r: (r.card is not None, r.confidence), reverse=True)
+        top = results[0]
+        for other in results[1:]:
+            if other.card is not None and top.card is not None and other.card != top.card:
+                return Identification(None, 0.0, f"corner indices disagree ({top.card} or {other.card})")
+        return top
+
+    def _lone_result(self, li: X.LoneIndex, probs: np.ndarray, pips: PipEvidence, lone: X.LoneMarks,
+                     scale: float) -> Identification:
+        """Weigh one rank alone in a corner against the card's other print."""
+        rp = probs[li.rank_key]
+        r = int(np.argmax(rp[:13]))
+        rank = _label(RANK_CLASSES[r], "")
+        rank_p = float(rp[r]) * sharpness(li.rank_blur)
+        rank_px = li.rank.h * scale
+        if rank_p < 0.5:
+            return Identification(None, round(rank_p, 4), "low confidence")
+        if rank in COURTS:
+            return Identification(None, round(rank_p, 4), NO_SUIT_IN_INDEX,
+                                  detail=f"a {rank} alone in the corner: a court card's suit is not told")
+        n = _pips_of(rank) or 1
+        counted = pips.count == n and pips.suit is not None
+        # pips of one size, two or more, must number the rank (one alone may be a
+        # piece of a design's one large suit symbol, cut by the card's edge)
+        if pips.count >= 2 and pips.count != n:
+            return Identification(None, round(rank_p, 4), CUES_DISAGREE,
+                                  detail=f"a {rank} alone in the corner, {pips.count} pips in the middle")
+        corner: tuple[str, float] | None = None
+        if li.suit is not None:
+            s, p, _ = self._suit_of(probs[li.suit_key], li.suit_red, li.suit_blur)
+            corner = (SUIT_CLASSES[s], p)
+        if corner is None and not counted:
+            return Identification(None, round(rank_p, 4), NO_SUIT_IN_INDEX,
+                                  detail=f"a {rank} alone in the corner, no suit beside it and no pips to count")
+        if corner is not None and counted and corner[0] != pips.suit:
+            return Identification(None, round(rank_p, 4), CUES_DISAGREE,
+                                  detail=f"a suit {corner[0]} in the corner, pips of {pips.suit}")
+        suit = corner[0] if corner is not None else str(pips.suit)
+        card = _label(rank, suit)
+        red = suit in RED_SUITS
+        # the rank is printed in its suit's colour, and so is the middle (pips, or a large suit symbol)
+        rank_red = red_probability(li.rank_red)
+        if (rank_red if red else 1.0 - rank_red) < LONE_COLOUR:
+            return Identification(None, round(rank_p, 4), "colour unclear",
+                                  detail=f"a {rank} alone in the corner, not printed in the colour of {suit}")
+        if corner is not None and not counted:
+            if lone.middle is None:
+                return Identification(None, round(rank_p, 4), NO_SUIT_IN_INDEX,
+                                      detail=f"a suit {suit} in one corner only, no print in the middle")
+            mid_red = red_probability(lone.middle_red)
+            if (mid_red if red else 1.0 - mid_red) < LONE_COLOUR:
+                return Identification(None, round(rank_p, 4), CUES_DISAGREE,
+                                      detail=f"a suit {suit} in the corner, the middle not in its colour")
+        if corner is not None and counted:
+            suit_p = 1.0 - (1.0 - corner[1]) * math.sqrt(1.0 - pips.suit_p)
+        elif corner is not None:
+            suit_p = corner[1]
+        else:
+            suit_p = pips.suit_p
+        confidence = rank_p * suit_p
+        if counted and rank_p >= 0.3:
+            confidence = max(confidence, COUNT_TRUST * suit_p)
+        suit_px = li.suit.h * scale if li.suit is not None else math.inf if counted else 0.0
+        read = CornerRead(li.view.name, card, confidence, rank_p, suit_p, rank_red, rank_px,
+                          suit_px if corner is not None else 0.0, len(li.rank.labels))
+        small = self._too_small(read, pips)
+        if small:
+            return Identification(None, round(confidence, 4), TOO_SMALL, detail=small)
+        if confidence < self.threshold:
+            return Identification(None, round(confidence, 4), "low confidence")
+        return Identification(card, round(confidence, 4), None, index=li.view.name, reads=(read,))
 
     def _suit_of(self, sp: np.ndarray, redness: float, blur: float) -> tuple[int, float, float]:
         """Suit index, its probability and the red probability, for one mark's class
