@@ -33,6 +33,7 @@ OTHER_PRINT = 0.35  # ink beside a mark from this level on is other print, not t
 LONE_WINDOW_W = 0.45  # a rank printed alone may be wide and large (a "10" in big lettering): a wider window
 PARTNER = {"top-left": "top-right", "top-right": "top-left", "bottom-right": "bottom-left",
            "bottom-left": "bottom-right"}  # the other corner at the same end of the card
+EDGE_CLEAR = 4  # a glyph printed alone keeps this many pixels of paper from the card's edges
 MIDDLE = (0.12, 0.88, 0.28, 0.9)  # x0, x1, y0, y1 of the card's middle (fractions), off its border and indices
 GLYPH_BOX = 40  # glyphs are drawn into a GLYPH_BOX square before features are taken
 FEATURES = 20 * 20 + 4 * 4 * 8 + 3
@@ -499,11 +500,11 @@ def lone_marks(card: np.ndarray) -> LoneMarks:
     ink, red = ink_and_red(card)
     h, w = ink.shape
     wide = corner_views(None, (ink, red), LONE_WINDOW_W)
-    narrow = {v.name: v for v in corner_views(None, (ink, red))}
+    by_name = {v.name: v for v in wide}
     found: list[LoneIndex] = []
     for view in wide:
         marks = find_marks(view)
-        pv = narrow[PARTNER[view.name]]
+        pv = by_name[PARTNER[view.name]]
         suits = find_marks(pv)
         for r in rank_marks(marks):
             if not _lone_rank(view, r, marks):
@@ -526,7 +527,7 @@ def _lone_rank(view: CornerView, r: Mark, marks: list[Mark]) -> bool:
     """Whether `r` is where a rank is printed, with nothing under it: the index
     geometry of `pairings`, and no mark below it within its height."""
     w = view.ink.shape[1]
-    if not (CANON_H * 0.035 <= r.h <= CANON_H * 0.22) or r.y > CANON_H * 0.2:
+    if not (CANON_H * 0.035 <= r.h <= CANON_H * 0.22) or r.y > CANON_H * 0.2 or not _off_edges(view, r):
         return False
     if ((w - (r.x + r.w)) if view.right else r.x) > CANON_W * 0.16:
         return False
@@ -536,11 +537,20 @@ def _lone_rank(view: CornerView, r: Mark, marks: list[Mark]) -> bool:
     return not any(-0.12 * r.h <= m.y - r.bottom <= r.h and m.x < r.x + r.w and r.x < m.x + m.w for m in others)
 
 
+def _off_edges(view: CornerView, m: Mark) -> bool:
+    """Whether a mark keeps clear of the card's edges (EDGE_CLEAR pixels), as
+    printed glyphs do: what touches them is the rounded corner's cut, the table
+    beyond it, or a finger over the card."""
+    outer = (view.ink.shape[1] - (m.x + m.w)) if view.right else m.x
+    return outer >= EDGE_CLEAR and m.y >= EDGE_CLEAR
+
+
 def _beside(view: CornerView, r: Mark, s: Mark) -> bool:
     """Whether `s`, in the other corner of the rank's end of the card, is a suit
-    printed on the rank's line: about its height, as near its card edge."""
+    printed on the rank's line: about its height, its centre within
+    three tenths of the card's width from the card's edge."""
     w = view.ink.shape[1]
-    if ((w - (s.x + s.w)) if view.right else s.x) > CANON_W * 0.16:
+    if ((w - s.cx) if view.right else s.cx) > CANON_W * 0.3 or not _off_edges(view, s):
         return False
     return (abs((s.y + s.h / 2) - (r.y + r.h / 2)) <= 0.25 * r.h and 0.5 * r.h <= s.h <= 1.35 * r.h
             and 0.3 * r.h <= s.w <= 1.8 * r.h)

@@ -24,7 +24,12 @@ agree, or there is no card:
   rank where the index allows a three (lettering never seen: a flat-topped
   "3" taken for a "5");
 - corners: a card shows the same index in opposite corners; if two corners are
-  read as different cards with any conviction, the card is unreadable.
+  read as different cards with any conviction, the card is unreadable;
+- a rank alone in the corner (designs with no suit under the rank): read only
+  where the card's other print tells the suit - a suit printed alone beside
+  the rank with the middle in its colour, or pips numbering the rank and
+  showing the suit - and every cue agrees; a court card's rank alone tells no
+  suit (`no_suit_in_index`).
 
 Below the confidence threshold the answer is no card (with a reason): a guess
 is never presented as a card. Pure functions of the image: no clock, no I/O.
@@ -74,6 +79,7 @@ CUES_DISAGREE = "cues_disagree"  # index, pips and colour do not tell the same c
 NO_SUIT_IN_INDEX = "no_suit_in_index"  # a rank alone in the corner, and the card's other print does not tell its suit
 # A rank alone in a corner is read only where its print has the suit's colour this surely.
 LONE_COLOUR = 0.9
+ACE_PIP = 1.5  # an ace's one pip is at least this many times as tall as its rank
 
 
 @dataclass(frozen=True)
@@ -252,7 +258,9 @@ class Recognizer:
         probs = self.model.predict(np.vstack(rows))
         evidence = self._pip_evidence(lone.pips, probs[len(rows) - len(lone.pips) :], scale)
         results = [self._lone_result(li, probs, evidence, lone, scale) for li in lone.indices]
-        results.sort(key=lambda r: (r.card is not None, r.confidence), reverse=True)
+        # a card, else the most telling refusal: a reading with a suit, then a
+        # rank read surely, before ranks too unsure to tell anything
+        results.sort(key=lambda r: (r.card is not None, r.confidence, r.reason != "low confidence"), reverse=True)
         top = results[0]
         for other in results[1:]:
             if other.card is not None and top.card is not None and other.card != top.card:
@@ -268,42 +276,50 @@ class Recognizer:
         rank_p = float(rp[r]) * sharpness(li.rank_blur)
         rank_px = li.rank.h * scale
         if rank_p < 0.5:
-            return Identification(None, round(rank_p, 4), "low confidence")
+            return Identification(None, 0.0, "low confidence")
         if rank in COURTS:
-            return Identification(None, round(rank_p, 4), NO_SUIT_IN_INDEX,
+            return Identification(None, 0.0, NO_SUIT_IN_INDEX,
                                   detail=f"a {rank} alone in the corner: a court card's suit is not told")
         n = _pips_of(rank) or 1
         counted = pips.count == n and pips.suit is not None
+        if rank == "A" and pips.px < ACE_PIP * rank_px:
+            counted = False  # an ace's one pip is large; a small mark alone is a detail, not its pip
         # pips of one size, two or more, must number the rank (one alone may be a
         # piece of a design's one large suit symbol, cut by the card's edge)
         if pips.count >= 2 and pips.count != n:
-            return Identification(None, round(rank_p, 4), CUES_DISAGREE,
+            return Identification(None, 0.0, CUES_DISAGREE,
                                   detail=f"a {rank} alone in the corner, {pips.count} pips in the middle")
         corner: tuple[str, float] | None = None
         if li.suit is not None:
-            s, p, _ = self._suit_of(probs[li.suit_key], li.suit_red, li.suit_blur)
-            corner = (SUIT_CLASSES[s], p)
+            sp = probs[li.suit_key]
+            if sp[13:17].max() > sp[:13].max():  # a rank beside it is the same index again, not a suit
+                s, p, _ = self._suit_of(sp, li.suit_red, li.suit_blur)
+                corner = (SUIT_CLASSES[s], p)
         if corner is None and not counted:
-            return Identification(None, round(rank_p, 4), NO_SUIT_IN_INDEX,
+            return Identification(None, 0.0, NO_SUIT_IN_INDEX,
                                   detail=f"a {rank} alone in the corner, no suit beside it and no pips to count")
         if corner is not None and counted and corner[0] != pips.suit:
-            return Identification(None, round(rank_p, 4), CUES_DISAGREE,
+            return Identification(None, 0.0, CUES_DISAGREE,
                                   detail=f"a suit {corner[0]} in the corner, pips of {pips.suit}")
         suit = corner[0] if corner is not None else str(pips.suit)
         card = _label(rank, suit)
         red = suit in RED_SUITS
         # the rank is printed in its suit's colour, and so is the middle (pips, or a large suit symbol)
         rank_red = red_probability(li.rank_red)
-        if (rank_red if red else 1.0 - rank_red) < LONE_COLOUR:
-            return Identification(None, round(rank_p, 4), "colour unclear",
-                                  detail=f"a {rank} alone in the corner, not printed in the colour of {suit}")
+        colour = rank_red if red else 1.0 - rank_red
+        if colour < 1.0 - LONE_COLOUR:
+            return Identification(None, 0.0, CUES_DISAGREE,
+                                  detail=f"a {rank} alone in the corner printed {'black' if red else 'red'}, "
+                                         f"the suit {suit}")
+        if colour < LONE_COLOUR:
+            return Identification(None, 0.0, "colour unclear")
         if corner is not None and not counted:
             if lone.middle is None:
-                return Identification(None, round(rank_p, 4), NO_SUIT_IN_INDEX,
+                return Identification(None, 0.0, NO_SUIT_IN_INDEX,
                                       detail=f"a suit {suit} in one corner only, no print in the middle")
             mid_red = red_probability(lone.middle_red)
             if (mid_red if red else 1.0 - mid_red) < LONE_COLOUR:
-                return Identification(None, round(rank_p, 4), CUES_DISAGREE,
+                return Identification(None, 0.0, CUES_DISAGREE,
                                       detail=f"a suit {suit} in the corner, the middle not in its colour")
         if corner is not None and counted:
             suit_p = 1.0 - (1.0 - corner[1]) * math.sqrt(1.0 - pips.suit_p)
