@@ -18,6 +18,7 @@ gives the same pictures.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Iterator
@@ -567,12 +568,16 @@ def photograph(
 
 
 def shots(count: int, seed: int, style: str = "classic", kinds: tuple[str, ...] = ("card",),
-          sizes: tuple[tuple[int, int], ...] | None = None, **options) -> Iterator[Shot]:
+          sizes: tuple[tuple[int, int], ...] | None = None, index_layout: str | None = None,
+          **options) -> Iterator[Shot]:
     """`count` photographs, the i-th of kind kinds[i % len(kinds)] (and size sizes[i % len(sizes)]
     if given). Cards are dealt from shuffled whole decks (every card of a deck once before any
-    repeats), so every card appears about equally."""
+    repeats), so every card appears about equally. `index_layout`: the style's, unless given
+    (CardStyle.index_layout)."""
     rng = np.random.default_rng(seed)
     st = STYLES[style]()
+    if index_layout is not None:
+        st = dataclasses.replace(st, index_layout=index_layout)
     labels: list[str] = []
     for i in range(count):
         if not labels:

@@ -14,6 +14,11 @@ that could be its suit (where blur has run a rank into its suit, the level is
 raised until they part: `index_pairings`). Each mark becomes a fixed-length
 feature vector (`glyph_vector`) for the classifier; the same function serves
 training, so the classifier sees exactly what it will see at run time.
+
+Where no corner holds a rank over a suit, `lone_marks` looks for a rank printed
+alone where an index belongs (designs with no suit under the rank), a suit
+printed alone beside it in the other corner of the same end, the pips, and the
+largest print in the card's middle; the recogniser weighs them.
 """
 
 from __future__ import annotations

@@ -259,8 +259,9 @@ class Recognizer:
         evidence = self._pip_evidence(lone.pips, probs[len(rows) - len(lone.pips) :], scale)
         results = [self._lone_result(li, probs, evidence, lone, scale) for li in lone.indices]
         # a card, else the most telling refusal: a reading with a suit, then a
-        # rank read surely, before ranks too unsure to tell anything
-        results.sort(key=lambda r: (r.card is not None, r.confidence, r.reason != "low confidence"), reverse=True)
+        # rank read surely, before marks too unsure to be called a rank
+        results.sort(key=lambda r: (r.card is not None, r.confidence, r.reason != "no corner index found"),
+                     reverse=True)
         top = results[0]
         for other in results[1:]:
             if other.card is not None and top.card is not None and other.card != top.card:
@@ -275,8 +276,8 @@ class Recognizer:
         rank = _label(RANK_CLASSES[r], "")
         rank_p = float(rp[r]) * sharpness(li.rank_blur)
         rank_px = li.rank.h * scale
-        if rank_p < 0.5:
-            return Identification(None, 0.0, "low confidence")
+        if rank_p < 0.5:  # no rank surely enough to call the mark an index
+            return Identification(None, 0.0, "no corner index found")
         if rank in COURTS:
             return Identification(None, 0.0, NO_SUIT_IN_INDEX,
                                   detail=f"a {rank} alone in the corner: a court card's suit is not told")

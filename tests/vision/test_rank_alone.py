@@ -117,3 +117,34 @@ def test_a_card_with_no_index_at_all_is_refused(recognizer):
         image[max(0, y0 - 4) : y1 + 4, max(0, x0 - 4) : x1 + 4] = image[2, synth.FACE_W // 2]
     result = recognizer.read_card(flat(image))
     assert result.card is None and result.reason == "no corner index found"
+
+
+def _tango_nuevo_installed() -> bool:
+    from vision_lab import decks
+
+    return "tango_nuevo" in decks.designs()
+
+
+@pytest.mark.skipif(not _tango_nuevo_installed(),
+                    reason="needs the tango_nuevo deck artwork (apt-get install gnome-cards-data librsvg2-bin)")
+def test_a_deck_design_with_a_rank_alone_in_its_corners_is_read_or_refused(recognizer):
+    """tango_nuevo (aisleriot's artwork, never trained on) prints a large rank
+    in the top-left corner, the suit alone in the top-right and one large suit
+    symbol, cut by the card's edges, in the middle. Read flat: no card is ever
+    taken for another, court cards are refused for their suit, and the black
+    number cards and aces are read (the large red suit glyphs are read by shape
+    at 0.7-0.85 only: below the threshold)."""
+    from vision_lab import decks
+
+    read = []
+    for label in synth.all_labels():
+        f = decks.face("tango_nuevo", label)
+        assert f is not None
+        result = recognizer.read_card(flat(f.image))
+        assert result.card in (None, label), f"{label} read as {result.card}"
+        if label[:-1] in "JQK":
+            assert result.reason == NO_SUIT_IN_INDEX, label
+        if result.card is not None:
+            read.append(label)
+    black_numbers = [lab for lab in synth.all_labels() if lab[-1] in "CS" and lab[:-1] not in "JQK"]
+    assert set(black_numbers) <= set(read)
