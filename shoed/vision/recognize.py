@@ -260,12 +260,25 @@ class Recognizer:
         results = [self._lone_result(li, probs, evidence, lone, scale) for li in lone.indices]
         # a card, else the most telling refusal: a reading with a suit, then a
         # rank read surely, before marks too unsure to be called a rank
-        results.sort(key=lambda r: (r.card is not None, r.confidence, r.reason != "no corner index found"),
-                     reverse=True)
-        top = results[0]
-        for other in results[1:]:
-            if other.card is not None and top.card is not None and other.card != top.card:
-                return Identification(None, 0.0, f"corner indices disagree ({top.card} or {other.card})")
+        order = sorted(range(len(results)), reverse=True, key=lambda i: (
+            results[i].card is not None, results[i].confidence, results[i].reason != "no corner index found"))
+        top, li = results[order[0]], lone.indices[order[0]]
+        if top.card is None:
+            return top
+        for i in order[1:]:
+            other, oli = results[i], lone.indices[i]
+            beside = li.suit_view is not None and oli.view.name == li.suit_view.name and li.suit is not None and (
+                (oli.rank.x, oli.rank.y, oli.rank.w, oli.rank.h) == (li.suit.x, li.suit.y, li.suit.w, li.suit.h))
+            if beside or not _alike_marks(li.rank, oli.rank):
+                continue  # the suit beside the rank, or a mark of another size than the rank's
+            rp = probs[oli.rank_key]
+            r = int(np.argmax(rp[:13]))
+            sure = float(rp[r]) * sharpness(oli.rank_blur) >= 0.5
+            # another corner shows another rank surely, or another card with any conviction
+            if (sure and _label(RANK_CLASSES[r], "") != top.card[:-1]) or (
+                    other.reads and other.reads[0].card != top.card and other.reads[0].confidence >= 0.5):
+                seen = other.reads[0].card if other.reads else _label(RANK_CLASSES[r], "?")
+                return Identification(None, 0.0, f"corner indices disagree ({top.card} or {seen})")
         return top
 
     def _lone_result(self, li: X.LoneIndex, probs: np.ndarray, pips: PipEvidence, lone: X.LoneMarks,
@@ -336,9 +349,9 @@ class Recognizer:
                           suit_px if corner is not None else 0.0, len(li.rank.labels))
         small = self._too_small(read, pips)
         if small:
-            return Identification(None, round(confidence, 4), TOO_SMALL, detail=small)
+            return Identification(None, round(confidence, 4), TOO_SMALL, reads=(read,), detail=small)
         if confidence < self.threshold:
-            return Identification(None, round(confidence, 4), "low confidence")
+            return Identification(None, round(confidence, 4), "low confidence", reads=(read,))
         return Identification(card, round(confidence, 4), None, index=li.view.name, reads=(read,))
 
     def _suit_of(self, sp: np.ndarray, redness: float, blur: float) -> tuple[int, float, float]:
@@ -482,6 +495,11 @@ def _alike(a: CornerRead, b: CornerRead) -> bool:
     if math.isinf(a.rank_px) or math.isinf(b.rank_px):
         return True
     return max(a.rank_px, b.rank_px) <= INDEX_SIZE_RATIO * min(a.rank_px, b.rank_px)
+
+
+def _alike_marks(a: X.Mark, b: X.Mark) -> bool:
+    """Whether two marks are of one size, as a deck's ranks are (INDEX_SIZE_RATIO)."""
+    return max(a.h, b.h) <= INDEX_SIZE_RATIO * min(a.h, b.h)
 
 
 def _in_middle_column(group: list[X.Pip]) -> bool:

@@ -86,6 +86,21 @@ def test_a_pip_count_that_contradicts_the_rank_is_refused(recognizer, layout, la
     assert result.card is None and result.reason == CUES_DISAGREE
 
 
+@pytest.mark.parametrize("layout", ["rank-alone", "split"])
+@pytest.mark.parametrize("label, other", [("7S", "6S"), ("9D", "8D")])
+def test_corners_that_show_different_ranks_are_refused(recognizer, layout, label, other):
+    """The rank at the bottom is another than at the top: whichever agrees with
+    the pips, the corners disagree and there is no card."""
+    base, donor = face(label, layout), face(other, layout)
+    image = base.image.copy()
+    for x0, y0, x1, y1 in donor.index_boxes + base.index_boxes:
+        # the rank at the bottom (the top-left index turned half a turn; a split index's suit stays)
+        if y0 > synth.FACE_H / 2 and (x0 > synth.FACE_W / 2 or layout == "rank-alone"):
+            image[y0 - 4 : y1 + 4, max(0, x0 - 4) : x1 + 4] = donor.image[y0 - 4 : y1 + 4, max(0, x0 - 4) : x1 + 4]
+    result = recognizer.read_card(flat(image))
+    assert result.card is None and result.reason.startswith("corner indices disagree")
+
+
 @pytest.mark.parametrize("label, suit_of", [("7S", "7C"), ("5D", "5H")])
 def test_a_suit_beside_the_rank_that_contradicts_the_pips_is_refused(recognizer, label, suit_of):
     """A split index whose suit is another than its pips' (a spade beside the
