@@ -446,9 +446,11 @@ def _within(a: Mark, b: Mark, slack: int = 2) -> bool:
             and a.bottom <= b.bottom + slack)
 
 
-def read_card_marks(card: np.ndarray) -> tuple[list[CornerView], list[Pip]]:
-    """The corner windows with their candidate pairings, and the pips."""
-    ink, red = ink_and_red(card)
+def read_card_marks(card: np.ndarray, maps: tuple[np.ndarray, np.ndarray] | None = None
+                    ) -> tuple[list[CornerView], list[Pip]]:
+    """The corner windows with their candidate pairings, and the pips. `maps`:
+    the card's (ink, red) when already measured."""
+    ink, red = maps if maps is not None else ink_and_red(card)
     views = corner_views(card, (ink, red))
     boxes = []
     for view in views:
@@ -499,10 +501,11 @@ class LoneMarks:
     middle_red: float
 
 
-def lone_marks(card: np.ndarray) -> LoneMarks:
+def lone_marks(card: np.ndarray, maps: tuple[np.ndarray, np.ndarray] | None = None) -> LoneMarks:
     """Ranks alone in the corners of a canonical card that has no rank-over-suit
-    index, with the suits printed alone beside them, the pips and the middle."""
-    ink, red = ink_and_red(card)
+    index, with the suits printed alone beside them, the pips and the middle.
+    `maps`: the card's (ink, red) when already measured."""
+    ink, red = maps if maps is not None else ink_and_red(card)
     h, w = ink.shape
     wide = corner_views(None, (ink, red), LONE_WINDOW_W)
     by_name = {v.name: v for v in wide}
@@ -577,7 +580,13 @@ def _middle_print(ink: np.ndarray, red: np.ndarray) -> tuple[Mark | None, float]
     if area < window.size / 20:
         return None, 0.0
     m = Mark(x0 + x, y0 + y, bw, bh, labels[y : y + bh, x : x + bw] == k, (k,))
-    return m, _print_redness(ink, red, m)
+    # a large print keeps its colour in its own pixels (no thin strokes to
+    # bleed): red-minus-green over ink inside it, against the window's paper
+    inside, paper = labels == k, window < OTHER_PRINT
+    reds = red[y0:y1, x0:x1]
+    base_ink, base_red = (float(np.median(window[paper])), float(np.median(reds[paper]))) if paper.any() else (0.0, 0.0)
+    den = float((window[inside] - base_ink).sum())
+    return m, (float((reds[inside] - base_red).sum()) / den if den > 1e-6 else 0.0)
 
 
 def read_views(card: np.ndarray) -> list[CornerView]:

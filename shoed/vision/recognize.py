@@ -212,7 +212,8 @@ class Recognizer:
     def read_card(self, card: np.ndarray, scale: float = 1.0) -> Identification:
         """Identify a flattened canonical card (locate.CANON_W x CANON_H, BGR);
         `scale`: pixels of the original picture per pixel of `card` (at most 1)."""
-        views, pips = X.read_card_marks(card)
+        maps = X.ink_and_red(card)
+        views, pips = X.read_card_marks(card, maps)
         vectors = X.collect_vectors(views)
         pip_vectors = [X.glyph_vector(p.ink, p.mask) for p in pips]
         probs = self.model.predict(np.vstack([vectors, *pip_vectors]) if pip_vectors else vectors)
@@ -234,17 +235,18 @@ class Recognizer:
             if best is not None:
                 reads.append(best)
         if not reads:
-            return self._read_lone(card, scale)
+            return self._read_lone(card, scale, maps)
         return self._decide(reads, evidence)
 
-    def _read_lone(self, card: np.ndarray, scale: float) -> Identification:
+    def _read_lone(self, card: np.ndarray, scale: float, maps: tuple[np.ndarray, np.ndarray] | None = None
+                   ) -> Identification:
         """A card with no rank-over-suit index in any corner: a rank printed
         alone in a corner is read where the card's other print tells its suit
         and every cue agrees. The suit comes from a suit printed alone in the
         other corner of that end (the card's middle then showing print of the
         suit's colour), or from the pips, which must then number the rank (an
         ace: one pip). A court card's rank alone tells no suit: refused."""
-        lone = X.lone_marks(card)
+        lone = X.lone_marks(card, maps)
         if not lone.indices:
             return Identification(None, 0.0, "no corner index found")
         rows: list[np.ndarray] = []
