@@ -15,7 +15,9 @@ Accuracy: generated photographs at phone resolutions (seeds differ from the
 tests'), in the style the classifier learnt ("classic"), in the held-out style
 it never saw (other lettering, smaller suit, yellowish stock), a stress set
 (small, blurred, tilted cards) and a hard set with no readable card (table,
-backs, blank cards, both indices covered). For each: share read right, wrong
+backs, blank cards, both indices covered), and designs whose corner shows a
+rank and no suit under it (a rank alone over pips; the index split between the
+two top corners). For each: share read right, wrong
 cards (must be 0), unreadable, and median time per photograph.
 
 Held-out designs (vision_lab.hard_sets): one deck design per Debian font family
@@ -222,6 +224,10 @@ def main() -> int:
     accuracy("held-out", make(52 * k // 2 if k > 1 else 52, 9002, "held-out"), recognizer)
     accuracy("stress", make(26 * k, 9003, blur=3.0, size_frac=(0.12, 0.35), tilt=0.35, occlusion_p=0.3), recognizer)
     accuracy("hard", make(10 * k, 9004, kinds=("empty", "back", "blank", "hidden")), recognizer)
+    print("designs with a rank and no suit under it in the corner (held-out synthetic style; court cards "
+          "are to be refused and count as not read):")
+    accuracy("rank-alone", make(26 * k, 9005, "held-out", index_layout="rank-alone"), recognizer)
+    accuracy("split", make(26 * k, 9006, "held-out", index_layout="split"), recognizer)
     styles = hard_sets.held_out_styles()
     print(f"held-out designs ({len(styles)}: {', '.join(s.name for s in styles)}):")
     designs("narrow", list(hard_sets.narrow(70 * k, 101)), recognizer)

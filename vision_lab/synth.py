@@ -18,6 +18,7 @@ gives the same pictures.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Iterator
@@ -68,6 +69,10 @@ class CardStyle:
     # how far the rows of pips reach towards the top and bottom edges (1: rows at
     # 0.2 and 0.8 of the height; some decks print them near the edges, at 1.35)
     pip_reach: tuple[float, float] = (1.0, 1.0)
+    # the corner index: "stacked" (a rank over its suit), "rank-alone" (a large
+    # rank and no suit), "split" (the rank in one corner, the suit alone in the
+    # other corner of the same end, on the rank's line)
+    index_layout: str = "stacked"
     tags: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -181,12 +186,17 @@ def draw_face(label: str, rng: np.random.Generator, style: CardStyle | None = No
     column = max(rank.shape[1], symbol.shape[1])
     margin = rng.uniform(*style.margin_mm) * PX_PER_MM
     mx, my = int(margin * rng.uniform(0.8, 1.1)), int(margin * rng.uniform(0.9, 1.3))
-    index_h = rank.shape[0] + gap + symbol.shape[0]
-    block = np.zeros((index_h, column), np.uint8)
-    rx = (column - rank.shape[1]) // 2
-    block[: rank.shape[0], rx : rx + rank.shape[1]] = rank
-    sx = (column - symbol.shape[1]) // 2
-    block[rank.shape[0] + gap :, sx : sx + symbol.shape[1]] = symbol
+    if style.index_layout == "stacked":
+        index_h = rank.shape[0] + gap + symbol.shape[0]
+        block = np.zeros((index_h, column), np.uint8)
+        rx = (column - rank.shape[1]) // 2
+        block[: rank.shape[0], rx : rx + rank.shape[1]] = rank
+        sx = (column - symbol.shape[1]) // 2
+        block[rank.shape[0] + gap :, sx : sx + symbol.shape[1]] = symbol
+    elif style.index_layout in ("rank-alone", "split"):
+        block, index_h, column = rank, rank.shape[0], rank.shape[1]
+    else:
+        raise ValueError(f"unknown index layout {style.index_layout!r}")
     # Centre: pips, an ace's large pip, or a court card's picture box.
     rank_no = RANKS.index(rank_text) + 1
     if 2 <= rank_no <= 10:
@@ -213,14 +223,24 @@ def draw_face(label: str, rng: np.random.Generator, style: CardStyle | None = No
     for turned in (False, True):
         work = face[::-1, ::-1] if turned else face
         places = [mx, FACE_W - mx - column] if four else [mx]
+        if style.index_layout == "split":  # the suit alone in the other corner, centred on the rank's line
+            sy = my + (rank.shape[0] - symbol.shape[0]) // 2
+            sx = FACE_W - mx - symbol.shape[1]
+            _paint(work, symbol, sx, sy, ink)
+            boxes.append(_turn_box((sx, sy, sx + symbol.shape[1], sy + symbol.shape[0]), turned))
+            places = [mx]
         for x in places:
             _paint(work, block, x, my, ink)
-            box = (x, my, x + column, my + index_h)
-            if turned:
-                box = (FACE_W - box[2], FACE_H - box[3], FACE_W - box[0], FACE_H - box[1])
-            boxes.append(box)
+            boxes.append(_turn_box((x, my, x + column, my + index_h), turned))
     face = np.ascontiguousarray(face)
     return Face(face, alpha, label, font.label, boxes)
+
+
+def _turn_box(box: tuple[int, int, int, int], turned: bool) -> tuple[int, int, int, int]:
+    """A box on the face, or the box it is on the face turned half a turn."""
+    if not turned:
+        return box
+    return (FACE_W - box[2], FACE_H - box[3], FACE_W - box[0], FACE_H - box[1])
 
 
 def _draw_court(face: np.ndarray, rng: np.random.Generator, suit_of, ink, left: int) -> None:
@@ -548,12 +568,16 @@ def photograph(
 
 
 def shots(count: int, seed: int, style: str = "classic", kinds: tuple[str, ...] = ("card",),
-          sizes: tuple[tuple[int, int], ...] | None = None, **options) -> Iterator[Shot]:
+          sizes: tuple[tuple[int, int], ...] | None = None, index_layout: str | None = None,
+          **options) -> Iterator[Shot]:
     """`count` photographs, the i-th of kind kinds[i % len(kinds)] (and size sizes[i % len(sizes)]
     if given). Cards are dealt from shuffled whole decks (every card of a deck once before any
-    repeats), so every card appears about equally."""
+    repeats), so every card appears about equally. `index_layout`: the style's, unless given
+    (CardStyle.index_layout)."""
     rng = np.random.default_rng(seed)
     st = STYLES[style]()
+    if index_layout is not None:
+        st = dataclasses.replace(st, index_layout=index_layout)
     labels: list[str] = []
     for i in range(count):
         if not labels:

@@ -14,6 +14,11 @@ that could be its suit (where blur has run a rank into its suit, the level is
 raised until they part: `index_pairings`). Each mark becomes a fixed-length
 feature vector (`glyph_vector`) for the classifier; the same function serves
 training, so the classifier sees exactly what it will see at run time.
+
+Where no corner holds a rank over a suit, `lone_marks` looks for a rank printed
+alone where an index belongs (designs with no suit under the rank), a suit
+printed alone beside it in the other corner of the same end, the pips, and the
+largest print in the card's middle; the recogniser weighs them.
 """
 
 from __future__ import annotations
@@ -30,6 +35,11 @@ WINDOW_W, WINDOW_H = 0.34, 0.45  # the corner window, as fractions of the card
 PIP_EDGE = 0.16  # no pip's centre is nearer the card's side than this (a fraction of its width)
 SPLIT_LEVELS = (0.12, 0.24)  # ink levels above a window's own, tried in turn where a rank ran into its suit
 OTHER_PRINT = 0.35  # ink beside a mark from this level on is other print, not the mark's colour spread into paper
+LONE_WINDOW_W = 0.45  # a rank printed alone may be wide and large (a "10" in big lettering): a wider window
+PARTNER = {"top-left": "top-right", "top-right": "top-left", "bottom-right": "bottom-left",
+           "bottom-left": "bottom-right"}  # the other corner at the same end of the card
+EDGE_CLEAR = 4  # a glyph printed alone keeps this many pixels of paper from the card's edges
+MIDDLE = (0.12, 0.88, 0.28, 0.9)  # x0, x1, y0, y1 of the card's middle (fractions), off its border and indices
 GLYPH_BOX = 40  # glyphs are drawn into a GLYPH_BOX square before features are taken
 FEATURES = 20 * 20 + 4 * 4 * 8 + 3
 
@@ -98,12 +108,17 @@ def ink_and_red(card: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ink, red
 
 
-def corner_views(card: np.ndarray, maps: tuple[np.ndarray, np.ndarray] | None = None) -> list[CornerView]:
+def corner_views(card: np.ndarray | None, maps: tuple[np.ndarray, np.ndarray] | None = None,
+                 width: float = WINDOW_W) -> list[CornerView]:
     """The four corner windows of a canonical card, each turned upright.
-    `maps`: its (ink, red) when already measured."""
-    ink, red = maps if maps is not None else ink_and_red(card)
+    `maps`: its (ink, red) when already measured; `width`: the windows' width
+    as a fraction of the card's."""
+    if maps is None:
+        assert card is not None
+        maps = ink_and_red(card)
+    ink, red = maps
     h, w = ink.shape
-    cw, ch = int(w * WINDOW_W), int(h * WINDOW_H)
+    cw, ch = int(w * width), int(h * WINDOW_H)
     views = []
     for name, turned, right in (("top-left", False, False), ("top-right", False, True),
                                 ("bottom-right", True, False), ("bottom-left", True, True)):
@@ -431,9 +446,11 @@ def _within(a: Mark, b: Mark, slack: int = 2) -> bool:
             and a.bottom <= b.bottom + slack)
 
 
-def read_card_marks(card: np.ndarray) -> tuple[list[CornerView], list[Pip]]:
-    """The corner windows with their candidate pairings, and the pips."""
-    ink, red = ink_and_red(card)
+def read_card_marks(card: np.ndarray, maps: tuple[np.ndarray, np.ndarray] | None = None
+                    ) -> tuple[list[CornerView], list[Pip]]:
+    """The corner windows with their candidate pairings, and the pips. `maps`:
+    the card's (ink, red) when already measured."""
+    ink, red = maps if maps is not None else ink_and_red(card)
     views = corner_views(card, (ink, red))
     boxes = []
     for view in views:
@@ -452,6 +469,124 @@ def _card_box(view: CornerView, m: Mark, shape: tuple[int, int]) -> tuple[int, i
     if view.name.startswith("bottom"):  # the window was turned half a turn
         box = (w - box[2], h - box[3], w - box[0], h - box[1])
     return box
+
+
+@dataclass
+class LoneIndex:
+    """A rank printed alone where a corner index belongs (no suit under it),
+    and, where there is one, a suit printed alone in the other corner of the
+    same end of the card, on the rank's line (designs that split the index)."""
+
+    view: CornerView  # the rank's corner (a window LONE_WINDOW_W wide)
+    rank: Mark
+    rank_red: float
+    rank_blur: float
+    suit_view: CornerView | None = None
+    suit: Mark | None = None
+    suit_red: float = 0.0
+    suit_blur: float = 0.0
+    rank_key: int = -1
+    suit_key: int = -1
+
+
+@dataclass
+class LoneMarks:
+    """What a card without a rank-over-suit index shows: ranks alone in the
+    corners, the pips (the lone marks left out), and the largest print in the
+    card's middle (a design's one large suit symbol), with its redness."""
+
+    indices: list[LoneIndex]
+    pips: list[Pip]
+    middle: Mark | None
+    middle_red: float
+
+
+def lone_marks(card: np.ndarray, maps: tuple[np.ndarray, np.ndarray] | None = None) -> LoneMarks:
+    """Ranks alone in the corners of a canonical card that has no rank-over-suit
+    index, with the suits printed alone beside them, the pips and the middle.
+    `maps`: the card's (ink, red) when already measured."""
+    ink, red = maps if maps is not None else ink_and_red(card)
+    h, w = ink.shape
+    wide = corner_views(None, (ink, red), LONE_WINDOW_W)
+    by_name = {v.name: v for v in wide}
+    found: list[LoneIndex] = []
+    for view in wide:
+        marks = find_marks(view)
+        pv = by_name[PARTNER[view.name]]
+        suits = find_marks(pv)
+        for r in rank_marks(marks):
+            if not _lone_rank(view, r, marks):
+                continue
+            rank = (r, _redness(view, r), blur_ratio(view, r))
+            beside = [s for s in suits if _beside(pv, r, s)]
+            found += [LoneIndex(view, *rank, pv, s, _redness(pv, s), blur_ratio(pv, s)) for s in beside]
+            if not beside:
+                found.append(LoneIndex(view, *rank))
+    boxes = []
+    for lone in found:
+        boxes.append(_card_box(lone.view, lone.rank, (h, w)))
+        if lone.suit is not None and lone.suit_view is not None:
+            boxes.append(_card_box(lone.suit_view, lone.suit, (h, w)))
+    middle, middle_red = _middle_print(ink, red)
+    return LoneMarks(found, find_pips(ink, red, index_boxes=boxes), middle, middle_red)
+
+
+def _lone_rank(view: CornerView, r: Mark, marks: list[Mark]) -> bool:
+    """Whether `r` is where a rank is printed, with nothing under it: the index
+    geometry of `pairings`, and no mark below it within its height."""
+    w = view.ink.shape[1]
+    if not (CANON_H * 0.035 <= r.h <= CANON_H * 0.22) or r.y > CANON_H * 0.2 or not _off_edges(view, r):
+        return False
+    if ((w - (r.x + r.w)) if view.right else r.x) > CANON_W * 0.16:
+        return False
+    others = [m for m in marks if not set(m.labels) & set(r.labels)]
+    if len(r.labels) == 1 and any(side_by_side(r, m) for m in others):
+        return False  # one glyph of a two-glyph rank: the "1" of a "10" is no jack
+    return not any(-0.12 * r.h <= m.y - r.bottom <= r.h and m.x < r.x + r.w and r.x < m.x + m.w for m in others)
+
+
+def _off_edges(view: CornerView, m: Mark) -> bool:
+    """Whether a mark keeps clear of the card's edges (EDGE_CLEAR pixels), as
+    printed glyphs do: what touches them is the rounded corner's cut, the table
+    beyond it, or a finger over the card."""
+    outer = (view.ink.shape[1] - (m.x + m.w)) if view.right else m.x
+    return outer >= EDGE_CLEAR and m.y >= EDGE_CLEAR
+
+
+def _beside(view: CornerView, r: Mark, s: Mark) -> bool:
+    """Whether `s`, in the other corner of the rank's end of the card, is a suit
+    printed on the rank's line: about its height, its centre within
+    three tenths of the card's width from the card's edge."""
+    w = view.ink.shape[1]
+    if ((w - s.cx) if view.right else s.cx) > CANON_W * 0.3 or not _off_edges(view, s):
+        return False
+    return (abs((s.y + s.h / 2) - (r.y + r.h / 2)) <= 0.25 * r.h and 0.5 * r.h <= s.h <= 1.35 * r.h
+            and 0.3 * r.h <= s.w <= 1.8 * r.h)
+
+
+def _middle_print(ink: np.ndarray, red: np.ndarray) -> tuple[Mark | None, float]:
+    """The largest print in the card's middle (MIDDLE, off its border and
+    indices) and how red it is; None where the middle holds no print of at
+    least a twentieth of its area."""
+    h, w = ink.shape
+    x0, x1, y0, y1 = int(MIDDLE[0] * w), int(MIDDLE[1] * w), int(MIDDLE[2] * h), int(MIDDLE[3] * h)
+    window = ink[y0:y1, x0:x1]
+    binary = (window > threshold(window)).astype(np.uint8)
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
+    if n < 2:
+        return None, 0.0
+    k = 1 + int(np.argmax(stats[1:, 4]))
+    x, y, bw, bh, area = (int(v) for v in stats[k])
+    if area < window.size / 20:
+        return None, 0.0
+    m = Mark(x0 + x, y0 + y, bw, bh, labels[y : y + bh, x : x + bw] == k, (k,))
+    # a large print keeps its colour in its own pixels (no thin strokes to
+    # bleed): red-minus-green over ink inside it, against the window's paper
+    inside, paper = labels == k, window < OTHER_PRINT
+    reds = red[y0:y1, x0:x1]
+    base_ink, base_red = (float(np.median(window[paper])), float(np.median(reds[paper]))) if paper.any() else (0.0, 0.0)
+    den = float((window[inside] - base_ink).sum())
+    return m, (float((reds[inside] - base_red).sum()) / den if den > 1e-6 else 0.0)
 
 
 def read_views(card: np.ndarray) -> list[CornerView]:

@@ -24,7 +24,12 @@ agree, or there is no card:
   rank where the index allows a three (lettering never seen: a flat-topped
   "3" taken for a "5");
 - corners: a card shows the same index in opposite corners; if two corners are
-  read as different cards with any conviction, the card is unreadable.
+  read as different cards with any conviction, the card is unreadable;
+- a rank alone in the corner (designs with no suit under the rank): read only
+  where the card's other print tells the suit - a suit printed alone beside
+  the rank with the middle in its colour, or pips numbering the rank and
+  showing the suit - and every cue agrees; a court card's rank alone tells no
+  suit (`no_suit_in_index`).
 
 Below the confidence threshold the answer is no card (with a reason): a guess
 is never presented as a card. Pure functions of the image: no clock, no I/O.
@@ -71,6 +76,10 @@ MIDDLE_COLUMN = 0.1  # a pip in the middle column: its centre this near the card
 # confidence", "colour unclear" and "corner indices disagree (X or Y)":
 TOO_SMALL = "too_small"  # the glyphs are too few pixels to tell the candidates apart
 CUES_DISAGREE = "cues_disagree"  # index, pips and colour do not tell the same card
+NO_SUIT_IN_INDEX = "no_suit_in_index"  # a rank alone in the corner, and the card's other print does not tell its suit
+# A rank alone in a corner is read only where its print has the suit's colour this surely.
+LONE_COLOUR = 0.9
+ACE_PIP = 1.5  # an ace's one pip is at least this many times as tall as its rank
 
 
 @dataclass(frozen=True)
@@ -203,7 +212,8 @@ class Recognizer:
     def read_card(self, card: np.ndarray, scale: float = 1.0) -> Identification:
         """Identify a flattened canonical card (locate.CANON_W x CANON_H, BGR);
         `scale`: pixels of the original picture per pixel of `card` (at most 1)."""
-        views, pips = X.read_card_marks(card)
+        maps = X.ink_and_red(card)
+        views, pips = X.read_card_marks(card, maps)
         vectors = X.collect_vectors(views)
         pip_vectors = [X.glyph_vector(p.ink, p.mask) for p in pips]
         probs = self.model.predict(np.vstack([vectors, *pip_vectors]) if pip_vectors else vectors)
@@ -224,7 +234,127 @@ class Recognizer:
                     best = read
             if best is not None:
                 reads.append(best)
+        if not reads:
+            return self._read_lone(card, scale, maps)
         return self._decide(reads, evidence)
+
+    def _read_lone(self, card: np.ndarray, scale: float, maps: tuple[np.ndarray, np.ndarray] | None = None
+                   ) -> Identification:
+        """A card with no rank-over-suit index in any corner: a rank printed
+        alone in a corner is read where the card's other print tells its suit
+        and every cue agrees. The suit comes from a suit printed alone in the
+        other corner of that end (the card's middle then showing print of the
+        suit's colour), or from the pips, which must then number the rank (an
+        ace: one pip). A court card's rank alone tells no suit: refused."""
+        lone = X.lone_marks(card, maps)
+        if not lone.indices:
+            return Identification(None, 0.0, "no corner index found")
+        rows: list[np.ndarray] = []
+        for li in lone.indices:
+            li.rank_key = len(rows)
+            rows.append(X.mark_vector(li.view, li.rank))
+            if li.suit is not None and li.suit_view is not None:
+                li.suit_key = len(rows)
+                rows.append(X.mark_vector(li.suit_view, li.suit))
+        rows += [X.glyph_vector(p.ink, p.mask) for p in lone.pips]
+        probs = self.model.predict(np.vstack(rows))
+        evidence = self._pip_evidence(lone.pips, probs[len(rows) - len(lone.pips) :], scale)
+        results = [self._lone_result(li, probs, evidence, lone, scale) for li in lone.indices]
+        # a card, else the most telling refusal: a reading with a suit, then a
+        # rank read surely, before marks too unsure to be called a rank
+        order = sorted(range(len(results)), reverse=True, key=lambda i: (
+            results[i].card is not None, results[i].confidence, results[i].reason != "no corner index found"))
+        top, li = results[order[0]], lone.indices[order[0]]
+        if top.card is None:
+            return top
+        for i in order[1:]:
+            other, oli = results[i], lone.indices[i]
+            beside = li.suit_view is not None and oli.view.name == li.suit_view.name and li.suit is not None and (
+                (oli.rank.x, oli.rank.y, oli.rank.w, oli.rank.h) == (li.suit.x, li.suit.y, li.suit.w, li.suit.h))
+            if beside or not _alike_marks(li.rank, oli.rank):
+                continue  # the suit beside the rank, or a mark of another size than the rank's
+            rp = probs[oli.rank_key]
+            r = int(np.argmax(rp[:13]))
+            sure = float(rp[r]) * sharpness(oli.rank_blur) >= 0.5
+            # another corner shows another rank surely, or another card with any conviction
+            if (sure and _label(RANK_CLASSES[r], "") != top.card[:-1]) or (
+                    other.reads and other.reads[0].card != top.card and other.reads[0].confidence >= 0.5):
+                seen = other.reads[0].card if other.reads else _label(RANK_CLASSES[r], "?")
+                return Identification(None, 0.0, f"corner indices disagree ({top.card} or {seen})")
+        return top
+
+    def _lone_result(self, li: X.LoneIndex, probs: np.ndarray, pips: PipEvidence, lone: X.LoneMarks,
+                     scale: float) -> Identification:
+        """Weigh one rank alone in a corner against the card's other print."""
+        rp = probs[li.rank_key]
+        r = int(np.argmax(rp[:13]))
+        rank = _label(RANK_CLASSES[r], "")
+        rank_p = float(rp[r]) * sharpness(li.rank_blur)
+        rank_px = li.rank.h * scale
+        if rank_p < 0.5:  # no rank surely enough to call the mark an index
+            return Identification(None, 0.0, "no corner index found")
+        if rank in COURTS:
+            return Identification(None, 0.0, NO_SUIT_IN_INDEX,
+                                  detail=f"a {rank} alone in the corner: a court card's suit is not told")
+        n = _pips_of(rank) or 1
+        counted = pips.count == n and pips.suit is not None
+        if rank == "A" and pips.px < ACE_PIP * rank_px:
+            counted = False  # an ace's one pip is large; a small mark alone is a detail, not its pip
+        # pips of one size, two or more, must number the rank (one alone may be a
+        # piece of a design's one large suit symbol, cut by the card's edge)
+        if pips.count >= 2 and pips.count != n:
+            return Identification(None, 0.0, CUES_DISAGREE,
+                                  detail=f"a {rank} alone in the corner, {pips.count} pips in the middle")
+        corner: tuple[str, float] | None = None
+        if li.suit is not None:
+            sp = probs[li.suit_key]
+            if sp[13:17].max() > sp[:13].max():  # a rank beside it is the same index again, not a suit
+                s, p, _ = self._suit_of(sp, li.suit_red, li.suit_blur)
+                corner = (SUIT_CLASSES[s], p)
+        if corner is None and not counted:
+            return Identification(None, 0.0, NO_SUIT_IN_INDEX,
+                                  detail=f"a {rank} alone in the corner, no suit beside it and no pips to count")
+        if corner is not None and counted and corner[0] != pips.suit:
+            return Identification(None, 0.0, CUES_DISAGREE,
+                                  detail=f"a suit {corner[0]} in the corner, pips of {pips.suit}")
+        suit = corner[0] if corner is not None else str(pips.suit)
+        card = _label(rank, suit)
+        red = suit in RED_SUITS
+        # the rank is printed in its suit's colour, and so is the middle (pips, or a large suit symbol)
+        rank_red = red_probability(li.rank_red)
+        colour = rank_red if red else 1.0 - rank_red
+        if colour < 1.0 - LONE_COLOUR:
+            return Identification(None, 0.0, CUES_DISAGREE,
+                                  detail=f"a {rank} alone in the corner printed {'black' if red else 'red'}, "
+                                         f"the suit {suit}")
+        if colour < LONE_COLOUR:
+            return Identification(None, 0.0, "colour unclear")
+        if corner is not None and not counted:
+            if lone.middle is None:
+                return Identification(None, 0.0, NO_SUIT_IN_INDEX,
+                                      detail=f"a suit {suit} in one corner only, no print in the middle")
+            mid_red = red_probability(lone.middle_red)
+            if (mid_red if red else 1.0 - mid_red) < LONE_COLOUR:
+                return Identification(None, 0.0, CUES_DISAGREE,
+                                      detail=f"a suit {suit} in the corner, the middle not in its colour")
+        if corner is not None and counted:
+            suit_p = 1.0 - (1.0 - corner[1]) * math.sqrt(1.0 - pips.suit_p)
+        elif corner is not None:
+            suit_p = corner[1]
+        else:
+            suit_p = pips.suit_p
+        confidence = rank_p * suit_p
+        if counted and rank_p >= 0.3:
+            confidence = max(confidence, COUNT_TRUST * suit_p)
+        suit_px = li.suit.h * scale if li.suit is not None else math.inf if counted else 0.0
+        read = CornerRead(li.view.name, card, confidence, rank_p, suit_p, rank_red, rank_px,
+                          suit_px if corner is not None else 0.0, len(li.rank.labels))
+        small = self._too_small(read, pips)
+        if small:
+            return Identification(None, round(confidence, 4), TOO_SMALL, reads=(read,), detail=small)
+        if confidence < self.threshold:
+            return Identification(None, round(confidence, 4), "low confidence", reads=(read,))
+        return Identification(card, round(confidence, 4), None, index=li.view.name, reads=(read,))
 
     def _suit_of(self, sp: np.ndarray, redness: float, blur: float) -> tuple[int, float, float]:
         """Suit index, its probability and the red probability, for one mark's class
@@ -367,6 +497,11 @@ def _alike(a: CornerRead, b: CornerRead) -> bool:
     if math.isinf(a.rank_px) or math.isinf(b.rank_px):
         return True
     return max(a.rank_px, b.rank_px) <= INDEX_SIZE_RATIO * min(a.rank_px, b.rank_px)
+
+
+def _alike_marks(a: X.Mark, b: X.Mark) -> bool:
+    """Whether two marks are of one size, as a deck's ranks are (INDEX_SIZE_RATIO)."""
+    return max(a.h, b.h) <= INDEX_SIZE_RATIO * min(a.h, b.h)
 
 
 def _in_middle_column(group: list[X.Pip]) -> bool:

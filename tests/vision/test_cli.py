@@ -8,12 +8,16 @@ the exit status stays 0.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
 
 import cv2
+import numpy as np
 import pytest
+
+from vision_lab import synth
 
 
 @pytest.fixture(scope="module")
@@ -92,3 +96,18 @@ def test_opencv_loads_only_when_vision_runs():
             "print('cv2' in sys.modules, 'shoed.vision.model' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.split() == ["False", "False"], out.stderr
+
+
+def test_identify_json_names_a_court_card_with_a_rank_alone(shoed_cli, tmp_path):
+    """A court card of a design with no suit under its rank: `no_suit_in_index`,
+    with a `detail` for people (docs/vision.md, the reason table)."""
+    style = dataclasses.replace(synth.classic_style(), index_layout="rank-alone")
+    face = synth.draw_face("KH", np.random.default_rng(11), style)
+    shot = synth.photograph("KH", np.random.default_rng(11), style, size=(1280, 960), occlusion_p=0.0,
+                            tilt=0.1, blur=0.8, face=face)
+    path = str(tmp_path / "king.jpg")
+    cv2.imwrite(path, shot.image)
+    proc = shoed_cli("vision", "identify", path, "--json", timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    (entry,) = json.loads(proc.stdout)
+    assert entry["card"] is None and entry["reason"] == "no_suit_in_index" and entry["detail"]
