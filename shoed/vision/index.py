@@ -24,6 +24,7 @@ largest print in the card's middle; the recogniser weighs them.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import cv2
@@ -346,11 +347,11 @@ def glyph_vector(ink: np.ndarray, mask: np.ndarray) -> np.ndarray:
     hog = np.zeros((4, 4, 8), np.float32)
     cy, cx = np.indices(mag.shape) // cell
     np.add.at(hog, (cy.ravel(), cx.ravel(), bins.ravel()), mag.ravel())
-    hog = hog.ravel()
-    hog /= np.linalg.norm(hog) + 1e-6
+    flat = hog.ravel()
+    flat /= np.linalg.norm(flat) + 1e-6
     extra = np.array([np.log(w / h), float(mask.mean()), float(patch[mask].mean()) if mask.any() else 0.0],
                      np.float32)
-    return np.concatenate([pixels, hog * 4.0, extra]).astype(np.float32)
+    return np.concatenate([pixels, flat * 4.0, extra]).astype(np.float32)
 
 
 def mark_vector(view: CornerView, m: Mark) -> np.ndarray:
@@ -369,7 +370,7 @@ class Pip:
 
 
 def find_pips(ink: np.ndarray, red: np.ndarray, limit: int = 12,
-              index_boxes: list[tuple[int, int, int, int]] = ()) -> list[Pip]:
+              index_boxes: Sequence[tuple[int, int, int, int]] = ()) -> list[Pip]:
     """Pip-like marks in the middle of a canonical card. Pips on the lower half
     are printed turned; they are turned back. Only number cards and aces have
     pips; the caller decides whether to trust these (a court card's picture has

@@ -114,10 +114,10 @@ def _outline_quad(contour: np.ndarray, area: float, white: np.ndarray, shape, fr
     if hull_area <= 0:
         return None
     peri = cv2.arcLength(hull, True)
-    poly = cv2.approxPolyDP(hull, 0.01 * peri, True).reshape(-1, 2).astype(np.float64)
-    if len(poly) < 4:
+    found: np.ndarray | None = cv2.approxPolyDP(hull, 0.01 * peri, True).reshape(-1, 2).astype(np.float64)
+    if found is None or len(found) < 4:
         return None
-    poly = _reduce_to_quad(poly)
+    poly = _reduce_to_quad(found)
     if poly is None:
         return None
     poly = _refit_sides(poly, contour.reshape(-1, 2).astype(np.float64))
@@ -169,7 +169,7 @@ def _outline_quad(contour: np.ndarray, area: float, white: np.ndarray, shape, fr
     mask = np.zeros(patch.shape, np.uint8)
     cv2.fillConvexPoly(mask, np.round(poly - (x0, y0)).astype(np.int32), 255)
     inside = cv2.mean(patch, mask)[0]
-    ring = cv2.dilate(mask, np.ones((9, 9), np.uint8)) & ~mask
+    ring = cv2.bitwise_and(cv2.dilate(mask, np.ones((9, 9), np.uint8)), cv2.bitwise_not(mask))
     outside = cv2.mean(patch, ring)[0] if ring.any() else 0.0
     contrast = max(0.0, inside - outside) / 255.0
     aspect_fit = float(np.exp(-((np.log(aspect / CARD_ASPECT) / 0.2) ** 2)))
@@ -305,7 +305,7 @@ def warp_card(image: np.ndarray, quad: CardQuad, size: tuple[int, int] = (CANON_
     corners = corners - (x0, y0)
     f = 1.0
     if span > 1.6 * h:  # shrink a large card first: warping would alias
-        f = 1.6 * h / span
+        f = float(1.6 * h / span)
         crop = cv2.resize(crop, None, fx=f, fy=f, interpolation=cv2.INTER_AREA)
         corners = corners * f
     dst = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)

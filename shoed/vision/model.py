@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -66,7 +67,7 @@ class IndexModel:
         return p
 
     def save(self, path: str) -> None:
-        arrays = {"mean": self.mean.astype(np.float32), "scale": self.scale.astype(np.float32)}
+        arrays: dict[str, Any] = {"mean": self.mean.astype(np.float32), "scale": self.scale.astype(np.float32)}
         for i, (w, b) in enumerate(self.layers):
             arrays[f"w{i}"] = w.astype(np.float16)
             arrays[f"b{i}"] = b.astype(np.float32)

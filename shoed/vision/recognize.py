@@ -37,6 +37,7 @@ is never presented as a card. Pure functions of the image: no clock, no I/O.
 
 from __future__ import annotations
 
+from typing import Any
 import math
 from dataclasses import dataclass, field
 
@@ -129,7 +130,7 @@ class Identification:
     detail: str | None = None
 
     def to_json(self) -> dict:
-        out = {"card": self.card, "confidence": round(float(self.confidence), 4)}
+        out: dict[str, Any] = {"card": self.card, "confidence": round(float(self.confidence), 4)}
         if self.reason is not None:
             out["reason"] = self.reason
         if self.detail is not None:
@@ -177,8 +178,8 @@ def picture_scale(quad: L.CardQuad) -> float:
     shorter-seen long side (the most foreshortened way, where glyphs are
     smallest). Never above 1: the canonical card bounds the detail too."""
     c = quad.corners.astype(np.float64)
-    left, right = np.linalg.norm(c[3] - c[0]), np.linalg.norm(c[2] - c[1])
-    top, bottom = np.linalg.norm(c[1] - c[0]), np.linalg.norm(c[2] - c[3])
+    left, right = float(np.linalg.norm(c[3] - c[0])), float(np.linalg.norm(c[2] - c[1]))
+    top, bottom = float(np.linalg.norm(c[1] - c[0])), float(np.linalg.norm(c[2] - c[3]))
     return float(min(1.0, min(left, right) / L.CANON_H, min(top, bottom) / L.CANON_W))
 
 
@@ -207,7 +208,7 @@ class Recognizer:
                     best = result
             if best is not None and best.card is not None:
                 break
-        return best
+        return best if best is not None else Identification(None, 0.0, "no card found")
 
     def read_card(self, card: np.ndarray, scale: float = 1.0) -> Identification:
         """Identify a flattened canonical card (locate.CANON_W x CANON_H, BGR);

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import cv2
 import numpy as np
@@ -85,7 +86,7 @@ class CameraSource:
         self.frame_index = -1
         self.finished = False
         self.connected = False
-        self._capture = None
+        self._capture: Any = None  # a cv2.VideoCapture, or the frames of a folder (_open_capture)
         self._kind = ""
         self._fps = 0.0
         self._failures = 0

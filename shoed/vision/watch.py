@@ -24,6 +24,7 @@ Deterministic: frames and their timestamps come in as data; no clock, no I/O.
 
 from __future__ import annotations
 
+from typing import Any
 from dataclasses import dataclass
 
 import cv2
@@ -69,7 +70,7 @@ class CameraRead:
     corners: list[list[float]] | None = None  # the card in frame pixels
 
     def to_json(self) -> dict:
-        out = {"card": self.card, "confidence": round(float(self.confidence), 4), "frame_index": self.frame_index,
+        out: dict[str, Any] = {"card": self.card, "confidence": round(float(self.confidence), 4), "frame_index": self.frame_index,
                "mono_ns": self.mono_ns}
         if self.reason is not None:
             out["reason"] = self.reason
