@@ -155,8 +155,8 @@ def _near_card_body(body: str) -> bool:
     key, colon, value = low.rpartition(":")
     if colon and _ends_in_card(":" + value) == ":" and _near(key.replace(":", ""), "card"):
         return True  # a colon put inside the key (`C:ard:4S`, `:Card:4S`)
-    key = _ends_in_card(low)
-    return key is not None and (_near(key, "card") or _near(key[:-1], "card"))
+    before = _ends_in_card(low)  # the colon lost or changed: `Card4S`, `Card;4S`
+    return before is not None and (_near(before, "card") or _near(before[:-1], "card"))
 
 
 def _looks_like_card(text: str) -> bool:
