@@ -191,11 +191,12 @@ def config_from_dict(data: dict, origin: str = "<config>") -> Config:
     # of "" or false into no secret, nan seconds into an alarm that never comes).
     if "decks" in data:
         _whole(data["decks"], f"{origin}: decks", 1)
-    if "journal_secret_file" in data:
-        _path_text(data["journal_secret_file"], f"{origin}: journal_secret_file")
+    for key in ("table", "ruleset", "journal_dir", "key_dir", "journal_secret_file"):
+        if key in data:
+            _path_text(data[key], f"{origin}: {key}")
     if "stall_after_s" in data:
         _seconds(data["stall_after_s"], f"{origin}: stall_after_s", zero=True)
-    for key in ("surveillance_events", "surveillance_snapshot"):
+    for key in ("events", "snapshot", "commands", "surveillance_events", "surveillance_snapshot"):
         if key in pub:
             _path_text(pub[key], f"{origin} [publish]: {key}")
     if "pace" in sim:
