@@ -121,7 +121,7 @@ def test_config_file_and_errors(tmp_path):
     ({"journal_dir": ""}, "journal_dir must be a non-empty string"),  # was: the journal in the working directory
     ({"table": True}, "table must be a non-empty string"),  # was: table "True"
     ({"publish": {"events": 5556}}, "events must be a non-empty string"),
-    ({"stall_after_s": float("nan")}, "stall_after_s must be a number of seconds 0 or more"),  # was: never raised
+    ({"stall_after_s": float("nan")}, "stall_after_s must be a number of seconds 0 or more"),  # was: int(nan) in the loop
     ({"stall_after_s": float("inf")}, "stall_after_s must be a number of seconds 0 or more"),
     ({"decks": 8.7}, "decks must be a whole number from 1"),  # was: 8
     ({"decks": True}, "decks must be a whole number from 1"),  # was: 1
