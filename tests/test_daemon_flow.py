@@ -41,10 +41,10 @@ def test_a_typo_in_any_section_is_an_error_naming_it_before_anything_is_made(bas
 WRONG_TYPES = [
     ("decks = '8'\n", "decks must be a whole number from 1, not '8'"),
     ("decks = 8.0\n", "decks must be a whole number from 1, not 8.0"),
-    ("table = 7\n", "table must be a string, not 7"),
+    ("table = 7\n", "table must be a non-empty string, not 7"),
     ("stall_after_s = '30'\n", "stall_after_s must be a number of seconds 0 or more, not '30'"),
     ("live_odds = 1\n", "live_odds must be true or false, not 1"),
-    ("[publish]\nevents = 5556\n", "[publish]: events must be a string, not 5556"),
+    ("[publish]\nevents = 5556\n", "[publish]: events must be a non-empty string, not 5556"),
     ("[simulator]\nshoes = '3'\n", "[simulator]: shoes must be a whole number from 0, not '3'"),
     ("[[sources]]\ndriver = 'native'\nurl = 5\n", "url must be a string, not 5"),
     ("[[sources]]\ndriver = 'native'\nurl = '/dev/x'\nbaudrate = 'fast'\n", "baudrate must be a whole number"),

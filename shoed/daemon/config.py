@@ -143,9 +143,9 @@ SECONDS = ("a number of seconds above 0", lambda v: _number(v) and v > 0)
 SECONDS_OR_ZERO = ("a number of seconds 0 or more", lambda v: _number(v) and v >= 0)
 FRACTION = ("a number from 0 to 1", lambda v: _number(v) and 0 <= v <= 1)
 
-TOP_TYPES = {"table": TEXT, "ruleset": TEXT, "decks": POSITIVE, "journal_dir": TEXT, "key_dir": TEXT,
+TOP_TYPES = {"table": NAME, "ruleset": NAME, "decks": POSITIVE, "journal_dir": NAME, "key_dir": NAME,
              "journal_secret_file": NAME, "auto_confirm": FLAG, "live_odds": FLAG, "stall_after_s": SECONDS_OR_ZERO}
-PUBLISH_TYPES = {"events": TEXT, "snapshot": TEXT, "commands": TEXT, "curve_commands": FLAG,
+PUBLISH_TYPES = {"events": NAME, "snapshot": NAME, "commands": NAME, "curve_commands": FLAG,
                  "curve_publish": FLAG, "surveillance_events": NAME, "surveillance_snapshot": NAME,
                  "display_reveal": TEXT}
 SIMULATOR_TYPES = {"pace": SECONDS_OR_ZERO, "seed": SEED, "shoes": COUNT}

@@ -152,11 +152,11 @@ def _near_card_body(body: str) -> bool:
     low = body.strip().lower()
     if _near(low.replace(":", "", 1), "game"):
         return True
-    if ":" in low and _ends_in_card(low.rpartition(":")[0] + low.rpartition(":")[2]) is not None \
-            and _ends_in_card(":" + low.rpartition(":")[2]) == ":":
-        return True  # a colon and a card notation at the end: the key damaged (`C:ard:4S`, `:Card:4S`)
-    key = _ends_in_card(low)
-    return key is not None and (_near(key, "card") or _near(key[:-1], "card"))
+    key, colon, value = low.rpartition(":")
+    if colon and _ends_in_card(":" + value) == ":" and _near(key.replace(":", ""), "card"):
+        return True  # a colon put inside the key (`C:ard:4S`, `:Card:4S`)
+    before = _ends_in_card(low)  # the colon lost or changed: `Card4S`, `Card;4S`
+    return before is not None and (_near(before, "card") or _near(before[:-1], "card"))
 
 
 def _looks_like_card(text: str) -> bool:
@@ -168,7 +168,7 @@ def _looks_like_card(text: str) -> bool:
         key = body.partition(":")[0]
         if _near(key, "card") or _near(body.rstrip(">"), "game"):
             return True
-    if low[:1] in ("[", "<"):  # a token's own start: one byte lost or changed inside it
+    if low[:1] in ("[", "<") and low.endswith(">"):  # a whole token, one byte lost or changed inside it
         rest = low
         if low.startswith("["):  # the mode prefix, or all of a stretch that is only a prefix
             rest = low.partition("]")[2] if "]" in low else "<" + low.partition("<")[2] if "<" in low else ""

@@ -195,6 +195,7 @@ def verify(path: str | os.PathLike, secret: bytes | Keys | None = None) -> Verif
             str(found.strays[0]), 0, None, "not named like a journal file (<table>-<nnnnnn>-<UTC>-<shoe>.jsonl)"
         )
         return report
+    marks = read_marks(Path(path), found.tables) if Path(path).is_dir() else None
     seen_table: dict[Path, str] = {}
     seqs: dict[str, SeqContinuity] = {}
     all_sealed = True
@@ -228,10 +229,10 @@ def verify(path: str | os.PathLike, secret: bytes | Keys | None = None) -> Verif
     report.sealed = bool(report.tails) and all_sealed and keys.verify_key is not None
     if report.ok and keys.verify_key is not None and Path(path).is_dir():
         for table, tail in report.tails.items():
-            check_sealing_state(Path(path), table, tail, keys, report)
+            check_sealing_state(Path(path), table, tail, keys, report, marks)
     elif report.ok and not all_sealed and Path(path).is_dir():
         for table, tail in report.tails.items():
-            check_mark(Path(path), table, tail, keys, report, sealed=False)
+            check_mark(Path(path), table, tail, keys, report, sealed=False, marks=marks)
     return report
 
 
@@ -268,7 +269,8 @@ class SeqContinuity:
         return None
 
 
-def check_sealing_state(directory: Path, table: str, tail: dict, keys: Keys, report: VerifyReport) -> None:
+def check_sealing_state(directory: Path, table: str, tail: dict, keys: Keys, report: VerifyReport,
+                        marks: dict[str, bytes | None | OSError] | None = None) -> None:
     """With the verification key: the box's sealing state must be at the epoch of the last
     file (its epoch can only move forward, so files removed from the end show), and the
     verified mark must be authentic and not beyond the end of the journal."""
@@ -291,16 +293,40 @@ def check_sealing_state(directory: Path, table: str, tail: dict, keys: Keys, rep
             report.fail(BadRecord(str(last_file), 0, None, f"the sealing key is at epoch {state.epoch}, the journal "
                                   f"ends with file {tail['file_seq']}: shoe files were removed from the end"))
             return
-    check_mark(directory, table, tail, keys, report, sealed=True)
+    check_mark(directory, table, tail, keys, report, sealed=True, marks=marks)
 
 
-def check_mark(directory: Path, table: str, tail: dict, keys: Keys, report: VerifyReport, *, sealed: bool) -> None:
+def read_marks(directory: Path, tables: list) -> dict[str, bytes | None | OSError]:
+    """Each table's verified mark as it is now (None: there is none), read before its files are: a
+    daemon writing the journal meanwhile can only have moved the mark on past what was read after it."""
+    marks: dict[str, bytes | None | OSError] = {}
+    for files in tables:
+        name = files[0][1] if files else None
+        if name is None:
+            continue
+        try:
+            marks[name.table] = read_regular(directory / mark_name(name.table))
+        except FileNotFoundError:
+            marks[name.table] = None
+        except OSError as exc:
+            marks[name.table] = exc
+    return marks
+
+
+def check_mark(directory: Path, table: str, tail: dict, keys: Keys, report: VerifyReport, *, sealed: bool,
+               marks: dict[str, bytes | None | OSError] | None = None) -> None:
     """The verified mark beside the files, where there is one: authentic (under the epoch's key
     for a sealed journal, the secret or none for another) and not beyond the end of the journal,
-    as start-up holds it (records the mark covers that are gone were acknowledged)."""
+    as start-up holds it (records the mark covers that are gone were acknowledged). `marks`: the
+    marks read before the files (`read_marks`)."""
     mark_path = directory / mark_name(table)
     try:
-        mark = json.loads(read_regular(mark_path))
+        raw = marks[table] if marks is not None and table in marks else read_regular(mark_path)
+        if raw is None:
+            return
+        if isinstance(raw, OSError):
+            raise raw
+        mark = json.loads(raw)
     except FileNotFoundError:
         return
     except (OSError, ValueError, UnicodeDecodeError):

@@ -17,6 +17,7 @@ before it is replayed and reported, nothing after it.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
@@ -25,7 +26,9 @@ from typing import Any, cast
 
 from shoed.journal import chain as ch
 from shoed.journal.chain import StepLine
-from shoed.journal.reader import FileEnd, file_records, journal_files, seam_fault
+from shoed.journal.reader import (FileEnd, VerifyReport, check_mark, file_records, journal_files, read_marks,
+                                  seam_fault)
+from shoed.journal.seal import as_keys
 from shoed.journal.store import BadRecord
 from shoed.table.replay import CHECKPOINT, STEP, Difference, Replay, checkpoint_difference
 
@@ -129,11 +132,38 @@ def replay_journal(
     work = [(str(p), name, secret, order_key) for files in found.tables for p, name in files]
     if jobs > 1 and (on_events is not None or on_start is not None):
         raise ValueError("events in recorded order need one process (jobs 1)")
+    marks = read_marks(Path(path), found.tables) if Path(path).is_dir() else None
     results = _results(work, jobs, on_events, on_start)
     try:
-        return _join(found.tables, results)
+        total = _join(found.tables, results)
     finally:
         results.close()  # a corrupt file stops the replay: the processes still at work are ended
+    if total.corrupt is None and marks is not None:
+        total.corrupt = _mark_fault(Path(path), found.tables, secret, marks)
+    return total
+
+
+def _mark_fault(directory: Path, tables: list, secret: bytes | None,
+                marks: dict[str, bytes | None | OSError]) -> BadRecord | None:
+    """What the verified mark beside a table's files says is missing, as start-up and `journal verify`
+    hold it (records the mark covers were acknowledged), or None. Only after every file replayed intact."""
+    keys = as_keys(secret)
+    for files in tables:
+        last_path, name = files[-1]
+        if name is None:
+            continue
+        data = last_path.read_bytes()
+        header = json.loads(data[:data.find(b"\n")])
+        sealed = header.get("alg") == ch.ALG_FSS
+        if sealed and keys.verify_key is None:
+            continue  # without the verification key the mark cannot be checked (verify says so)
+        last = json.loads(data.rstrip(b"\n").rpartition(b"\n")[2])
+        report = VerifyReport(ok=True, records=0, files=0)
+        tail = {"file": last_path.name, "file_seq": name.file_seq, "jseq": last["jseq"]}
+        check_mark(directory, name.table, tail, keys, report, sealed=sealed, marks=marks)
+        if report.first_bad is not None:
+            return report.first_bad
+    return None
 
 
 def _results(work: list, jobs: int, on_events: OnEvents | None,

@@ -748,9 +748,16 @@ class Journal:
 
     def _cut_tail(self, path: Path, data: bytes, bad: ch.Bad) -> None:
         tail = data[bad.offset :]
-        kept = self.directory / f"{path.name}.torn-{bad.offset}"
-        # The evidence is durable before the journal is cut.
-        fd = os.open(kept, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o444)
+        # The evidence is durable before the journal is cut. A tail torn at the same offset before (the
+        # first record after a restart torn again) keeps its own file: never overwritten, never refused.
+        number = 1
+        while True:
+            kept = self.directory / (f"{path.name}.torn-{bad.offset}" + (f"-{number}" if number > 1 else ""))
+            try:
+                fd = os.open(kept, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o444)
+                break
+            except FileExistsError:
+                number += 1
         try:
             _write_all(FileOps(), fd, tail)
             os.fsync(fd)

@@ -79,6 +79,10 @@ CASES = [
     (b" [Game]<>Game> ", [("warning", "game", None, "garbled"), ("unreadable", "game", None, "garbled")],
      "'>' put before an unread card's body"),
     (b" [Game]<Game:> ", [("unreadable", "game", None, "garbled")], "':' put inside an unread card's body"),
+    (b" [GameAlarm]\xc5Alarm:E3 Card Not Re:ad> ", [("warning", "game", None, "garbled")],
+     "a broken alarm whose text ends like a card (':ad') is not taken for a card token"),
+    (b" []Game\xd8<Game> ", [("warning", "game", None, "garbled"), ("unreadable", "game", None, "not_read")],
+     "a broken mode prefix before an unread card: one unreadable card, not two"),
     (b" Game]<Card:4S> ", [("unreadable", "game", None, "garbled")], "lost '[': text glued to the front"),
     (b" xx[Game]<Card:4S> ", [("unreadable", "game", None, "garbled")], "junk glued to the front"),
     # decision: burn and game never mixed: an unknown or missing mode is not a card

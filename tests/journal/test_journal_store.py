@@ -180,6 +180,27 @@ def test_a_torn_last_record_is_cut_off_kept_and_reported(tmp_path, clock, tail, 
     assert list(iter_records(tmp_path))[-1]["seq"] == "after"
 
 
+def test_a_tail_torn_twice_at_the_same_offset_keeps_both(tmp_path, clock):
+    # A crash mid-write, the restart cuts it; the first record after the restart is torn at the same
+    # offset. The first evidence file (read-only) is neither overwritten nor in the way of the start.
+    _journal_of(tmp_path, clock)
+    path = only_file(tmp_path)
+    intact = path.read_bytes()
+    kept = []
+    for torn in (b'{"kind":"reading","seq":"fir', b'{"kind":"reading","seq":"second, longer'):
+        path.chmod(0o644)
+        path.write_bytes(intact + torn)
+        with Journal(tmp_path, "T1", clock=clock) as journal:
+            (note,) = journal.recovery
+            kept.append((note.kept_as, torn))
+        assert path.read_bytes() == intact
+    assert kept[0][0] != kept[1][0]
+    for name, torn in kept:
+        assert (tmp_path / name).read_bytes() == torn
+        assert not (tmp_path / name).stat().st_mode & 0o222  # read-only, as the first one
+    assert verify(tmp_path).ok
+
+
 def test_an_unfinished_shoe_file_is_removed_and_reported(tmp_path, clock):
     _journal_of(tmp_path, clock)
     (tmp_path / ".T1-000002-20240501T210000Z-S2.jsonl.tmp").write_bytes(b'{"alg":"sha')

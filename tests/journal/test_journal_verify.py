@@ -16,6 +16,7 @@ import pytest
 
 from shoed.journal import GENESIS, Journal, JournalCorrupt, JournalLocked, iter_records, verify
 from shoed.journal import chain as ch
+from shoed.journal.replay import replay_journal
 
 SECRET = bytes.fromhex("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff")
 
@@ -198,6 +199,8 @@ def test_verify_says_what_start_up_refuses_records_removed_below_the_mark_and_an
     last.write_bytes(b"".join(lines[:-3]))  # three whole records gone: no torn line left
     report = verify(directory, secret)
     assert not report.ok and "records were removed" in report.first_bad.reason
+    replayed = replay_journal(directory, secret)
+    assert replayed.corrupt is not None and "records were removed" in replayed.corrupt.reason
     with pytest.raises(JournalLocked, match="acknowledged records were removed"):
         Journal(directory, "T1", secret).close()
     last.write_bytes(b"".join(lines))
@@ -206,6 +209,7 @@ def test_verify_says_what_start_up_refuses_records_removed_below_the_mark_and_an
     mark.write_text(mark.read_text().replace('"jseq": ', '"jseq": 1'))
     report = verify(directory, secret)
     assert not report.ok and report.first_bad.reason == "the verified mark is not authentic"
+    assert replay_journal(directory, secret).corrupt.reason == "the verified mark is not authentic"
 
 
 def test_a_file_not_named_like_a_journal_file_fails(build):
