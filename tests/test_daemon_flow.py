@@ -90,6 +90,12 @@ def test_every_configuration_error_is_one_line_and_exit_2(base):
         (("--ruleset", str(notes)), "not a TOML ruleset"),
         (("--ruleset", "punto-bank"), "unknown ruleset"),
         (("--source", "sonar:/dev/x"), "unknown driver"),
+        (("--decks", "0"), "decks, not 0"),
+        (("--sim-pace", "-1"), "the virtual shoe's pace is 0"),
+        (("--sim-shoes", "-2"), "deals 0 (shoe after shoe) or more shoes"),
+        (("--config", str(_file(base, "[publish]\nsurveillance_snapshot = 'nonsense'\n"))),
+         "surveillance_snapshot endpoint 'nonsense'"),
+        (("--surveillance-pub", "127.0.0.1:5560"), "surveillance_events endpoint"),
     ]
     for args, words in cases:
         proc = start(base, *args)

@@ -227,7 +227,8 @@ class Shown:
                 return  # flow control: every reply here is small and few
             yield wire.encode({"ok": False, "error": str(exc)})
             return
-        base: dict = {"ok": True} | ({"id": request.id} if request.id is not None else {})
+        echo: dict = {"id": request.id} if request.id is not None else {}
+        base: dict = {"ok": True} | echo
         if isinstance(request, EventsRequest):
             found = [e for e in self.recent if request.first <= e["seq"] <= request.last]
             for i in range(0, len(found), CHUNK):
@@ -236,7 +237,7 @@ class Shown:
             return
         controller = self.replay.controller if self.replay is not None else None
         if controller is None:
-            yield wire.encode({"ok": False, "error": "no table replayed yet"} | base)
+            yield wire.encode({"ok": False, "error": "no table replayed yet"} | echo)
             return
         state = controller.snapshot()
         yield wire.encode(base | {"op": "snapshot", "table": state["table"], "seq": state["seq"], "state": state})

@@ -25,6 +25,8 @@ def register(sub) -> None:
     p.add_argument("--shoe", metavar="ID", help="the shoe (default: the last one opened)")
     p.add_argument("--table", metavar="ID", help="the table, when the journal directory holds several")
     p.add_argument("--secret-file", metavar="FILE", help="the journal's HMAC secret, for a keyed journal")
+    p.add_argument("--verify-key", metavar="FILE",
+                   help="the verification key of a forward-secure (sealed) journal (made by `shoed keys journal`)")
     p.add_argument("--list", action="store_true", help="list the journal's shoes and exit")
     p.set_defaults(func=run)
 
@@ -40,14 +42,11 @@ def run(args) -> int:
         raise CommandError("say what to write: --out FILE.png and/or --html FILE.html (or --list)")
     if args.out and not args.out.lower().endswith(".png"):
         raise CommandError(f"--out writes a PNG image: name it FILE.png, not {args.out}")
-    secret = None
-    if args.secret_file:
-        try:
-            secret = Path(args.secret_file).read_bytes().strip()
-        except OSError as exc:
-            raise CommandError(f"cannot read {args.secret_file}: {exc.strerror}") from None
+    from shoed.commands.journal import verify_keys
+
+    keys = verify_keys(args)  # --secret-file or --verify-key, read as `shoed journal verify` reads them
     try:
-        records = list(iter_records(args.journal, secret))
+        records = list(iter_records(args.journal, keys))
     except FileNotFoundError as exc:
         raise CommandError(str(exc) if str(exc) else f"no journal at {args.journal}") from None
     except JournalCorrupt as exc:

@@ -18,6 +18,10 @@ DEFAULT_SNAPSHOT = "tcp://127.0.0.1:5557"
 DEFAULT_COMMANDS = "tcp://127.0.0.1:5558"
 
 
+# The transports a ZeroMQ endpoint may name (zmq_bind(3)).
+ENDPOINT_TRANSPORTS = frozenset({"tcp", "ipc", "inproc", "pgm", "epgm", "tipc", "vmci", "ws", "wss", "udp"})
+
+
 class ConfigError(ValueError):
     """A configuration that cannot be used; the message says what to fix."""
 
@@ -230,7 +234,7 @@ def check(config: Config):
         raise ConfigError(str(exc)) from None
     try:
         ruleset = load_ruleset(config.ruleset)
-        if config.decks and config.decks != ruleset.decks:
+        if config.decks is not None and config.decks != ruleset.decks:
             ruleset = with_decks(ruleset, config.decks)
     except RulesetError as exc:
         raise ConfigError(_one_line(exc)) from None
@@ -247,6 +251,17 @@ def check(config: Config):
             _check_order_key(source, config.journal_dir, i)
     if not math.isfinite(config.stall_after_s) or config.stall_after_s < 0:
         raise ConfigError(f"stall_after_s must be 0 (no stall alarm) or more seconds, not {config.stall_after_s}")
+    if config.sim_pace < 0:
+        raise ConfigError(f"the virtual shoe's pace is 0 (flat out) or more seconds between cards, not {config.sim_pace}")
+    if config.sim_shoes < 0:
+        raise ConfigError(f"the virtual shoe deals 0 (shoe after shoe) or more shoes, not {config.sim_shoes}")
+    for setting, endpoint in (("events", config.events), ("snapshot", config.snapshot),
+                              ("commands", config.commands), ("surveillance_events", config.surveillance_events),
+                              ("surveillance_snapshot", config.surveillance_snapshot)):
+        scheme, sep, address = (endpoint or "").partition("://")
+        if endpoint is not None and not (sep and address and scheme in ENDPOINT_TRANSPORTS):
+            raise ConfigError(f"{setting} endpoint {endpoint!r}: write TRANSPORT://ADDRESS, e.g. "
+                              f"tcp://127.0.0.1:5556 or ipc:///run/shoed/events")
     if config.journal_secret_file:
         from shoed.journal.store import SecretFileError, read_secret_file
 

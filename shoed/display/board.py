@@ -211,6 +211,7 @@ def statistics_lines(summary: ShoeSummary) -> tuple[list[tuple[str, str]], list[
             ("Balanced", "yes" if rec.get("balanced") else "NO"),
             ("Cards in the shoe", str(rec.get("capacity"))),
             ("Dealt in coups", str(rec.get("in_coups"))),
+            ("Dealt in void coups", str(rec.get("in_void_coups"))),
             ("Burned", str(rec.get("burned"))),
             ("Discarded", str(rec.get("discarded"))),
             ("Left in the shoe", str(rec.get("left_in_shoe"))),

@@ -87,8 +87,8 @@ def report_html(summary: ShoeSummary) -> str:
         recon = '<p class="bad">No reconciliation: the shoe is not closed in this journal.</p>'
     else:
         recon_rows = []
-        for key in ("balanced", "capacity", "seen", "in_coups", "burned", "discarded", "left_in_shoe",
-                    "accounted", "unaccounted", "coups"):
+        for key in ("balanced", "capacity", "seen", "in_coups", "in_void_coups", "burned", "discarded",
+                    "left_in_shoe", "accounted", "unaccounted", "coups"):
             value = rec.get(key)
             shown = ("yes" if value else "NO") if key == "balanced" else value
             bad = ' class="num bad"' if (key == "balanced" and not value) or (key == "unaccounted" and value) \

@@ -338,16 +338,22 @@ def ask_panel(state: DisplayState) -> Panel:
     return _panel(Group(*lines), "Ask road")
 
 
+def _named(name: str, text: str) -> str:
+    """An alarm's name and its text; the name alone where the text is only the name again (the
+    display audience gets no alarm text: shoed.table.audience)."""
+    return name if text in ("", name) else f"{name}: {text}"
+
+
 def alarm_lines(state: DisplayState) -> list[Text]:
     """Held alarms first, then open misdeals, the last notices and the links not connected."""
     lines = []
     for name, text in state.alarms:
-        lines.append(Text(f"\u26a0 {name}: {text}", style="bold white on red"))
+        lines.append(Text(f"\u26a0 {_named(name, text)}", style="bold white on red"))
     for misdeal_id, kind, correction in state.pending:
         lines.append(Text(f"misdeal {misdeal_id}: {kind.replace('_', ' ')} \u2014 {correction}", style="bold yellow"))
     for coup, name, text in state.notices:
         where = f"coup {coup}: " if coup is not None else ""
-        lines.append(Text(f"{where}{name}: {text}", style="yellow"))
+        lines.append(Text(f"{where}{_named(name, text)}", style="yellow"))
     for source, link in state.devices:
         if link not in ("connected", "restored"):
             lines.append(Text(f"shoe {source}: {link}", style="bold yellow"))

@@ -19,9 +19,12 @@ Bytes written while no host is attached are dropped, as on a real line.
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import select
 import socket
+import struct
+import termios
 import tty
 from urllib.parse import urlsplit
 
@@ -109,6 +112,10 @@ class Link:
 
     def _lost(self) -> None:
         """The far end went away while writing."""
+
+    def unread(self) -> int:
+        """Bytes written that the host has not read yet (0 where the link cannot tell)."""
+        return 0
 
 
 class PtyLink(Link):
@@ -210,6 +217,22 @@ class PtyLink(Link):
         if self.master is None:
             raise OSError(errno.EIO, "the shoe's line is not open")
         return os.write(self.master, data)
+
+    def unread(self) -> int:
+        """What waits in the pty for the host to read (FIONREAD on the slave side): closing the pty
+        before the host has read it would lose it, as pulling the cable would."""
+        if self.master is None or self.slave_path is None or not self.attached():
+            return 0
+        try:
+            fd = os.open(self.slave_path, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
+        except OSError:
+            return 0
+        try:
+            return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+        except OSError:
+            return 0
+        finally:
+            os.close(fd)
 
 
 class SocketLink(Link):

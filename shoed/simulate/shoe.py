@@ -513,6 +513,6 @@ class _Loop:
             return
         if self.native and self.fw.unacked:
             return
-        if self.link.pending:
-            return
+        if self.link.pending or self.link.unread():
+            return  # a Bee-Tek host reads at its own pace: the last cards are dealt once it has them
         self.shoe._done.set()

@@ -17,7 +17,7 @@ from collections import Counter
 
 import pytest
 
-from shoed.display.board import CELL, Circle, scoreboard
+from shoed.display.board import CELL, Circle, scoreboard, statistics_lines
 from shoed.display.html import report_html
 from shoed.display.summary import shoes_in, summarize
 from shoed.journal import iter_records
@@ -107,7 +107,8 @@ def test_html_holds_the_journals_counts_and_nothing_from_elsewhere(recorded_shoe
     assert stats == expected_counts(events)
     closed = next(e for e in events if e["kind"] == "shoe.closed")["reconciliation"]
     recon = data(html, "data-recon")
-    for key in ("capacity", "seen", "in_coups", "burned", "discarded", "left_in_shoe", "unaccounted", "coups"):
+    for key in ("capacity", "seen", "in_coups", "in_void_coups", "burned", "discarded", "left_in_shoe",
+                "unaccounted", "coups"):
         assert recon[key] == str(closed[key]), key
     assert recon["balanced"] == "yes"
     svg = html[html.index("<svg"):html.index("</svg>") + len("</svg>")]
@@ -175,6 +176,12 @@ def test_voids_misdeals_and_an_open_shoe(tmp_path):
     html = report_html(summary)
     assert "dealer exposed a card" in html and "return_card" in html and "unreadable_card" in html
     assert f"<td>{summary.voids[0].who}</td><td>{void['utc']}</td>" in html
+    # The voided coup's cards are a category of the reconciliation of their own: shown, so every card adds up.
+    closed = next(e for e in events if e["kind"] == "shoe.closed")["reconciliation"]
+    recon = data(html, "data-recon")
+    assert int(recon["in_void_coups"]) == closed["in_void_coups"] > 0
+    assert sum(int(recon[k]) for k in ("in_coups", "in_void_coups", "burned", "discarded")) == int(recon["seen"])
+    assert ("Dealt in void coups", str(closed["in_void_coups"])) in statistics_lines(summary)[1]
     cut = next(i for i, r in enumerate(records) if r["events"][0]["kind"] == "shoe.closed")
     open_shoe = summarize(records[:cut])
     assert open_shoe.reconciliation is None and open_shoe.notes

@@ -228,3 +228,18 @@ def test_roads_in_coup_results_match_the_roads(recorded_shoe):
             assert (step["big_road"]["row"], step["big_road"]["col"]) == (p.row, p.col)
             assert step["big_road"]["ties"] == whole.big_road[-1][-1].ties
         assert step["ask_road"] == whole.ask_road
+
+
+def test_an_alarm_without_its_text_is_shown_by_its_name_once():
+    # The display audience gets an alarm's name and state, not its text (shoed.table.audience).
+    from shoed.display.state import apply, initial
+    from shoed.display.terminal import alarm_lines
+
+    state = initial("t1")
+    state = apply(state, {"kind": "alarm", "alarm": "stalled", "active": True, "seq": 1, "table": "t1"})
+    state = apply(state, {"kind": "alarm", "alarm": "confirm_refused", "active": True, "seq": 2, "table": "t1"})
+    state = apply(state, {"kind": "alarm", "alarm": "tamper", "active": True, "text": "lid opened", "seq": 3,
+                          "table": "t1"})
+    lines = [line.plain for line in alarm_lines(state)]
+    assert "\u26a0 stalled" in lines and "\u26a0 tamper: lid opened" in lines
+    assert "confirm_refused" in lines and not any("stalled: stalled" in line for line in lines)

@@ -139,3 +139,24 @@ def test_the_installed_command(build):
         env=env,
     )
     assert done.returncode == 0 and done.stdout.startswith("intact: 1 file, 4 records")
+
+
+def test_report_reads_a_sealed_journal_with_its_verify_key(tmp_path):
+    """docs/journal.md: a sealed journal verifies only with its verify key; `shoed report` takes it
+    as `journal verify` and `replay` do (it refused the journal as "not intact")."""
+    from harness.processes import run_shoed
+    from tests.test_replay import write_journal
+    from tests.test_table import dealer_inputs
+
+    j, vk = tmp_path / "j", tmp_path / "verify.key"
+    run_shoed("keys", "journal", "--journal", str(j), "--table", "t1", "--verify-key", str(vk), check=True)
+    write_journal(j, dealer_inputs(coups=3))
+    without = run_shoed("report", str(j), "--list")
+    assert without.returncode == 2 and "its verify key is needed" in without.stderr
+    listed = run_shoed("report", str(j), "--list", "--verify-key", str(vk))
+    assert listed.returncode == 0 and listed.stdout.endswith("\t3 coups\n"), listed.stderr
+    page = tmp_path / "shoe.html"
+    drawn = run_shoed("report", str(j), "--html", str(page), "--verify-key", str(vk))
+    assert drawn.returncode == 0 and 'data-stat="results">3<' in page.read_text(), drawn.stderr
+    both = run_shoed("report", str(j), "--list", "--verify-key", str(vk), "--secret-file", str(vk))
+    assert both.returncode == 2 and "not both" in both.stderr

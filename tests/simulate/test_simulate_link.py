@@ -190,6 +190,42 @@ def test_beetek_tokens_follow_the_truth(shoes):
     assert b"<Card:10" in data or not any(parse_card(e.card).rank == 10 for e in cards if e.kind == "card")
 
 
+def test_a_slow_beetek_host_gets_every_token_before_the_shoe_is_done(shoes):
+    """A Bee-Tek shoe acknowledges nothing, and closing a pty discards what the host has not read
+    yet: `shoed simulate` stops once the shoe is done, so the shoe is done only once the host
+    has read every token (a slow reader lost the last cards)."""
+    import select
+    import tty
+
+    shoe = shoes(protocol="beetek", pace=0.0, cut_from_end=14)  # a whole shoe: some 300 tokens, ~9 KB
+    path = shoe.start()
+    fd = os.open(path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+    tty.setraw(fd)
+    data = bytearray()
+    stopped = False
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if shoe.done and not stopped:
+                shoe.stop()  # as the command line does: done, so the pty is closed
+                stopped = True
+            if select.select([fd], [], [], 0.05)[0]:
+                try:
+                    chunk = os.read(fd, 256)  # a slow host: 256 bytes at a time
+                except OSError:
+                    break  # the shoe closed its end
+                if not chunk:
+                    break
+                data += chunk
+                time.sleep(0.02)
+            elif shoe.done:
+                break
+    finally:
+        os.close(fd)
+    assert shoe.done
+    assert len(TOKEN.findall(data)) == len([e for e in shoe.truth if e.is_card]) > 250
+
+
 def test_socket_listen_serves_pyserial(shoes):
     import serial
 
