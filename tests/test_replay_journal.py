@@ -161,3 +161,32 @@ def test_a_keyed_journal_is_replayed_apart_with_its_secret_only(journal, tmp_pat
     secret_file.write_bytes(b"table secret\n")
     proc = run_shoed("replay", str(directory), "--json", "--jobs", "2", "--secret-file", str(secret_file))
     assert proc.returncode == 0 and json.loads(proc.stdout)["identical"] is True
+
+
+def test_a_process_with_other_threads_replays_in_workers_started_afresh(journal, monkeypatch):
+    """A fork copies only the forking thread (a lock another thread holds stays held in the child):
+    with another thread alive the workers are started by a fork server, and prove the same."""
+    import multiprocessing
+    import threading
+
+    methods = []
+    real = multiprocessing.get_context
+
+    def recording(method=None):
+        methods.append(method)
+        return real(method)
+
+    monkeypatch.setattr(multiprocessing, "get_context", recording)
+    done = threading.Event()
+    other = threading.Thread(target=done.wait, daemon=True)
+    other.start()
+    try:
+        result = both(journal[0])
+    finally:
+        done.set()
+        other.join()
+    assert methods == ["forkserver"]
+    assert result.identical and result.files == len(list(journal[0].glob("*.jsonl")))
+    alone = threading.active_count() == 1  # other tests of this run may have left threads of their own
+    assert replay_journal(journal[0], jobs=2).steps == result.steps
+    assert methods[-1] == ("fork" if alone else "forkserver")

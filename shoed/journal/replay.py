@@ -173,8 +173,13 @@ def _results(work: list, jobs: int, on_events: OnEvents | None,
             yield replay_file(Path(p), name, secret, on_events, order_key, on_start)
         return
     import multiprocessing
+    import threading
 
-    with multiprocessing.get_context("fork").Pool(min(jobs, len(work))) as pool:
+    # Forked workers start at once, but a fork copies only the thread that forks: a lock another
+    # thread held then stays held in the child for ever. A process with other threads (a program
+    # that embeds the replay) starts its workers afresh instead.
+    method = "fork" if threading.active_count() == 1 else "forkserver"
+    with multiprocessing.get_context(method).Pool(min(jobs, len(work))) as pool:
         # In order, a few files at a time: the seams are checked as the results come.
         yield from pool.imap(_job, work, chunksize=max(1, min(16, len(work) // (jobs * 8))))
 
