@@ -287,3 +287,44 @@ def suit_mask(suit: str, height: int, font: GlyphFont | None = None, rng: np.ran
     if font is not None and font.suits:
         return font_suit_mask(font, suit, height)
     return suit_shape_mask(suit, height, rng)
+
+
+# ----- shaded suit symbols --------------------------------------------------------
+# Many decks print their suits not as flat ink: a gradient, a lighter centre, a
+# dark outline around a tinted inside, a highlight over one half. Drawn here from
+# a flat mask, for training only (vision_lab.train).
+
+SHADINGS = ("gradient", "centre", "outline", "two-tone")
+
+
+def shaded(mask: np.ndarray, rng: np.random.Generator, kind: str | None = None,
+           kinds: tuple[str, ...] = SHADINGS, light: tuple[float, float] = (0.3, 0.7)) -> np.ndarray:
+    """`mask` (uint8, 255 = ink) with its ink shaded: the print keeps its
+    outline, its inside is lighter in one of the ways of `kinds` (or `kind`),
+    down to a share of the ink drawn from `light`. The darkest ink stays 255,
+    so contrast is the mask's."""
+    kind = kind if kind is not None else kinds[int(rng.integers(len(kinds)))]
+    a = mask.astype(np.float32) / 255.0
+    solid = (mask > 127).astype(np.uint8)
+    dist = cv2.distanceTransform(np.pad(solid, 1), cv2.DIST_L2, 5)[1:-1, 1:-1]
+    depth = dist / max(float(dist.max()), 1.0)  # 0 at the edge, 1 at the deepest point
+    h, w = mask.shape
+    lo = float(rng.uniform(*light))
+    if kind == "gradient":
+        t = rng.uniform(0, 2 * np.pi)
+        yy, xx = np.indices((h, w), np.float32)
+        u = xx * math.cos(t) + yy * math.sin(t)
+        u = (u - u.min()) / max(float(u.max() - u.min()), 1.0)
+        f = 1.0 - (1.0 - lo) * u
+    elif kind == "centre":
+        f = 1.0 - (1.0 - lo) * np.clip(depth, 0, 1) ** rng.uniform(0.5, 1.5)
+    else:
+        band = rng.uniform(0.04, 0.14) * max(h, w)
+        f = np.where(dist < band, 1.0, lo).astype(np.float32)
+        if kind == "two-tone":  # a highlight over one side of the inside, the rest darker
+            t = rng.uniform(-0.5, 0.5) + (np.pi / 2 if rng.uniform() < 0.7 else 0.0)  # mostly upper/lower
+            yy, xx = np.indices((h, w), np.float32)
+            side = (xx - w / 2) * math.cos(t) + (yy - h / 2) * math.sin(t) > rng.uniform(-0.15, 0.15) * h
+            f = np.where((dist >= band) & side, rng.uniform(max(lo, 0.6), 0.9), f).astype(np.float32)
+        f = cv2.GaussianBlur(f, (0, 0), max(0.5, 0.01 * max(h, w)))
+    return np.clip(a * f * 255.0, 0, 255).astype(np.uint8)

@@ -15,7 +15,10 @@ changes, a slight rotation and shear, shrinking to 12-64 pixels tall, blur,
 faded contrast, noise; then binarised and measured by exactly the functions the
 recogniser uses (index.threshold, index.absorb_fragments, index.rank_marks,
 index.glyph_vector). The "none" class gets foreign letters, lone "1" and "0",
-broken glyphs, and picture and pattern pieces.
+broken glyphs, and picture and pattern pieces. Each suit gets a quarter more
+samples (SHADED_EXTRA), drawn from a random stream of their own, whose ink is
+shaded (fonts.shaded: a gradient, a lighter centre, a dark outline around a
+tinted inside, a highlight over one half), as many decks print their suits.
 
 Deck artwork (vision_lab.decks, when gnome-cards-data and librsvg2-bin are
 installed): the index marks of every card of the training designs
@@ -49,7 +52,8 @@ from shoed.vision import index as X
 from shoed.vision.model import CLASSES, DEFAULT_PATH, NONE, RANK_CLASSES, SUIT_CLASSES, IndexModel
 
 FOREIGN = "BDRVOCLEPHUNMWXYTFIG"
-CARD_GLYPH_SHARE = 0.2  # share of a rank's samples in card lettering (fonts.CARD_GLYPHS), where it has some  # letters that are not ranks (incl. French/German court letters)
+CARD_GLYPH_SHARE = 0.2  # share of a rank's samples in card lettering (fonts.CARD_GLYPHS), where it has some
+SHADED_EXTRA = 0.25  # shaded suit symbols (fonts.shaded) added to each suit's samples, as a share of --per-class
 
 
 def _pad(mask: np.ndarray, frac: float = 0.35) -> np.ndarray:
@@ -133,11 +137,17 @@ def measure(ink: np.ndarray, ten: bool = False, whole: bool = True) -> np.ndarra
     return X.glyph_vector(ink[best.y : best.y + best.h, best.x : best.x + best.w], best.mask)
 
 
-def _suit_master(suit: str, fonts: list[F.GlyphFont], rng: np.random.Generator) -> np.ndarray:
+def _suit_master(suit: str, fonts: list[F.GlyphFont], rng: np.random.Generator, shaded: bool = False) -> np.ndarray:
+    """A suit symbol from a font or drawn from curves; with `shaded`, its ink
+    shaded (fonts.shaded)."""
     with_symbols = [f for f in fonts if f.suits]
     if with_symbols and rng.uniform() < 0.5:
-        return F.font_suit_mask(with_symbols[rng.integers(len(with_symbols))], suit, 90)
-    return F.suit_shape_mask(suit, 90, rng)
+        master = F.font_suit_mask(with_symbols[rng.integers(len(with_symbols))], suit, 90)
+    else:
+        master = F.suit_shape_mask(suit, 90, rng)
+    if shaded:
+        master = F.shaded(master, rng)
+    return master
 
 
 def _none_master(fonts: list[F.GlyphFont], rng: np.random.Generator) -> np.ndarray:
@@ -222,9 +232,15 @@ def _labels() -> list[str]:
 
 
 def sample(cls: int, fonts: list[F.GlyphFont], rng: np.random.Generator,
-           masters: dict[int, list[np.ndarray]] | None = None, deck_share: float = 0.0) -> np.ndarray | None:
+           masters: dict[int, list[np.ndarray]] | None = None, deck_share: float = 0.0,
+           shaded: bool = False) -> np.ndarray | None:
     """One training vector of class `cls` (an index into model.CLASSES); with
-    probability `deck_share` from one of `masters[cls]` (deck artwork)."""
+    probability `deck_share` from one of `masters[cls]` (deck artwork); with
+    `shaded`, a drawn suit symbol with its ink shaded."""
+    if shaded:
+        master = _suit_master(SUIT_CLASSES[cls - 13], fonts, rng, shaded=True)
+        ink = _camera(_geometry(_pad(master, 0.1), rng), rng)
+        return measure(np.pad(ink, 6))
     # foreign letters are a small part of what "none" stands for
     if masters and masters.get(cls) and rng.uniform() < (deck_share * 0.3 if cls == NONE else deck_share):
         pool = masters[cls]
@@ -245,7 +261,7 @@ def sample(cls: int, fonts: list[F.GlyphFont], rng: np.random.Generator,
 
 def make_set(per_class: int, fonts: list[F.GlyphFont], seed: int, none_share: float = 1.5,
              classes: range | None = None, log=None, masters: dict[int, list[np.ndarray]] | None = None,
-             deck_share: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+             deck_share: float = 0.0, shaded_extra: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
     counts = [per_class] * (len(CLASSES) - 1) + [int(per_class * none_share)]
     xs, ys = [], []
@@ -263,6 +279,21 @@ def make_set(per_class: int, fonts: list[F.GlyphFont], seed: int, none_share: fl
             made += 1
         if log:
             log(f"  {CLASSES[cls]:>4}: {count} samples ({time.time() - t0:.0f} s)")
+    # shaded suit symbols, added from a stream of their own (the others stay as they were)
+    extra = np.random.default_rng(seed + 500)
+    for cls in range(len(RANK_CLASSES), len(RANK_CLASSES) + len(SUIT_CLASSES)):
+        if shaded_extra <= 0 or (classes is not None and cls not in classes):
+            continue
+        made = 0
+        while made < int(per_class * shaded_extra):
+            v = sample(cls, fonts, extra, shaded=True)
+            if v is None:
+                continue
+            xs.append(v)
+            ys.append(cls)
+            made += 1
+        if log:
+            log(f"  {CLASSES[cls]:>4}: {made} shaded ({time.time() - t0:.0f} s)")
     return np.stack(xs), np.array(ys, np.int64)
 
 
@@ -351,7 +382,8 @@ def main(argv: list[str] | None = None) -> int:
         masters = deck_masters()
         log(f"deck artwork: {sum(len(v) for v in masters.values())} index marks of "
             f"{', '.join(d for d in decks.TRAINING_DESIGNS if d in decks.designs()) or 'no design installed'}")
-        x, y = make_set(args.per_class, fonts, args.seed, log=log, masters=masters, deck_share=args.deck_share)
+        x, y = make_set(args.per_class, fonts, args.seed, log=log, masters=masters, deck_share=args.deck_share,
+                        shaded_extra=SHADED_EXTRA)
         if args.cache:
             np.savez_compressed(args.cache, x=x, y=y)
     model = fit(x, y, epochs=args.epochs, seed=args.seed, log=log)

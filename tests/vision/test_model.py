@@ -120,3 +120,54 @@ def test_a_flat_topped_three_is_a_three():
             rows.append(train.measure(np.clip(ink, 0, 1)))
     p = model.predict(np.stack(rows))
     assert (p.argmax(axis=1) == CLASSES.index("3")).all() and p[:, CLASSES.index("3")].min() >= 0.8, p[:, :13]
+
+
+def _shaded_suits(size: int = 36) -> tuple[list[np.ndarray], list[str]]:
+    """Diamonds and hearts as decks print them shaded - a gradient, a dark
+    outline around a tinted inside, a lighter centre, a highlight over the upper
+    half: ink maps of a glyph `size` pixels tall, drawn here (no deck artwork,
+    and not by vision_lab.fonts.shaded, which the training uses)."""
+    import cv2
+
+    s = 200
+    diamond = np.zeros((s, s), np.uint8)
+    cv2.fillPoly(diamond, [np.array([(100, 4), (178, 100), (100, 196), (22, 100)], np.int32)], 255, cv2.LINE_AA)
+    heart = np.zeros((s, s), np.uint8)
+    for cx in (62, 138):
+        cv2.circle(heart, (cx, 64), 52, 255, -1, cv2.LINE_AA)
+    cv2.fillPoly(heart, [np.array([(14, 84), (186, 84), (100, 194)], np.int32)], 255, cv2.LINE_AA)
+    yy = np.indices((s, s))[0].astype(np.float32) / s
+    inks, labels = [], []
+    for shape, suit in ((diamond, "D"), (heart, "H")):
+        solid = (shape > 127).astype(np.uint8)
+        dist = cv2.distanceTransform(solid, cv2.DIST_L2, 5)
+        shades = (
+            1.0 - 0.55 * yy,  # a gradient, dark at the top
+            0.45 + 0.55 * yy,  # dark at the bottom
+            np.where(dist < 14, 1.0, 0.5),  # an outline around a tinted inside
+            1.0 - 0.5 * dist / dist.max(),  # a lighter centre
+            np.where(dist < 12, 1.0, np.where(yy < 0.5, 0.75, 0.55)),  # outline, a highlight over the upper half
+        )
+        for shade in shades:
+            inks.append(shape.astype(np.float32) / 255.0 * shade.astype(np.float32))
+            labels.append(suit)
+    out = []
+    rng = np.random.default_rng(5)
+    for ink in inks:
+        small = cv2.resize(ink, (size, size), interpolation=cv2.INTER_AREA)
+        small = np.pad(small, 6) + rng.normal(0, 0.02, (size + 12, size + 12)).astype(np.float32)
+        out.append(np.clip(small, 0, 1))
+    return out, labels
+
+
+@pytest.mark.parametrize("size", [24, 36, 60])
+def test_shaded_hearts_and_diamonds_are_read_surely(size):
+    """A diamond or a heart printed shaded (a gradient, an outline around a
+    tinted inside, a lighter centre, a two-tone fill) is read as its suit at
+    0.9 or more, as a flat one is: under the threshold the card is refused."""
+    model = IndexModel.load()
+    inks, labels = _shaded_suits(size)
+    p = model.predict(np.stack([train.measure(ink) for ink in inks]))
+    want = np.array([CLASSES.index(s) for s in labels])
+    sure = p[np.arange(len(want)), want]
+    assert (p.argmax(axis=1) == want).all() and sure.min() >= 0.9, np.round(sure, 2)
