@@ -264,36 +264,31 @@ def make_set(per_class: int, fonts: list[F.GlyphFont], seed: int, none_share: fl
              deck_share: float = 0.0, shaded_extra: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
     counts = [per_class] * (len(CLASSES) - 1) + [int(per_class * none_share)]
-    xs, ys = [], []
+    xs: list[np.ndarray] = []
+    ys: list[int] = []
     t0 = time.time()
-    for cls, count in enumerate(counts):
-        if classes is not None and cls not in classes:
-            continue
+
+    def draw(cls: int, count: int, stream: np.random.Generator, what: str, **options) -> None:
+        """`count` vectors of class `cls` (a draw that gives none is drawn again)."""
         made = 0
         while made < count:
-            v = sample(cls, fonts, rng, masters, deck_share)
+            v = sample(cls, fonts, stream, **options)
             if v is None:
                 continue
             xs.append(v)
             ys.append(cls)
             made += 1
         if log:
-            log(f"  {CLASSES[cls]:>4}: {count} samples ({time.time() - t0:.0f} s)")
+            log(f"  {CLASSES[cls]:>4}: {count} {what} ({time.time() - t0:.0f} s)")
+
+    for cls, count in enumerate(counts):
+        if classes is None or cls in classes:
+            draw(cls, count, rng, "samples", masters=masters, deck_share=deck_share)
     # shaded suit symbols, added from a stream of their own (the others stay as they were)
     extra = np.random.default_rng(seed + 500)
     for cls in range(len(RANK_CLASSES), len(RANK_CLASSES) + len(SUIT_CLASSES)):
-        if shaded_extra <= 0 or (classes is not None and cls not in classes):
-            continue
-        made = 0
-        while made < int(per_class * shaded_extra):
-            v = sample(cls, fonts, extra, shaded=True)
-            if v is None:
-                continue
-            xs.append(v)
-            ys.append(cls)
-            made += 1
-        if log:
-            log(f"  {CLASSES[cls]:>4}: {made} shaded ({time.time() - t0:.0f} s)")
+        if shaded_extra > 0 and (classes is None or cls in classes):
+            draw(cls, int(per_class * shaded_extra), extra, "shaded", shaded=True)
     return np.stack(xs), np.array(ys, np.int64)
 
 

@@ -174,18 +174,25 @@ def test_parse_request_refuses_with_a_clear_message(body, words):
     assert words in str(err.value)
 
 
-@pytest.mark.parametrize(("body", "words"), BAD[::3])
-def test_bad_requests_get_error_replies_and_the_endpoint_keeps_serving(ctx, endpoint, keys, body, words):
-    server, daemon = endpoint
+def raw_reply(ctx, server, keys, body: bytes) -> dict:
+    """The endpoint's reply to `body` sent as it is by the dealer's console (a CURVE client)."""
     sock = ctx.socket(zmq.DEALER)
     sock.linger = 0
     keys.client("dealer-console").apply(sock)
     sock.connect(server.endpoint)
-    sock.send(body)
-    assert sock.poll(2000)
-    reply = cm.wire.decode(sock.recv())
+    try:
+        sock.send(body)
+        assert sock.poll(2000)
+        return cm.wire.decode(sock.recv())
+    finally:
+        sock.close(0)
+
+
+@pytest.mark.parametrize(("body", "words"), BAD[::3])
+def test_bad_requests_get_error_replies_and_the_endpoint_keeps_serving(ctx, endpoint, keys, body, words):
+    server, daemon = endpoint
+    reply = raw_reply(ctx, server, keys, body)
     assert reply["ok"] is False and words in reply["error"]
-    sock.close(0)
     assert daemon.seen == []
     assert send(server, keys, "status")["ok"]
 
@@ -194,14 +201,7 @@ def test_bad_requests_get_error_replies_and_the_endpoint_keeps_serving(ctx, endp
                                   b'{"cmd": "status", "args": {"a\\u2028b\\u0000": 1}}'])
 def test_an_error_reply_is_one_line_whatever_the_request_quotes(ctx, endpoint, keys, body):
     server, _ = endpoint
-    sock = ctx.socket(zmq.DEALER)
-    sock.linger = 0
-    keys.client("dealer-console").apply(sock)
-    sock.connect(server.endpoint)
-    sock.send(body)
-    assert sock.poll(2000)
-    error = cm.wire.decode(sock.recv())["error"]
-    sock.close(0)
+    error = raw_reply(ctx, server, keys, body)["error"]
     assert "unknown field" in error and error.isprintable(), error
     assert "\\n" in error or "\\u2028" in error
 
