@@ -13,6 +13,12 @@ so nothing is published or acknowledged that is not durably journaled
 replaying the current shoe's journal file through the same controller; nothing
 is published before that has passed (item 4), and READY goes to systemd only
 then.
+
+`Daemon.start()` makes the parts in that order, each whole or not at all: the
+journal and the controller rebuilt from it, the network side (`_Network`: the
+publishers, catch-up, the command endpoint), the drivers side (`_Sources`);
+then `TableLoop`, the running table that holds them all, whose `step()` is one
+turn of the loop. A start that fails half-way closes what it had made.
 """
 
 from __future__ import annotations
@@ -26,19 +32,32 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from shoed.daemon import logs
 from shoed.table import shuffle as shuffle_table
 from shoed.table import events as ev
 from shoed.daemon.clockwatch import STALL_LIMIT, ClockWatch
-from shoed.daemon.config import Config, ConfigError
+from shoed.daemon.config import Config, ConfigError, Source
 from shoed.daemon.config import check as check_config
 from shoed.daemon.notify import Notifier
 from shoed.daemon.virtual import DRIVER as VIRTUAL_DRIVER
 from shoed.daemon.virtual import VirtualShoeError, VirtualShoeProcess
 from shoed.table.replay import Replay, checkpoint_record, step_record
 from shoed.table import StartShoeFile, TableController, WorkOutOdds
+
+if TYPE_CHECKING:
+    import zmq
+
+    from shoed.drivers.base import Capabilities, Driver, Reading
+    from shoed.journal import Journal
+    from shoed.net.catchup import CatchupServer
+    from shoed.net.commands import Command, CommandServer
+    from shoed.net.curve import ServerCurve
+    from shoed.net.publisher import Publisher
+    from shoed.rules.ruleset import Ruleset
 
 log = logs.get("shoed.daemon")
 
@@ -66,7 +85,7 @@ def _raise_file_limit() -> None:
             log.warning("cannot raise the limit of open files", soft=soft, hard=hard, error=str(exc))
 
 
-def _checkpoint_seq(path) -> int:
+def _checkpoint_seq(path: str | os.PathLike[str]) -> int:
     """The seq a journal file starts from (its checkpoint, line 2); -1 when it cannot be read."""
     try:
         with open(path, "rb") as f:
@@ -76,54 +95,508 @@ def _checkpoint_seq(path) -> int:
         return -1
 
 
-def input_from_reading(reading) -> dict:
+def input_from_reading(reading: Reading) -> dict[str, Any]:
     """A driver's Reading as a controller input (also what the journal keeps: raw bytes in hex)."""
     item = reading.to_json()
     item["kind"] = reading.kind
     return item
 
 
-def _capabilities(source):
+def _capabilities(source: Source) -> Capabilities:
     """What a configured source's driver can do; the built-in virtual shoe is read through its driver."""
     from shoed.drivers import capabilities
 
     return capabilities(VIRTUAL_DRIVER if source.driver == "virtual" else source.driver)
 
 
+def _ensure_keys(key_dir: Path, local_console: bool) -> None:
+    """First start: the server's key pair and an empty allow-list (shoed.net.keys)."""
+    from shoed.net.keys import ensure_server_keys
+
+    public = ensure_server_keys(key_dir, local_console=local_console)
+    if public is not None:
+        log.warning("made the server key pair; allow a client by copying its public .key into clients/",
+                    key_dir=str(key_dir), server_public=public)
+
+
+def journal_position(journal: Journal) -> dict[str, Any] | None:
+    """The journal's chain head as published for a witness: file number, jseq and hash of the
+    last record written (right after a step is journaled, the record holding its events)."""
+    if not journal.file_seq:
+        return None
+    return {"file": journal.file_seq, "jseq": journal.jseq, "hash": journal.head}
+
+
+class _Network:
+    """The network side, bound whole by `bind()`: the public context (commands, catch-up) and one
+    context per event stream (shoed.net.contexts), the CURVE keys where they are used, every
+    audience's publisher (the display's first, surveillance's where configured), the snapshot and
+    catch-up server on its thread, the command endpoint and the poller over its sockets."""
+
+    def __init__(self, context: zmq.Context[Any], stream_contexts: list[zmq.Context[Any]], curve: ServerCurve | None,
+                 publishers: list[Publisher], catchup: CatchupServer, commands: CommandServer,
+                 poller: zmq.Poller) -> None:
+        self.context = context
+        self.stream_contexts = stream_contexts
+        self.curve = curve
+        self.publishers = publishers
+        self.catchup = catchup
+        self.commands = commands
+        self.poller = poller
+
+    @classmethod
+    def bind(cls, cfg: Config, *, last_seq: int, journal_head: Callable[[], dict[str, Any] | None],
+             recent: collections.deque[dict[str, Any]], journal_events: Callable[[int, int], Iterator[dict[str, Any]]],
+             command: Callable[[Command], dict[str, Any] | None]) -> _Network:
+        """Bind every endpoint of `cfg` and start the catch-up thread; DaemonError (with what was
+        made closed again) when an endpoint cannot be bound or the keys cannot be used."""
+        import zmq
+
+        from shoed.table import audience
+        from shoed.net import contexts
+        from shoed.net.catchup import CatchupServer, Endpoint
+        from shoed.net.commands import CommandServer
+        from shoed.net.curve import CurveError, ServerCurve
+        from shoed.net.publisher import Publisher
+
+        # Commands and catch-up on the public context; each event stream on a context of its own
+        # (shoed.net.contexts): a client's load on the first never stands in front of a card's event.
+        context = contexts.public_context()
+        stream_contexts = [contexts.stream_context() for _ in range(2 if cfg.surveillance_events else 1)]
+        curve: ServerCurve | None = None
+        publishers: list[Publisher] = []
+        catchup: CatchupServer | None = None
+        commands: CommandServer | None = None
+        try:
+            surveillance = bool(cfg.surveillance_events or cfg.surveillance_snapshot)
+            if cfg.curve_commands or cfg.curve_publish or surveillance:
+                _ensure_keys(Path(cfg.key_dir), cfg.embedded_default)
+                try:
+                    curve = ServerCurve.from_key_dir(cfg.key_dir, context)
+                except CurveError as exc:
+                    raise DaemonError(str(exc)) from None
+            pub_curve = curve if cfg.curve_publish else None
+            display_event, display_snapshot = audience.for_audience(audience.DISPLAY, cfg.display_reveal)
+            every_event, whole_snapshot = audience.for_audience(audience.SURVEILLANCE)
+            endpoints = [Endpoint(cfg.snapshot, display_event, display_snapshot, pub_curve)]
+            try:
+                if pub_curve is not None:
+                    pub_curve.attach(stream_contexts[0])
+                publishers.append(Publisher(stream_contexts[0], cfg.events, cfg.table, pub_curve, last_seq=last_seq,
+                                            journal_head=journal_head, view=display_event))
+                if cfg.surveillance_events:
+                    if curve is not None:  # (always: surveillance makes the keys)
+                        curve.attach(stream_contexts[1])
+                    publishers.append(Publisher(stream_contexts[1], cfg.surveillance_events, cfg.table, curve,
+                                                last_seq=last_seq, journal_head=journal_head))
+                if cfg.surveillance_snapshot:
+                    endpoints.append(Endpoint(cfg.surveillance_snapshot, every_event, whole_snapshot, curve))
+                catchup = CatchupServer(context, endpoints, cfg.table, recent, journal_events)
+                commands = CommandServer(context, cfg.commands, command,
+                                         curve=curve if cfg.curve_commands else None,
+                                         insecure=not cfg.curve_commands)
+            except zmq.ZMQError as exc:
+                raise DaemonError(f"cannot bind a ZeroMQ endpoint ({exc}); is another daemon using it? "
+                                  "Give other endpoints with --pub, --snapshot, --commands") from None
+            contexts.lower_io_priority()
+            poller = zmq.Poller()
+            for sock in commands.sockets():
+                poller.register(sock, zmq.POLLIN)
+            # The catch-up thread takes the interpreter in short slices: a card waits at most this long for it.
+            sys.setswitchinterval(CATCHUP_SLICE)
+            catchup.start()
+        except BaseException:
+            _close_network(commands, catchup, publishers, curve, [context, *stream_contexts])
+            raise
+        return cls(context, stream_contexts, curve, publishers, catchup, commands, poller)
+
+    def close(self) -> None:
+        _close_network(self.commands, self.catchup, self.publishers, self.curve, [self.context, *self.stream_contexts])
+
+
+def _close_network(commands: CommandServer | None, catchup: CatchupServer | None, publishers: list[Publisher],
+                   curve: ServerCurve | None, contexts: list[zmq.Context[Any]]) -> None:
+    _close_each(commands, catchup, *publishers)
+    if curve is not None:
+        curve.close()
+    for context in contexts:
+        context.term()
+
+
+class _Sources:
+    """The drivers side, made whole by `make()`: one driver for each configured source, in order
+    (the built-in virtual shoe's process with them, where one is configured), the drivers not
+    open yet with when to try each again, and the gate's state as last sent to them."""
+
+    def __init__(self, drivers: list[Driver], virtual: VirtualShoeProcess | None) -> None:
+        self.drivers = drivers
+        self.virtual = virtual
+        self.closed: dict[Driver, float] = {driver: 0.0 for driver in drivers}  # -> monotonic time of the next try
+        self.open_tries: dict[Driver, int] = {}
+        self.gate_locked: bool | None = None
+
+    @classmethod
+    def make(cls, cfg: Config, controller: TableController) -> _Sources:
+        """The drivers of `cfg`'s sources, none open yet (`open_pending` opens them)."""
+        from shoed.drivers import DriverError, driver_class
+
+        drivers: list[Driver] = []
+        virtual: VirtualShoeProcess | None = None
+        try:
+            for source in cfg.sources:
+                if source.driver == "virtual":
+                    from shoed.simulate.resume import resume_state
+
+                    try:
+                        virtual = VirtualShoeProcess.for_config(cfg, resume_state(controller))
+                    except VirtualShoeError as exc:
+                        raise DaemonError(str(exc)) from None
+                    log.info("virtual shoe started", pty=virtual.path, link=virtual.link, pace=cfg.sim_pace)
+                    name, url, options = VIRTUAL_DRIVER, virtual.link, {}
+                else:
+                    name, url, options = source.driver, source.url, source.options
+                try:
+                    driver = driver_class(name)(url, **options)
+                except (DriverError, TypeError, ValueError) as exc:
+                    raise DaemonError(f"source {name}:{url}: {exc}") from None
+                drivers.append(driver)
+        except BaseException:
+            _close_each(*drivers)
+            if virtual is not None:
+                virtual.stop()
+            raise
+        return cls(drivers, virtual)
+
+    def open_pending(self, controller: TableController) -> list[dict[str, Any]]:
+        """Open the sources that are not open yet. A shoe missing at start is not fatal: the
+        table is told the link is lost (the inputs returned) and the daemon keeps trying, with back-off."""
+        from shoed.drivers import DriverError
+
+        found: list[dict[str, Any]] = []
+        now = time.monotonic()
+        for driver, due in list(self.closed.items()):
+            if now < due:
+                continue
+            try:
+                driver.open()
+            except DriverError as exc:
+                tries = self.open_tries.get(driver, 0) + 1
+                self.open_tries[driver] = tries
+                self.closed[driver] = now + min(5.0, 0.2 * 2 ** tries)
+                if tries == 1:
+                    log.error("cannot open the shoe; retrying", source=driver.source, error=str(exc))
+                    found.append({"kind": "link", "link": "lost", "source": driver.source,
+                                  "detail": {"error": str(exc)}})
+                continue
+            del self.closed[driver]
+            resume = controller.resume_point(driver.source)
+            if resume is not None:
+                driver.set_last_seq(*resume)
+            if self.open_tries.pop(driver, 0):
+                log.info("shoe opened", source=driver.source)
+            self.gate_locked = None  # tell the new link the gate's state
+        return found
+
+    def open_drivers(self) -> list[Driver]:
+        return [driver for driver in self.drivers if driver not in self.closed]
+
+    def reader_sources(self, cfg: Config) -> list[str]:
+        """The sources whose cards are dealt, in priority order (a shuffler's reports are no reader's)."""
+        # One driver for each configured source, in order.
+        return [driver.source for source, driver in zip(cfg.sources, self.drivers, strict=True)
+                if _capabilities(source).deals]
+
+    def update_gate(self, locked: bool) -> None:
+        if locked != self.gate_locked:
+            for driver in self.open_drivers():
+                driver.set_gate(locked)
+            self.gate_locked = locked
+
+    def close(self) -> None:
+        _close_each(*self.drivers)
+        if self.virtual is not None:
+            self.virtual.stop()
+
+
+class TableLoop:
+    """The running table, whole: the journal and the controller rebuilt from it, the drivers side
+    and the network side. `step()` is one turn of the daemon's loop; every input goes through
+    `handle()`. A journal that cannot be written calls `on_failure` with the exit code."""
+
+    def __init__(self, config: Config, notifier: Notifier, clock: ClockWatch, journal: Journal,
+                 controller: TableController, sources: _Sources, net: _Network,
+                 recent: collections.deque[dict[str, Any]], on_failure: Callable[[int], None]) -> None:
+        self.config = config
+        self.notifier = notifier
+        self.clock = clock
+        self.journal = journal
+        self.controller = controller
+        self.sources = sources
+        self.net = net
+        self.recent = recent
+        self.on_failure = on_failure
+        # A coup ended: its live odds come when the loop is idle, or before the next input.
+        self.odds_due: WorkOutOdds | None = None
+        self.pending_inputs: list[dict[str, Any]] = []  # inputs the shell itself noticed (a shoe that would not open)
+        self.last_watchdog = 0.0
+        self.last_stamp = (0, 0)  # (mono_ns, utc_ns) of the last input handled
+        self.reload_due = False  # SIGHUP: read the allow-list again
+
+    def step(self) -> None:
+        """One turn of the loop: the shoe, the sockets, the heartbeat, the watchdog."""
+        from shoed.journal import JournalError
+
+        if self.sources.closed:
+            self.pending_inputs += self.sources.open_pending(self.controller)
+        self.pending_inputs += self.clock.check(time.monotonic_ns(), time.time_ns())
+        busy = bool(self.pending_inputs)
+        while self.pending_inputs:
+            try:
+                self.handle(self.pending_inputs.pop(0))
+            except JournalError as exc:
+                self._journal_failed(exc)
+                return
+        drivers = self.sources.drivers
+        for driver in drivers:
+            if driver in self.sources.closed:
+                continue
+            for reading in driver.poll(POLL_TIMEOUT if len(drivers) == 1 else POLL_TIMEOUT / len(drivers)):
+                busy = True
+                try:
+                    self.handle(input_from_reading(reading))
+                except JournalError as exc:
+                    self._journal_failed(exc)
+                    return
+                driver.acknowledge(reading)
+        for sock, _ in self.net.poller.poll(0):
+            busy = True
+            try:
+                self.net.commands.handle(sock)
+            except Exception:  # noqa: BLE001 - what a network peer sends must never stop the table
+                log.exception("a request could not be served; the table runs on")
+        if self.odds_due and not busy:
+            try:
+                self._live_odds()
+            except JournalError as exc:
+                self._journal_failed(exc)
+                return
+        self._tick()
+        if self.reload_due:
+            self._reload_keys()
+        now = time.monotonic()
+        box = self.net.catchup.box
+        if box.wanted(now, busy):  # a client asked for a snapshot: one, made here, handed over whole
+            box.put(self.snapshot(), now)
+        for publisher in self.net.publishers:
+            publisher.maybe_heartbeat()  # takes the subscriptions waiting too
+        self.sources.update_gate(not self.controller.card_due)
+        if self.notifier.watchdog_interval and now - self.last_watchdog >= self.notifier.watchdog_interval:
+            self.notifier.watchdog()
+            self.last_watchdog = now
+
+    def handle(self, item: dict[str, Any]) -> dict[str, Any] | None:
+        """Feed one input through the controller, journal it with its events, publish.
+
+        After a coup the live odds are due. They are worked out when the loop has a turn
+        with nothing to do, after the coup's card was acknowledged and its events were on
+        their way, or else just before the next input: the journal holds them right after
+        the coup either way. (Worked out at once, their millisecond of CPU held back the
+        delivery of the coup's last card: its p99 doubled, see docs/test-labs.md.)"""
+        kind = item.get("kind")
+        if self.odds_due and kind != "odds":
+            self._live_odds()
+        item.setdefault("mono_ns", time.monotonic_ns())
+        item.setdefault("utc_ns", time.time_ns())
+        self._in_time_order(item)
+        if shuffle_table.needs_salt(item, self.controller):
+            item.setdefault("salt", os.urandom(32).hex())  # for the commitment to a shuffled shoe's order
+        controller = self.controller
+        journal = self.journal
+        # Between shoes, a card can open the next shoe itself (a shoe without buttons,
+        # auto_confirm) and be dealt in the same step: that shoe's file then starts with
+        # the table as it was before the card, and the card's step is its first.
+        before = checkpoint_record(controller) if controller.between_shoes else None
+        step = controller.feed(item)
+        if before is not None and not controller.checkpointable:
+            opened = next((e for e in step.effects if type(e) is StartShoeFile), None)
+            if opened is not None and journal.shoe != opened.shoe_id:
+                journal.open_shoe(opened.shoe_id)
+                journal.append(before)
+        journal.append(step_record(item, step.events))
+        publishers = self.net.publishers
+        for typed, event in zip(step.typed, step.events):
+            for publisher in publishers:
+                publisher.publish(event)
+            self.recent.append(event)
+            if type(typed) is ev.ShoeOpened:
+                logs.bind(shoe=typed.shoe)
+            elif type(typed) is ev.CoupOpened:
+                logs.bind(coup=typed.coup)
+        for effect in step.effects:
+            if type(effect) is StartShoeFile:
+                # The shoe's journal file starts now, with a checkpoint.
+                if journal.shoe != effect.shoe_id:
+                    journal.open_shoe(effect.shoe_id)
+                    journal.append(checkpoint_record(controller))
+            elif type(effect) is WorkOutOdds and self.config.live_odds:
+                self.odds_due = effect
+        return step.reply
+
+    def _reload_keys(self) -> None:
+        """SIGHUP (`systemctl reload shoed`): the allow-list (KEY_DIR/clients) is read again
+        between two turns of the loop, so no card waits. A bad key file keeps the old list."""
+        from shoed.net.curve import CurveError
+
+        self.reload_due = False
+        curve = self.net.curve
+        if curve is None:
+            log.info("reload: no CURVE keys in use, nothing to reload")
+            return
+        self.notifier.send("RELOADING=1")
+        try:
+            counts = curve.reload()
+        except CurveError as exc:
+            log.error("reload refused: the allow-list in force is kept", error=str(exc))
+        else:
+            log.info("allow-list reloaded", keys=counts)
+        self.notifier.send("READY=1")
+
+    def _in_time_order(self, item: dict[str, Any]) -> None:
+        """Event times never go backwards in seq order: a reading stamped when the shoe's bytes
+        arrived can be handled after a command or the live odds stamped later. Such an input
+        takes the time of the one before; its own stays in `read_mono_ns` / `read_utc_ns`."""
+        last_mono, last_utc = self.last_stamp
+        if item["mono_ns"] < last_mono or item["utc_ns"] < last_utc:
+            item["read_mono_ns"], item["read_utc_ns"] = item["mono_ns"], item["utc_ns"]
+            item["mono_ns"], item["utc_ns"] = max(item["mono_ns"], last_mono), max(item["utc_ns"], last_utc)
+        self.last_stamp = (item["mono_ns"], item["utc_ns"])
+
+    def _tick(self) -> None:
+        """A wait longer than `stall_after_s`: the controller is told the time (a `tick` input,
+        journaled like any other), decides, and raises the `stalled` alarm; logged here."""
+        after = self.config.stall_after_s
+        if not after or not self.controller.stall_due(time.monotonic_ns(), int(after * 1e9)):
+            return
+        from shoed.journal import JournalError
+
+        try:
+            self.handle({"kind": "tick", "stall_after_s": after})
+        except JournalError as exc:
+            self._journal_failed(exc)
+            return
+        if "stalled" in self.controller.alarms:
+            waiting = self.controller.waiting()
+            log.warning("the table is stalled", waiting_for=waiting["for"], what=waiting["text"],
+                        since=waiting["since"])
+
+    def _live_odds(self) -> None:
+        """Exact odds of the remaining shoe after every coup, fed back as an input."""
+        from shoed.rules.odds import live_odds
+
+        due, self.odds_due = self.odds_due, None
+        if due is None:
+            return
+        try:
+            odds = live_odds(due.ruleset, due.composition)
+        except ValueError as exc:  # e.g. more cards seen than the shoe holds (a foreign card)
+            log.warning("live odds not computed", error=str(exc))
+            return
+        if odds is not None:
+            # Stamped with the time of the coup's last input: the odds are of that moment, and an
+            # input read meanwhile (stamped when it was read) comes after them in time as in seq.
+            mono, utc = self.last_stamp
+            self.handle({"kind": "odds", "odds": odds, "mono_ns": mono, "utc_ns": utc})
+
+    def command(self, command: Command) -> dict[str, Any]:
+        """A command from the console or the pit (a shoed.net.commands.Command), with the key that sent it."""
+        from shoed.table.events import COMMANDS, DEFAULT_ROLE
+        from shoed.journal import JournalError
+
+        if COMMANDS[command.name].read_only:  # nothing changes: not a journal record, no fsync
+            return {"ok": True, "status": self.controller.snapshot()}
+        # The role decides what the command may do (TableController NEEDS_ROLE); an endpoint
+        # without keys (a lab bench) has no roles: its senders are dealers.
+        item = {"kind": "command", "cmd": command.name, "args": command.args,
+                "client": command.client_name or command.client_key, "client_key": command.client_key,
+                "peer": command.peer_address, "role": command.client_role or DEFAULT_ROLE}
+        try:
+            reply = self.handle(item)
+        except JournalError as exc:
+            self._journal_failed(exc)
+            return {"ok": False, "error": "the journal cannot be written; the table is stopped"}
+        return reply or {"ok": True}
+
+    def _journal_failed(self, exc: Exception) -> None:
+        """The journal cannot be written (disk full, I/O error): nothing more is
+        acknowledged or published; the gate is locked and the daemon stops."""
+        log.critical("journal write failed: the gate is locked and the table stops", error=str(exc))
+        open_drivers = self.sources.open_drivers()
+        for driver in open_drivers:
+            try:
+                driver.set_gate(True)
+            except Exception:  # noqa: BLE001 - stopping anyway
+                pass
+        # Keep the links up a moment so the lock gets there (a driver repeats it until the shoe
+        # confirms, SPEC.md §10); what arrives meanwhile is not journaled, so not acknowledged:
+        # the shoe keeps it.
+        deadline = time.monotonic() + GATE_LOCK_GRACE
+        while open_drivers and time.monotonic() < deadline:
+            for driver in open_drivers:
+                try:
+                    driver.poll(0.02)
+                except Exception:  # noqa: BLE001 - stopping anyway
+                    pass
+        self.notifier.status(f"ALARM: journal write failed: {exc}")
+        # Exit 3 (systemd does not restart) is for a disk that cannot be written; descriptors taken
+        # by a flood of connections are not the disk's fault: exit 1, and systemd starts the table again.
+        cause = exc.__cause__
+        self.on_failure(1 if isinstance(cause, OSError) and cause.errno in (errno.EMFILE, errno.ENFILE) else 3)
+
+    # ----- state for late joiners --------------------------------------------
+    def snapshot(self) -> dict[str, Any]:
+        snap = self.controller.snapshot()
+        snap["journal_head"] = self.journal.head
+        snap["journal"] = journal_position(self.journal)
+        return snap
+
+    def close(self) -> None:
+        """Close the parts at a stop: the drivers, the network, the journal (in that order)."""
+        self.sources.close()
+        self.net.close()
+        self.journal.close()
+
+
 class Daemon:
+    """The table's daemon: `start()` makes the running table (`TableLoop`), `run()` turns its
+    loop until a signal or a failure, `shutdown()` closes it."""
+
     def __init__(self, config: Config) -> None:
         self.config = config
         self.stopping = False
         self.exit_code = 0
         self.notifier = Notifier()
-        self.virtual: VirtualShoeProcess | None = None
-        self.drivers: list = []
-        self.journal = None
+        self.table: TableLoop | None = None  # from start() on
         self._journal_secret: bytes | None = None  # read once at start (journal_secret_file)
-        self.controller: TableController | None = None
-        self.publisher = None  # the display audience's events (the `events` endpoint)
-        self.publishers: list = []  # every audience's publisher: display, and surveillance where configured
-        self.catchup = None  # snapshots and catch-up, on a thread of their own (shoed.net.catchup)
-        self.commands = None
-        self.curve = None
-        self.context = None
-        self.stream_contexts: list = []  # one per event stream (shoed.net.contexts)
-        self.poller = None
-        self.recent: collections.deque = collections.deque(maxlen=RECENT_EVENTS)
-        self.closed_drivers: dict = {}  # driver -> monotonic time of the next open attempt
-        self.open_tries: dict = {}
-        # A coup ended: its live odds come when the loop is idle, or before the next input.
-        self._odds_due: WorkOutOdds | None = None
-        self.pending_inputs: list[dict] = []  # inputs the shell itself noticed (a shoe that would not open)
-        self.gate_locked: bool | None = None
-        self.last_watchdog = 0.0
+        self.recent: collections.deque[dict[str, Any]] = collections.deque(maxlen=RECENT_EVENTS)
         self.ready_at: float | None = None
         self.started_at = time.monotonic()
         # A loop not run for half the watchdog interval is recorded (the notifier pings at half already).
         self.clock = ClockWatch(stall_limit=self.notifier.watchdog_interval or STALL_LIMIT)
         self._powered_on = False  # the power-on input was journaled: a stop is journaled too
-        self._last_stamp = (0, 0)  # (mono_ns, utc_ns) of the last input handled
         self._reload_due = False  # SIGHUP: read the allow-list again
+
+    def _started(self) -> TableLoop:
+        if self.table is None:
+            raise DaemonError("the daemon has not started")
+        return self.table
+
+    @property
+    def controller(self) -> TableController:
+        return self._started().controller
+
+    def _stop_with(self, exit_code: int) -> None:
+        self.exit_code = exit_code
+        self.stopping = True
 
     # ----- start --------------------------------------------------------
     def start(self) -> None:
@@ -151,22 +624,37 @@ class Daemon:
         import shoed.journal.recall  # noqa: F401
         import shoed.rules.odds  # noqa: F401
 
-        self._open_journal()
+        journal = self._open_journal()
         try:
-            stopped_clean, odds_missing = self._rebuild(ruleset, decks)
-            self._bind_sockets()
-            self._open_sources()
+            try:
+                controller, stopped_clean, odds_missing, found = self._rebuild(journal, ruleset, decks)
+                net = _Network.bind(cfg, last_seq=controller.seq,
+                                    journal_head=functools.partial(journal_position, journal), recent=self.recent,
+                                    journal_events=self.journal_events, command=self.command)
+            except BaseException:
+                journal.close()
+                raise
+            try:
+                sources = _Sources.make(cfg, controller)
+            except BaseException:
+                net.close()
+                journal.close()
+                raise
+            table = self.table = TableLoop(cfg, self.notifier, self.clock, journal, controller, sources, net,
+                                           self.recent, self._stop_with)
+            table.pending_inputs += found
+            table.pending_inputs += sources.open_pending(controller)
             # Start-up record: power on, and whether the last stop was clean.
-            self.handle({"kind": "power", "state": "on", "clean": stopped_clean,
-                         "sources": self._reader_sources(), "auto_confirm": self._auto_confirm(),
-                         "recovery": [n.to_json() for n in self.journal.recovery]})
+            table.handle({"kind": "power", "state": "on", "clean": stopped_clean,
+                          "sources": sources.reader_sources(cfg), "auto_confirm": self._auto_confirm(),
+                          "recovery": [n.to_json() for n in journal.recovery]})
             self._powered_on = True
             if self.config.live_odds:
-                self._odds_due = odds_missing
+                table.odds_due = odds_missing
             # What start-up found (an integrity lock, a shoe that would not open) is on record before
             # READY: a stop that comes at once must not leave it unjournaled.
-            while self.pending_inputs:
-                self.handle(self.pending_inputs.pop(0))
+            while table.pending_inputs:
+                table.handle(table.pending_inputs.pop(0))
         except JournalError as exc:  # e.g. the disk is still full: nothing was acknowledged or published
             self.exit_code = 3
             raise DaemonError(f"the journal cannot be written ({exc}); the table stays stopped: "
@@ -178,10 +666,10 @@ class Daemon:
         gc.freeze()
         self.ready_at = time.monotonic()
         self.notifier.ready(f"table {cfg.table} ready")
-        log.info("ready", seconds=round(self.ready_at - self.started_at, 3), seq=self.controller.seq,
-                 journal=str(self.journal.path))
+        log.info("ready", seconds=round(self.ready_at - self.started_at, 3), seq=table.controller.seq,
+                 journal=str(journal.path))
 
-    def _open_journal(self) -> None:
+    def _open_journal(self) -> Journal:
         from shoed.journal import Journal, JournalError, JournalLocked
 
         from shoed.journal import read_secret_file
@@ -190,46 +678,50 @@ class Daemon:
         secret = read_secret_file(self.config.journal_secret_file) if self.config.journal_secret_file else None
         self._journal_secret = secret
         try:
-            self.journal = Journal(self.config.journal_dir, self.config.table, secret)
+            journal = Journal(self.config.journal_dir, self.config.table, secret)
         except JournalLocked as exc:
             raise DaemonError(f"the journal is corrupt ({exc}); nothing was cut, the table stays locked: "
                               f"run `shoed journal verify {self.config.journal_dir}` and call surveillance") from None
         except JournalError as exc:
             raise DaemonError(f"cannot open the journal: {exc}") from None
-        for note in self.journal.recovery:
+        for note in journal.recovery:
             log.warning("journal recovery", note=note.to_json())
+        return journal
 
-    def _rebuild(self, ruleset, decks: int) -> tuple[bool, WorkOutOdds | None]:
+    def _rebuild(self, journal: Journal, ruleset: Ruleset, decks: int
+                 ) -> tuple[TableController, bool, WorkOutOdds | None, list[dict[str, Any]]]:
         """Replay the current file of the journal to rebuild the controller. What the journal's past
-        tells: whether the last stop was clean, and the live odds its last coup is missing."""
+        tells: whether the last stop was clean, the live odds its last coup is missing, and the
+        inputs it calls for (a replay that differs from the record)."""
         from shoed.journal import iter_records
 
         state = Replay(order_key=self.order_key)
         stopped_clean = True
-        path = self.journal.path
+        found: list[dict[str, Any]] = []
+        path = journal.path
         if path is not None:
-            for record in iter_records(path, self.journal.keys):
+            for record in iter_records(path, journal.keys):
                 state.feed(record, path.name)
             stopped_clean = state.stopped_clean
-        if state.controller is None:
-            self.controller = TableController(self.config.table, ruleset, decks, auto_confirm=self._auto_confirm(),
-                                              order_key=self.order_key)
-            self.journal.open_shoe("table")
-            self.journal.append(checkpoint_record(self.controller))
+        if state.controller is None or path is None:
+            controller = TableController(self.config.table, ruleset, decks, auto_confirm=self._auto_confirm(),
+                                         order_key=self.order_key)
+            journal.open_shoe("table")
+            journal.append(checkpoint_record(controller))
         else:
-            self.controller = state.controller
+            controller = state.controller
             if state.controller.ruleset.name != ruleset.name:
                 log.warning("the journal's table runs another ruleset; it stays until the shoe closes",
                             journal_ruleset=state.controller.ruleset.name, configured=ruleset.name)
             if state.differences:
                 first = state.differences[0]
                 # An input like any other: journaled and published after the power-on (seq runs on unbroken).
-                self.pending_inputs.append({"kind": "integrity",
-                                            "text": f"replay of {path.name} differs at jseq {first.jseq}: {first.reason}"})
-            log.info("state rebuilt from the journal", file=path.name, steps=state.steps, seq=self.controller.seq,
-                     coup=self.controller.coup_no or None)
+                found.append({"kind": "integrity",
+                              "text": f"replay of {path.name} differs at jseq {first.jseq}: {first.reason}"})
+            log.info("state rebuilt from the journal", file=path.name, steps=state.steps, seq=controller.seq,
+                     coup=controller.coup_no or None)
         # A stop between a coup's record and its live odds record left the odds out: they come now.
-        return stopped_clean, state.odds_due
+        return controller, stopped_clean, state.odds_due, found
 
     @functools.cached_property
     def order_key(self) -> bytes | None:
@@ -249,137 +741,17 @@ class Daemon:
                     raise DaemonError(str(exc)) from None
         return None
 
-    def _reader_sources(self) -> list[str]:
-        """The sources whose cards are dealt, in priority order (a shuffler's reports are no reader's)."""
-        # One driver for each configured source, in order.
-        return [driver.source for source, driver in zip(self.config.sources, self.drivers, strict=True)
-                if _capabilities(source).deals]
-
     def _auto_confirm(self) -> bool:
         if self.config.auto_confirm is not None:
             return bool(self.config.auto_confirm)
         return any(_capabilities(s).auto_confirm for s in self.config.sources)
 
-    def _bind_sockets(self) -> None:
-        import zmq
-
-        from shoed.table import audience
-        from shoed.net import contexts
-        from shoed.net.catchup import CatchupServer, Endpoint
-        from shoed.net.commands import CommandServer
-        from shoed.net.curve import CurveError, ServerCurve
-        from shoed.net.publisher import Publisher
-
-        cfg = self.config
-        # Commands and catch-up on the public context; each event stream on a context of its own
-        # (shoed.net.contexts): a client's load on the first never stands in front of a card's event.
-        self.context = contexts.public_context()
-        self.stream_contexts = [contexts.stream_context() for _ in range(2 if cfg.surveillance_events else 1)]
-        surveillance = bool(cfg.surveillance_events or cfg.surveillance_snapshot)
-        if cfg.curve_commands or cfg.curve_publish or surveillance:
-            self._ensure_keys(Path(cfg.key_dir))
-            try:
-                self.curve = ServerCurve.from_key_dir(cfg.key_dir, self.context)
-            except CurveError as exc:
-                raise DaemonError(str(exc)) from None
-        pub_curve = self.curve if cfg.curve_publish else None
-        display_event, display_snapshot = audience.for_audience(audience.DISPLAY, cfg.display_reveal)
-        every_event, whole_snapshot = audience.for_audience(audience.SURVEILLANCE)
-        endpoints = [Endpoint(cfg.snapshot, display_event, display_snapshot, pub_curve)]
-        try:
-            if pub_curve is not None:
-                pub_curve.attach(self.stream_contexts[0])
-            self.publisher = Publisher(self.stream_contexts[0], cfg.events, cfg.table, pub_curve, last_seq=self.controller.seq,
-                                       journal_head=self.journal_position, view=display_event)
-            self.publishers = [self.publisher]
-            if cfg.surveillance_events:
-                self.curve.attach(self.stream_contexts[1])
-                self.publishers.append(Publisher(self.stream_contexts[1], cfg.surveillance_events, cfg.table, self.curve,
-                                                 last_seq=self.controller.seq, journal_head=self.journal_position))
-            if cfg.surveillance_snapshot:
-                endpoints.append(Endpoint(cfg.surveillance_snapshot, every_event, whole_snapshot, self.curve))
-            self.catchup = CatchupServer(self.context, endpoints, cfg.table, self.recent, self.journal_events)
-            self.commands = CommandServer(self.context, cfg.commands, self.command,
-                                          curve=self.curve if cfg.curve_commands else None,
-                                          insecure=not cfg.curve_commands)
-        except zmq.ZMQError as exc:
-            raise DaemonError(f"cannot bind a ZeroMQ endpoint ({exc}); is another daemon using it? "
-                              "Give other endpoints with --pub, --snapshot, --commands") from None
-        contexts.lower_io_priority()
-        self.poller = zmq.Poller()
-        for sock in self.commands.sockets():
-            self.poller.register(sock, zmq.POLLIN)
-        # The catch-up thread takes the interpreter in short slices: a card waits at most this long for it.
-        sys.setswitchinterval(CATCHUP_SLICE)
-        self.catchup.start()
-
-    def _ensure_keys(self, key_dir: Path) -> None:
-        """First start: the server's key pair and an empty allow-list (shoed.net.keys)."""
-        from shoed.net.keys import ensure_server_keys
-
-        public = ensure_server_keys(key_dir, local_console=self.config.embedded_default)
-        if public is not None:
-            log.warning("made the server key pair; allow a client by copying its public .key into clients/",
-                        key_dir=str(key_dir), server_public=public)
-
-    def _open_sources(self) -> None:
-        from shoed.drivers import DriverError, driver_class
-
-        cfg = self.config
-        for source in cfg.sources:
-            if source.driver == "virtual":
-                from shoed.simulate.resume import resume_state
-
-                try:
-                    self.virtual = VirtualShoeProcess.for_config(cfg, resume_state(self.controller))
-                except VirtualShoeError as exc:
-                    raise DaemonError(str(exc)) from None
-                log.info("virtual shoe started", pty=self.virtual.path, link=self.virtual.link, pace=cfg.sim_pace)
-                name, url, options = VIRTUAL_DRIVER, self.virtual.link, {}
-            else:
-                name, url, options = source.driver, source.url, source.options
-            try:
-                driver = driver_class(name)(url, **options)
-            except (DriverError, TypeError, ValueError) as exc:
-                raise DaemonError(f"source {name}:{url}: {exc}") from None
-            self.drivers.append(driver)
-            self.closed_drivers[driver] = 0.0
-        self._open_pending()
-
-    def _open_pending(self) -> None:
-        """Open the sources that are not open yet. A shoe missing at start is not fatal:
-        the table is told the link is lost and the daemon keeps trying, with back-off."""
-        from shoed.drivers import DriverError
-
-        now = time.monotonic()
-        for driver, due in list(self.closed_drivers.items()):
-            if now < due:
-                continue
-            try:
-                driver.open()
-            except DriverError as exc:
-                tries = self.open_tries.get(driver, 0) + 1
-                self.open_tries[driver] = tries
-                self.closed_drivers[driver] = now + min(5.0, 0.2 * 2 ** tries)
-                if tries == 1:
-                    log.error("cannot open the shoe; retrying", source=driver.source, error=str(exc))
-                    self.pending_inputs.append({"kind": "link", "link": "lost", "source": driver.source,
-                                                "detail": {"error": str(exc)}})
-                continue
-            del self.closed_drivers[driver]
-            resume = self.controller.resume_point(driver.source)
-            if resume is not None:
-                driver.set_last_seq(*resume)
-            if self.open_tries.pop(driver, 0):
-                log.info("shoe opened", source=driver.source)
-            self.gate_locked = None  # tell the new link the gate's state
-
     # ----- the loop -------------------------------------------------------
     def run(self) -> int:
-        def stop(signum, frame):
+        def stop(signum: int, frame: object) -> None:
             self.stopping = True
 
-        def reload(signum, frame):
+        def reload(signum: int, frame: object) -> None:
             self._reload_due = True
 
         signal.signal(signal.SIGTERM, stop)
@@ -401,234 +773,16 @@ class Daemon:
 
     def step(self) -> None:
         """One turn of the loop: the shoe, the sockets, the heartbeat, the watchdog."""
-        from shoed.journal import JournalError
+        table = self._started()
+        if self._reload_due:  # SIGHUP came: this turn reads the allow-list again
+            self._reload_due, table.reload_due = False, True
+        table.step()
 
-        if self.closed_drivers:
-            self._open_pending()
-        self.pending_inputs += self.clock.check(time.monotonic_ns(), time.time_ns())
-        busy = bool(self.pending_inputs)
-        while self.pending_inputs:
-            try:
-                self.handle(self.pending_inputs.pop(0))
-            except JournalError as exc:
-                self._journal_failed(exc)
-                return
-        for driver in self.drivers:
-            if driver in self.closed_drivers:
-                continue
-            for reading in driver.poll(POLL_TIMEOUT if len(self.drivers) == 1 else POLL_TIMEOUT / len(self.drivers)):
-                busy = True
-                try:
-                    self.handle(input_from_reading(reading))
-                except JournalError as exc:
-                    self._journal_failed(exc)
-                    return
-                driver.acknowledge(reading)
-        for sock, _ in self.poller.poll(0):
-            busy = True
-            try:
-                self.commands.handle(sock)
-            except Exception:  # noqa: BLE001 - what a network peer sends must never stop the table
-                log.exception("a request could not be served; the table runs on")
-        if self._odds_due and not busy:
-            try:
-                self._live_odds()
-            except JournalError as exc:
-                self._journal_failed(exc)
-                return
-        self._tick()
-        if self._reload_due:
-            self._reload_keys()
-        now = time.monotonic()
-        if self.catchup.box.wanted(now, busy):  # a client asked for a snapshot: one, made here, handed over whole
-            self.catchup.box.put(self.snapshot(), now)
-        for publisher in self.publishers:
-            publisher.maybe_heartbeat()  # takes the subscriptions waiting too
-        self._update_gate()
-        if self.notifier.watchdog_interval and now - self.last_watchdog >= self.notifier.watchdog_interval:
-            self.notifier.watchdog()
-            self.last_watchdog = now
-
-    def handle(self, item: dict) -> dict | None:
-        """Feed one input through the controller, journal it with its events, publish.
-
-        After a coup the live odds are due. They are worked out when the loop has a turn
-        with nothing to do, after the coup's card was acknowledged and its events were on
-        their way, or else just before the next input: the journal holds them right after
-        the coup either way. (Worked out at once, their millisecond of CPU held back the
-        delivery of the coup's last card: its p99 doubled, see docs/test-labs.md.)"""
-        kind = item.get("kind")
-        if self._odds_due and kind != "odds":
-            self._live_odds()
-        item.setdefault("mono_ns", time.monotonic_ns())
-        item.setdefault("utc_ns", time.time_ns())
-        self._in_time_order(item)
-        if shuffle_table.needs_salt(item, self.controller):
-            item.setdefault("salt", os.urandom(32).hex())  # for the commitment to a shuffled shoe's order
-        controller = self.controller
-        # Between shoes, a card can open the next shoe itself (a shoe without buttons,
-        # auto_confirm) and be dealt in the same step: that shoe's file then starts with
-        # the table as it was before the card, and the card's step is its first.
-        before = checkpoint_record(controller) if controller.between_shoes else None
-        step = controller.feed(item)
-        if before is not None and not controller.checkpointable:
-            opened = next((e for e in step.effects if type(e) is StartShoeFile), None)
-            if opened is not None and self.journal.shoe != opened.shoe_id:
-                self.journal.open_shoe(opened.shoe_id)
-                self.journal.append(before)
-        self.journal.append(step_record(item, step.events))
-        for typed, event in zip(step.typed, step.events):
-            for publisher in self.publishers:
-                publisher.publish(event)
-            self.recent.append(event)
-            if type(typed) is ev.ShoeOpened:
-                logs.bind(shoe=typed.shoe)
-            elif type(typed) is ev.CoupOpened:
-                logs.bind(coup=typed.coup)
-        for effect in step.effects:
-            if type(effect) is StartShoeFile:
-                # The shoe's journal file starts now, with a checkpoint.
-                if self.journal.shoe != effect.shoe_id:
-                    self.journal.open_shoe(effect.shoe_id)
-                    self.journal.append(checkpoint_record(controller))
-            elif type(effect) is WorkOutOdds and self.config.live_odds:
-                self._odds_due = effect
-        return step.reply
-
-    def _reload_keys(self) -> None:
-        """SIGHUP (`systemctl reload shoed`): the allow-list (KEY_DIR/clients) is read again
-        between two turns of the loop, so no card waits. A bad key file keeps the old list."""
-        from shoed.net.curve import CurveError
-
-        self._reload_due = False
-        if self.curve is None:
-            log.info("reload: no CURVE keys in use, nothing to reload")
-            return
-        self.notifier.send("RELOADING=1")
-        try:
-            counts = self.curve.reload()
-        except CurveError as exc:
-            log.error("reload refused: the allow-list in force is kept", error=str(exc))
-        else:
-            log.info("allow-list reloaded", keys=counts)
-        self.notifier.send("READY=1")
-
-    def _in_time_order(self, item: dict) -> None:
-        """Event times never go backwards in seq order: a reading stamped when the shoe's bytes
-        arrived can be handled after a command or the live odds stamped later. Such an input
-        takes the time of the one before; its own stays in `read_mono_ns` / `read_utc_ns`."""
-        last_mono, last_utc = self._last_stamp
-        if item["mono_ns"] < last_mono or item["utc_ns"] < last_utc:
-            item["read_mono_ns"], item["read_utc_ns"] = item["mono_ns"], item["utc_ns"]
-            item["mono_ns"], item["utc_ns"] = max(item["mono_ns"], last_mono), max(item["utc_ns"], last_utc)
-        self._last_stamp = (item["mono_ns"], item["utc_ns"])
-
-    def _tick(self) -> None:
-        """A wait longer than `stall_after_s`: the controller is told the time (a `tick` input,
-        journaled like any other), decides, and raises the `stalled` alarm; logged here."""
-        after = self.config.stall_after_s
-        if not after or not self.controller.stall_due(time.monotonic_ns(), int(after * 1e9)):
-            return
-        from shoed.journal import JournalError
-
-        try:
-            self.handle({"kind": "tick", "stall_after_s": after})
-        except JournalError as exc:
-            self._journal_failed(exc)
-            return
-        if "stalled" in self.controller.alarms:
-            waiting = self.controller.waiting()
-            log.warning("the table is stalled", waiting_for=waiting["for"], what=waiting["text"],
-                        since=waiting["since"])
-
-    def _live_odds(self) -> None:
-        """Exact odds of the remaining shoe after every coup, fed back as an input."""
-        from shoed.rules.odds import live_odds
-
-        due, self._odds_due = self._odds_due, None
-        if due is None:
-            return
-        try:
-            odds = live_odds(due.ruleset, due.composition)
-        except ValueError as exc:  # e.g. more cards seen than the shoe holds (a foreign card)
-            log.warning("live odds not computed", error=str(exc))
-            return
-        if odds is not None:
-            # Stamped with the time of the coup's last input: the odds are of that moment, and an
-            # input read meanwhile (stamped when it was read) comes after them in time as in seq.
-            mono, utc = self._last_stamp
-            self.handle({"kind": "odds", "odds": odds, "mono_ns": mono, "utc_ns": utc})
-
-    def command(self, command) -> dict:
+    def command(self, command: Command) -> dict[str, Any]:
         """A command from the console or the pit (a shoed.net.commands.Command), with the key that sent it."""
-        from shoed.table.events import COMMANDS, DEFAULT_ROLE
-        from shoed.journal import JournalError
+        return self._started().command(command)
 
-        if COMMANDS[command.name].read_only:  # nothing changes: not a journal record, no fsync
-            return {"ok": True, "status": self.controller.snapshot()}
-        # The role decides what the command may do (TableController NEEDS_ROLE); an endpoint
-        # without keys (a lab bench) has no roles: its senders are dealers.
-        item = {"kind": "command", "cmd": command.name, "args": command.args,
-                "client": command.client_name or command.client_key, "client_key": command.client_key,
-                "peer": command.peer_address, "role": command.client_role or DEFAULT_ROLE}
-        try:
-            reply = self.handle(item)
-        except JournalError as exc:
-            self._journal_failed(exc)
-            return {"ok": False, "error": "the journal cannot be written; the table is stopped"}
-        return reply or {"ok": True}
-
-    def _update_gate(self) -> None:
-        locked = not self.controller.card_due
-        if locked != self.gate_locked:
-            for driver in self.drivers:
-                if driver not in self.closed_drivers:
-                    driver.set_gate(locked)
-            self.gate_locked = locked
-
-    def _journal_failed(self, exc: Exception) -> None:
-        """The journal cannot be written (disk full, I/O error): nothing more is
-        acknowledged or published; the gate is locked and the daemon stops."""
-        log.critical("journal write failed: the gate is locked and the table stops", error=str(exc))
-        open_drivers = [d for d in self.drivers if d not in self.closed_drivers]
-        for driver in open_drivers:
-            try:
-                driver.set_gate(True)
-            except Exception:  # noqa: BLE001 - stopping anyway
-                pass
-        # Keep the links up a moment so the lock gets there (a driver repeats it until the shoe
-        # confirms, SPEC.md §10); what arrives meanwhile is not journaled, so not acknowledged:
-        # the shoe keeps it.
-        deadline = time.monotonic() + GATE_LOCK_GRACE
-        while open_drivers and time.monotonic() < deadline:
-            for driver in open_drivers:
-                try:
-                    driver.poll(0.02)
-                except Exception:  # noqa: BLE001 - stopping anyway
-                    pass
-        self.notifier.status(f"ALARM: journal write failed: {exc}")
-        # Exit 3 (systemd does not restart) is for a disk that cannot be written; descriptors taken
-        # by a flood of connections are not the disk's fault: exit 1, and systemd starts the table again.
-        cause = exc.__cause__
-        self.exit_code = 1 if isinstance(cause, OSError) and cause.errno in (errno.EMFILE, errno.ENFILE) else 3
-        self.stopping = True
-
-    # ----- state for late joiners --------------------------------------------
-    def snapshot(self) -> dict:
-        snap = self.controller.snapshot()
-        snap["journal_head"] = self.journal.head if self.journal else None
-        snap["journal"] = self.journal_position()
-        return snap
-
-    def journal_position(self) -> dict | None:
-        """The journal's chain head as published for a witness: file number, jseq and hash of the
-        last record written (right after a step is journaled, the record holding its events)."""
-        journal = self.journal
-        if journal is None or not journal.file_seq:
-            return None
-        return {"file": journal.file_seq, "jseq": journal.jseq, "hash": journal.head}
-
-    def journal_events(self, first: int, last: int):
+    def journal_events(self, first: int, last: int) -> Iterator[dict[str, Any]]:
         """Events with seq in [first, last] from the journal files that hold them, one at a time
         (the catch-up thread reads them so, a chunk between clients)."""
         from shoed.journal import iter_records
@@ -658,22 +812,14 @@ class Daemon:
     # ----- stop -------------------------------------------------------------
     def shutdown(self) -> None:
         self.notifier.stopping()
-        if self._powered_on and self.exit_code == 0:
-            try:
-                self.handle({"kind": "power", "state": "off", "clean": True})
-            except Exception as exc:  # noqa: BLE001 - a failing journal at stop is logged, nothing more
-                log.error("could not journal the stop", error=str(exc))
-        _close_each(*self.drivers)
-        if self.virtual is not None:
-            self.virtual.stop()
-        _close_each(self.commands, self.catchup, *self.publishers)
-        if self.curve is not None:
-            self.curve.close()
-        for context in (self.context, *self.stream_contexts):
-            if context is not None:
-                context.term()
-        if self.journal is not None:
-            self.journal.close()
+        table = self.table
+        if table is not None:
+            if self._powered_on and self.exit_code == 0:
+                try:
+                    table.handle({"kind": "power", "state": "off", "clean": True})
+                except Exception as exc:  # noqa: BLE001 - a failing journal at stop is logged, nothing more
+                    log.error("could not journal the stop", error=str(exc))
+            table.close()
         self.notifier.close()
         if self.exit_code:
             log.error("stopped after a failure", exit_code=self.exit_code)
@@ -681,7 +827,7 @@ class Daemon:
             log.info("stopped", exit_code=0)
 
 
-def _close_each(*parts) -> None:
+def _close_each(*parts: Any) -> None:
     """Close every part there is at a stop; one that fails to close keeps none of the others open."""
     for part in parts:
         if part is not None:

@@ -35,6 +35,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Literal, overload
 
 import msgspec
 
@@ -355,6 +356,20 @@ def lines(data: bytes) -> Iterator[tuple[int, int, bytes, bool]]:
             return
         yield number, offset, data[offset:end], True
         offset = end + 1
+
+
+@overload
+def chain(
+    data: bytes, *, prev: str | None, secret: bytes | Keys | None, links_if_keyed: bool = False,
+    steps: Literal[False] = False,
+) -> Iterator[dict | Bad]: ...
+
+
+@overload
+def chain(
+    data: bytes, *, prev: str | None, secret: bytes | Keys | None, links_if_keyed: bool = False,
+    steps: bool,
+) -> Iterator[dict | StepLine | Bad]: ...
 
 
 def chain(

@@ -178,6 +178,15 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+@dataclass(frozen=True, slots=True)
+class _ShoeFile:
+    """The file records are appended to: its descriptor (open for appending), path and shoe."""
+
+    fd: int
+    path: Path
+    shoe: str
+
+
 class Journal:
     """The journal of one table in one directory.
 
@@ -208,13 +217,11 @@ class Journal:
         self._clock = clock
         self._ops = ops or FileOps()
         self._mutex = threading.Lock()
-        self._fd: int | None = None
+        self._file: _ShoeFile | None = None  # none until the first shoe's file (an empty journal)
+        self._closed = False
         # Descriptors opened ahead (see _hold_spare): the next shoe's file, the mark's and the
         # sealing state's next copies, and the current file for reading back.
         self._held: dict[str, int] = {}
-        self._dirfd: int | None = None
-        self._path: Path | None = None
-        self._shoe: str | None = None
         self._file_seq = 0
         self._jseq = 0
         self._head = ch.GENESIS
@@ -227,7 +234,7 @@ class Journal:
             if not self.directory.is_dir():
                 self.directory.mkdir(parents=True)
                 _fsync_dir(self.directory.parent)  # the new directory's own entry is durable too
-            self._dirfd = os.open(self.directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            self._dirfd: int = os.open(self.directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         except OSError as exc:
             raise JournalError(f"cannot open the journal directory {self.directory}: {exc}") from exc
         try:
@@ -256,11 +263,11 @@ class Journal:
 
     @property
     def path(self) -> Path | None:
-        return self._path
+        return self._file.path if self._file is not None else None
 
     @property
     def shoe(self) -> str | None:
-        return self._shoe
+        return self._file.shoe if self._file is not None else None
 
     @property
     def jseq(self) -> int:
@@ -289,21 +296,21 @@ class Journal:
 
     def close(self) -> None:
         with self._mutex:
-            if self._fd is not None:
+            if self._closed:
+                return
+            if self._file is not None:
                 if self._failed is None:
                     try:  # what was written is verified up to here: a later cut below it is caught
-                        self._write_mark(self._finished, self._path.name, self._file_seq, self._offset, self._head,
-                                         self._jseq, self._secret, self._file_seq if self._state else None)
+                        self._write_mark(self._finished, self._file.path.name, self._file_seq, self._offset,
+                                         self._head, self._jseq, self._secret, self._file_seq if self._state else None)
                     except OSError:
                         pass  # the mark kept is still true, only shorter
-                os.close(self._fd)
-                self._fd = None
+                os.close(self._file.fd)
             for fd in self._held.values():
                 os.close(fd)
             self._held.clear()
-            if self._dirfd is not None:
-                os.close(self._dirfd)  # releases the lock
-                self._dirfd = None
+            os.close(self._dirfd)  # releases the lock
+            self._closed = True
 
     def __enter__(self) -> Self:
         return self
@@ -318,7 +325,7 @@ class Journal:
         if not isinstance(shoe_id, str) or not shoe_id:
             raise ch.RecordError("a shoe id is a non-empty string")
         with self._mutex:
-            self._usable(need_file=False)
+            self._usable()
             opened = self._clock().astimezone(UTC)
             seq = self._file_seq + 1
             name = ch.file_name(self.table, seq, opened, shoe_id)
@@ -328,7 +335,7 @@ class Journal:
                 table=self.table,
                 shoe=shoe_id,
                 file_seq=seq,
-                prev_file=self._path.name if self._path else None,
+                prev_file=self._file.path.name if self._file is not None else None,
                 opened_utc=opened.isoformat().replace("+00:00", "Z"),
                 keyed=self.keyed,
                 key_id=state.key_id if state is not None else None,
@@ -353,13 +360,13 @@ class Journal:
                     self._ops.fsync(self._dirfd)
                     new_fd = os.open(final, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
                 finished = list(self._finished)
-                if self._path is not None:
+                if self._file is not None:
                     try:
-                        os.chmod(self._path, 0o444)  # a finished shoe is read-only from now on
+                        os.chmod(self._file.path, 0o444)  # a finished shoe is read-only from now on
                     except OSError:
                         pass
-                    data = self._read_current()
-                    finished.append(self._finished_entry(self._file_seq, self._path, data, self._head))
+                    data = self._read_current(self._file.path)
+                    finished.append(self._finished_entry(self._file_seq, self._file.path, data, self._head))
                 # The mark first (sealed with the new key), then the new key replaces the old one:
                 # a crash between them leaves a state the next start can still prove.
                 self._write_mark(finished, final.name, seq, len(line), sealed["hash"], 1, key, seq if state else None)
@@ -374,14 +381,14 @@ class Journal:
                     pass
                 self._failed = f"opening {name} failed: {exc}"
                 raise JournalError(self._failed) from exc
-            old_fd = self._fd
+            old = self._file
             self._finished = finished
             if state is not None:
                 self._state, self._secret = state, state.key
-            self._fd, self._path, self._shoe = new_fd, final, shoe_id
+            self._file = _ShoeFile(new_fd, final, shoe_id)
             self._file_seq, self._jseq, self._head, self._offset = seq, 1, sealed["hash"], len(line)
-            if old_fd is not None:
-                os.close(old_fd)
+            if old is not None:
+                os.close(old.fd)
             self._hold_spare()
             return final
 
@@ -390,7 +397,7 @@ class Journal:
         its journal file, the verified mark and the sealing state will be written to, and the
         current file for reading back. The journal holds them, so a flood of network connections
         that takes every free descriptor cannot stop the next shoe's file from opening."""
-        if self._dirfd is None:
+        if self._closed:
             return
         wanted = ["file", "mark"] + (["seal"] if self._state is not None else [])
         for what in wanted:
@@ -399,20 +406,20 @@ class Journal:
                     self._held[what] = os.open(self.directory, os.O_TMPFILE | os.O_WRONLY | os.O_CLOEXEC, 0o644)
                 except OSError:  # a file system without O_TMPFILE, or no descriptor free now: the old way then
                     pass
-        if "read" not in self._held and self._path is not None:
+        if "read" not in self._held and self._file is not None:
             try:
-                self._held["read"] = os.open(self._path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+                self._held["read"] = os.open(self._file.path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
             except OSError:
                 pass
 
-    def _read_current(self) -> bytes:
-        """The current file's bytes, through the descriptor held for it when there is one."""
+    def _read_current(self, path: Path) -> bytes:
+        """The current file's bytes (at `path`), through the descriptor held for it when there is one."""
         fd = self._held.pop("read", None)
         if fd is None:
-            return read_regular(self._path)
+            return read_regular(path)
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise NotRegular(errno.EINVAL, "not a regular file", str(self._path))
+                raise NotRegular(errno.EINVAL, "not a regular file", str(path))
             chunks, offset = [], 0
             while chunk := os.pread(fd, 1 << 20, offset):
                 chunks.append(chunk)
@@ -463,7 +470,10 @@ class Journal:
         """Write several records with one write and one fsync (a reading and its
         events): all are durable when this returns, or none was acknowledged."""
         with self._mutex:
-            self._usable(need_file=True)
+            self._usable()
+            file = self._file
+            if file is None:
+                raise JournalError("no shoe file is open: call open_shoe() first")
             sealed, lines = [], []
             jseq, prev = self._jseq, self._head
             for record in records:
@@ -475,21 +485,19 @@ class Journal:
             if not sealed:
                 return []
             data = b"".join(lines)
-            self._write(data)
+            self._write(file, data)
             self._jseq, self._head = jseq, prev
             self._offset += len(data)
             return sealed
 
-    def _usable(self, need_file: bool) -> None:
-        if self._dirfd is None:
+    def _usable(self) -> None:
+        if self._closed:
             raise JournalError("the journal is closed")
         if self._failed is not None:
             raise JournalError(f"the journal failed earlier and takes no more records: {self._failed}")
-        if need_file and self._fd is None:
-            raise JournalError("no shoe file is open: call open_shoe() first")
 
-    def _write(self, data: bytes) -> None:
-        fd, good = self._fd, self._offset
+    def _write(self, file: _ShoeFile, data: bytes) -> None:
+        fd, good = file.fd, self._offset
         try:
             _write_all(self._ops, fd, data)
             self._ops.fsync(fd)
@@ -498,7 +506,7 @@ class Journal:
             # is left, and nothing the caller was told failed stays behind.
             # After a failed fsync the page cache cannot be trusted either, so
             # the journal takes no more records (fsync errors are not retried).
-            what = f"write to {self._path.name} failed: {exc}"
+            what = f"write to {file.path.name} failed: {exc}"
             try:
                 os.ftruncate(fd, good)
                 os.fsync(fd)
@@ -618,13 +626,13 @@ class Journal:
 
     def _recover(self) -> None:
         prefix = f".{self.table}-"
-        for entry in os.scandir(self.directory):
+        for found in os.scandir(self.directory):
             # A crash inside open_shoe(): the header never got its name, so the
             # file was never part of the journal.
-            if entry.name.startswith(prefix) and entry.name.endswith(".jsonl.tmp"):
-                os.unlink(entry.path)
+            if found.name.startswith(prefix) and found.name.endswith(".jsonl.tmp"):
+                os.unlink(found.path)
                 self.recovery.append(
-                    RecoveryNote("removed_unfinished_file", entry.name, "a shoe file whose opening did not finish")
+                    RecoveryNote("removed_unfinished_file", found.name, "a shoe file whose opening did not finish")
                 )
         files = self._own_files()
         last_seq = files[-1][0].file_seq if files else 0
@@ -700,6 +708,8 @@ class Journal:
                 why = bad.reason + (f"; line {later} after it is intact" if later else "")
                 raise JournalLocked(BadRecord(path.name, bad.line, bad.jseq, why, bad.offset))
             good_end = bad.offset
+        if first is None or last is None:  # a file without an intact header was raised as Bad above
+            raise JournalLocked(BadRecord(path.name, 1, 1, "no intact header"))
         if good_end < verified_to:
             raise JournalLocked(BadRecord(path.name, last["jseq"] + 1, last["jseq"] + 1,
                                           f"the file ends at byte {good_end}; {verified_to} bytes of it were "
@@ -713,12 +723,12 @@ class Journal:
             self._secret = self._state.key
         if bad is not None:
             self._cut_tail(path, data, bad)
-        self._path, self._shoe = path, first["shoe"]
         self._file_seq, self._jseq, self._head, self._offset = name.file_seq, last["jseq"], last["hash"], good_end
         try:
-            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
         except OSError as exc:
             raise JournalError(f"cannot open {path.name} for appending: {exc}") from exc
+        self._file = _ShoeFile(fd, path, first["shoe"])
         try:
             self._write_mark(self._finished, path.name, name.file_seq, good_end, self._head, self._jseq,
                              self._secret, name.file_seq if self._state is not None else None)
@@ -729,13 +739,13 @@ class Journal:
         try:
             return read_regular(path)
         except NotRegular as exc:
-            raise JournalLocked(BadRecord(path.name, 0, None, exc.strerror)) from None
+            raise JournalLocked(BadRecord(path.name, 0, None, exc.strerror or str(exc))) from None
 
     def _prove_finished(self, name, path, data, start, previous, keys) -> str:
         """Prove a finished file the mark does not cover, record by record; its last hash.
         A sealed file of an earlier epoch can only be checked for its links and form here
         (its key is erased): the verification key, off the box, checks its hashes."""
-        last = None
+        last: dict | None = None
         for item in ch.chain(data, prev=start, secret=keys, links_if_keyed=self._state is not None):
             if isinstance(item, ch.Bad):
                 raise JournalLocked(BadRecord(path.name, item.line, item.jseq, item.reason, item.offset))
@@ -744,7 +754,9 @@ class Journal:
                 if reason is not None:
                     raise JournalLocked(BadRecord(path.name, 1, 1, reason))
             last = item
-        return last["hash"]
+        if last is None:  # chain() yields a Bad for a file without records
+            raise JournalLocked(BadRecord(path.name, 1, 1, "empty file: no header"))
+        return str(last["hash"])
 
     def _cut_tail(self, path: Path, data: bytes, bad: ch.Bad) -> None:
         tail = data[bad.offset :]

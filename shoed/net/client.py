@@ -144,7 +144,7 @@ class SnapshotClient:
                 raise FetchError("events reply without a list of events")
             got.extend(chunk)
             self._grant(1)
-        seqs = [e.get("seq") for e in got]
+        seqs: list[object] = [e.get("seq") for e in got]
         if not sequence.covers(first, last, seqs):
             raise FetchError(f"events {first}..{last} incomplete in the journal")
         return got
@@ -197,12 +197,13 @@ class TableClient(Closing):
             "reconnects": 0, "malformed": 0, "heartbeats": 0,
         }
         self._requests = SnapshotClient(self.context, snapshot_endpoint, curve, timeout=request_timeout)
-        self._sub: zmq.Socket | None = None
-        self._subscribe()
+        self._sub = self._subscribe()
+        self._last_heard = self._clock()
 
     # -- sockets -----------------------------------------------------------
 
-    def _subscribe(self) -> None:
+    def _subscribe(self) -> zmq.Socket:
+        """A SUB socket connected to the table's events."""
         sub = self.context.socket(zmq.SUB)
         sub.linger = 0
         sub.rcvhwm = self.rcvhwm
@@ -214,15 +215,20 @@ class TableClient(Closing):
         # here so that a lost event is never mistaken for a filtered one.
         sub.setsockopt(zmq.SUBSCRIBE, f"{self.table_id}.".encode())
         sub.connect(self.events_endpoint)
-        self._sub = sub
-        self._last_heard = self._clock()
+        return sub
 
     def _reconnect(self) -> None:
         self.stats["reconnects"] += 1
-        if self._sub is not None:
-            self._sub.close(0)
+        self._sub.close(0)
         self._requests.reset()
-        self._subscribe()
+        self._sub = self._subscribe()
+        self._last_heard = self._clock()
+
+    def _held(self) -> int:
+        """The seq of the last event delivered: asked only once the client holds a state."""
+        if self.last_seq is None:
+            raise RuntimeError(f"the client of {self.table_id} holds no state yet")
+        return self.last_seq
 
     # -- delivery ------------------------------------------------------------
 
@@ -274,14 +280,14 @@ class TableClient(Closing):
                 continue
             if event["kind"] == wire.HEARTBEAT:
                 self.stats["heartbeats"] += 1
-                self._catch_up(out, sequence.judge_heartbeat(self.last_seq, event.get("seq")))
+                self._catch_up(out, sequence.judge_heartbeat(self._held(), event.get("seq")))
                 if self.heartbeats:
                     out.append(event)
                 continue
-            verdict = sequence.judge_event(self.last_seq, event["seq"])
+            verdict = sequence.judge_event(self._held(), event["seq"])
             if verdict.action == "fill":
                 self._catch_up(out, verdict)
-                verdict = sequence.judge_event(self.last_seq, event["seq"])
+                verdict = sequence.judge_event(self._held(), event["seq"])
                 if verdict.action == "fill":
                     # The snapshot taken instead is older than this event; the
                     # next heartbeat finds the rest.
@@ -302,21 +308,25 @@ class TableClient(Closing):
             log.info("table %s unreachable: %s", self.table_id, exc)
             self._last_heard = self._clock()  # try again after another timeout
             return
-        verdict = sequence.judge_snapshot(self.last_seq, seq)
+        verdict = sequence.judge_snapshot(self._held(), seq)
         if verdict.action == "fill":
-            self._fill(out, verdict.first, verdict.last, seq, state)
+            self._fill(out, verdict, (seq, state))
         elif verdict.action == "reset":
             self._deliver_snapshot(out, seq, state, "reset")
         self._last_heard = self._clock()
 
     def _catch_up(self, out: list[dict], verdict: sequence.Verdict) -> None:
         if verdict.action == "fill":
-            self._fill(out, verdict.first, verdict.last)
+            self._fill(out, verdict)
         elif verdict.action == "reset":
             self._resync(out, "reset")
 
-    def _fill(self, out: list[dict], first: int, last: int, seq: int | None = None, state: dict | None = None) -> None:
-        """Fetch first..last from the journal; a fresh snapshot if that fails."""
+    def _fill(self, out: list[dict], verdict: sequence.Verdict, snapshot: tuple[int, dict] | None = None) -> None:
+        """Fetch the verdict's first..last from the journal; if that fails, `snapshot` (the one just
+        taken) or a fresh one."""
+        first, last = verdict.first, verdict.last
+        if first is None or last is None:
+            raise ValueError(f"a {verdict.action!r} verdict names no range to fetch")
         self.stats["gaps"] += 1
         try:
             fetched: list[dict] = []
@@ -324,8 +334,8 @@ class TableClient(Closing):
                 fetched.extend(self._requests.events(a, b))
         except FetchError as exc:
             log.warning("could not fill events %d..%d of %s: %s", first, last, self.table_id, exc)
-            if state is not None:
-                self._deliver_snapshot(out, seq, state, "gap")
+            if snapshot is not None:
+                self._deliver_snapshot(out, *snapshot, "gap")
             else:
                 self._resync(out, "gap")
             return
@@ -358,8 +368,6 @@ class TableClient(Closing):
 
     def close(self) -> None:
         self._requests.close()
-        if self._sub is not None:
-            self._sub.close(0)
-            self._sub = None
+        self._sub.close(0)
         if self._own_context:
             self.context.term()

@@ -59,7 +59,7 @@ def judge_snapshot(last: int, seq: int) -> Verdict:
     return RESET
 
 
-def covers(first: int, last: int, seqs: list[int]) -> bool:
+def covers(first: int, last: int, seqs: list[object]) -> bool:
     """Do the fetched events fill first..last exactly, in order, once each?"""
     return seqs == list(range(first, last + 1))
 

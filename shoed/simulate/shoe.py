@@ -24,8 +24,10 @@ import secrets
 import select
 import threading
 import time
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Self
+from typing import IO, TYPE_CHECKING, Self
 
 from shoed.rules.ruleset import Ruleset, load_ruleset, with_decks
 from shoed.simulate.dealer import (
@@ -42,6 +44,10 @@ from shoed.simulate.dealer import (
 from shoed.simulate.faults import FaultPlan, LinkNoise, LinkStats
 from shoed.simulate.link import Link, open_link
 
+if TYPE_CHECKING:
+    from firmware_protocol import Message
+    from shoed.simulate.firmware import Firmware
+
 PROTOCOLS = ("native", "beetek")
 PLAIN_MODEL = "virtual plain shoe"  # the model a plain shoe says in its Hello
 # Seconds the shoe waits after a host attaches before it talks: the host's
@@ -55,6 +61,17 @@ LOW_WATER = 4096
 
 class SimulatorError(RuntimeError):
     """The virtual shoe cannot run as asked (the message says why)."""
+
+
+@dataclass(slots=True)
+class _Running:
+    """What start() opens, whole: the link, the pipe that wakes the loop, and the loop's thread."""
+
+    link: Link
+    wake_r: int
+    wake_w: int
+    thread: threading.Thread
+    closed: bool = False
 
 
 class VirtualShoe:
@@ -118,14 +135,12 @@ class VirtualShoe:
         self.link_stats = LinkStats()
         self.error: BaseException | None = None
         self.address: str | None = None
-        self._link: Link | None = None
-        self._thread: threading.Thread | None = None
+        self._running: _Running | None = None  # from start() on
         self._stop = threading.Event()
         self._done = threading.Event()
-        self._wake_r, self._wake_w = -1, -1
         self._truth_io: IO[str] | None = None
         self._own_truth_io = False
-        self.firmware = None
+        self.firmware: Firmware | None = None  # the native shoe's, once its loop runs
         self._loop: _Loop | None = None
         self.holding = threading.Event()  # the dealer waits for the table (a misdeal being corrected)
         # Set where a follower watches the table (follow.py): after each confirm the dealer deals no card
@@ -143,12 +158,12 @@ class VirtualShoe:
     @property
     def slave_path(self) -> str | None:
         """The current pty slave (changes at every replug); None for a socket."""
-        return getattr(self._link, "slave_path", None)
+        return getattr(self._running.link, "slave_path", None) if self._running is not None else None
 
     def start(self) -> str:
         """Open the link and start dealing in a background thread; returns the
         path (the symlink when one was asked for) or socket:// URL to open."""
-        if self._thread is not None:
+        if self._running is not None:
             raise SimulatorError("this virtual shoe is already running")
         if self.protocol == "native":
             import firmware_protocol  # noqa: F401  (fail here, not in the thread)
@@ -158,20 +173,21 @@ class VirtualShoe:
             self._own_truth_io = True
         elif self._truth_target is not None:
             self._truth_io = self._truth_target
-        self._link = open_link(self._listen, self._link_path)
+        link = open_link(self._listen, self._link_path)
         try:
-            opened = self._link.open()
+            opened = link.open()
         except BaseException:
-            if self._own_truth_io:
+            if self._own_truth_io and self._truth_io is not None:
                 self._truth_io.close()
             self._truth_io = None
             raise
-        self.address = self._link.address or opened
-        self._wake_r, self._wake_w = os.pipe()
-        os.set_blocking(self._wake_r, False)
-        self._thread = threading.Thread(target=self._main, name="virtual-shoe", daemon=True)
-        self._thread.start()
-        return self.address
+        self.address = address = link.address or opened
+        wake_r, wake_w = os.pipe()
+        os.set_blocking(wake_r, False)
+        thread = threading.Thread(target=self._main, args=(link, wake_r), name="virtual-shoe", daemon=True)
+        self._running = _Running(link, wake_r, wake_w, thread)
+        thread.start()
+        return address
 
     def wait_done(self, timeout: float) -> bool:
         """Wait until every event is out (native: and acknowledged by the host).
@@ -180,7 +196,7 @@ class VirtualShoe:
         while not self._done.wait(min(0.05, max(0.0, deadline - time.monotonic()))):
             if self.error is not None:
                 raise SimulatorError(f"the virtual shoe stopped: {self.error}") from self.error
-            if time.monotonic() >= deadline or (self._thread is not None and not self._thread.is_alive()):
+            if time.monotonic() >= deadline or (self._running is not None and not self._running.thread.is_alive()):
                 break
         if self.error is not None:
             raise SimulatorError(f"the virtual shoe stopped: {self.error}") from self.error
@@ -195,7 +211,9 @@ class VirtualShoe:
         coup's confirm was still to come from the shoe (it is not sent now)."""
         with self._deal_lock:
             loop = self._loop
-            event = loop.pending if loop is not None else None
+            if loop is None:
+                return False
+            event = loop.pending
             if event is None or event.kind != BUTTON or event.button != "confirm" or event.fault is not None:
                 return False
             loop.pending = loop._next()
@@ -212,19 +230,17 @@ class VirtualShoe:
     def stop(self, timeout: float = 5.0) -> None:
         """Stop dealing and close the link (prompt: the loop wakes at once)."""
         self._stop.set()
-        if self._wake_w >= 0:
+        running = self._running
+        if running is not None and not running.closed:
             try:
-                os.write(self._wake_w, b"x")
+                os.write(running.wake_w, b"x")
             except OSError:
                 pass
-        if self._thread is not None:
-            self._thread.join(timeout)
-        if self._link is not None:
-            self._link.close()
-        for fd in (self._wake_r, self._wake_w):
-            if fd >= 0:
-                os.close(fd)
-        self._wake_r = self._wake_w = -1
+            running.thread.join(timeout)
+            running.link.close()
+            os.close(running.wake_r)
+            os.close(running.wake_w)
+            running.closed = True
         if self._truth_io is not None and self._own_truth_io:
             self._truth_io.close()
         self._truth_io = None
@@ -249,9 +265,9 @@ class VirtualShoe:
         return native_message(event, plain=self.plain)
 
     # ----- the loop ------------------------------------------------------------
-    def _main(self) -> None:
+    def _main(self, link: Link, wake_r: int) -> None:
         try:
-            loop = _Loop(self)
+            loop = _Loop(self, link, wake_r)
             with self._deal_lock:
                 self._loop = loop
             loop.run()
@@ -272,14 +288,27 @@ class VirtualShoe:
             self._truth_io.flush()
 
 
+class _Native:
+    """The native protocol's side of the loop: the shoe's firmware, and the decoder of what the host sends."""
+
+    def __init__(self, shoe: VirtualShoe, now: float):
+        from firmware_protocol import Decoder, encode
+        from shoed.simulate.firmware import Firmware
+
+        self.encode = encode
+        self.new_decoder = Decoder
+        self.decoder = Decoder()
+        self.fw = Firmware(shoe.serial, shoe.boot, start=now, gate=shoe.gate, **shoe._firmware_options())
+
+
 class _Loop:
     """The shoe's main loop; lives in the background thread."""
 
-    def __init__(self, shoe: VirtualShoe):
+    def __init__(self, shoe: VirtualShoe, link: Link, wake_r: int):
         self.shoe = shoe
-        self.link = shoe._link
+        self.link = link
+        self.wake_r = wake_r
         self.plan = shoe.faults
-        self.native = shoe.protocol == "native"
         self.noise = LinkNoise(self.plan, random.Random(f"shoed-simulate:{shoe.seed}:link"), shoe.link_stats)
         self.events = shoe._events()
         self.held: collections.deque[ShoeEvent] = collections.deque()  # kept back by abandon_coup
@@ -287,24 +316,17 @@ class _Loop:
         self.now = time.monotonic()
         self.next_card_at = self.now
         self.attached_since: float | None = None
-        self.greeting: list | None = None
+        self.greeting: list[Message] | None = None
         self.replug_at: float | None = None
-        self.unplug_wanted = False
+        # Set: the link is to be unplugged once what was already on its way is written, by then at the latest.
         self.unplug_by: float | None = None
         self.disconnect_at = set(self.plan.disconnect_at)
         every = self.plan.disconnect_every
         self.next_disconnect = self.now + every if every else None
-        self.decoder = None
-        self.fw = None
-        if self.native:
-            from firmware_protocol import Decoder, encode
-            from shoed.simulate.firmware import Firmware
-
-            self.encode = encode
-            self.new_decoder = Decoder
-            self.decoder = Decoder()
-            self.fw = Firmware(shoe.serial, shoe.boot, start=self.now, gate=shoe.gate, **shoe._firmware_options())
-            shoe.firmware = self.fw
+        self.native: _Native | None = None  # None: the Bee-Tek shoe, which takes nothing from the host
+        if shoe.protocol == "native":
+            self.native = _Native(shoe, self.now)
+            shoe.firmware = self.native.fw
 
     def run(self) -> None:
         shoe = self.shoe
@@ -320,8 +342,8 @@ class _Loop:
             self.take_host_input(readable)
             with shoe._deal_lock:
                 self.release_events()
-            if self.native and self.ready():
-                self.write_all(self.fw.due(self.now))
+            if self.native is not None and self.ready():
+                self.write_all(self.native, self.native.fw.due(self.now))
             self.link.flush()
             shoe.link_stats.dropped_bytes = self.link.dropped
             self.check_done()
@@ -333,14 +355,14 @@ class _Loop:
             self.link.replug()
             self.replug_at = None
             self.shoe._record_wire({"kind": "link", "link": "replugged", "address": self.link.address})
-        if self.next_disconnect is not None and now >= self.next_disconnect:
-            self.next_disconnect = now + self.plan.disconnect_every
+        every = self.plan.disconnect_every
+        if self.next_disconnect is not None and every is not None and now >= self.next_disconnect:
+            self.next_disconnect = now + every
             if self.replug_at is None:
-                self.unplug_wanted = True
                 self.unplug_by = now + 1.0
-        if self.unplug_wanted and (not self.link.pending or now >= self.unplug_by):
+        if self.unplug_by is not None and (not self.link.pending or now >= self.unplug_by):
             # Unplugged once what was already on its way is written (or after a second at most).
-            self.unplug_wanted = False
+            self.unplug_by = None
             self.link.unplug()
             self.shoe.link_stats.disconnects += 1
             self.replug_at = now + self.plan.reconnect_after
@@ -353,15 +375,16 @@ class _Loop:
             self.attached_since = None
             self.greeting = None
             return
+        native = self.native
         if self.attached_since is None:
             self.attached_since = self.now
-            if self.native:
+            if native is not None:
                 # Like a USB shoe that sees DTR rise: a new Hello exchange (SPEC.md §2, §8).
-                self.greeting = self.fw.attached(self.now)
-                self.decoder = self.new_decoder()
-        if self.greeting is not None and self.ready():
-            if self.fw.host_hello is None:  # the host may have spoken first
-                self.write_all(self.greeting)
+                self.greeting = native.fw.attached(self.now)
+                native.decoder = native.new_decoder()
+        if native is not None and self.greeting is not None and self.ready():
+            if native.fw.host_hello is None:  # the host may have spoken first
+                self.write_all(native, self.greeting)
             self.greeting = None
 
     def ready(self) -> bool:
@@ -370,19 +393,19 @@ class _Loop:
 
     def wait(self) -> set[int]:
         link = self.link
-        rfds = [self.shoe._wake_r]
+        rfds = [self.wake_r]
         if link.plugged:
             rfds += link.read_fds()
         wfds = [fd for fd in [link.write_fd()] if fd is not None]
         timeout = TICK
-        if self.native and self.ready():
-            timeout = min(timeout, self.fw.next_deadline(self.now) - self.now)
+        if self.native is not None and self.ready():
+            timeout = min(timeout, self.native.fw.next_deadline(self.now) - self.now)
         if self.pending is not None and self.pace_wait() > 0:
             timeout = min(timeout, self.pace_wait())
         r, _, _ = select.select(rfds, wfds, [], max(0.0, timeout))
-        if self.shoe._wake_r in r:
+        if self.wake_r in r:
             try:
-                os.read(self.shoe._wake_r, 64)
+                os.read(self.wake_r, 64)
             except OSError:
                 pass
         return set(r)
@@ -397,21 +420,24 @@ class _Loop:
         if self.attached_since is None and self.link.attached():
             return  # a host just arrived: its session starts at the next turn of the loop
         data = self.link.service(readable)
-        if not data or not self.native:
+        native = self.native
+        if not data or native is None:
             return  # the Bee-Tek shoe takes nothing from the host
-        for _, item in self.decoder.feed(data):
-            if hasattr(item, "TYPE"):
-                self.write_all(self.fw.on_host(item, self.now))
+        from firmware_protocol import Message
+
+        for _, item in native.decoder.feed(data):
+            if isinstance(item, Message):  # not a Rejected stretch
+                self.write_all(native, native.fw.on_host(item, self.now))
 
     # ----- to the host ---------------------------------------------------------
-    def write_all(self, messages) -> None:
+    def write_all(self, native: _Native, messages: Iterable[Message]) -> None:
         for msg in messages:
-            self.write_frame(self.encode(msg), getattr(msg, "NAME", ""), msg.seq, None)
+            self.write_frame(native.encode(msg), getattr(msg, "NAME", ""), msg.seq, None)
 
     def write_frame(self, frame: bytes, name: str, seq: int | None, n: int | None) -> None:
         data, applied = self.noise.apply(frame)
         if applied:
-            entry = {"kind": "wire", "message": name, "faults": applied}
+            entry: dict[str, object] = {"kind": "wire", "message": name, "faults": applied}
             if seq is not None:
                 entry["seq"] = seq
             if n is not None:
@@ -420,13 +446,13 @@ class _Loop:
         before = self.link.dropped
         self.link.send(data)
         if self.link.dropped > before:
-            entry = {"kind": "wire", "message": name, "faults": ["dropped"]}
+            dropped: dict[str, object] = {"kind": "wire", "message": name, "faults": ["dropped"]}
             if n is not None:
-                entry["n"] = n
-            self.shoe._record_wire(entry)
+                dropped["n"] = n
+            self.shoe._record_wire(dropped)
 
     def may_release(self, event: ShoeEvent) -> bool:
-        if self.unplug_wanted or (self.shoe.ready is not None and not self.shoe.ready()):
+        if self.unplug_by is not None or (self.shoe.ready is not None and not self.shoe.ready()):
             return False
         link_free = len(self.link.pending) < LOW_WATER
         if self.shoe.pace == 0 and not (self.ready() and link_free):
@@ -440,30 +466,32 @@ class _Loop:
         if event.kind == SHOE_REMOVED and event.last and self.shoe.may_remove is not None \
                 and not self.shoe.may_remove(event.shoe):
             return False  # the dealer takes the shoe out once the table has finished it
-        if self.native:
-            if event.kind in (CARD, UNREADABLE, CUT_CARD) and not self.fw.card_may_pass():
+        if self.native is not None:
+            if event.kind in (CARD, UNREADABLE, CUT_CARD) and not self.native.fw.card_may_pass():
                 return False  # the gate holds the next card back
-            if not self.fw.may_queue(self.shoe.pace == 0):
+            if not self.native.fw.may_queue(self.shoe.pace == 0):
                 return False  # window (pace 0) or queue (dealer's pace) full: hold the cards back
         return True
 
     def release_events(self) -> None:
         from shoed.simulate.wire import beetek_token
 
+        native = self.native
         while self.pending is not None and not self.shoe._stop.is_set():
             event = self.pending
-            if self.native and isinstance(event, ShoeEvent) and event.recipient == EXTRA and not self.fw.card_may_pass():
+            if native is not None and isinstance(event, ShoeEvent) and event.recipient == EXTRA \
+                    and not native.fw.card_may_pass():
                 # A careful dealer cannot draw a card past the locked gate: the extra card stays in.
                 self.pending = self._next()
                 continue
             if not self.may_release(event):
                 return
             self.shoe._record(event)
-            if self.native:
-                _, now_out = self.fw.queue_message(self.shoe._native_message(event), self.now)
+            if native is not None:
+                _, now_out = native.fw.queue_message(self.shoe._native_message(event), self.now)
                 if self.attached_since is not None:  # (sent only after the host's Hello)
                     for out in now_out:
-                        self.write_frame(self.encode(out), out.NAME, out.seq, event.n)
+                        self.write_frame(native.encode(out), out.NAME, out.seq, event.n)
             else:
                 token = beetek_token(event)
                 if token is not None:
@@ -471,13 +499,11 @@ class _Loop:
             if self.shoe.confirm_waits and event.kind == BUTTON and event.button == "confirm":
                 self.shoe.answer_due.set()
             if getattr(event, "unplug_after", False):
-                self.unplug_wanted = True  # the virtual shuffler's lost link, mid-order
-                self.unplug_by = self.now + 1.0
+                self.unplug_by = self.now + 1.0  # the virtual shuffler's lost link, mid-order
             if event.kind in (CARD, UNREADABLE):
                 self.next_card_at = self.now + self.shoe.pace
                 if event.number in self.disconnect_at:
                     self.disconnect_at.discard(event.number)
-                    self.unplug_wanted = True
                     self.unplug_by = self.now + 1.0
             self.pending = self._next()
             if self.shoe.pace and event.kind in (CARD, UNREADABLE):
@@ -494,7 +520,7 @@ class _Loop:
             return False
         number = dealt[-1].coup_number
         kept: list[ShoeEvent] = []
-        event = self.pending
+        event: ShoeEvent | None = self.pending
         while event is not None:
             if event.coup_number != number:
                 kept.append(event)  # the next coup's, or the shoe's: not dropped
@@ -511,7 +537,7 @@ class _Loop:
     def check_done(self) -> None:
         if self.pending is not None or self.shoe._done.is_set():
             return
-        if self.native and self.fw.unacked:
+        if self.native is not None and self.native.fw.unacked:
             return
         if self.link.pending or self.link.unread():
             return  # a Bee-Tek host reads at its own pace: the last cards are dealt once it has them
