@@ -28,7 +28,7 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class Source:
-    driver: str  # "native", "native-usb", "beetek", "camera", or "virtual" (the built-in virtual shoe)
+    driver: str  # a registered driver's name (shoed.drivers.driver_names), or "virtual" (the built-in virtual shoe)
     url: str = ""
     options: dict = field(default_factory=dict)
 
@@ -76,7 +76,8 @@ PUBLISH_KEYS = frozenset({"events", "snapshot", "commands", "curve_commands", "c
 SIMULATOR_KEYS = frozenset({"pace", "seed", "shoes"})
 _LINK_OPTIONS = frozenset({"baudrate", "backoff_initial", "backoff_max"})
 _NATIVE_OPTIONS = _LINK_OPTIONS | {"heartbeat", "silence", "hello_repeat", "gate_repeat", "confidence_floor"}
-# Driver -> the options a [[sources]] entry may give it besides `driver` and `url`.
+# Driver -> the options a [[sources]] entry may give it besides `driver` and `url`. A third-party
+# driver (the `shoed.drivers` entry-point group) names its own in `Driver.source_options`.
 SOURCE_OPTIONS = {
     "native": _NATIVE_OPTIONS,
     "native-usb": _NATIVE_OPTIONS,
@@ -92,6 +93,26 @@ SOURCE_OPTIONS = {
 # left really favour a bet; punto-banco as written pays the banker 1:1 without commission,
 # which favours the player from the first card (`--ruleset punto-banco` keeps it).
 EMBEDDED_RULESET = "macau-statutory"
+
+
+def source_options(driver: str, where: str) -> frozenset:
+    """The options a source of `driver` may be given: shoed's own drivers' from SOURCE_OPTIONS, a
+    third-party driver's from its class (`source_options`), which is loaded now so that a driver that
+    cannot be loaded, or declares no capabilities, is refused before anything is made."""
+    if driver in SOURCE_OPTIONS:
+        return SOURCE_OPTIONS[driver]
+    from shoed.drivers import DriverError, capabilities, driver_class, driver_names
+
+    if driver not in driver_names():
+        raise ConfigError(f"{where}: unknown driver {driver!r}; choose one of {', '.join([*driver_names(), 'virtual'])}")
+    try:
+        capabilities(driver)
+        declared = driver_class(driver).source_options
+    except DriverError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    if not (isinstance(declared, frozenset | set | tuple | list) and all(isinstance(k, str) for k in declared)):
+        raise ConfigError(f"{where}: the {driver} driver's source_options is not a set of option names")
+    return frozenset(declared)
 
 
 def load_config(path: str | os.PathLike | None) -> Config:
@@ -182,10 +203,8 @@ def config_from_dict(data: dict, origin: str = "<config>") -> Config:
         if not isinstance(s, dict) or "driver" not in s:
             raise ConfigError(f"{origin}: sources[{i}] needs a driver")
         driver = str(s["driver"])
-        if driver not in SOURCE_OPTIONS:
-            raise ConfigError(f"{origin}: sources[{i}]: unknown driver {driver!r}; "
-                              f"choose one of {', '.join(SOURCE_OPTIONS)}")
-        _strict(s, SOURCE_OPTIONS[driver] | {"driver", "url"}, f"{origin} sources[{i}] ({driver})")
+        known = source_options(driver, f"{origin}: sources[{i}]")
+        _strict(s, known | {"driver", "url"}, f"{origin} sources[{i}] ({driver})")
         _typed(s, SOURCE_TYPES, f"{origin} sources[{i}] ({driver})")
         options = {k: v for k, v in s.items() if k not in ("driver", "url")}
         sources.append(Source(driver, str(s.get("url", "")), options))
@@ -241,9 +260,7 @@ def check(config: Config):
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
         raise ConfigError(f"ruleset {config.ruleset}: not a TOML ruleset file ({_one_line(exc)})") from None
     for i, source in enumerate(config.sources):
-        if source.driver not in SOURCE_OPTIONS:
-            raise ConfigError(f"source {i + 1}: unknown driver {source.driver!r}; "
-                              f"choose one of {', '.join(SOURCE_OPTIONS)}")
+        source_options(source.driver, f"source {i + 1}")
         if source.driver != "virtual" and not source.url:
             raise ConfigError(f"source {i + 1} ({source.driver}): a url is needed")
     for i, source in enumerate(config.sources):

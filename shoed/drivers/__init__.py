@@ -105,8 +105,16 @@ def driver_names() -> list[str]:
 
 
 def describe() -> dict[str, str]:
-    """Name -> one-line summary, for help texts."""
-    return {name: entry.summary or _third_party(name).summary for name, entry in _registry().items()}
+    """Name -> one-line summary, for help texts; a third-party driver that cannot be used says why
+    (one broken package must not hide the others)."""
+    return {name: entry.summary or _third_party_summary(name) for name, entry in _registry().items()}
+
+
+def _third_party_summary(name: str) -> str:
+    try:
+        return _third_party(name).summary or "(no summary)"
+    except DriverError as exc:
+        return f"unusable: {exc}"
 
 
 def capabilities(name: str) -> Capabilities:
