@@ -119,10 +119,16 @@ def load_config(path: str | os.PathLike | None) -> Config:
     if path is None:
         return Config()
     p = Path(path)
-    if not p.is_file():
-        raise ConfigError(f"no configuration file at {p}")
     try:
+        if not p.is_file():
+            raise ConfigError(f"no configuration file at {p}")
         data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except PermissionError:
+        # e.g. /etc/shoed not readable by the daemon's user: say so, rather than a traceback and a restart loop
+        raise ConfigError(f"cannot read the configuration file {p}: permission denied for the user this runs as "
+                          f"(uid {os.geteuid()}); make it and its directory readable to that user's group") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read the configuration file {p}: {exc.strerror or exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{p}: not a TOML file ({_one_line(exc)})") from None
     return config_from_dict(data, str(p))
@@ -167,6 +173,9 @@ POSITIVE = ("a whole number from 1", lambda v: _whole(v) and v >= 1)
 SECONDS = ("a number of seconds above 0", lambda v: _number(v) and v > 0)
 SECONDS_OR_ZERO = ("a number of seconds 0 or more", lambda v: _number(v) and v >= 0)
 FRACTION = ("a number from 0 to 1", lambda v: _number(v) and 0 <= v <= 1)
+ROI = ("[x, y, width, height]: whole numbers of pixels, x and y from 0, width and height from 1",
+       lambda v: isinstance(v, list) and len(v) == 4 and all(_whole(n) for n in v)
+       and min(v[:2]) >= 0 and min(v[2:]) >= 1)
 
 TOP_TYPES = {"table": NAME, "ruleset": NAME, "decks": POSITIVE, "journal_dir": NAME, "key_dir": NAME,
              "journal_secret_file": NAME, "auto_confirm": FLAG, "live_odds": FLAG, "stall_after_s": SECONDS_OR_ZERO}
@@ -176,7 +185,7 @@ PUBLISH_TYPES = {"events": NAME, "snapshot": NAME, "commands": NAME, "curve_comm
 SIMULATOR_TYPES = {"pace": SECONDS_OR_ZERO, "seed": SEED, "shoes": COUNT}
 SOURCE_TYPES = {"driver": TEXT, "url": TEXT, "baudrate": POSITIVE, "heartbeat": SECONDS, "silence": SECONDS,
                 "hello_repeat": SECONDS, "gate_repeat": SECONDS, "backoff_initial": SECONDS, "backoff_max": SECONDS,
-                "confidence_floor": FRACTION, "order_key_file": TEXT, "realtime": FLAG}
+                "confidence_floor": FRACTION, "order_key_file": TEXT, "realtime": FLAG, "roi": ROI}
 
 
 def _typed(section: dict, types: dict, where: str) -> None:
