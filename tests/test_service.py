@@ -52,6 +52,35 @@ def test_unit_security_rating_at_most_2_5(tmp_path):
     assert float(match.group(1)) <= 2.5
 
 
+def _syscalls(name: str, seen: set[str] | None = None) -> set[str]:
+    """A system call, or every one a systemd group (`@name`) holds, nested groups included."""
+    if not name.startswith("@"):
+        return {name}
+    seen = set() if seen is None else seen
+    if name in seen:
+        return set()
+    seen.add(name)
+    listed = subprocess.run([ANALYZE, "syscall-filter", name], capture_output=True, text=True, timeout=60).stdout
+    words = [line.split()[0] for line in listed.splitlines()[1:] if line.strip() and not line.strip().startswith("#")]
+    return set().union(*(_syscalls(word, seen) for word in words)) if words else set()
+
+
+@needs_analyze
+def test_the_unit_lets_the_daemon_make_the_system_calls_it_makes():
+    """The unit's SystemCallFilter lines applied in order as systemd merges them (an allow-list, less each
+    `~` list, plus what is allowed after): setpriority (the public I/O thread's lower priority, an EPERM
+    and a warning at every start under the unit before) and prlimit64 (the limit of open files)."""
+    allowed: set[str] = set()
+    for line in (ROOT / "systemd" / "shoed.service").read_text().splitlines():
+        if line.startswith("SystemCallFilter="):
+            value = line.partition("=")[2]
+            deny = value.startswith("~")
+            names = set().union(*(_syscalls(word) for word in value.lstrip("~").split()))
+            allowed = allowed - names if deny else allowed | names
+    assert {"setpriority", "getpriority", "prlimit64", "fsync", "openat", "ioctl"} <= allowed
+    assert not {"reboot", "mount", "sched_setscheduler", "setrlimit"} & allowed  # still filtered
+
+
 def test_unit_declares_what_the_daemon_relies_on():
     text = (ROOT / "systemd" / "shoed.service").read_text()
     for needle in ["Type=notify", "WatchdogSec=", "Restart=on-failure", "User=shoed", "ProtectSystem=strict",
