@@ -112,6 +112,7 @@ class Daemon:
         self.recent: collections.deque = collections.deque(maxlen=RECENT_EVENTS)
         self.closed_drivers: dict = {}  # driver -> monotonic time of the next open attempt
         self.open_tries: dict = {}
+        self.failed_drivers: set = set()  # drivers that raised and were closed: the daemon says when they are back
         # A coup ended: its live odds come when the loop is idle, or before the next input.
         self._odds_due: WorkOutOdds | None = None
         self.pending_inputs: list[dict] = []  # inputs the shell itself noticed (a shoe that would not open)
@@ -367,6 +368,10 @@ class Daemon:
                                                 "detail": {"error": str(exc)}})
                 continue
             del self.closed_drivers[driver]
+            if driver in self.failed_drivers:  # it raised; it may not report its own link, so the table is told
+                self.failed_drivers.discard(driver)
+                self.pending_inputs.append({"kind": "link", "link": "restored", "source": driver.source,
+                                            "detail": {"reopened": True}})
             resume = self.controller.resume_point(driver.source)
             if resume is not None:
                 driver.set_last_seq(*resume)
@@ -416,14 +421,23 @@ class Daemon:
         for driver in self.drivers:
             if driver in self.closed_drivers:
                 continue
-            for reading in driver.poll(POLL_TIMEOUT if len(self.drivers) == 1 else POLL_TIMEOUT / len(self.drivers)):
+            try:
+                readings = driver.poll(POLL_TIMEOUT if len(self.drivers) == 1 else POLL_TIMEOUT / len(self.drivers))
+            except Exception as exc:  # noqa: BLE001 - a driver's fault must not stop the table
+                self._driver_failed(driver, exc)
+                continue
+            for reading in readings:
                 busy = True
                 try:
                     self.handle(input_from_reading(reading))
                 except JournalError as exc:
                     self._journal_failed(exc)
                     return
-                driver.acknowledge(reading)
+                try:
+                    driver.acknowledge(reading)
+                except Exception as exc:  # noqa: BLE001 - journaled already: the shoe repeats it, or it is lost
+                    self._driver_failed(driver, exc)
+                    break
         for sock, _ in self.poller.poll(0):
             busy = True
             try:
@@ -583,8 +597,25 @@ class Daemon:
         if locked != self.gate_locked:
             for driver in self.drivers:
                 if driver not in self.closed_drivers:
-                    driver.set_gate(locked)
+                    try:
+                        driver.set_gate(locked)
+                    except Exception as exc:  # noqa: BLE001 - a driver's fault must not stop the table
+                        self._driver_failed(driver, exc)
             self.gate_locked = locked
+
+    def _driver_failed(self, driver, exc: Exception) -> None:
+        """A driver raised where the interface says it never does (a package's driver that does not
+        reopen its own link, or a bug): the table runs on. The link is lost on record, the driver is
+        closed and reopened with back-off as a shoe missing at start is, and the table is told when it
+        is back."""
+        log.error("the shoe's driver failed: closing it and reopening it", source=driver.source,
+                  error=f"{type(exc).__name__}: {exc}", exc_info=exc)
+        _close_each(driver)
+        self.failed_drivers.add(driver)
+        self.open_tries[driver] = 1  # the next failed open is not reported again
+        self.closed_drivers[driver] = time.monotonic() + 0.2
+        self.pending_inputs.append({"kind": "link", "link": "lost", "source": driver.source,
+                                    "detail": {"error": f"{type(exc).__name__}: {exc}"}})
 
     def _journal_failed(self, exc: Exception) -> None:
         """The journal cannot be written (disk full, I/O error): nothing more is

@@ -262,3 +262,43 @@ def test_a_shoe_without_buttons_gets_auto_confirm_from_its_capabilities(base, pa
     assert b"GATE" not in shoe.heard  # no gate: set_gate is never sent to it
     power = next(i for i in journal_inputs(daemon.journal) if i["kind"] == "power")
     assert power["auto_confirm"] is True
+
+
+def test_a_driver_that_raises_when_its_shoe_is_unplugged_does_not_stop_the_table(base, package, tmp_path):
+    """The line shoe's driver lets pyserial's error out of poll() when the shoe goes (it does not
+    reopen its own link, as the interface asks): the daemon runs on, the link is lost on record, and
+    the driver is reopened and dealing again once the shoe is back at the same address."""
+    link = tmp_path / "shoe"
+    first = Pty()
+    link.symlink_to(first.path)
+    second = None
+    try:
+        with Daemon(base, "--source", f"lineshoe-lite:{link}", "--ruleset", "macau-statutory",
+                    env=package) as daemon:
+            display = joined(Display(daemon))
+            try:
+                first.until(lambda h: b"HELLO\n" in h, "its greeting")
+                first.send("BURN 2S", "BURN 5D", "BURN 6C", "CARD TS")
+                os.close(first.master)  # unplugged: the daemon's reads of the tty fail
+                display.until(lambda ev: any(e["kind"] == "device.lost" for e in ev), 10, "the link lost")
+                second = Pty()
+                link.unlink()
+                link.symlink_to(second.path)  # plugged in again, at the same address
+                second.until(lambda h: b"HELLO\n" in h, "the greeting of the reopened driver")
+                second.send("CARD 3C")
+                display.until(lambda ev: any(e["kind"] == "card" and e["card"] == "3C" for e in ev), 10,
+                              "the card after the replug")
+                assert daemon.proc.poll() is None
+                kinds = [e["kind"] for e in display.events if e["kind"].startswith("device.")]
+                assert kinds[-2:] == ["device.lost", "device.restored"], kinds
+                card = next(e for e in display.events if e["kind"] == "card" and e["card"] == "3C")
+                assert (card["coup"], card["recipient"]) == (1, "banker")
+            finally:
+                display.close()
+        assert daemon.proc.returncode == 0
+    finally:
+        os.close(first._slave)
+        if second is not None:
+            second.close()
+    assert any(line.get("event") == "the shoe's driver failed: closing it and reopening it" for line in daemon.lines)
+    assert run_shoed("replay", str(daemon.journal)).returncode == 0
