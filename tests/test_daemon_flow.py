@@ -77,6 +77,22 @@ def test_config_check_prints_the_resolved_configuration(base):
     assert resolved["ruleset"] == "punto-banco" and resolved["journal_dir"] == "shoed-data/journal"
 
 
+@pytest.mark.parametrize("text, decks, auto_confirm", [
+    ("ruleset = 'macau-statutory'\n[[sources]]\ndriver = 'native'\nurl = '/dev/shoe-native'\n", 8, False),
+    ("decks = 6\n[[sources]]\ndriver = 'beetek'\nurl = '/dev/shoe-beetek'\n", 6, True),  # no buttons
+    ("auto_confirm = false\n[[sources]]\ndriver = 'beetek'\nurl = '/dev/shoe-beetek'\n", 6, False),
+    ("[[sources]]\ndriver = 'virtual'\n", 6, False),  # read through the native driver
+])
+def test_config_check_fills_in_the_decks_and_auto_confirm_the_daemon_will_run_with(base, text, decks, auto_confirm):
+    """Both were printed as null ("the ruleset's", "from the drivers"): the daemon's own choice is shown."""
+    path = base / "shoed.toml"
+    path.write_text(text)
+    proc = run_shoed("config", "check", str(path))
+    assert proc.returncode == 0, proc.stderr
+    resolved = json.loads(proc.stdout)
+    assert (resolved["decks"], resolved["auto_confirm"]) == (decks, auto_confirm)
+
+
 def test_every_configuration_error_is_one_line_and_exit_2(base):
     secret = base / "secret"
     empty = base / "empty"

@@ -313,12 +313,30 @@ def _check_order_key(source: Source, journal_dir: str, i: int) -> None:
         raise ConfigError(f"source {i + 1} (shuffler): {exc}") from None
 
 
-def resolved(config: Config) -> dict:
-    """The configuration as the daemon will run it, in the file's own layout (`shoed config check`)."""
+def source_capabilities(source: Source):
+    """What a configured source's shoe can do; the built-in virtual shoe is read through its driver."""
+    from shoed.daemon.virtual import DRIVER
+    from shoed.drivers import capabilities
+
+    return capabilities(DRIVER if source.driver == "virtual" else source.driver)
+
+
+def auto_confirm(config: Config) -> bool:
+    """Whether the table runs with auto_confirm: the setting, else on when a source's shoe has no buttons."""
+    if config.auto_confirm is not None:
+        return bool(config.auto_confirm)
+    return any(source_capabilities(s).auto_confirm for s in config.sources)
+
+
+def resolved(config: Config, ruleset=None) -> dict:
+    """The configuration as the daemon will run it, in the file's own layout (`shoed config check`):
+    with `ruleset` (what `check` returns), the deck count and auto_confirm as they will be."""
     out = {
-        "table": config.table, "ruleset": config.ruleset, "decks": config.decks,
+        "table": config.table, "ruleset": config.ruleset,
+        "decks": config.decks if config.decks is not None or ruleset is None else ruleset.decks,
         "journal_dir": config.journal_dir, "key_dir": config.key_dir,
-        "journal_secret_file": config.journal_secret_file, "auto_confirm": config.auto_confirm,
+        "journal_secret_file": config.journal_secret_file,
+        "auto_confirm": config.auto_confirm if ruleset is None else auto_confirm(config),
         "live_odds": config.live_odds, "stall_after_s": config.stall_after_s,
         "publish": {"events": config.events, "snapshot": config.snapshot, "commands": config.commands,
                     "curve_commands": config.curve_commands, "curve_publish": config.curve_publish,

@@ -32,7 +32,7 @@ from shoed.daemon import logs
 from shoed.table import shuffle as shuffle_table
 from shoed.table import events as ev
 from shoed.daemon.clockwatch import STALL_LIMIT, ClockWatch
-from shoed.daemon.config import Config, ConfigError
+from shoed.daemon.config import Config, ConfigError, auto_confirm, source_capabilities
 from shoed.daemon.config import check as check_config
 from shoed.daemon.notify import Notifier
 from shoed.daemon.virtual import DRIVER as VIRTUAL_DRIVER
@@ -85,9 +85,7 @@ def input_from_reading(reading) -> dict:
 
 def _capabilities(source):
     """What a configured source's driver can do; the built-in virtual shoe is read through its driver."""
-    from shoed.drivers import capabilities
-
-    return capabilities(VIRTUAL_DRIVER if source.driver == "virtual" else source.driver)
+    return source_capabilities(source)
 
 
 class Daemon:
@@ -257,9 +255,7 @@ class Daemon:
                 if _capabilities(source).deals]
 
     def _auto_confirm(self) -> bool:
-        if self.config.auto_confirm is not None:
-            return bool(self.config.auto_confirm)
-        return any(_capabilities(s).auto_confirm for s in self.config.sources)
+        return auto_confirm(self.config)
 
     def _bind_sockets(self) -> None:
         import zmq

@@ -156,6 +156,9 @@ def test_the_command_line_finds_lists_and_checks_a_third_party_driver(base, pack
     assert checked.returncode == 0, checked.stderr
     assert json.loads(checked.stdout)["sources"] == [
         {"driver": "lineshoe", "url": "/dev/ttyS9", "baudrate": 19200, "greeting": "HI"}]
+    assert json.loads(checked.stdout)["auto_confirm"] is False  # it has buttons
+    config.write_text("[[sources]]\ndriver = 'lineshoe-lite'\nurl = '/dev/ttyS9'\n")
+    assert json.loads(run_in(package, "config", "check", str(config)).stdout)["auto_confirm"] is True
     # Its options are checked as shoed's own are: an unknown one, or a known one of the wrong kind.
     for text, says in [("colour = 'red'", "unknown setting(s) colour (known: baudrate, driver, greeting, url)"),
                        ("baudrate = 'fast'", "baudrate must be a whole number from 1, not 'fast'")]:
