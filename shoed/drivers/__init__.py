@@ -94,8 +94,8 @@ def _registry() -> dict[str, _Entry]:
     for point in entry_points(group=ENTRY_POINT_GROUP):
         if point.name in found:
             continue
-        module, _, cls = point.value.partition(":")
-        found[point.name] = _Entry(module.strip(), cls.strip(), capture=module.strip(), summary="", capabilities=None)
+        # `module:Class`, or `module:Outer.Class`, optionally with `[extras]`: as importlib.metadata reads it.
+        found[point.name] = _Entry(point.module, point.attr, capture=point.module, summary="", capabilities=None)
     return found
 
 
@@ -149,7 +149,7 @@ def driver_class(name: str) -> type[Driver]:
         except ImportError:
             raise DriverError(f"the {name} driver needs {install}") from None
     try:
-        cls = getattr(importlib.import_module(entry.module), entry.cls)
+        cls = functools.reduce(getattr, entry.cls.split("."), importlib.import_module(entry.module))
     except (ImportError, AttributeError) as exc:
         raise DriverError(f"the {name} driver cannot be loaded from {entry.module}:{entry.cls}: {exc}") from None
     if not (isinstance(cls, type) and issubclass(cls, Driver)):
