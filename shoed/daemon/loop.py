@@ -320,7 +320,7 @@ class Daemon:
                         key_dir=str(key_dir), server_public=public)
 
     def _open_sources(self) -> None:
-        from shoed.drivers import DriverError, driver_class
+        from shoed.drivers import DriverError, build_driver
 
         cfg = self.config
         for source in cfg.sources:
@@ -336,7 +336,7 @@ class Daemon:
             else:
                 name, url, options = source.driver, source.url, source.options
             try:
-                driver = driver_class(name)(url, **options)
+                driver = build_driver(name, url, **options)
             except (DriverError, TypeError, ValueError) as exc:
                 raise DaemonError(f"source {name}:{url}: {exc}") from None
             self.drivers.append(driver)

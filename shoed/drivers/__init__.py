@@ -36,7 +36,7 @@ from typing import cast
 from shoed.drivers.base import Capabilities, Driver, DriverError, Reading
 
 __all__ = [
-    "Capabilities", "Driver", "DriverError", "Reading", "capabilities", "capture_decoder", "describe",
+    "Capabilities", "Driver", "DriverError", "Reading", "build_driver", "capabilities", "capture_decoder", "describe",
     "driver_class", "driver_names", "open_driver",
 ]
 
@@ -157,9 +157,19 @@ def driver_class(name: str) -> type[Driver]:
     return cls
 
 
+def build_driver(name: str, url: str, **options) -> Driver:
+    """The driver `name` for `url`, not opened yet. Its readings' source says the name it was built
+    under: a package's class registered under two names, or one that kept the skeleton's `name`,
+    still labels the journal with the name the configuration gave."""
+    driver = driver_class(name)(url, **options)
+    if driver.name != name:
+        driver.name = name
+    return driver
+
+
 def open_driver(name: str, url: str, **options) -> Driver:
     """Build the driver `name` for `url` and open it (raises DriverError)."""
-    driver = driver_class(name)(url, **options)
+    driver = build_driver(name, url, **options)
     driver.open()
     return driver
 

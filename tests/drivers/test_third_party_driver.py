@@ -94,7 +94,7 @@ def install_package(root: Path) -> dict:
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: line-shoe\nVersion: 1.0\n")
     (dist / "entry_points.txt").write_text(
         "[shoed.drivers]\nlineshoe = line_shoe:LineShoe\nlineshoe-lite = line_shoe:LineShoeLite\n"
-        "lineshoe-bare = line_shoe:NoCapabilities\n")
+        "lineshoe-bare = line_shoe:NoCapabilities\nlineshoe-mk2 = line_shoe:LineShoe\n")
     repo = Path(__file__).resolve().parents[2]
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(repo), str(root)])}
 
@@ -142,7 +142,11 @@ def test_the_command_line_finds_lists_and_checks_a_third_party_driver(base, pack
                                "print(driver_names()[-3:], describe()['lineshoe'], capabilities('lineshoe-lite').auto_confirm)\n"
                                "print(describe()['lineshoe-bare'])")
     listed, broken = proc.strip().splitlines()
-    assert listed == "['lineshoe', 'lineshoe-lite', 'lineshoe-bare'] a shoe of ASCII lines True"
+    assert listed == "['lineshoe-lite', 'lineshoe-bare', 'lineshoe-mk2'] a shoe of ASCII lines True"
+    # One class under a second name: its readings say the name the configuration gave.
+    said = run_python(package, "from shoed.drivers import build_driver\n"
+                               "print(build_driver('lineshoe-mk2', '/dev/ttyS9').source)")
+    assert said.strip() == "lineshoe-mk2:/dev/ttyS9"
     # One broken package does not hide the others: its summary says why it cannot be used.
     assert broken == "unusable: the lineshoe-bare driver (line_shoe.NoCapabilities) declares no Capabilities"
     # The help of the commands that take a driver lists it with its summary.
@@ -176,7 +180,7 @@ def test_the_command_line_finds_lists_and_checks_a_third_party_driver(base, pack
     # A name nobody registered lists every driver there is, the third-party ones too.
     unknown = run_in(package, "run", "--source", "sonar:/dev/x", "--journal", str(base / "journal"))
     assert "choose one of native, native-usb, beetek, camera, shuffler, lineshoe, lineshoe-lite, lineshoe-bare, " \
-           "virtual" in unknown.stderr, unknown.stderr
+           "lineshoe-mk2, virtual" in unknown.stderr, unknown.stderr
 
 
 def run_python(env: dict, code: str) -> str:
