@@ -13,7 +13,9 @@ in the module the entry point names.
 
 What the daemon relies on (see `shoed.drivers.base`):
 - `poll(timeout)` returns within `timeout` seconds, never blocks forever, and reconnects by
-  itself, reporting `link` readings `lost` and `restored`;
+  itself, reporting `link` readings: `connected` once the shoe is first heard, `lost` and
+  `restored` (the table knows a shoe's link from these alone: a shoe missing when the daemon
+  started stays `lost` on every display until its driver says `connected`);
 - a card is never guessed: bytes that do not decode to exactly one card become an
   `unreadable` reading or a `warning`, never a `card`;
 - `acknowledge(reading)` comes only after the reading is durably journaled;
