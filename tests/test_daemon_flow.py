@@ -49,6 +49,9 @@ WRONG_TYPES = [
     ("[[sources]]\ndriver = 'native'\nurl = 5\n", "url must be a string, not 5"),
     ("[[sources]]\ndriver = 'native'\nurl = '/dev/x'\nbaudrate = 'fast'\n", "baudrate must be a whole number"),
     ("[[sources]]\ndriver = 'shuffler'\nurl = '/dev/x'\n", "the shuffler driver needs order_key_file"),
+    # was: refused only once the journal and the keys were made
+    ("[[sources]]\ndriver = 'native-usb'\nurl = 'usb://zz'\n", "bad USB address 'usb://zz'"),
+    ("[[sources]]\ndriver = 'native-usb'\nurl = '/dev/ttyACM0'\n", "bad USB address '/dev/ttyACM0'"),
 ]
 
 

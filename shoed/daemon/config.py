@@ -272,6 +272,14 @@ def check(config: Config):
         source_options(source.driver, f"source {i + 1}")
         if source.driver != "virtual" and not source.url:
             raise ConfigError(f"source {i + 1} ({source.driver}): a url is needed")
+        if source.driver == "native-usb" or (source.driver == "shuffler" and source.url.startswith("usb://")):
+            from shoed.drivers import DriverError
+            from shoed.drivers.native_usb import parse_usb_url
+
+            try:
+                parse_usb_url(source.url)
+            except DriverError as exc:
+                raise ConfigError(f"source {i + 1} ({source.driver}): {exc}") from None
     for i, source in enumerate(config.sources):
         if source.driver == "shuffler":
             _check_order_key(source, config.journal_dir, i)
