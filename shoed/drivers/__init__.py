@@ -41,6 +41,8 @@ __all__ = [
 ]
 
 ENTRY_POINT_GROUP = "shoed.drivers"
+# Names a package cannot take: `virtual` is the daemon's built-in virtual shoe in a [[sources]] table.
+RESERVED = frozenset({"virtual"})
 
 
 @dataclass(frozen=True)
@@ -92,7 +94,7 @@ def _registry() -> dict[str, _Entry]:
     """shoed's own drivers, then those third-party packages register (a name of shoed's own wins)."""
     found = dict(_REGISTRY)
     for point in entry_points(group=ENTRY_POINT_GROUP):
-        if point.name in found:
+        if point.name in found or point.name in RESERVED:
             continue
         # `module:Class`, or `module:Outer.Class`, optionally with `[extras]`: as importlib.metadata reads it.
         found[point.name] = _Entry(point.module, point.attr, capture=point.module, summary="", capabilities=None)
