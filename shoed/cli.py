@@ -48,8 +48,27 @@ positive_int = _number(int, "a whole number", lambda v: v >= 1, "expected a whol
 count = _number(int, "a whole number", lambda v: v >= 0, "expected a whole number of 0 or more")
 
 
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose `late_epilog`, when set, is worked out only when the help is shown:
+    the list of drivers imports third-party packages, which no other use of the parser should pay for."""
+
+    late_epilog: Callable[[], str] | None = None
+
+    def format_help(self) -> str:
+        if self.late_epilog is not None:
+            self.epilog = self.late_epilog()
+        return super().format_help()
+
+
+def drivers_epilog() -> str:
+    """The registered drivers, shoed's own and those of installed packages, each with its summary."""
+    from shoed.drivers import describe
+
+    return "drivers: " + "; ".join(f"{name}: {summary}" for name, summary in describe().items())
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="shoed", description="Baccarat table-side daemon and tools.")
+    parser = Parser(prog="shoed", description="Baccarat table-side daemon and tools.")
     parser.add_argument("--version", action="version", version=f"shoed {shoed.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True

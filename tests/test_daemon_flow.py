@@ -49,6 +49,9 @@ WRONG_TYPES = [
     ("[[sources]]\ndriver = 'native'\nurl = 5\n", "url must be a string, not 5"),
     ("[[sources]]\ndriver = 'native'\nurl = '/dev/x'\nbaudrate = 'fast'\n", "baudrate must be a whole number"),
     ("[[sources]]\ndriver = 'shuffler'\nurl = '/dev/x'\n", "the shuffler driver needs order_key_file"),
+    # was: refused only once the journal and the keys were made
+    ("[[sources]]\ndriver = 'native-usb'\nurl = 'usb://zz'\n", "bad USB address 'usb://zz'"),
+    ("[[sources]]\ndriver = 'native-usb'\nurl = '/dev/ttyACM0'\n", "bad USB address '/dev/ttyACM0'"),
 ]
 
 
@@ -75,6 +78,22 @@ def test_config_check_prints_the_resolved_configuration(base):
     assert resolved["publish"]["curve_publish"] is True and resolved["publish"]["curve_commands"] is True
     assert resolved["sources"] == [{"driver": "native", "url": "/dev/shoe-native", "baudrate": 115200}]
     assert resolved["ruleset"] == "punto-banco" and resolved["journal_dir"] == "shoed-data/journal"
+
+
+@pytest.mark.parametrize("text, decks, auto_confirm", [
+    ("ruleset = 'macau-statutory'\n[[sources]]\ndriver = 'native'\nurl = '/dev/shoe-native'\n", 8, False),
+    ("decks = 6\n[[sources]]\ndriver = 'beetek'\nurl = '/dev/shoe-beetek'\n", 6, True),  # no buttons
+    ("auto_confirm = false\n[[sources]]\ndriver = 'beetek'\nurl = '/dev/shoe-beetek'\n", 6, False),
+    ("[[sources]]\ndriver = 'virtual'\n", 6, False),  # read through the native driver
+])
+def test_config_check_fills_in_the_decks_and_auto_confirm_the_daemon_will_run_with(base, text, decks, auto_confirm):
+    """Both were printed as null ("the ruleset's", "from the drivers"): the daemon's own choice is shown."""
+    path = base / "shoed.toml"
+    path.write_text(text)
+    proc = run_shoed("config", "check", str(path))
+    assert proc.returncode == 0, proc.stderr
+    resolved = json.loads(proc.stdout)
+    assert (resolved["decks"], resolved["auto_confirm"]) == (decks, auto_confirm)
 
 
 def test_every_configuration_error_is_one_line_and_exit_2(base):

@@ -52,6 +52,35 @@ def test_unit_security_rating_at_most_2_5(tmp_path):
     assert float(match.group(1)) <= 2.5
 
 
+def _syscalls(name: str, seen: set[str] | None = None) -> set[str]:
+    """A system call, or every one a systemd group (`@name`) holds, nested groups included."""
+    if not name.startswith("@"):
+        return {name}
+    seen = set() if seen is None else seen
+    if name in seen:
+        return set()
+    seen.add(name)
+    listed = subprocess.run([ANALYZE, "syscall-filter", name], capture_output=True, text=True, timeout=60).stdout
+    words = [line.split()[0] for line in listed.splitlines()[1:] if line.strip() and not line.strip().startswith("#")]
+    return set().union(*(_syscalls(word, seen) for word in words)) if words else set()
+
+
+@needs_analyze
+def test_the_unit_lets_the_daemon_make_the_system_calls_it_makes():
+    """The unit's SystemCallFilter lines applied in order as systemd merges them (an allow-list, less each
+    `~` list, plus what is allowed after): setpriority (the public I/O thread's lower priority, an EPERM
+    and a warning at every start under the unit before) and prlimit64 (the limit of open files)."""
+    allowed: set[str] = set()
+    for line in (ROOT / "systemd" / "shoed.service").read_text().splitlines():
+        if line.startswith("SystemCallFilter="):
+            value = line.partition("=")[2]
+            deny = value.startswith("~")
+            names = set().union(*(_syscalls(word) for word in value.lstrip("~").split()))
+            allowed = allowed - names if deny else allowed | names
+    assert {"setpriority", "getpriority", "prlimit64", "fsync", "openat", "ioctl"} <= allowed
+    assert not {"reboot", "mount", "sched_setscheduler", "setrlimit"} & allowed  # still filtered
+
+
 def test_unit_declares_what_the_daemon_relies_on():
     text = (ROOT / "systemd" / "shoed.service").read_text()
     for needle in ["Type=notify", "WatchdogSec=", "Restart=on-failure", "User=shoed", "ProtectSystem=strict",
@@ -113,6 +142,50 @@ def test_config_file_and_errors(tmp_path):
         config_from_dict({"sources": [{"url": "/dev/x"}]})
     with pytest.raises(ConfigError, match="no configuration file"):
         load_config(tmp_path / "missing.toml")
+    assert load_config(_file(tmp_path, "camera.toml", "[[sources]]\ndriver = 'camera'\nurl = '0'\n"
+                                                      "roi = [10, 20, 320, 240]\n")).sources[0].options["roi"]
+
+
+def _file(directory: Path, name: str, text: str) -> Path:
+    path = directory / name
+    path.write_text(text)
+    return path
+
+
+def test_a_configuration_file_the_daemon_cannot_read_is_one_line_and_exit_2(tmp_path):
+    """/etc/shoed made 0750 root:root leaves the daemon's user unable to read shoed.toml: one line
+    saying so, exit 2 (the unit does not restart it), not a traceback and exit 1."""
+    import os
+
+    from shoed.cli import build_parser, main
+
+    closed = tmp_path / "etc"
+    closed.mkdir()
+    path = _file(closed, "shoed.toml", "table = 't1'\n")
+    build_parser()  # every command module imported before the child gives up its rights
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: the daemon's own user, who may not enter the directory
+        code = 99
+        try:
+            sys.stderr = os.fdopen(write, "w")
+            if os.geteuid() == 0:
+                os.setgid(65534)
+                os.setuid(65534)
+            else:
+                closed.chmod(0)
+            code = main(["config", "check", str(path)])
+        finally:
+            sys.stderr.flush()
+            os._exit(code)
+    os.close(write)
+    with os.fdopen(read) as f:
+        said = f.read()
+    _, status = os.waitpid(pid, 0)
+    closed.chmod(0o755)
+    assert os.waitstatus_to_exitcode(status) == 2, said
+    assert said.startswith(f"shoed: cannot read the configuration file {path}: permission denied") and \
+        len(said.strip().splitlines()) == 1, said
 
 
 @pytest.mark.parametrize("data, says", [
@@ -136,6 +209,10 @@ def test_config_file_and_errors(tmp_path):
     ({"sources": [{"driver": "beetek", "url": "/dev/x", "baudrate": 9600.5}]}, "baudrate must be a whole number"),
     ({"sources": [{"driver": "beetek", "url": "/dev/x", "backoff_max": -1}]}, "backoff_max must be a number"),
     ({"sources": [{"driver": "beetek", "url": 5}]}, "url must be a string"),
+    # was: refused only when the camera was opened, and then retried for ever as a shoe that is not there
+    ({"sources": [{"driver": "camera", "url": "0", "roi": "abc"}]}, r"roi must be \[x, y, width, height\]: whole numbers"),
+    ({"sources": [{"driver": "camera", "url": "0", "roi": [0, 0, 64.5, 64]}]}, r"roi must be \[x, y, width, height\]: whole numbers"),
+    ({"sources": [{"driver": "camera", "url": "0", "roi": [0, 0, 0, 64]}]}, r"roi must be \[x, y, width, height\]: whole numbers"),
 ])
 def test_a_value_of_the_wrong_kind_is_refused_never_converted(data, says):
     with pytest.raises(ConfigError, match=says) as refused:

@@ -20,8 +20,8 @@ def run(args) -> int:
 
     try:
         config = load_config(args.file)
-        check(config)
+        ruleset = check(config)
     except ConfigError as exc:
         raise CommandError(str(exc)) from None
-    print(json.dumps(resolved(config), indent=2))
+    print(json.dumps(resolved(config, ruleset), indent=2))
     return 0

@@ -15,14 +15,18 @@ import sys
 
 
 def register(sub) -> None:
+    from shoed.cli import drivers_epilog
+
     p = sub.add_parser(
         "decode",
         help="decode a raw shoe capture into JSON lines",
         description="Decode a raw byte capture from a shoe into JSON lines: one per message with its byte "
         "offset, one per rejected stretch with its offset and length.",
     )
+    p.late_epilog = drivers_epilog
     p.add_argument("--driver", required=True, metavar="NAME",
-                   help="the shoe's wire format: native, native-usb (same frames) or beetek")
+                   help="the shoe's wire format: native, native-usb (same frames), beetek, or a driver an installed "
+                        "package registers (listed below)")
     p.add_argument("file", nargs="?", default="-", metavar="FILE", help="the capture; - or nothing for standard input")
     p.set_defaults(func=run)
 

@@ -102,6 +102,7 @@ def run_allow(args) -> int:
         with open(src, "rb") as f:
             if b"secret-key" in f.read():
                 raise CommandError(f"{src} contains a secret key; give the public .key file only")
+        Path(args.dir).mkdir(parents=True, exist_ok=True)  # the first key: the daemon may not have started yet
         existing = load_allow_list(args.dir)
         role = args.role or key_role(src)
         text = with_role(src.read_text(encoding="utf-8"), role)

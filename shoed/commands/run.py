@@ -8,6 +8,8 @@ from __future__ import annotations
 
 
 def register(sub) -> None:
+    from shoed.cli import drivers_epilog
+
     p = sub.add_parser("run", help="run the table daemon (no config: the built-in virtual shoe)")
     p.add_argument("--config", metavar="FILE", help="TOML configuration (see docs/configuration.md)")
     p.add_argument("--table", help="table id")
@@ -23,13 +25,15 @@ def register(sub) -> None:
     p.add_argument("--surveillance-snapshot", metavar="ENDPOINT",
                    help="surveillance snapshot and catch-up endpoint (CURVE; none by default)")
     p.add_argument("--source", metavar="DRIVER:URL", action="append",
-                   help="a shoe source in priority order, e.g. native:/dev/shoe-native, beetek:/dev/shoe-beetek")
+                   help="a shoe source in priority order, e.g. native:/dev/shoe-native, beetek:/dev/shoe-beetek "
+                        "(the drivers are listed below)")
     p.add_argument("--sim-pace", type=float, help="virtual shoe: seconds between cards (default 1.5; 0 = flat out)")
     p.add_argument("--sim-seed", type=int, help="virtual shoe: shuffle seed")
     p.add_argument("--sim-shoes", type=int, help="virtual shoe: stop after this many shoes (default: for ever)")
     p.add_argument("--stall-after", dest="stall_after_s", type=float, metavar="SECONDS",
                    help="a wait (for a card, a confirm, a decision, a correction) longer than this raises the "
                         "`stalled` alarm (default 120; 0: never)")
+    p.late_epilog = drivers_epilog  # shoed's own and those installed packages register
     p.add_argument("--log-level", default="INFO")
     p.add_argument("--log-json", action="store_true", default=None, help="JSON log lines even on a terminal")
     p.set_defaults(func=run)

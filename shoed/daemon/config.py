@@ -28,7 +28,7 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class Source:
-    driver: str  # "native", "native-usb", "beetek", "camera", or "virtual" (the built-in virtual shoe)
+    driver: str  # a registered driver's name (shoed.drivers.driver_names), or "virtual" (the built-in virtual shoe)
     url: str = ""
     options: dict = field(default_factory=dict)
 
@@ -76,7 +76,8 @@ PUBLISH_KEYS = frozenset({"events", "snapshot", "commands", "curve_commands", "c
 SIMULATOR_KEYS = frozenset({"pace", "seed", "shoes"})
 _LINK_OPTIONS = frozenset({"baudrate", "backoff_initial", "backoff_max"})
 _NATIVE_OPTIONS = _LINK_OPTIONS | {"heartbeat", "silence", "hello_repeat", "gate_repeat", "confidence_floor"}
-# Driver -> the options a [[sources]] entry may give it besides `driver` and `url`.
+# Driver -> the options a [[sources]] entry may give it besides `driver` and `url`. A third-party
+# driver (the `shoed.drivers` entry-point group) names its own in `Driver.source_options`.
 SOURCE_OPTIONS = {
     "native": _NATIVE_OPTIONS,
     "native-usb": _NATIVE_OPTIONS,
@@ -94,14 +95,40 @@ SOURCE_OPTIONS = {
 EMBEDDED_RULESET = "macau-statutory"
 
 
+def source_options(driver: str, where: str) -> frozenset:
+    """The options a source of `driver` may be given: shoed's own drivers' from SOURCE_OPTIONS, a
+    third-party driver's from its class (`source_options`), which is loaded now so that a driver that
+    cannot be loaded, or declares no capabilities, is refused before anything is made."""
+    if driver in SOURCE_OPTIONS:
+        return SOURCE_OPTIONS[driver]
+    from shoed.drivers import DriverError, capabilities, driver_class, driver_names
+
+    if driver not in driver_names():
+        raise ConfigError(f"{where}: unknown driver {driver!r}; choose one of {', '.join([*driver_names(), 'virtual'])}")
+    try:
+        capabilities(driver)
+        declared = driver_class(driver).source_options
+    except DriverError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    if not (isinstance(declared, frozenset | set | tuple | list) and all(isinstance(k, str) for k in declared)):
+        raise ConfigError(f"{where}: the {driver} driver's source_options is not a set of option names")
+    return frozenset(declared)
+
+
 def load_config(path: str | os.PathLike | None) -> Config:
     if path is None:
         return Config()
     p = Path(path)
-    if not p.is_file():
-        raise ConfigError(f"no configuration file at {p}")
     try:
+        if not p.is_file():
+            raise ConfigError(f"no configuration file at {p}")
         data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except PermissionError:
+        # e.g. /etc/shoed not readable by the daemon's user: say so, rather than a traceback and a restart loop
+        raise ConfigError(f"cannot read the configuration file {p}: permission denied for the user this runs as "
+                          f"(uid {os.geteuid()}); make it and its directory readable to that user's group") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read the configuration file {p}: {exc.strerror or exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{p}: not a TOML file ({_one_line(exc)})") from None
     return config_from_dict(data, str(p))
@@ -146,6 +173,9 @@ POSITIVE = ("a whole number from 1", lambda v: _whole(v) and v >= 1)
 SECONDS = ("a number of seconds above 0", lambda v: _number(v) and v > 0)
 SECONDS_OR_ZERO = ("a number of seconds 0 or more", lambda v: _number(v) and v >= 0)
 FRACTION = ("a number from 0 to 1", lambda v: _number(v) and 0 <= v <= 1)
+ROI = ("[x, y, width, height]: whole numbers of pixels, x and y from 0, width and height from 1",
+       lambda v: isinstance(v, list) and len(v) == 4 and all(_whole(n) for n in v)
+       and min(v[:2]) >= 0 and min(v[2:]) >= 1)
 
 TOP_TYPES = {"table": NAME, "ruleset": NAME, "decks": POSITIVE, "journal_dir": NAME, "key_dir": NAME,
              "journal_secret_file": NAME, "auto_confirm": FLAG, "live_odds": FLAG, "stall_after_s": SECONDS_OR_ZERO}
@@ -155,7 +185,7 @@ PUBLISH_TYPES = {"events": NAME, "snapshot": NAME, "commands": NAME, "curve_comm
 SIMULATOR_TYPES = {"pace": SECONDS_OR_ZERO, "seed": SEED, "shoes": COUNT}
 SOURCE_TYPES = {"driver": TEXT, "url": TEXT, "baudrate": POSITIVE, "heartbeat": SECONDS, "silence": SECONDS,
                 "hello_repeat": SECONDS, "gate_repeat": SECONDS, "backoff_initial": SECONDS, "backoff_max": SECONDS,
-                "confidence_floor": FRACTION, "order_key_file": TEXT, "realtime": FLAG}
+                "confidence_floor": FRACTION, "order_key_file": TEXT, "realtime": FLAG, "roi": ROI}
 
 
 def _typed(section: dict, types: dict, where: str) -> None:
@@ -182,10 +212,8 @@ def config_from_dict(data: dict, origin: str = "<config>") -> Config:
         if not isinstance(s, dict) or "driver" not in s:
             raise ConfigError(f"{origin}: sources[{i}] needs a driver")
         driver = str(s["driver"])
-        if driver not in SOURCE_OPTIONS:
-            raise ConfigError(f"{origin}: sources[{i}]: unknown driver {driver!r}; "
-                              f"choose one of {', '.join(SOURCE_OPTIONS)}")
-        _strict(s, SOURCE_OPTIONS[driver] | {"driver", "url"}, f"{origin} sources[{i}] ({driver})")
+        known = source_options(driver, f"{origin}: sources[{i}]")
+        _strict(s, known | {"driver", "url"}, f"{origin} sources[{i}] ({driver})")
         _typed(s, SOURCE_TYPES, f"{origin} sources[{i}] ({driver})")
         options = {k: v for k, v in s.items() if k not in ("driver", "url")}
         sources.append(Source(driver, str(s.get("url", "")), options))
@@ -241,11 +269,17 @@ def check(config: Config):
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
         raise ConfigError(f"ruleset {config.ruleset}: not a TOML ruleset file ({_one_line(exc)})") from None
     for i, source in enumerate(config.sources):
-        if source.driver not in SOURCE_OPTIONS:
-            raise ConfigError(f"source {i + 1}: unknown driver {source.driver!r}; "
-                              f"choose one of {', '.join(SOURCE_OPTIONS)}")
+        source_options(source.driver, f"source {i + 1}")
         if source.driver != "virtual" and not source.url:
             raise ConfigError(f"source {i + 1} ({source.driver}): a url is needed")
+        if source.driver == "native-usb" or (source.driver == "shuffler" and source.url.startswith("usb://")):
+            from shoed.drivers import DriverError
+            from shoed.drivers.native_usb import parse_usb_url
+
+            try:
+                parse_usb_url(source.url)
+            except DriverError as exc:
+                raise ConfigError(f"source {i + 1} ({source.driver}): {exc}") from None
     for i, source in enumerate(config.sources):
         if source.driver == "shuffler":
             _check_order_key(source, config.journal_dir, i)
@@ -287,12 +321,30 @@ def _check_order_key(source: Source, journal_dir: str, i: int) -> None:
         raise ConfigError(f"source {i + 1} (shuffler): {exc}") from None
 
 
-def resolved(config: Config) -> dict:
-    """The configuration as the daemon will run it, in the file's own layout (`shoed config check`)."""
+def source_capabilities(source: Source):
+    """What a configured source's shoe can do; the built-in virtual shoe is read through its driver."""
+    from shoed.daemon.virtual import DRIVER
+    from shoed.drivers import capabilities
+
+    return capabilities(DRIVER if source.driver == "virtual" else source.driver)
+
+
+def auto_confirm(config: Config) -> bool:
+    """Whether the table runs with auto_confirm: the setting, else on when a source's shoe has no buttons."""
+    if config.auto_confirm is not None:
+        return bool(config.auto_confirm)
+    return any(source_capabilities(s).auto_confirm for s in config.sources)
+
+
+def resolved(config: Config, ruleset=None) -> dict:
+    """The configuration as the daemon will run it, in the file's own layout (`shoed config check`):
+    with `ruleset` (what `check` returns), the deck count and auto_confirm as they will be."""
     out = {
-        "table": config.table, "ruleset": config.ruleset, "decks": config.decks,
+        "table": config.table, "ruleset": config.ruleset,
+        "decks": config.decks if config.decks is not None or ruleset is None else ruleset.decks,
         "journal_dir": config.journal_dir, "key_dir": config.key_dir,
-        "journal_secret_file": config.journal_secret_file, "auto_confirm": config.auto_confirm,
+        "journal_secret_file": config.journal_secret_file,
+        "auto_confirm": config.auto_confirm if ruleset is None else auto_confirm(config),
         "live_odds": config.live_odds, "stall_after_s": config.stall_after_s,
         "publish": {"events": config.events, "snapshot": config.snapshot, "commands": config.commands,
                     "curve_commands": config.curve_commands, "curve_publish": config.curve_publish,

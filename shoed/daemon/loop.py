@@ -40,7 +40,7 @@ from shoed.daemon import logs
 from shoed.table import shuffle as shuffle_table
 from shoed.table import events as ev
 from shoed.daemon.clockwatch import STALL_LIMIT, ClockWatch
-from shoed.daemon.config import Config, ConfigError, Source
+from shoed.daemon.config import Config, ConfigError, Source, auto_confirm, source_capabilities
 from shoed.daemon.config import check as check_config
 from shoed.daemon.notify import Notifier
 from shoed.daemon.virtual import DRIVER as VIRTUAL_DRIVER
@@ -104,9 +104,7 @@ def input_from_reading(reading: Reading) -> dict[str, Any]:
 
 def _capabilities(source: Source) -> Capabilities:
     """What a configured source's driver can do; the built-in virtual shoe is read through its driver."""
-    from shoed.drivers import capabilities
-
-    return capabilities(VIRTUAL_DRIVER if source.driver == "virtual" else source.driver)
+    return source_capabilities(source)
 
 
 def _ensure_keys(key_dir: Path, local_console: bool) -> None:
@@ -233,12 +231,13 @@ class _Sources:
         self.virtual = virtual
         self.closed: dict[Driver, float] = {driver: 0.0 for driver in drivers}  # -> monotonic time of the next try
         self.open_tries: dict[Driver, int] = {}
+        self.failed: set[Driver] = set()  # drivers that raised and were closed: the table is told when they are back
         self.gate_locked: bool | None = None
 
     @classmethod
     def make(cls, cfg: Config, controller: TableController) -> _Sources:
         """The drivers of `cfg`'s sources, none open yet (`open_pending` opens them)."""
-        from shoed.drivers import DriverError, driver_class
+        from shoed.drivers import DriverError, build_driver
 
         drivers: list[Driver] = []
         virtual: VirtualShoeProcess | None = None
@@ -256,7 +255,7 @@ class _Sources:
                 else:
                     name, url, options = source.driver, source.url, source.options
                 try:
-                    driver = driver_class(name)(url, **options)
+                    driver = build_driver(name, url, **options)
                 except (DriverError, TypeError, ValueError) as exc:
                     raise DaemonError(f"source {name}:{url}: {exc}") from None
                 drivers.append(driver)
@@ -289,6 +288,10 @@ class _Sources:
                                   "detail": {"error": str(exc)}})
                 continue
             del self.closed[driver]
+            if driver in self.failed:  # it raised; it may not report its own link, so the table is told
+                self.failed.discard(driver)
+                found.append({"kind": "link", "link": "restored", "source": driver.source,
+                              "detail": {"reopened": True}})
             resume = controller.resume_point(driver.source)
             if resume is not None:
                 driver.set_last_seq(*resume)
@@ -306,11 +309,31 @@ class _Sources:
         return [driver.source for source, driver in zip(cfg.sources, self.drivers, strict=True)
                 if _capabilities(source).deals]
 
-    def update_gate(self, locked: bool) -> None:
+    def update_gate(self, locked: bool) -> list[dict[str, Any]]:
+        """Tell the open drivers the gate's state when it changed; what a failing driver gives the table."""
+        found: list[dict[str, Any]] = []
         if locked != self.gate_locked:
             for driver in self.open_drivers():
-                driver.set_gate(locked)
+                try:
+                    driver.set_gate(locked)
+                except Exception as exc:  # noqa: BLE001 - a driver's fault must not stop the table
+                    found.append(self.failed_driver(driver, exc))
             self.gate_locked = locked
+        return found
+
+    def failed_driver(self, driver: Driver, exc: Exception) -> dict[str, Any]:
+        """A driver raised where the interface says it never does (a package's driver that does not
+        reopen its own link, or a bug): the table runs on. The driver is closed and reopened with
+        back-off as a shoe missing at start is, and the table is told when it is back; the input
+        returned puts the link lost on record."""
+        log.error("the shoe's driver failed: closing it and reopening it", source=driver.source,
+                  error=f"{type(exc).__name__}: {exc}", exc_info=exc)
+        _close_each(driver)
+        self.failed.add(driver)
+        self.open_tries[driver] = 1  # the next failed open is not reported again
+        self.closed[driver] = time.monotonic() + 0.2
+        return {"kind": "link", "link": "lost", "source": driver.source,
+                "detail": {"error": f"{type(exc).__name__}: {exc}"}}
 
     def close(self) -> None:
         _close_each(*self.drivers)
@@ -360,14 +383,23 @@ class TableLoop:
         for driver in drivers:
             if driver in self.sources.closed:
                 continue
-            for reading in driver.poll(POLL_TIMEOUT if len(drivers) == 1 else POLL_TIMEOUT / len(drivers)):
+            try:
+                readings = driver.poll(POLL_TIMEOUT if len(drivers) == 1 else POLL_TIMEOUT / len(drivers))
+            except Exception as exc:  # noqa: BLE001 - a driver's fault must not stop the table
+                self.pending_inputs.append(self.sources.failed_driver(driver, exc))
+                continue
+            for reading in readings:
                 busy = True
                 try:
                     self.handle(input_from_reading(reading))
                 except JournalError as exc:
                     self._journal_failed(exc)
                     return
-                driver.acknowledge(reading)
+                try:
+                    driver.acknowledge(reading)
+                except Exception as exc:  # noqa: BLE001 - journaled already: the shoe repeats it, or it is lost
+                    self.pending_inputs.append(self.sources.failed_driver(driver, exc))
+                    break
         for sock, _ in self.net.poller.poll(0):
             busy = True
             try:
@@ -389,7 +421,7 @@ class TableLoop:
             box.put(self.snapshot(), now)
         for publisher in self.net.publishers:
             publisher.maybe_heartbeat()  # takes the subscriptions waiting too
-        self.sources.update_gate(not self.controller.card_due)
+        self.pending_inputs += self.sources.update_gate(not self.controller.card_due)
         if self.notifier.watchdog_interval and now - self.last_watchdog >= self.notifier.watchdog_interval:
             self.notifier.watchdog()
             self.last_watchdog = now
@@ -742,9 +774,7 @@ class Daemon:
         return None
 
     def _auto_confirm(self) -> bool:
-        if self.config.auto_confirm is not None:
-            return bool(self.config.auto_confirm)
-        return any(_capabilities(s).auto_confirm for s in self.config.sources)
+        return auto_confirm(self.config)
 
     # ----- the loop -------------------------------------------------------
     def run(self) -> int:

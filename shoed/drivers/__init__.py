@@ -36,11 +36,13 @@ from typing import cast
 from shoed.drivers.base import Capabilities, Driver, DriverError, Reading
 
 __all__ = [
-    "Capabilities", "Driver", "DriverError", "Reading", "capabilities", "capture_decoder", "describe",
+    "Capabilities", "Driver", "DriverError", "Reading", "build_driver", "capabilities", "capture_decoder", "describe",
     "driver_class", "driver_names", "open_driver",
 ]
 
 ENTRY_POINT_GROUP = "shoed.drivers"
+# Names a package cannot take: `virtual` is the daemon's built-in virtual shoe in a [[sources]] table.
+RESERVED = frozenset({"virtual"})
 
 
 @dataclass(frozen=True)
@@ -92,10 +94,10 @@ def _registry() -> dict[str, _Entry]:
     """shoed's own drivers, then those third-party packages register (a name of shoed's own wins)."""
     found = dict(_REGISTRY)
     for point in entry_points(group=ENTRY_POINT_GROUP):
-        if point.name in found:
+        if point.name in found or point.name in RESERVED:
             continue
-        module, _, cls = point.value.partition(":")
-        found[point.name] = _Entry(module.strip(), cls.strip(), capture=module.strip(), summary="", capabilities=None)
+        # `module:Class`, or `module:Outer.Class`, optionally with `[extras]`: as importlib.metadata reads it.
+        found[point.name] = _Entry(point.module, point.attr, capture=point.module, summary="", capabilities=None)
     return found
 
 
@@ -105,8 +107,16 @@ def driver_names() -> list[str]:
 
 
 def describe() -> dict[str, str]:
-    """Name -> one-line summary, for help texts."""
-    return {name: entry.summary or _third_party(name).summary for name, entry in _registry().items()}
+    """Name -> one-line summary, for help texts; a third-party driver that cannot be used says why
+    (one broken package must not hide the others)."""
+    return {name: entry.summary or _third_party_summary(name) for name, entry in _registry().items()}
+
+
+def _third_party_summary(name: str) -> str:
+    try:
+        return _third_party(name).summary or "(no summary)"
+    except DriverError as exc:
+        return f"unusable: {exc}"
 
 
 def capabilities(name: str) -> Capabilities:
@@ -141,7 +151,7 @@ def driver_class(name: str) -> type[Driver]:
         except ImportError:
             raise DriverError(f"the {name} driver needs {install}") from None
     try:
-        cls = getattr(importlib.import_module(entry.module), entry.cls)
+        cls = functools.reduce(getattr, entry.cls.split("."), importlib.import_module(entry.module))
     except (ImportError, AttributeError) as exc:
         raise DriverError(f"the {name} driver cannot be loaded from {entry.module}:{entry.cls}: {exc}") from None
     if not (isinstance(cls, type) and issubclass(cls, Driver)):
@@ -149,9 +159,19 @@ def driver_class(name: str) -> type[Driver]:
     return cls
 
 
+def build_driver(name: str, url: str, **options) -> Driver:
+    """The driver `name` for `url`, not opened yet. Its readings' source says the name it was built
+    under: a package's class registered under two names, or one that kept the skeleton's `name`,
+    still labels the journal with the name the configuration gave."""
+    driver = driver_class(name)(url, **options)
+    if driver.name != name:
+        driver.name = name
+    return driver
+
+
 def open_driver(name: str, url: str, **options) -> Driver:
     """Build the driver `name` for `url` and open it (raises DriverError)."""
-    driver = driver_class(name)(url, **options)
+    driver = build_driver(name, url, **options)
     driver.open()
     return driver
 

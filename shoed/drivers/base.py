@@ -141,6 +141,10 @@ class Driver(ABC):
     name: str = ""  # registry name
     summary: str = ""  # one line for help texts (third-party drivers; shoed's own say it in the registry)
     capabilities: Capabilities | None = None  # third-party drivers declare theirs here
+    # The options a `[[sources]]` entry may give a third-party driver besides `driver` and `url`, passed to
+    # its constructor as keyword arguments; any other key is refused (shoed's own say theirs in the daemon's
+    # configuration, `shoed.daemon.config.SOURCE_OPTIONS`).
+    source_options: frozenset[str] = frozenset()
 
     def __init__(self, url: str, **options) -> None:
         self.url = url

@@ -7,9 +7,15 @@ package declares an entry point instead, and the daemon finds it by name:
     [project.entry-points."shoed.drivers"]
     myshoe = "myshoe.driver:MyShoeDriver"
 
+Once the package is installed beside shoed, `driver = "myshoe"` in a `[[sources]]` table (or
+`shoed run --source myshoe:URL`) uses it, and `shoed decode --driver myshoe` finds `decode_capture`
+in the module the entry point names.
+
 What the daemon relies on (see `shoed.drivers.base`):
 - `poll(timeout)` returns within `timeout` seconds, never blocks forever, and reconnects by
-  itself, reporting `link` readings `lost` and `restored`;
+  itself, reporting `link` readings: `connected` once the shoe is first heard, `lost` and
+  `restored` (the table knows a shoe's link from these alone: a shoe missing when the daemon
+  started stays `lost` on every display until its driver says `connected`);
 - a card is never guessed: bytes that do not decode to exactly one card become an
   `unreadable` reading or a `warning`, never a `card`;
 - `acknowledge(reading)` comes only after the reading is durably journaled;
@@ -26,10 +32,13 @@ from shoed.drivers.base import Capabilities, Driver, Reading
 
 
 class SkeletonDriver(Driver):
-    name = "skeleton"  # the registry name: what `driver = "..."` says in the configuration
+    name = "skeleton"  # the registry name (the entry point's): what `driver = "..."` says in the configuration
     summary = "one line for `shoed run --help` and `shoed decode --help`"
     # What the shoe can do: the daemon asks this, never the driver's name.
     capabilities = Capabilities(reads_identities=True, gate=False, buttons=False, sequenced=False)
+    # The keys a `[[sources]]` table may give it besides `driver` and `url`; they reach `__init__` as
+    # keyword arguments (`self.options`). Any other key is refused when the configuration is read.
+    source_options = frozenset({"baudrate"})
 
     def open(self) -> None:
         """Open the link (a pyserial URL: `serial.serial_for_url(self.url, ...)`). Raise

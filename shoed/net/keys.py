@@ -14,11 +14,13 @@ LOCAL_CONSOLE = "local-console"
 
 def ensure_server_keys(key_dir: str | Path, local_console: bool = False) -> str | None:
     """Make what is missing on a first start; the server's public key when it was made now, None
-    when the keys were there already (nothing is touched then)."""
+    when the key pair was there already (it is never touched then). A key pair made beforehand
+    with `shoed keys new server` gets its empty allow-list here too."""
     key_dir = Path(key_dir)
-    if (key_dir / f"{SERVER}.key_secret").exists():
-        return None
     clients = key_dir / "clients"
+    if (key_dir / f"{SERVER}.key_secret").exists():
+        clients.mkdir(exist_ok=True)
+        return None
     clients.mkdir(parents=True, exist_ok=True)
     _, _, public = create_key_pair(key_dir, SERVER)
     if local_console:

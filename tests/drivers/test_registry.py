@@ -114,7 +114,8 @@ def test_a_third_party_driver_registers_through_an_entry_point(tmp_path):
     dist = tmp_path / "acme_shoe-1.0.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-shoe\nVersion: 1.0\n")
-    (dist / "entry_points.txt").write_text("[shoed.drivers]\nacme = acme_shoe:AcmeDriver\nnative = acme_shoe:AcmeDriver\n")
+    (dist / "entry_points.txt").write_text("[shoed.drivers]\nacme = acme_shoe:AcmeDriver\nnative = acme_shoe:AcmeDriver\n"
+                                           "acme-nested = acme_shoe:Models.Mk2 [usb]\nvirtual = acme_shoe:AcmeDriver\n")
     (tmp_path / "acme_shoe.py").write_text(
         "from shoed.drivers.base import Capabilities, Driver\n"
         "class AcmeDriver(Driver):\n"
@@ -125,13 +126,18 @@ def test_a_third_party_driver_registers_through_an_entry_point(tmp_path):
         "    def close(self): pass\n"
         "    def poll(self, timeout): return []\n"
         "def decode_capture(data): return [{'bytes': len(data)}]\n"
+        "class Models:\n"
+        "    class Mk2(AcmeDriver):\n"
+        "        name = 'acme-nested'\n"
     )
     proc = run_python(
         f"import sys; sys.path.insert(0, {str(tmp_path)!r})\n"
         "from shoed.drivers import capabilities, capture_decoder, describe, driver_class, driver_names\n"
         "names = driver_names()\n"
-        "assert names[:4] == ['native', 'native-usb', 'beetek', 'camera'] and names[-1] == 'acme', names\n"
+        "assert names[:4] == ['native', 'native-usb', 'beetek', 'camera'] and names[-2:] == ['acme', 'acme-nested'], names\n"
+        "assert driver_class('acme-nested').__qualname__ == 'Models.Mk2'  # a dotted attribute, extras after it\n"
         "assert driver_class('native').__module__ == 'shoed.drivers.native'  # shoed's own name wins\n"
+        "assert 'virtual' not in names  # the built-in virtual shoe's name in a configuration\n"
         "assert describe()['acme'] == 'the Acme shoe'\n"
         "caps = capabilities('acme'); assert caps.gate and caps.auto_confirm\n"
         "assert capture_decoder('acme')(b'abc') == [{'bytes': 3}]\n"

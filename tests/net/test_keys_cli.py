@@ -41,6 +41,19 @@ def test_keys_allow_copies_a_public_key_and_lists_it(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out) == [{"name": "pit-laptop", "public_key": key.decode(), "role": "dealer"}]
 
 
+def test_the_documented_sequence_allows_a_client_before_the_daemon_ever_started(tmp_path, capsys):
+    """docs/integrators.md and docs/installing.md: the server's pair, a client's, then `keys allow` into
+    KEY_DIR/clients, which no daemon has made yet (it was refused: the directory did not exist)."""
+    keys, home = tmp_path / "var" / "keys", tmp_path / "home"
+    assert main(["keys", "new", "server", "--dir", str(keys)]) == 0
+    assert main(["keys", "new", "dealer-console-1", "--dir", str(home)]) == 0
+    assert main(["keys", "allow", str(home / "dealer-console-1.key"), "--dir", str(keys / "clients")]) == 0
+    assert main(["keys", "list", "--dir", str(keys / "clients"), "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert listed == [{"name": "dealer-console-1", "role": "dealer",
+                       "public_key": load_public_key(home / "dealer-console-1.key").decode()}]
+
+
 def test_keys_allow_with_a_role_and_the_role_of_a_key_without_one(tmp_path, capsys):
     """Roles on the allow-list (docs/stream-integrity.md): a key file that names none is a dealer's;
     `--role` writes the role into the key file's metadata; allowing it again with another role
