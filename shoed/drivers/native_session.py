@@ -209,11 +209,7 @@ class NativeSession:
 
     def _noise_readings(self) -> list[Reading]:
         """The noise held, as its one reading (none held: nothing)."""
-        stretch = self._noise.take()
-        if stretch is None:
-            return []
-        return [self._reading("warning", bytes(stretch.kept), stretch.offset, stretch.first_ns, stretch.utc_ns,
-                              code="frame_rejected", text=stretch.text(), detail=stretch.detail())]
+        return self._noise.readings(self.source, "frame_rejected")
 
     def tick(self, now_ns: int, utc_ns: int) -> None:
         """Timed sends: Hello until answered, gate until obeyed, hourly time, heartbeat when idle."""
