@@ -48,6 +48,21 @@ positive_int = _number(int, "a whole number", lambda v: v >= 1, "expected a whol
 count = _number(int, "a whole number", lambda v: v >= 0, "expected a whole number of 0 or more")
 
 
+def path(what: str) -> Callable[[str], str]:
+    """An argparse `type` for a file or directory: an empty one is refused with one line, exit 2
+    (it would otherwise name the current directory without saying so)."""
+
+    def parse(text: str) -> str:
+        if not text.strip():
+            raise CommandError(f"{what} is empty: name it (the current directory is '.')")
+        return text
+
+    return parse
+
+
+journal_path = path("the journal path")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="shoed", description="Baccarat table-side daemon and tools.")
     parser.add_argument("--version", action="version", version=f"shoed {shoed.__version__}")
