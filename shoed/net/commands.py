@@ -269,15 +269,9 @@ class CommandServer(Closing):
         self.socket.close(0)
 
 
-def one_line(text: str) -> str:
-    """An error as one line: a character that breaks or hides a line (`\\n`, `\\u2028`, NUL) is written as its
-    escape. The parser's messages quote the request's own text (`unknown field `x\\ny``)."""
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
-
-
 def _reply(request_id, **fields) -> dict:
     if isinstance(fields.get("error"), str):
-        fields["error"] = one_line(fields["error"])
+        fields["error"] = wire.one_line(fields["error"])
     reply = {"ok": fields.pop("ok")}
     fields.pop("id", None)
     if request_id is not None:
