@@ -29,7 +29,7 @@ from shoed.journal.reader import (FileEnd, VerifyReport, check_mark, file_record
                                   seam_fault)
 from shoed.journal.seal import as_keys
 from shoed.journal.store import BadRecord
-from shoed.table.replay import CHECKPOINT, STEP, Difference, Replay, checkpoint_difference
+from shoed.table.replay import CHECKPOINT, STEP, Difference, Replay, UnusableRecord, checkpoint_difference
 
 # Called with each record that gave events, and those events (as published): one-process replays only.
 OnEvents = Callable[[Any, list], None]
@@ -68,7 +68,11 @@ def replay_file(
         if type(item) is StepLine:  # most records: a step, its events compared as bytes
             if item.input.get("kind") == "card":
                 cards += 1
-            step = state.feed_line(item, path.name)
+            try:
+                step = state.feed_line(item, path.name)
+            except UnusableRecord as exc:
+                out.bad = BadRecord(str(path), item.jseq, item.jseq, exc.reason)
+                break
             if on_events is not None and step is not None and step.typed:
                 on_events(item, step.events)
             last = item
@@ -82,9 +86,13 @@ def replay_file(
         kind = record.get("kind")
         if kind == CHECKPOINT and out.checkpoint is None:
             out.checkpoint = record
-        elif kind == STEP and record["input"].get("kind") == "card":
+        elif kind == STEP and isinstance(record.get("input"), dict) and record["input"].get("kind") == "card":
             cards += 1
-        events = state.feed(record, path.name)
+        try:
+            events = state.feed(record, path.name)
+        except UnusableRecord as exc:
+            out.bad = BadRecord(str(path), record["jseq"], record["jseq"], exc.reason)
+            break
         if on_events is not None and events:
             on_events(record, events)
         last = record
