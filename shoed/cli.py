@@ -80,7 +80,9 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
         return int(args.func(args) or 0)
     except CommandError as exc:
-        print(f"shoed: {exc}", file=sys.stderr)
+        from shoed.net.wire import one_line
+
+        print(f"shoed: {one_line(str(exc))}", file=sys.stderr)  # one line, whatever the error quotes
         return 2
     except KeyboardInterrupt:
         print("shoed: interrupted", file=sys.stderr)
