@@ -72,7 +72,7 @@ def _checkpoint_seq(path) -> int:
         with open(path, "rb") as f:
             f.readline()
             return int(json.loads(f.readline())["state"]["seq"])
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return -1
 
 

@@ -333,7 +333,7 @@ def check_mark(directory: Path, table: str, tail: dict, keys: Keys, report: Veri
         mark = json.loads(raw)
     except FileNotFoundError:
         return
-    except (OSError, ValueError, UnicodeDecodeError):
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
         report.fail(BadRecord(str(mark_path), 0, None, "the verified mark is not readable"))
         return
     epoch = mark.get("epoch") if isinstance(mark, dict) else None

@@ -102,3 +102,44 @@ def test_the_daemon_refuses_to_start_on_it_with_one_line(dealt, tmp_path, case):
     assert len(errors) == 1 and "the journal is corrupt" in errors[0] and "cannot take" in errors[0], proc.stderr
     after = {p.name: p.read_bytes() for p in journal.iterdir() if p.suffix == ".jsonl"}
     assert after == {k: v for k, v in before.items() if k.endswith(".jsonl")}, "nothing cut or written"
+
+
+def _reseal_bytes(journal, name: str, line_no: int, edit) -> None:
+    """Edit one line's bytes (`edit(line) -> line`) and seal the chain again from there by bytes alone
+    (json cannot read what is nested too deeply): the hash of a canonical line is over the line
+    without its `"hash":"<hex>",` member (docs/journal.md)."""
+    import hashlib
+    import re
+
+    for mark in journal.glob("*.verified"):
+        mark.unlink()
+    prev = "0" * 64
+    for path in sorted(journal.glob("*.jsonl")):
+        out = []
+        for n, line in enumerate(path.read_bytes().splitlines(), 1):
+            if path.name == name and n == line_no:
+                line = edit(line)
+            line = re.sub(rb'"prev":"[0-9a-f]{64}"', b'"prev":"' + prev.encode() + b'"', line, count=1)
+            prev = hashlib.sha256(re.sub(rb'"hash":"[0-9a-f]{64}",', b"", line, count=1)).hexdigest()
+            out.append(re.sub(rb'"hash":"[0-9a-f]{64}"', b'"hash":"' + prev.encode() + b'"', line, count=1) + b"\n")
+        path.chmod(0o644)
+        path.write_bytes(b"".join(out))
+
+
+def test_a_record_nested_100000_deep_is_corruption_named_in_one_line_everywhere(dealt, tmp_path):
+    """msgspec raises RecursionError (not a DecodeError) on it: verify, recall and replay were
+    tracebacks, and the daemon's start an exit 1 that systemd restarts for ever."""
+    journal = _copy(dealt, tmp_path)
+    name = sorted(p.name for p in journal.glob("*.jsonl"))[-1]
+    deep = b"[" * 100_000 + b"]" * 100_000
+    _reseal_bytes(journal, name, 10, lambda line: line.replace(b'"input":{', b'"input":{"deep":' + deep + b",", 1))
+    for args in (("journal", "verify", str(journal)), ("journal", "recall", str(journal)), ("replay", str(journal))):
+        proc = _shoed(*args, cwd=tmp_path)
+        assert proc.returncode == 1 and "Traceback" not in proc.stderr, (args, proc.stderr[-1500:])
+        assert "nested too deeply" in proc.stdout + proc.stderr, (args, proc.stdout[-500:])
+    proc = _shoed("run", "--journal", str(journal), "--source", f"native:{tmp_path / 'no-shoe'}",
+                  "--pub", f"ipc://{tmp_path}/pub", "--snapshot", f"ipc://{tmp_path}/snap",
+                  "--commands", f"ipc://{tmp_path}/cmd", cwd=tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-1500:]
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("shoed: ")]
+    assert len(errors) == 1 and "nested too deeply" in errors[0]
