@@ -51,6 +51,7 @@ from firmware_protocol import messages as m
 from firmware_protocol import session as rules
 from shoed.drivers.base import Reading
 from shoed.drivers.noise import NoiseCoalescer
+from shoed.net.wire import one_line
 
 # Framing-level rejections: noise on the line, reported together (shoed.drivers.noise). An intact frame
 # of another version, of an unknown type or with an impossible payload is the shoe's doing: said apart.
@@ -492,7 +493,9 @@ class NativeSession:
             return {**base, "kind": "tamper", "code": TAMPER_SOURCES.get(msg.source, f"sensor_{msg.source}"),
                     "detail": {"boot": self.boot, "active": msg.active}}
         if isinstance(msg, m.Alarm):
-            return {**base, "kind": "alarm", "code": str(msg.code), "text": msg.text}
+            # The shoe's own words, on one printable line: they reach logs and surveillance's screens
+            # (an ESC would drive a terminal); the frame itself is kept as it came (`raw`).
+            return {**base, "kind": "alarm", "code": str(msg.code), "text": one_line(msg.text)}
         if msg.MINOR >= 1:
             # A shuffler's report (SPEC.md §5.15): its fields as they came, in the reading's detail.
             return {**base, "kind": msg.NAME, "detail": {"boot": self.boot, **shuffler_detail(msg)}}
@@ -507,5 +510,6 @@ def shuffler_detail(msg: m.Message) -> dict:
             value = getattr(msg, name)
             out[name] = list(value) if isinstance(value, tuple) else value
     if isinstance(msg, m.ShufflerError):
+        out["text"] = one_line(msg.text)  # one printable line, as an alarm's text
         out["fault_name"] = m.SHUFFLER_FAULT_NAMES.get(msg.fault, f"vendor_{msg.fault}")
     return out

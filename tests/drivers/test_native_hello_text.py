@@ -65,3 +65,26 @@ def test_on_a_real_pty_the_driver_reports_a_firmware_fault_and_takes_no_identity
     finally:
         driver.close()
         cable.close()
+
+
+def test_a_shoes_alarm_text_is_one_printable_line_and_its_frame_kept(tmp_path):
+    """An alarm's text is the shoe's description for the pit (SPEC.md §5.9): not refused (the alarm
+    must be heard), but taken as one printable line; the frame as it came stays in `raw`."""
+    from tests.drivers.fake_shoes import FakeShoe, ShoeRunner
+
+    cable = PtyCable(str(tmp_path / "shoe"))
+    shoe = FakeShoe()
+    runner = ShoeRunner(shoe, cable).start()
+    driver = open_driver("native", cable.link_path, heartbeat=0.1, silence=5, hello_repeat=0.3, gate_repeat=0.1,
+                         backoff_initial=0.05, backoff_max=0.2)
+    try:
+        poll_until(driver, lambda rs: any(r.kind == "hello" for r in rs))
+        shoe.event(m.Alarm(seq=0, code=7, text="jam\x1b[2J\nshoed: forged"))
+        got = poll_until(driver, lambda rs: any(r.kind == "alarm" for r in rs))
+        alarm = next(r for r in got if r.kind == "alarm")
+        assert alarm.text == "jam\\x1b[2J\\nshoed: forged" and alarm.text.isprintable()
+        assert b"\x1b[2J" in codec.cobs_decode(alarm.raw[:-1])  # the frame as the shoe sent it
+    finally:
+        driver.close()
+        runner.stop()
+        cable.close()
