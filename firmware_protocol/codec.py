@@ -166,6 +166,31 @@ def _text(value: object, name: str, limit: int) -> bytes:
     return bytes((len(raw),)) + raw
 
 
+def _unprintable(text: str) -> int | None:
+    """Index of the first character a one-line identity may not hold (SPEC.md §5.2): a control
+    character (C0, DEL, C1) or a line or paragraph separator; None if there is none."""
+    for i, ch in enumerate(text):
+        code = ord(ch)
+        if code < 0x20 or 0x7F <= code <= 0x9F or code in (0x2028, 0x2029):
+            return i
+    return None
+
+
+def _identity(value: object, name: str) -> bytes:
+    raw = _text(value, name, HELLO_STRING_MAX)
+    if (i := _unprintable(str(value))) is not None:
+        raise EncodeError(f"{name} holds the control character U+{ord(str(value)[i]):04X} at {i}; "
+                          "a hello's strings are one line of printable text")
+    return raw
+
+
+def _read_identity(buf: bytes | bytearray, pos: int, end: int, name: str) -> tuple[str, int]:
+    text, stop = _read_text(buf, pos, end, name)
+    if (i := _unprintable(text)) is not None:
+        raise _PayloadError(f"{name} holds the control character U+{ord(text[i]):04X} at character {i}")
+    return text, stop
+
+
 def _counted(buf: bytes | bytearray, pos: int, end: int, name: str, unit: str = "bytes") -> tuple[bytes, int]:
     """A u8 count followed by that many bytes (a str, a card list): (the bytes, where they end)."""
     if pos >= end:
@@ -211,10 +236,10 @@ def _pack_hello(msg: m.Hello) -> bytes:
     return (
         _HELLO_FIXED.pack(_byte(msg.major, "major"), _byte(msg.minor, "minor"),
                           _byte(msg.boot, "boot", 0, 0xFFFFFFFF))
-        + _text(msg.vendor, "vendor", HELLO_STRING_MAX)
-        + _text(msg.model, "model", HELLO_STRING_MAX)
-        + _text(msg.serial, "serial", HELLO_STRING_MAX)
-        + _text(msg.firmware, "firmware", HELLO_STRING_MAX)
+        + _identity(msg.vendor, "vendor")
+        + _identity(msg.model, "model")
+        + _identity(msg.serial, "serial")
+        + _identity(msg.firmware, "firmware")
     )
 
 
@@ -222,10 +247,10 @@ def _unpack_hello(buf, start, end, seq):
     _need(start, end, 6 + 4, "hello")
     major, minor, boot = _HELLO_FIXED.unpack_from(buf, start)
     pos = start + 6
-    vendor, pos = _read_text(buf, pos, end, "vendor")
-    model, pos = _read_text(buf, pos, end, "model")
-    serial, pos = _read_text(buf, pos, end, "serial")
-    firmware, pos = _read_text(buf, pos, end, "firmware")
+    vendor, pos = _read_identity(buf, pos, end, "vendor")
+    model, pos = _read_identity(buf, pos, end, "model")
+    serial, pos = _read_identity(buf, pos, end, "serial")
+    firmware, pos = _read_identity(buf, pos, end, "firmware")
     return m.Hello(seq=seq, major=major, minor=minor, vendor=vendor, model=model, serial=serial,
                    firmware=firmware, boot=boot)
 

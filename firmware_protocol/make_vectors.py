@@ -219,6 +219,8 @@ def _reject_cases() -> list[tuple[str, str, bytes]]:
         ("gate_locked_2", "", _frame(_header(0x81, 0) + bytes((2,)))),
         ("hello_bad_utf8", "vendor bytes are not UTF-8",
          _frame(_header(0x01, 0) + bytes((1, 0)) + bytes(4) + b"\x02\xff\xfe" + bytes(3))),
+        ("hello_line_break", "serial holds a line break: a hello's strings are one line of printable text",
+         _frame(_header(0x01, 0) + bytes((1, 1)) + bytes(4) + b"\x04Acme\x00\x04SN\n1\x00")),
         ("hello_string_overrun", "vendor length 9 with 3 bytes left",
          _frame(_header(0x01, 0) + bytes((1, 0)) + bytes(4) + b"\x09abc")),
         ("alarm_text_overrun", "", _frame(_header(0x30, 5) + struct.pack("<H", 3) + b"\x05E3")),

@@ -67,6 +67,21 @@ def drivers_epilog() -> str:
     return "drivers: " + "; ".join(f"{name}: {summary}" for name, summary in describe().items())
 
 
+def path(what: str) -> Callable[[str], str]:
+    """An argparse `type` for a file or directory: an empty one is refused with one line, exit 2
+    (it would otherwise name the current directory without saying so)."""
+
+    def parse(text: str) -> str:
+        if not text.strip():
+            raise CommandError(f"{what} is empty: name it (the current directory is '.')")
+        return text
+
+    return parse
+
+
+journal_path = path("the journal path")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="shoed", description="Baccarat table-side daemon and tools.")
     parser.add_argument("--version", action="version", version=f"shoed {shoed.__version__}")
@@ -84,7 +99,9 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
         return int(args.func(args) or 0)
     except CommandError as exc:
-        print(f"shoed: {exc}", file=sys.stderr)
+        from shoed.net.wire import one_line
+
+        print(f"shoed: {one_line(str(exc))}", file=sys.stderr)  # one line, whatever the error quotes
         return 2
     except KeyboardInterrupt:
         print("shoed: interrupted", file=sys.stderr)

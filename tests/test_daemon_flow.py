@@ -42,20 +42,31 @@ WRONG_TYPES = [
     ("decks = '8'\n", "decks must be a whole number from 1, not '8'"),
     ("decks = 8.0\n", "decks must be a whole number from 1, not 8.0"),
     ("table = 7\n", "table must be a non-empty string, not 7"),
-    ("stall_after_s = '30'\n", "stall_after_s must be a number of seconds 0 or more, not '30'"),
+    ("stall_after_s = '30'\n", "stall_after_s must be a number of seconds from 0 to 86400, not '30'"),
     ("live_odds = 1\n", "live_odds must be true or false, not 1"),
     ("[publish]\nevents = 5556\n", "[publish]: events must be a non-empty string, not 5556"),
     ("[simulator]\nshoes = '3'\n", "[simulator]: shoes must be a whole number from 0, not '3'"),
-    ("[[sources]]\ndriver = 'native'\nurl = 5\n", "url must be a string, not 5"),
+    ("[[sources]]\ndriver = 'native'\nurl = 5\n", "url must be a string without NUL, not 5"),
     ("[[sources]]\ndriver = 'native'\nurl = '/dev/x'\nbaudrate = 'fast'\n", "baudrate must be a whole number"),
     ("[[sources]]\ndriver = 'shuffler'\nurl = '/dev/x'\n", "the shuffler driver needs order_key_file"),
-    # was: refused only once the journal and the keys were made
+    # refused before the journal and the keys are made
     ("[[sources]]\ndriver = 'native-usb'\nurl = 'usb://zz'\n", "bad USB address 'usb://zz'"),
     ("[[sources]]\ndriver = 'native-usb'\nurl = '/dev/ttyACM0'\n", "bad USB address '/dev/ttyACM0'"),
+    # A hostile file: one line each, never a traceback or an error of several lines.
+    ('"a\\nb" = 1\n', "unknown setting(s) 'a\\nb'"),
+    ('"a\\u001b[2J" = 1\n', "unknown setting(s) 'a\\x1b[2J'"),
+    ("a = " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply"),
+    ('journal_dir = "a\\u0000b"\n', "journal_dir must be a non-empty path without NUL"),
+    ('[[sources]]\ndriver = "native"\nurl = "/dev/x\\u0000"\n', "url must be a string without NUL"),
+    ("stall_after_s = 1e300\n", "stall_after_s must be a number of seconds from 0 to 86400, not 1e+300"),
+    ("[[sources]]\ndriver = 'native'\nurl = '/dev/x'\nheartbeat = 1e300\n",
+     "heartbeat must be a number of seconds above 0, at most 86400"),
+    ("[simulator]\npace = 1e300\n", "pace must be a number of seconds from 0 to 86400"),
 ]
 
 
-@pytest.mark.parametrize("text, words", WRONG_TYPES, ids=[w.split(" must")[0] for _, w in WRONG_TYPES])
+@pytest.mark.parametrize("text, words", WRONG_TYPES, ids=[w.split(" must")[0].encode("unicode_escape").decode()
+                                                           for _, w in WRONG_TYPES])
 def test_a_value_of_the_wrong_type_is_an_error_naming_it_before_anything_is_made(base, text, words):
     path = base / "shoed.toml"
     path.write_text(text)

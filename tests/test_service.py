@@ -189,13 +189,13 @@ def test_a_configuration_file_the_daemon_cannot_read_is_one_line_and_exit_2(tmp_
 
 
 @pytest.mark.parametrize("data, says", [
-    ({"journal_secret_file": ""}, "journal_secret_file must be a non-empty string"),  # was: no secret at all
-    ({"journal_secret_file": False}, "journal_secret_file must be a non-empty string"),
-    ({"journal_dir": ""}, "journal_dir must be a non-empty string"),  # was: the journal in the working directory
+    ({"journal_secret_file": ""}, "journal_secret_file must be a non-empty path"),  # was: no secret at all
+    ({"journal_secret_file": False}, "journal_secret_file must be a non-empty path"),
+    ({"journal_dir": ""}, "journal_dir must be a non-empty path"),  # was: the journal in the working directory
     ({"table": True}, "table must be a non-empty string"),  # was: table "True"
     ({"publish": {"events": 5556}}, "events must be a non-empty string"),
-    ({"stall_after_s": float("nan")}, "stall_after_s must be a number of seconds 0 or more"),  # was: int(nan) in the loop
-    ({"stall_after_s": float("inf")}, "stall_after_s must be a number of seconds 0 or more"),
+    ({"stall_after_s": float("nan")}, "stall_after_s must be a number of seconds from 0 to 86400"),  # was: int(nan) in the loop
+    ({"stall_after_s": float("inf")}, "stall_after_s must be a number of seconds from 0 to 86400"),
     ({"decks": 8.7}, "decks must be a whole number from 1"),  # was: 8
     ({"decks": True}, "decks must be a whole number from 1"),  # was: 1
     ({"decks": 0}, "decks must be a whole number from 1"),  # was: the ruleset's default

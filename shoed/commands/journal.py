@@ -25,7 +25,7 @@ def register(sub) -> None:
     jsub.required = True
 
     ver = jsub.add_parser("verify", help="check every hash and link of a journal file or directory")
-    ver.add_argument("path", metavar="PATH", help="a journal file, or a directory of them")
+    ver.add_argument("path", metavar="PATH", type=cli.journal_path, help="a journal file, or a directory of them")
     ver.add_argument("--secret-file", metavar="FILE", help="the HMAC secret of a keyed journal")
     ver.add_argument("--verify-key", metavar="FILE",
                      help="the verification key of a forward-secure journal (made by `shoed keys journal`)")
@@ -38,7 +38,7 @@ def register(sub) -> None:
     ver.set_defaults(func=run_verify)
 
     rec = jsub.add_parser("recall", help="the last coups: cards in draw order, totals, outcome, void flag")
-    rec.add_argument("path", metavar="PATH", help="a journal file, or a directory of them")
+    rec.add_argument("path", metavar="PATH", type=cli.journal_path, help="a journal file, or a directory of them")
     rec.add_argument("--last", type=cli.positive_int, default=10, metavar="N", help="how many coups (default 10)")
     rec.add_argument("--table", help="the table, when the directory holds several tables' journals")
     rec.add_argument("--secret-file", metavar="FILE", help="the HMAC secret of a keyed journal")

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import json
 
+from shoed import cli
+
 ALLOW_HELP = (
     "To allow a client, copy its public NAME.key file (never the .key_secret) into the daemon's "
     "allow-list directory, or use this command, which checks the file first. The daemon reads "
@@ -59,9 +61,9 @@ def register(sub) -> None:
         "goes to FILE: take it off the box to surveillance; `shoed journal verify --verify-key FILE` checks "
         "every file with it.",
     )
-    jk.add_argument("--journal", required=True, metavar="DIR", help="the table's journal directory (empty)")
+    jk.add_argument("--journal", required=True, metavar="DIR", type=cli.journal_path, help="the table's journal directory (empty)")
     jk.add_argument("--table", required=True, help="the table id")
-    jk.add_argument("--verify-key", required=True, metavar="FILE", help="where to write the verification key")
+    jk.add_argument("--verify-key", required=True, metavar="FILE", type=cli.path("the verification key file"), help="where to write the verification key")
     jk.add_argument("--json", action="store_true", help="print {table, key_id, seal_file, verify_key_file}")
     jk.set_defaults(func=run_journal)
 

@@ -20,6 +20,8 @@ import os
 import sys
 import time
 
+from shoed import cli
+
 HEARTBEAT_INTERVAL = 1.0  # as the daemon: a display takes over 3 s of silence for a lost table
 WINDOW = 5000  # past events kept for a display's catch-up, as the daemon keeps
 CHUNK = 100
@@ -27,7 +29,7 @@ CHUNK = 100
 
 def register(sub) -> None:
     p = sub.add_parser("replay", help="replay a journal through the controller and compare its events")
-    p.add_argument("path", metavar="PATH", help="a journal file or a directory of them")
+    p.add_argument("path", metavar="PATH", type=cli.journal_path, help="a journal file or a directory of them")
     pace = p.add_mutually_exclusive_group()
     pace.add_argument("--speed", type=float, default=None, metavar="X",
                       help="with --publish: X times the recorded pace (default 1, the recorded pace)")
@@ -53,9 +55,8 @@ def run(args) -> int:
     from shoed.cli import CommandError
     from shoed.commands.journal import read_secret
     from shoed.journal import JournalCorrupt
-    from shoed.journal.replay import replay_journal
-
     from shoed.journal.reader import journal_files
+    from shoed.journal.replay import replay_journal
 
     path = Path(args.path)
     if not path.exists():

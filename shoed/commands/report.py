@@ -7,6 +7,8 @@ says where); the drawing is in `shoed.display` (summary, board, png, html).
 
 from __future__ import annotations
 
+from shoed import cli
+
 
 def register(sub) -> None:
     p = sub.add_parser(
@@ -19,7 +21,7 @@ def register(sub) -> None:
             "self-contained (inline SVG). By default the last shoe opened in the journal."
         ),
     )
-    p.add_argument("journal", metavar="JOURNAL", help="journal directory or file")
+    p.add_argument("journal", metavar="JOURNAL", type=cli.journal_path, help="journal directory or file")
     p.add_argument("--out", metavar="FILE", help="PNG to write")
     p.add_argument("--html", metavar="FILE", help="HTML page to write")
     p.add_argument("--shoe", metavar="ID", help="the shoe (default: the last one opened)")

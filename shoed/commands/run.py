@@ -6,17 +6,19 @@ a virtual shoe on a pseudo-terminal, read through the native serial driver.
 
 from __future__ import annotations
 
+from shoed import cli
+
 
 def register(sub) -> None:
     from shoed.cli import drivers_epilog
 
     p = sub.add_parser("run", help="run the table daemon (no config: the built-in virtual shoe)")
-    p.add_argument("--config", metavar="FILE", help="TOML configuration (see docs/configuration.md)")
+    p.add_argument("--config", metavar="FILE", type=cli.path("the configuration file"), help="TOML configuration (see docs/configuration.md)")
     p.add_argument("--table", help="table id")
     p.add_argument("--ruleset", help="ruleset name or .toml path")
     p.add_argument("--decks", type=int, help="number of decks")
-    p.add_argument("--journal", dest="journal_dir", metavar="DIR", help="journal directory")
-    p.add_argument("--keys", dest="key_dir", metavar="DIR", help="CURVE key directory (server key, clients/)")
+    p.add_argument("--journal", dest="journal_dir", metavar="DIR", type=cli.journal_path, help="journal directory")
+    p.add_argument("--keys", dest="key_dir", metavar="DIR", type=cli.path("the key directory"), help="CURVE key directory (server key, clients/)")
     p.add_argument("--pub", dest="events", metavar="ENDPOINT", help="events PUB endpoint (tcp://127.0.0.1:5556)")
     p.add_argument("--snapshot", metavar="ENDPOINT", help="snapshot and catch-up endpoint (tcp://127.0.0.1:5557)")
     p.add_argument("--commands", metavar="ENDPOINT", help="command endpoint (tcp://127.0.0.1:5558)")
@@ -40,10 +42,9 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from shoed.daemon import logs
     from shoed.cli import CommandError
+    from shoed.daemon import Daemon, DaemonError, logs
     from shoed.daemon.config import EMBEDDED_RULESET, ConfigError, Source, load_config, with_options
-    from shoed.daemon import Daemon, DaemonError
     from shoed.rules.ruleset import RulesetError
 
     logs.setup(args.log_level, json_lines=args.log_json)

@@ -131,6 +131,8 @@ def load_config(path: str | os.PathLike | None) -> Config:
         raise ConfigError(f"cannot read the configuration file {p}: {exc.strerror or exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{p}: not a TOML file ({_one_line(exc)})") from None
+    except RecursionError:  # tomllib reads nested arrays by recursion: `a = [[[[...]]]]`
+        raise ConfigError(f"{p}: not a TOML file (arrays or tables nested too deeply)") from None
     return config_from_dict(data, str(p))
 
 
@@ -140,8 +142,9 @@ def _one_line(exc: Exception) -> str:
 
 def _strict(section: dict, known: frozenset, where: str) -> None:
     unknown = sorted(set(section) - known)
-    if unknown:
-        raise ConfigError(f"{where}: unknown setting(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+    if unknown:  # a quoted TOML key may hold any character: each is named as its repr, on one line
+        names = ", ".join(repr(k) if not k.isprintable() else k for k in unknown)
+        raise ConfigError(f"{where}: unknown setting(s) {names} (known: {', '.join(sorted(known))})")
 
 
 def _section(data: dict, name: str, origin: str) -> dict:
@@ -166,26 +169,32 @@ def _whole(value: object) -> bool:
 
 TEXT = ("a string", lambda v: isinstance(v, str))
 NAME = ("a non-empty string", lambda v: isinstance(v, str) and v != "")
+# A file or directory: no operating system takes a NUL in a path (open() raises ValueError on it).
+PATH = ("a non-empty path without NUL", lambda v: isinstance(v, str) and v != "" and "\0" not in v)
+URL = ("a string without NUL", lambda v: isinstance(v, str) and "\0" not in v)
 FLAG = ("true or false", lambda v: isinstance(v, bool))
 SEED = ("a whole number", lambda v: v is None or _whole(v))  # None: a new seed each run
 COUNT = ("a whole number from 0", lambda v: _whole(v) and v >= 0)
 POSITIVE = ("a whole number from 1", lambda v: _whole(v) and v >= 1)
-SECONDS = ("a number of seconds above 0", lambda v: _number(v) and v > 0)
-SECONDS_OR_ZERO = ("a number of seconds 0 or more", lambda v: _number(v) and v >= 0)
+# Every time setting is at most a day: 1e300 seconds is no setting (it overflowed the loop's
+# nanosecond arithmetic and stopped the daemon with a traceback).
+MAX_SECONDS = 86_400
+SECONDS = (f"a number of seconds above 0, at most {MAX_SECONDS}", lambda v: _number(v) and 0 < v <= MAX_SECONDS)
+SECONDS_OR_ZERO = (f"a number of seconds from 0 to {MAX_SECONDS}", lambda v: _number(v) and 0 <= v <= MAX_SECONDS)
 FRACTION = ("a number from 0 to 1", lambda v: _number(v) and 0 <= v <= 1)
 ROI = ("[x, y, width, height]: whole numbers of pixels, x and y from 0, width and height from 1",
        lambda v: isinstance(v, list) and len(v) == 4 and all(_whole(n) for n in v)
        and min(v[:2]) >= 0 and min(v[2:]) >= 1)
 
-TOP_TYPES = {"table": NAME, "ruleset": NAME, "decks": POSITIVE, "journal_dir": NAME, "key_dir": NAME,
-             "journal_secret_file": NAME, "auto_confirm": FLAG, "live_odds": FLAG, "stall_after_s": SECONDS_OR_ZERO}
+TOP_TYPES = {"table": NAME, "ruleset": NAME, "decks": POSITIVE, "journal_dir": PATH, "key_dir": PATH,
+             "journal_secret_file": PATH, "auto_confirm": FLAG, "live_odds": FLAG, "stall_after_s": SECONDS_OR_ZERO}
 PUBLISH_TYPES = {"events": NAME, "snapshot": NAME, "commands": NAME, "curve_commands": FLAG,
                  "curve_publish": FLAG, "surveillance_events": NAME, "surveillance_snapshot": NAME,
                  "display_reveal": TEXT}
 SIMULATOR_TYPES = {"pace": SECONDS_OR_ZERO, "seed": SEED, "shoes": COUNT}
-SOURCE_TYPES = {"driver": TEXT, "url": TEXT, "baudrate": POSITIVE, "heartbeat": SECONDS, "silence": SECONDS,
+SOURCE_TYPES = {"driver": TEXT, "url": URL, "baudrate": POSITIVE, "heartbeat": SECONDS, "silence": SECONDS,
                 "hello_repeat": SECONDS, "gate_repeat": SECONDS, "backoff_initial": SECONDS, "backoff_max": SECONDS,
-                "confidence_floor": FRACTION, "order_key_file": TEXT, "realtime": FLAG, "roi": ROI}
+                "confidence_floor": FRACTION, "order_key_file": PATH, "realtime": FLAG, "roi": ROI}
 
 
 def _typed(section: dict, types: dict, where: str) -> None:
@@ -283,10 +292,12 @@ def check(config: Config):
     for i, source in enumerate(config.sources):
         if source.driver == "shuffler":
             _check_order_key(source, config.journal_dir, i)
-    if not math.isfinite(config.stall_after_s) or config.stall_after_s < 0:
-        raise ConfigError(f"stall_after_s must be 0 (no stall alarm) or more seconds, not {config.stall_after_s}")
-    if config.sim_pace < 0:
-        raise ConfigError(f"the virtual shoe's pace is 0 (flat out) or more seconds between cards, not {config.sim_pace}")
+    if not math.isfinite(config.stall_after_s) or not 0 <= config.stall_after_s <= MAX_SECONDS:
+        raise ConfigError(f"stall_after_s must be 0 (no stall alarm) or more seconds, at most {MAX_SECONDS}, "
+                          f"not {config.stall_after_s}")
+    if not math.isfinite(config.sim_pace) or not 0 <= config.sim_pace <= MAX_SECONDS:
+        raise ConfigError(f"the virtual shoe's pace is 0 (flat out) or more seconds between cards, at most "
+                          f"{MAX_SECONDS}, not {config.sim_pace}")
     if config.sim_shoes < 0:
         raise ConfigError(f"the virtual shoe deals 0 (shoe after shoe) or more shoes, not {config.sim_shoes}")
     for setting, endpoint in (("events", config.events), ("snapshot", config.snapshot),

@@ -45,7 +45,7 @@ from shoed.daemon.config import check as check_config
 from shoed.daemon.notify import Notifier
 from shoed.daemon.virtual import DRIVER as VIRTUAL_DRIVER
 from shoed.daemon.virtual import VirtualShoeError, VirtualShoeProcess
-from shoed.table.replay import Replay, checkpoint_record, step_record
+from shoed.table.replay import Replay, UnusableRecord, checkpoint_record, step_record
 from shoed.table import StartShoeFile, TableController, WorkOutOdds
 
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ def _checkpoint_seq(path: str | os.PathLike[str]) -> int:
         with open(path, "rb") as f:
             f.readline()
             return int(json.loads(f.readline())["state"]["seq"])
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return -1
 
 
@@ -732,8 +732,12 @@ class Daemon:
         found: list[dict[str, Any]] = []
         path = journal.path
         if path is not None:
-            for record in iter_records(path, journal.keys):
-                state.feed(record, path.name)
+            try:
+                for record in iter_records(path, journal.keys):
+                    state.feed(record, path.name)
+            except UnusableRecord as exc:
+                raise DaemonError(f"the journal is corrupt ({exc}); nothing was cut, the table stays locked: "
+                                  f"run `shoed replay {self.config.journal_dir}` and call surveillance") from None
             stopped_clean = state.stopped_clean
         if state.controller is None or path is None:
             controller = TableController(self.config.table, ruleset, decks, auto_confirm=self._auto_confirm(),

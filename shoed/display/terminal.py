@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from shoed.display.state import CONNECTING, LIVE, RECONNECTING, CoupView, DisplayState
+from shoed.net.wire import one_line
 from shoed.rules.roads import DERIVED, ROWS
 from shoed.rules.stats import tally
 
@@ -340,7 +341,9 @@ def ask_panel(state: DisplayState) -> Panel:
 
 def _named(name: str, text: str) -> str:
     """An alarm's name and its text; the name alone where the text is only the name again (the
-    display audience gets no alarm text: shoed.table.audience)."""
+    display audience gets no alarm text: shoed.table.audience). Both as one printable line: a text
+    from the wire (a shoe's alarm) must not drive the terminal (rich passes ESC through)."""
+    name, text = one_line(str(name)), one_line(str(text))
     return name if text in ("", name) else f"{name}: {text}"
 
 
@@ -356,7 +359,7 @@ def alarm_lines(state: DisplayState) -> list[Text]:
         lines.append(Text(f"{where}{_named(name, text)}", style="yellow"))
     for source, link in state.devices:
         if link not in ("connected", "restored"):
-            lines.append(Text(f"shoe {source}: {link}", style="bold yellow"))
+            lines.append(Text(one_line(f"shoe {source}: {link}"), style="bold yellow"))
     if state.fallback:
         lines.append(Text(f"shoe {state.fallback}: fallback", style="bold yellow"))
     return lines

@@ -46,6 +46,9 @@ Decisions, never guesses:
   next card would take its place in the coup) and never two. A `>` put inside
   a token cuts it in two pieces; the piece glued after the `>` is judged
   together with the one before it.
+- A token that is recognisably an alarm (`Alarm` in its mode or body, or one byte away from
+  it) but broken is an `alarm` reading (code `garbled`), never noise: the shoe stopped the
+  coup, and one byte on the line must not hide that. It is never an unreadable card.
 - `Alarm:E3 Card Not Read` is an `alarm` (code E3), not also an unreadable
   card: the shoe reports the unread card itself as `<Game>`, and counting the
   alarm as a second card could count one card twice. An alarm stops the coup
@@ -92,6 +95,7 @@ class Token:
     code: str | None = None  # unreadable reason, alarm code, warning code
     text: str | None = None  # alarm description
     looks_like_card: bool = False  # for "garbled": the stretch is recognisably a card report
+    looks_like_alarm: bool = False  # for "garbled": the stretch is recognisably an alarm (and not a card)
 
     def to_json(self, base: int = 0) -> dict:
         """One line of `shoed decode`: like the native decoder's, `type` the token's kind, or
@@ -99,7 +103,8 @@ class Token:
         out: dict = {"offset": base + self.start, "length": len(self.raw)}
         if self.kind == "garbled":
             out.update(type="rejected", kind="garbled", rejected=True,
-                       reason="garbled card token" if self.looks_like_card else "garbled token")
+                       reason="garbled card token" if self.looks_like_card
+                       else "garbled alarm token" if self.looks_like_alarm else "garbled token")
         else:
             out["type"] = self.kind
         for name in ("mode", "card", "code", "text"):
@@ -178,6 +183,23 @@ def _looks_like_card(text: str) -> bool:
     return False
 
 
+def _looks_like_alarm(text: str) -> bool:
+    """A damaged stretch that was meant to report an alarm: it has a body (a mode prefix alone is
+    noise: its body, if it came, is a token of its own), and `Alarm` is intact in it or in its mode,
+    or the mode is one byte away from `GameAlarm`, or the body's first letters one byte away from
+    `Alarm` (`<Alarn:E3 ...>`, `<AlarmE3 ...>`, `<Al:arm:E3 ...>`). A prefix cut short (`[GameAlarm` and filler) is
+    a mode alone too."""
+    low = text.lower()
+    mode = re.match(r"\[([^\[\]<>]*)\]", low)
+    body = low[mode.end():] if mode else low
+    if not body.strip() or (not mode and low.startswith("[") and "]" not in low and "<" not in low):
+        return False
+    if "alarm" in low or (mode and _near(mode.group(1), "gamealarm")):
+        return True
+    letters = re.sub(r"[^a-z]", "", body)  # a byte put in or changed among the key's letters
+    return any(_near(letters[:n], "alarm") for n in (4, 5, 6)) and len(letters) >= 4
+
+
 def _mode_kind(mode: str | None) -> str | None:
     """"game", "burn" or None (unknown) for a mode as sent; no prefix counts as game."""
     if mode is None:
@@ -214,7 +236,8 @@ def _garbled(buf: bytes | memoryview, start: int, end: int) -> Token:
     if m:
         mode = m.group(1)
     looks = _looks_like_card(text)
-    return Token("garbled", start, raw, mode=mode, code="garbled", looks_like_card=looks)
+    alarm = not looks and _looks_like_alarm(text)
+    return Token("garbled", start, raw, mode=mode, code="garbled", looks_like_card=looks, looks_like_alarm=alarm)
 
 
 def _classify(raw: bytes, start: int, mode: str | None, body: str) -> Token:
@@ -239,7 +262,8 @@ def _classify(raw: bytes, start: int, mode: str | None, body: str) -> Token:
         return Token("warning", start, raw, mode=mode, code="W0x" + m.group(1))
     looks = _near(low_key, "card") if sep else _near(low_key, "game")
     looks = looks or _near_card_body(text)
-    return Token("garbled", start, raw, mode=mode, code="garbled", looks_like_card=looks)
+    alarm = not looks and _looks_like_alarm(raw.decode("latin-1"))
+    return Token("garbled", start, raw, mode=mode, code="garbled", looks_like_card=looks, looks_like_alarm=alarm)
 
 
 def next_token(buf: bytes | memoryview, final: bool = False) -> tuple[int, Token | None]:
@@ -339,6 +363,9 @@ def token_reading(token: Token, source: str, offset: int, mono_ns: int, utc_ns: 
     if token.looks_like_card:
         return Reading(kind="unreadable", mode=mode or "game", code="garbled",
                        text="a card token arrived damaged; enter the card by hand", **common)
+    if token.looks_like_alarm:
+        return Reading(kind="alarm", mode=mode or "game", code="garbled",
+                       text="an alarm from the shoe arrived damaged; look at the shoe's display", **common)
     return Reading(kind="warning", mode=mode or "game", code="garbled", text=NOISE_TEXT, **common)
 
 
@@ -392,8 +419,12 @@ class TokenStream:
         if last_offset + len(last.raw) != offset or not last.raw.endswith(b">"):
             return token
         last_card_like = last.kind in ("card", "unreadable") or last.looks_like_card
-        looks = not last_card_like and _looks_like_card((last.raw + token.raw).decode("latin-1"))
-        return dataclasses.replace(token, looks_like_card=looks, mode=last.mode if looks else token.mode)
+        whole = (last.raw + token.raw).decode("latin-1")
+        looks = not last_card_like and _looks_like_card(whole)
+        last_alarm_like = last.kind == "alarm" or last.looks_like_alarm
+        alarm = not looks and not last_card_like and not last_alarm_like and _looks_like_alarm(whole)
+        return dataclasses.replace(token, looks_like_card=looks, looks_like_alarm=alarm,
+                                   mode=last.mode if looks or alarm else token.mode)
 
 
 class BeeTekDriver(LinkDriver):
@@ -414,7 +445,7 @@ class BeeTekDriver(LinkDriver):
     def _readings(self, found, mono_ns: int, utc_ns: int) -> list[Reading]:
         out = []
         for offset, token in found:
-            if token.kind == "garbled" and not token.looks_like_card:
+            if token.kind == "garbled" and not (token.looks_like_card or token.looks_like_alarm):
                 self._noise.note("garbled", token.raw, len(token.raw), NOISE_TEXT, offset, mono_ns, utc_ns)
                 continue
             if self._noise.pending is not None:  # the noise before this token is reported before it
@@ -426,12 +457,7 @@ class BeeTekDriver(LinkDriver):
 
     def _noise_readings(self) -> list[Reading]:
         """The noise held, as its one reading (none held: nothing)."""
-        stretch = self._noise.take()
-        if stretch is None:
-            return []
-        return [Reading(kind="warning", mode="game", code="garbled", text=stretch.text(), source=self.source,
-                        raw=bytes(stretch.kept), offset=stretch.offset, mono_ns=stretch.first_ns,
-                        utc_ns=stretch.utc_ns, detail=stretch.detail())]
+        return self._noise.readings(self.source, "garbled")
 
     def _on_connect(self, mono_ns: int, utc_ns: int) -> list[Reading]:
         # A token cut by the unplug is reported (as garbled) rather than glued to the next link's bytes.

@@ -271,7 +271,12 @@ class LinkDriver(Driver):
             if self.connected:
                 tick = self._next_tick()
                 if tick is not None and now >= tick:
-                    out += self._on_tick(time.monotonic_ns(), time.time_ns())
+                    # What already waits on the line is taken before the clock judges it: after a pause of
+                    # this process (a loaded host, a stop) the shoe's bytes are there, and a token's rest
+                    # or a frame would otherwise be called late (a card cut in two, a link called silent).
+                    out += self._take_waiting()
+                    if self.connected:
+                        out += self._on_tick(time.monotonic_ns(), time.time_ns())
             if not self.connected and now >= self._next_attempt:
                 self._reopen()
             out += self._queue
@@ -297,6 +302,19 @@ class LinkDriver(Driver):
                 time.sleep(max(0.0, min(remaining, self._next_attempt - time.monotonic())))
             if out or time.monotonic() >= deadline:
                 return out
+
+    def _take_waiting(self) -> list[Reading]:
+        """The bytes waiting on the transport now, without waiting for more."""
+        try:
+            data = self.transport.read(0.0)
+        except LinkDown as exc:
+            self._drop_transport(str(exc))
+            return []
+        if not data:
+            return []
+        offset = self._offset
+        self._offset += len(data)
+        return self._on_data(data, offset, time.monotonic_ns(), time.time_ns())
 
     # -- link bookkeeping
 

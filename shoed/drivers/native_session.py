@@ -51,6 +51,7 @@ from firmware_protocol import messages as m
 from firmware_protocol import session as rules
 from shoed.drivers.base import Reading
 from shoed.drivers.noise import NoiseCoalescer
+from shoed.net.wire import one_line
 
 # Framing-level rejections: noise on the line, reported together (shoed.drivers.noise). An intact frame
 # of another version, of an unknown type or with an impossible payload is the shoe's doing: said apart.
@@ -209,11 +210,7 @@ class NativeSession:
 
     def _noise_readings(self) -> list[Reading]:
         """The noise held, as its one reading (none held: nothing)."""
-        stretch = self._noise.take()
-        if stretch is None:
-            return []
-        return [self._reading("warning", bytes(stretch.kept), stretch.offset, stretch.first_ns, stretch.utc_ns,
-                              code="frame_rejected", text=stretch.text(), detail=stretch.detail())]
+        return self._noise.readings(self.source, "frame_rejected")
 
     def tick(self, now_ns: int, utc_ns: int) -> None:
         """Timed sends: Hello until answered, gate until obeyed, hourly time, heartbeat when idle."""
@@ -496,7 +493,9 @@ class NativeSession:
             return {**base, "kind": "tamper", "code": TAMPER_SOURCES.get(msg.source, f"sensor_{msg.source}"),
                     "detail": {"boot": self.boot, "active": msg.active}}
         if isinstance(msg, m.Alarm):
-            return {**base, "kind": "alarm", "code": str(msg.code), "text": msg.text}
+            # The shoe's own words, on one printable line: they reach logs and surveillance's screens
+            # (an ESC would drive a terminal); the frame itself is kept as it came (`raw`).
+            return {**base, "kind": "alarm", "code": str(msg.code), "text": one_line(msg.text)}
         if msg.MINOR >= 1:
             # A shuffler's report (SPEC.md §5.15): its fields as they came, in the reading's detail.
             return {**base, "kind": msg.NAME, "detail": {"boot": self.boot, **shuffler_detail(msg)}}
@@ -511,5 +510,6 @@ def shuffler_detail(msg: m.Message) -> dict:
             value = getattr(msg, name)
             out[name] = list(value) if isinstance(value, tuple) else value
     if isinstance(msg, m.ShufflerError):
+        out["text"] = one_line(msg.text)  # one printable line, as an alarm's text
         out["fault_name"] = m.SHUFFLER_FAULT_NAMES.get(msg.fault, f"vendor_{msg.fault}")
     return out

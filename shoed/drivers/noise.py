@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from shoed.drivers.base import Reading
+
 INTERVAL_NS = 1_000_000_000
 KEPT_BYTES = 4096
 
@@ -42,6 +44,13 @@ class NoiseStretch:
         if self.stretches == 1:
             return self.reason
         return f"{self.stretches} rejected stretches ({self.bytes} bytes) of noise on the line; last: {self.reason}"
+
+
+def noise_reading(stretch: NoiseStretch, source: str, code: str) -> Reading:
+    """The one `warning` reading that reports a stretch of noise (every serial driver's)."""
+    return Reading(kind="warning", mode="game", code=code, text=stretch.text(), source=source,
+                   raw=bytes(stretch.kept), offset=stretch.offset, mono_ns=stretch.first_ns,
+                   utc_ns=stretch.utc_ns, detail=stretch.detail())
 
 
 class NoiseCoalescer:
@@ -72,3 +81,8 @@ class NoiseCoalescer:
     def take(self) -> NoiseStretch | None:
         stretch, self.pending = self.pending, None
         return stretch
+
+    def readings(self, source: str, code: str) -> list[Reading]:
+        """The noise held, as its one reading, and forgotten (none held: nothing)."""
+        stretch = self.take()
+        return [] if stretch is None else [noise_reading(stretch, source, code)]

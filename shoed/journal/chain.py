@@ -251,6 +251,8 @@ def check_line(
         rec = _decoder.decode(line)
     except (msgspec.DecodeError, UnicodeDecodeError):  # msgspec lets bad UTF-8 in a key through as the latter
         return None, "not valid JSON (torn or damaged)"
+    except RecursionError:  # msgspec lets it out too: arrays or objects nested thousands deep
+        return None, "JSON nested too deeply (no record of the journal's form is)"
     if not isinstance(rec, dict):
         return None, "not a JSON object"
     h, jseq, prev, kind = rec.get("hash"), rec.get("jseq"), rec.get("prev"), rec.get("kind")
@@ -299,7 +301,7 @@ def check_step_line(line: bytes, secret: bytes | None) -> StepLine | None:
         return None
     try:
         rec = _step_decoder.decode(line)
-    except (msgspec.DecodeError, UnicodeDecodeError):
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
         return None
     if rec.kind != "step":
         return None

@@ -188,6 +188,9 @@ def verify(path: str | os.PathLike, secret: bytes | Keys | None = None) -> Verif
     and the verified mark beside the files."""
     keys = as_keys(secret)
     found = journal_files(path)
+    marks = read_marks(Path(path), found.tables) if Path(path).is_dir() else None
+    if marks is not None:  # listed again after the marks: a shoe file opened meanwhile is read too
+        found = journal_files(path)
     report = VerifyReport(ok=True, records=0, files=found.count + len(found.strays))
     if found.strays:
         report.ok = False
@@ -195,7 +198,6 @@ def verify(path: str | os.PathLike, secret: bytes | Keys | None = None) -> Verif
             str(found.strays[0]), 0, None, "not named like a journal file (<table>-<nnnnnn>-<UTC>-<shoe>.jsonl)"
         )
         return report
-    marks = read_marks(Path(path), found.tables) if Path(path).is_dir() else None
     seen_table: dict[Path, str] = {}
     seqs: dict[str, SeqContinuity] = {}
     all_sealed = True
@@ -297,8 +299,9 @@ def check_sealing_state(directory: Path, table: str, tail: dict, keys: Keys, rep
 
 
 def read_marks(directory: Path, tables: list) -> dict[str, bytes | None | OSError]:
-    """Each table's verified mark as it is now (None: there is none), read before its files are: a
-    daemon writing the journal meanwhile can only have moved the mark on past what was read after it."""
+    """Each table's verified mark as it is now (None: there is none), read before its files are (and
+    before they are listed again): a daemon writing the journal meanwhile can only have moved the
+    journal on past the mark read."""
     marks: dict[str, bytes | None | OSError] = {}
     for files in tables:
         name = files[0][1] if files else None
@@ -314,11 +317,12 @@ def read_marks(directory: Path, tables: list) -> dict[str, bytes | None | OSErro
 
 
 def check_mark(directory: Path, table: str, tail: dict, keys: Keys, report: VerifyReport, *, sealed: bool,
-               marks: dict[str, bytes | None | OSError] | None = None) -> None:
+               marks: dict[str, bytes | None | OSError] | None = None, authenticate: bool = True) -> None:
     """The verified mark beside the files, where there is one: authentic (under the epoch's key
     for a sealed journal, the secret or none for another) and not beyond the end of the journal,
     as start-up holds it (records the mark covers that are gone were acknowledged). `marks`: the
-    marks read before the files (`read_marks`)."""
+    marks read before the files (`read_marks`). Without the key its MAC needs (`authenticate`
+    false), only its form and its reach are checked."""
     mark_path = directory / mark_name(table)
     try:
         raw = marks[table] if marks is not None and table in marks else read_regular(mark_path)
@@ -329,13 +333,13 @@ def check_mark(directory: Path, table: str, tail: dict, keys: Keys, report: Veri
         mark = json.loads(raw)
     except FileNotFoundError:
         return
-    except (OSError, ValueError, UnicodeDecodeError):
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
         report.fail(BadRecord(str(mark_path), 0, None, "the verified mark is not readable"))
         return
     epoch = mark.get("epoch") if isinstance(mark, dict) else None
     key = keys.epoch_key(epoch) if sealed and isinstance(epoch, int) else keys.secret
     if (not isinstance(mark, dict) or (sealed and not isinstance(epoch, int)) or mark.get("kind") != MARK_KIND
-            or mark.get("table") != table or mark_mac(mark, key) != mark.get("mac")):
+            or mark.get("table") != table or (authenticate and mark_mac(mark, key) != mark.get("mac"))):
         report.fail(BadRecord(str(mark_path), 0, None, "the verified mark is not authentic"))
         return
     if mark.get("file_seq", 0) > tail["file_seq"] or (
@@ -362,6 +366,7 @@ class Reading:
     records: list[dict]
     stopped_at: BadRecord | None
     notes: list[str]
+    tail: dict | None = None  # where the records read end: table, alg, file, file_seq, jseq
 
 
 def read_recent(path: str | os.PathLike, coups: int, secret: bytes | None = None, table: str | None = None) -> Reading:
@@ -369,6 +374,11 @@ def read_recent(path: str | os.PathLike, coups: int, secret: bytes | None = None
     record that is not intact. Without the secret of a keyed journal, the
     links and the form are checked but the hashes cannot be."""
     tables = journal_files(path).tables
+    # The marks are read before the files, as verify reads them (and the files listed again after
+    # them): a daemon writing meanwhile can only have moved the journal on past them.
+    marks = read_marks(Path(path), tables) if Path(path).is_dir() else None
+    if marks is not None:
+        tables = journal_files(path).tables
     if table is not None:
         tables = [files for files in tables if files[0][1] is not None and files[0][1].table == table]
         if not tables:
@@ -385,20 +395,47 @@ def read_recent(path: str | os.PathLike, coups: int, secret: bytes | None = None
     while True:
         reading = _read(files[-take:], secret)
         if take >= len(files) or len(recall(reading.records, coups)) >= coups:
-            return reading
+            return _held_to_the_mark(reading, Path(path), marks, secret)
         take = min(len(files), take * 2)
+
+
+def _held_to_the_mark(reading: Reading, directory: Path, marks: dict[str, bytes | None | OSError] | None,
+                      secret: bytes | None) -> Reading:
+    """The records read end where the verified mark says the journal reaches, as verify and start-up
+    hold it: records (or shoe files) cut off below the mark, or a mark that is not authentic, stop
+    recall there. Its MAC is checked where recall has the key (unkeyed, or keyed with the secret);
+    a sealed journal's needs the verification key (`journal verify --verify-key`)."""
+    tail = reading.tail
+    if reading.stopped_at is not None or tail is None or marks is None:
+        return reading
+    alg = tail["alg"]
+    authenticate = alg == ch.ALG_SHA256 or (alg == ch.ALG_HMAC and secret is not None)
+    report = VerifyReport(ok=True, records=0, files=0)
+    check_mark(directory, tail["table"], tail, Keys(secret=secret if alg == ch.ALG_HMAC else None), report,
+               sealed=False, marks=marks, authenticate=authenticate)
+    if not report.ok:
+        reading.stopped_at = report.first_bad
+    elif not authenticate and marks.get(tail["table"]) is not None:
+        reading.notes.append("the verified mark read without its key: its reach checked, its MAC not")
+    return reading
 
 
 def _read(files: list[tuple[Path, ch.FileName | None]], secret: bytes | None) -> Reading:
     records: list[dict] = []
     stopped = None
     notes: list[str] = []
+    tail: dict | None = None
     for item in _walk([files], secret, links_if_keyed=True):
         if isinstance(item, BadRecord):
             stopped = item
             break
-        rec = item[1]
+        path, rec = item
         if rec["jseq"] == 1 and rec.get("alg") == ch.ALG_HMAC and secret is None and not notes:
             notes.append("keyed journal read without its secret: links and form checked, hashes not")
+        if rec["jseq"] == 1:  # the file's header
+            tail = {"table": rec.get("table"), "alg": rec.get("alg"), "file": path.name,
+                    "file_seq": rec.get("file_seq"), "jseq": 1}
+        elif tail is not None:
+            tail["jseq"] = rec["jseq"]
         records.append(rec)
-    return Reading(records, stopped, notes)
+    return Reading(records, stopped, notes, tail)

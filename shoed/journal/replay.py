@@ -17,7 +17,6 @@ before it is replayed and reported, nothing after it.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
@@ -30,7 +29,7 @@ from shoed.journal.reader import (FileEnd, VerifyReport, check_mark, file_record
                                   seam_fault)
 from shoed.journal.seal import as_keys
 from shoed.journal.store import BadRecord
-from shoed.table.replay import CHECKPOINT, STEP, Difference, Replay, checkpoint_difference
+from shoed.table.replay import CHECKPOINT, STEP, Difference, Replay, UnusableRecord, checkpoint_difference
 
 # Called with each record that gave events, and those events (as published): one-process replays only.
 OnEvents = Callable[[Any, list], None]
@@ -43,6 +42,7 @@ class FileReplay:
     path: str
     header: dict | None = None  # line 1, for the seam
     end: FileEnd | None = None
+    last_jseq: int = 0  # the jseq of its last intact record: where the file ends, for the verified mark
     checkpoint: dict | None = None  # its checkpoint record: the state it starts in
     end_state: dict | None = None  # the controller's state at its end, if a checkpoint can be taken there
     steps: int = 0
@@ -68,7 +68,11 @@ def replay_file(
         if type(item) is StepLine:  # most records: a step, its events compared as bytes
             if item.input.get("kind") == "card":
                 cards += 1
-            step = state.feed_line(item, path.name)
+            try:
+                step = state.feed_line(item, path.name)
+            except UnusableRecord as exc:
+                out.bad = BadRecord(str(path), item.jseq, item.jseq, exc.reason)
+                break
             if on_events is not None and step is not None and step.typed:
                 on_events(item, step.events)
             last = item
@@ -82,15 +86,20 @@ def replay_file(
         kind = record.get("kind")
         if kind == CHECKPOINT and out.checkpoint is None:
             out.checkpoint = record
-        elif kind == STEP and record["input"].get("kind") == "card":
+        elif kind == STEP and isinstance(record.get("input"), dict) and record["input"].get("kind") == "card":
             cards += 1
-        events = state.feed(record, path.name)
+        try:
+            events = state.feed(record, path.name)
+        except UnusableRecord as exc:
+            out.bad = BadRecord(str(path), record["jseq"], record["jseq"], exc.reason)
+            break
         if on_events is not None and events:
             on_events(record, events)
         last = record
     out.cards = cards
     if last is not None and out.header is not None:
         out.end = FileEnd(path.name, out.header["file_seq"], last["hash"])
+        out.last_jseq = last["jseq"]
     out.end_state = state.checkpoint_now()
     out.steps, out.events, out.differences = state.steps, state.events, state.differences
     return out
@@ -106,6 +115,8 @@ class JournalReplay:
     cards: int = 0
     differences: list[Difference] = field(default_factory=list)
     corrupt: BadRecord | None = None
+    # per table: its last file as replayed (where the journal ends, held against the verified mark)
+    last_files: dict[str, tuple[ch.FileName, FileReplay]] = field(default_factory=dict, repr=False)
 
     @property
     def identical(self) -> bool:
@@ -128,39 +139,36 @@ def replay_journal(
 ) -> JournalReplay:
     """Replay the journal at path (a file or a directory). With jobs > 1 the files are
     replayed in that many processes (on_events and on_start need the one-process order: jobs 1)."""
-    found = journal_files(path)  # .jsonl files not named like journal files are not replayed (verify names them)
-    work = [(str(p), name, secret, order_key) for files in found.tables for p, name in files]
     if jobs > 1 and (on_events is not None or on_start is not None):
         raise ValueError("events in recorded order need one process (jobs 1)")
+    found = journal_files(path)  # .jsonl files not named like journal files are not replayed (verify names them)
     marks = read_marks(Path(path), found.tables) if Path(path).is_dir() else None
+    if marks is not None:  # listed again after the marks, as verify lists them
+        found = journal_files(path)
+    work = [(str(p), name, secret, order_key) for files in found.tables for p, name in files]
     results = _results(work, jobs, on_events, on_start)
     try:
         total = _join(found.tables, results)
     finally:
         results.close()  # a corrupt file stops the replay: the processes still at work are ended
     if total.corrupt is None and marks is not None:
-        total.corrupt = _mark_fault(Path(path), found.tables, secret, marks)
+        total.corrupt = _mark_fault(Path(path), total.last_files, secret, marks)
     return total
 
 
-def _mark_fault(directory: Path, tables: list, secret: bytes | None,
+def _mark_fault(directory: Path, last_files: dict[str, tuple[ch.FileName, FileReplay]], secret: bytes | None,
                 marks: dict[str, bytes | None | OSError]) -> BadRecord | None:
     """What the verified mark beside a table's files says is missing, as start-up and `journal verify`
-    hold it (records the mark covers were acknowledged), or None. Only after every file replayed intact."""
+    hold it (records the mark covers were acknowledged), or None. Only after every file replayed intact:
+    where each table ends is where its last file's replay ended (no file is read again)."""
     keys = as_keys(secret)
-    for files in tables:
-        last_path, name = files[-1]
-        if name is None:
-            continue
-        data = last_path.read_bytes()
-        header = json.loads(data[:data.find(b"\n")])
-        sealed = header.get("alg") == ch.ALG_FSS
+    for table, (name, last) in last_files.items():
+        sealed = last.header is not None and last.header.get("alg") == ch.ALG_FSS
         if sealed and keys.verify_key is None:
             continue  # without the verification key the mark cannot be checked (verify says so)
-        last = json.loads(data.rstrip(b"\n").rpartition(b"\n")[2])
         report = VerifyReport(ok=True, records=0, files=0)
-        tail = {"file": last_path.name, "file_seq": name.file_seq, "jseq": last["jseq"]}
-        check_mark(directory, name.table, tail, keys, report, sealed=sealed, marks=marks)
+        tail = {"file": Path(last.path).name, "file_seq": name.file_seq, "jseq": last.last_jseq}
+        check_mark(directory, table, tail, keys, report, sealed=sealed, marks=marks)
         if report.first_bad is not None:
             return report.first_bad
     return None
@@ -188,8 +196,10 @@ def _join(tables: list, results: Iterator[FileReplay]) -> JournalReplay:
     total = JournalReplay()
     for files in tables:
         before: FileReplay | None = None
-        for _ in files:
+        for _, name in files:
             result = next(results)
+            if name is not None and result.header is not None:
+                total.last_files[name.table] = (name, result)
             if result.header is not None:
                 fault = seam_fault(Path(result.path), result.header, before.end if before else None)
                 if fault is not None:

@@ -95,7 +95,7 @@ class SealState:
             if len(key) != KEY_BYTES or not isinstance(epoch, int) or isinstance(epoch, bool) or epoch < 0:
                 raise ValueError("bad key or epoch")
             return cls(str(body["key_id"]), epoch, key)
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
             raise SealError(f"{where} is not a journal sealing state ({exc})") from None
 
     def advanced(self, to: int) -> SealState:

@@ -605,7 +605,7 @@ class Journal:
             mark = json.loads(read_regular(path))
         except FileNotFoundError:
             return None
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
             raise JournalLocked(BadRecord(path.name, 0, None, "the verified mark is not readable")) from None
         if not isinstance(mark, dict) or mark.get("kind") != MARK_KIND or mark.get("table") != self.table:
             raise JournalLocked(BadRecord(path.name, 0, None, "not this table's verified mark"))

@@ -100,9 +100,6 @@ def parse_request(body: bytes) -> tuple[str, dict, str | int | None]:
         raise CommandRejected(f"request is not JSON: {exc}") from None
     except (RecursionError, UnicodeDecodeError) as exc:  # msgspec lets these out: nesting, bad UTF-8 in a key
         raise CommandRejected(f"request is not JSON: {type(exc).__name__}") from None
-    duplicate = _duplicate_key(body)
-    if duplicate is not None:  # which one counts is the parser's choice: the request is ambiguous
-        raise CommandRejected(f"bad request: the key {duplicate!r} is given twice in one object")
     spec = COMMANDS.get(request.cmd)
     if spec is None:
         raise CommandRejected(f"unknown command {request.cmd!r}; known: {', '.join(sorted(COMMANDS))}")
@@ -110,6 +107,11 @@ def parse_request(body: bytes) -> tuple[str, dict, str | int | None]:
         args = msgspec.convert(request.args, spec.args)
     except msgspec.ValidationError as exc:
         raise CommandRejected(f"bad arguments for {request.cmd}: {exc}") from None
+    # Last: the duplicate-key pass reads the body again in pure Python (about 4 ms for 64 KiB of small
+    # objects, against 0.1 ms for the checks above), so only a request that is otherwise good pays it.
+    duplicate = _duplicate_key(body)
+    if duplicate is not None:  # which one counts is the parser's choice: the request is ambiguous
+        raise CommandRejected(f"bad request: the key {duplicate!r} is given twice in one object")
     return request.cmd, msgspec.to_builtins(args), request.id
 
 
@@ -194,12 +196,20 @@ class CommandServer(Closing):
             served += 1
             self.stats["requests"] += 1
             envelope, body = wire.split_envelope(frames)
-            reply = self._serve(body if isinstance(body, zmq.Frame) else None)
+            reply = self._serve(body if isinstance(body, zmq.Frame) else None, frames[-1])
             self._send([f.bytes for f in envelope], reply)
         return served
 
-    def _serve(self, frame: zmq.Frame | None) -> dict:
+    def _serve(self, frame: zmq.Frame | None, last: zmq.Frame) -> dict:
+        """The reply to one request. Every request counts against its sender's rate before it is read
+        (`last`: any frame of the message, for the sender's key or address): a malformed one costs the
+        card loop's thread as much as a good one, so a flood of them is refused as cheaply."""
         request_id = None
+        if not self.rate_limit.allow(_user_id(last) or _peer_address(last)):
+            self.stats["rate_limited"] += 1
+            small = frame is not None and len(frame.bytes) <= MAX_REQUEST_BYTES
+            return _reply(wire.salvage_id(frame.bytes) if small and frame is not None else None, ok=False, error=f"rate limited: at most {self.rate_limit.rate:g} commands "
+                          "a second from one key; try again")
         try:
             if frame is None:
                 raise CommandRejected("a request is one JSON frame")
@@ -222,10 +232,6 @@ class CommandServer(Closing):
         except CommandRejected as exc:
             self.stats["rejected"] += 1
             return _reply(request_id, ok=False, error=str(exc))
-        if not self.rate_limit.allow(command.client_key or command.peer_address):
-            self.stats["rate_limited"] += 1
-            return _reply(request_id, ok=False, error=f"rate limited: at most {self.rate_limit.rate:g} commands "
-                          "a second from one key; try again")
         try:
             result = self.handler(command)
         except CommandRejected as exc:
@@ -263,15 +269,9 @@ class CommandServer(Closing):
         self.socket.close(0)
 
 
-def one_line(text: str) -> str:
-    """An error as one line: a character that breaks or hides a line (`\\n`, `\\u2028`, NUL) is written as its
-    escape. The parser's messages quote the request's own text (`unknown field `x\\ny``)."""
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
-
-
 def _reply(request_id, **fields) -> dict:
     if isinstance(fields.get("error"), str):
-        fields["error"] = one_line(fields["error"])
+        fields["error"] = wire.one_line(fields["error"])
     reply = {"ok": fields.pop("ok")}
     fields.pop("id", None)
     if request_id is not None:

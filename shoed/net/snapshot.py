@@ -23,6 +23,8 @@ from typing import Annotated
 
 import msgspec
 
+from shoed.net.wire import one_line
+
 MAX_REQUEST_BYTES = 64 * 1024
 MAX_CREDIT = 64  # replies a catch-up client may allow ahead (shoed.net.catchup)
 
@@ -65,7 +67,8 @@ def decode_request(body: bytes | None, decoder: msgspec.json.Decoder = _request_
 
 
 def _error(request_id: RequestId, message: str) -> dict:
-    reply: dict = {"ok": False, "error": message}
+    """An error reply; its text one line (it may quote the request's own bytes)."""
+    reply: dict = {"ok": False, "error": one_line(message)}
     if request_id is not None:
         reply["id"] = request_id
     return reply

@@ -120,6 +120,12 @@ def decode_event(topic: bytes, payload: bytes, table: str) -> dict:
     return event
 
 
+def one_line(text: str) -> str:
+    """An error as one line: a character that breaks or hides a line (`\\n`, `\\u2028`, NUL, ESC) is written
+    as its escape. The parsers' messages quote the request's own text (`unknown field `x\\ny``)."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 def split_envelope(frames: list) -> tuple[list, object]:
     """(routing envelope, body frame) of a message read from a ROUTER socket.
 

@@ -55,6 +55,26 @@ def controller_from_checkpoint(record: dict[str, Any], order_key: bytes | None =
     )
 
 
+class UnusableRecord(Exception):
+    """A journal record whose chain is intact but that is not of the journal's form: the controller
+    cannot take it (an input that is no object, a field of the wrong type, a checkpoint without its
+    state). Whoever wrote it was not shoed, or wrote it wrong: the replay stops there, and the
+    daemon refuses to start on it, as on a broken chain."""
+
+    def __init__(self, jseq: object, file: str | None, reason: str) -> None:
+        super().__init__(f"{file or 'the journal'} jseq {jseq}: {reason}")
+        self.jseq, self.file, self.reason = jseq, file, reason
+
+
+# What a malformed record makes the controller raise (an AttributeError on `.get` of a list, an int()
+# of a text, a missing key). The same types from a bug are reported the same way, with their message.
+_MALFORMED = (AttributeError, TypeError, ValueError, KeyError, IndexError)
+
+
+def _unusable(exc: Exception, jseq: object, file: str | None) -> UnusableRecord:
+    return UnusableRecord(jseq, file, f"a record the table cannot take ({type(exc).__name__}: {exc})")
+
+
 class RecordedStep(Protocol):
     """A step record read with its events left as the line's bytes (shoed.journal.chain.StepLine)."""
 
@@ -95,7 +115,14 @@ class Replay:
     order_key: bytes | None = field(default=None, repr=False)  # opens a shuffler's sealed order (docs/shuffler.md)
 
     def feed(self, record: dict[str, Any], file: str | None = None) -> list[dict[str, Any]]:
-        """Take one journal record; return the events its input produced again."""
+        """Take one journal record; return the events its input produced again. UnusableRecord if the
+        record is not of the journal's form."""
+        try:
+            return self._feed(record, file)
+        except _MALFORMED as exc:
+            raise _unusable(exc, record.get("jseq"), file) from exc
+
+    def _feed(self, record: dict[str, Any], file: str | None) -> list[dict[str, Any]]:
         kind = record.get("kind")
         self.last_record = record
         if kind == STEP and self.controller is not None:
@@ -123,7 +150,10 @@ class Replay:
             self.stopped_clean, self.odds_due = False, None
             self.differences.append(Difference(line.jseq, file, None, "a step before any checkpoint"))
             return None
-        return self._step(line.input, bytes(line.events), line.jseq, file)
+        try:
+            return self._step(line.input, bytes(line.events), line.jseq, file)
+        except _MALFORMED as exc:
+            raise _unusable(exc, line.jseq, file) from exc
 
     def _step(self, item: dict[str, Any], recorded: bytes, jseq: int | None, file: str | None,
               parsed: list[Any] | None = None) -> Step:

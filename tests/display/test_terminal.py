@@ -243,3 +243,21 @@ def test_an_alarm_without_its_text_is_shown_by_its_name_once():
     lines = [line.plain for line in alarm_lines(state)]
     assert "\u26a0 stalled" in lines and "\u26a0 tamper: lid opened" in lines
     assert "confirm_refused" in lines and not any("stalled: stalled" in line for line in lines)
+
+
+def test_a_text_from_the_wire_cannot_drive_the_terminal():
+    """A shoe's alarm text reaches surveillance's screen; rich passes ESC through, so an escape
+    sequence in it (clear the screen, set the window title) would act on the terminal. It is shown
+    as its escape, on one line."""
+    from shoed.display.state import apply, initial
+    from shoed.display.terminal import alarm_lines
+
+    state = initial("t1")
+    state = apply(state, {"kind": "alarm", "alarm": "shoe", "active": True, "text": "jam\x1b[2J\x1b]0;owned\x07\nline 2",
+                          "seq": 1, "table": "t1"})
+    console = Console(file=io.StringIO(), force_terminal=True, width=WIDTH)
+    for line in alarm_lines(state):
+        console.print(line)
+    out = console.file.getvalue()
+    assert "\x1b[2J" not in out and "\x1b]0;" not in out and "\\x1b[2J" in out
+    assert any("jam" in line.plain and "line 2" in line.plain for line in alarm_lines(state))

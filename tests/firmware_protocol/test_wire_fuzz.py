@@ -41,14 +41,20 @@ def text(limit: int) -> st.SearchStrategy[str]:
         lambda s: len(s.encode()) <= limit)
 
 
+def line(limit: int) -> st.SearchStrategy[str]:
+    """A hello's string: one line of printable text (SPEC.md §5.2)."""
+    return st.text(st.characters(exclude_categories=("Cs", "Cc", "Zl", "Zp")), max_size=limit).filter(
+        lambda s: len(s.encode()) <= limit)
+
+
 def cards(limit: int, least: int = 0) -> st.SearchStrategy[tuple[str, ...]]:
     card = st.builds(lambda rank, suit: "A23456789TJQK"[rank] + "CDHS"[suit], st.integers(0, 12), st.integers(0, 3))
     return st.lists(card, min_size=least, max_size=limit).map(tuple)
 
 
 MESSAGE_STRATEGIES = {
-    m.Hello: st.builds(m.Hello, seq=u16, major=u8, minor=u8, vendor=text(64), model=text(64), serial=text(64),
-                       firmware=text(64), boot=u32),
+    m.Hello: st.builds(m.Hello, seq=u16, major=u8, minor=u8, vendor=line(64), model=line(64), serial=line(64),
+                       firmware=line(64), boot=u32),
     m.CardRead: st.builds(m.CardRead, seq=u16, rank=st.integers(1, 13), suit=st.integers(0, 3), confidence=u8,
                           faced=st.booleans(), mode=st.sampled_from([m.MODE_GAME, m.MODE_BURN])),
     m.Unreadable: st.builds(m.Unreadable, seq=u16, mode=st.sampled_from([0, 1]), reason=st.integers(1, 255)),

@@ -181,3 +181,15 @@ def test_bad_credit_is_an_error(server, body):
     sock.send(body)
     reply = replies(sock, lambda out: bool(out))[0]
     assert reply["ok"] is False and "Expected `int`" in reply["error"]
+
+
+@pytest.mark.parametrize("body", [b'{"op": "events", "from": 1, "to": 2, "x\\ny\\u001b[2J": 1}',
+                                  b'{"op": "snap\\u2028shot"}', b'{"op": "snapshot", "id\\u0000": 1}'])
+def test_an_error_reply_is_one_line_whatever_the_request_quotes(server, body):
+    """As the command endpoint's: the parser's message quotes the request's own text, which must not
+    break a line or drive a terminal where a client prints the error."""
+    ctx, endpoint, _ = server
+    sock = client(ctx, endpoint)
+    sock.send(body)
+    reply = replies(sock, lambda out: bool(out))[0]
+    assert reply["ok"] is False and reply["error"].isprintable(), reply

@@ -1,0 +1,38 @@
+"""An empty path on the command line is refused, never taken for the current directory.
+
+decision (shoed/cli.py `path`): `--journal ""` (or an empty journal PATH) named the current
+directory without saying so: `shoed run` journaled into it, `shoed keys journal` sealed it.
+Every subcommand that takes a journal path (and the run's other paths) refuses it with one
+line on stderr and exit 2, before it touches anything.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+CASES = [
+    ("run", "--journal", ""),
+    ("run", "--journal", "  "),
+    ("run", "--keys", ""),
+    ("run", "--config", ""),
+    ("keys", "journal", "--journal", "", "--table", "t1", "--verify-key", "vk"),
+    ("keys", "journal", "--journal", "j", "--table", "t1", "--verify-key", ""),
+    ("journal", "verify", ""),
+    ("journal", "recall", ""),
+    ("replay", ""),
+    ("report", "", "--list"),
+]
+
+
+@pytest.mark.parametrize("args", CASES, ids=[" ".join(repr(a) if not a.strip() else a for a in c) for c in CASES])
+def test_an_empty_path_is_one_line_and_exit_2(tmp_path, args):
+    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    proc = subprocess.run([sys.executable, "-m", "shoed", *args], capture_output=True, text=True, timeout=30,
+                          cwd=tmp_path, env=env)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.count("\n") == 1 and "is empty" in proc.stderr, proc.stderr
+    assert list(tmp_path.iterdir()) == []  # nothing journaled, sealed or written in the current directory
