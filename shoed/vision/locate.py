@@ -97,6 +97,8 @@ def find_quads(image: np.ndarray, limit: int = 3) -> list[CardQuad]:
         quad = _outline_quad(contour, area, white, (h, w), from_edges)
         if quad is not None:
             found.append(quad)
+        elif from_edges:  # the outline holds more than the card: look for its sides
+            found += _line_quads(contour, white, (h, w))
     found.sort(key=lambda q: -q.score)
     best: list[CardQuad] = []
     for q in found:  # drop near-duplicates of a better candidate
@@ -126,6 +128,16 @@ def _outline_quad(contour: np.ndarray, area: float, white: np.ndarray, shape, fr
     quad_area = abs(_signed_area(poly))
     if quad_area <= 0:
         return None
+    return _judge(poly, contour, area / quad_area, white, shape, from_edges)
+
+
+def _judge(poly: np.ndarray, contour: np.ndarray, fill: float, white: np.ndarray, shape, from_edges: bool
+           ) -> CardQuad | None:
+    """A candidate quadrilateral scored as a card, or None where it is no card:
+    `fill` is the share of it the outline (or the outline's hull) covers."""
+    quad_area = abs(_signed_area(poly))
+    if quad_area <= 0:
+        return None
     h, w = shape
     # corners may lie a little outside the picture (a card cut by the frame's edge is not wanted)
     if (poly[:, 0] < -0.05 * w).any() or (poly[:, 0] > 1.05 * w).any() or (poly[:, 1] < -0.05 * h).any() or (
@@ -141,7 +153,6 @@ def _outline_quad(contour: np.ndarray, area: float, white: np.ndarray, shape, fr
                 along += 1
     if along >= 2:
         return None
-    fill = area / quad_area  # how much of the quadrilateral the outline (or its hull) covers
     if fill < (0.8 if from_edges else 0.35) or fill > 1.08:
         return None
     support = _side_support(poly, contour.reshape(-1, 2).astype(np.float64))
@@ -177,6 +188,105 @@ def _outline_quad(contour: np.ndarray, area: float, white: np.ndarray, shape, fr
     score = (support**3) * (0.3 + aspect_fit) * (0.2 + contrast) * (size**0.35) * (0.5 + inside / 510)
     corners = _portrait_order(poly)
     return CardQuad(corners.astype(np.float32), float(score), float(aspect))
+
+
+def _line_quads(contour: np.ndarray, white: np.ndarray, shape, keep: int = 3) -> list[CardQuad]:
+    """Quadrilaterals from the outline's long straight runs: two pairs of nearly
+    parallel lines, the pairs nearly at right angles. A card's four sides are
+    the longest straight lines of its outline even where its print runs to an
+    edge and joins the outline of the card to that of the print, or a chip
+    touches it: the print's and the chip's curves are no straight lines, where
+    the quadrilateral enclosing the whole outline would take them in."""
+    outline = contour.reshape(-1, 2).astype(np.float64)
+    hull = cv2.convexHull(contour)
+    hull_area = cv2.contourArea(hull)
+    scale = float(np.sqrt(max(hull_area, 1.0)))
+    poly = cv2.approxPolyDP(contour, max(1.5, 0.008 * scale), True).reshape(-1, 2).astype(np.float64)
+    if len(poly) < 4:
+        return []
+    # straight runs, merged into lines (angle, offset, total length)
+    lines: list[list[float]] = []
+    ends = np.roll(poly, -1, axis=0)
+    lengths = np.linalg.norm(ends - poly, axis=1)
+    for i in np.argsort(-lengths):
+        length = float(lengths[i])
+        if length < 0.15 * scale:
+            break
+        d = (ends[i] - poly[i]) / length
+        theta = float(np.arctan2(d[1], d[0]) % np.pi)
+        normal = np.array([-np.sin(theta), np.cos(theta)])
+        rho = float(normal @ (poly[i] + ends[i]) / 2)
+        for line in lines:
+            dt = abs(theta - line[0])
+            dt = min(dt, np.pi - dt)
+            # the same line: the offset compared with the angles of both
+            if dt < np.radians(4) and abs(rho * (1 if abs(theta - line[0]) < np.pi / 2 else -1) - line[1]) < max(
+                    3.0, 0.03 * scale):
+                line[2] += length
+                break
+        else:
+            lines.append([theta, rho, length])
+        if len(lines) >= 8:
+            break
+    if len(lines) < 4:
+        return []
+    pairs = []
+    for a in range(len(lines)):
+        for b in range(a + 1, len(lines)):
+            dt = abs(lines[a][0] - lines[b][0])
+            dt = min(dt, np.pi - dt)
+            if dt < np.radians(25):
+                pairs.append((a, b))
+    candidates = []
+    for i, (a, b) in enumerate(pairs):
+        for c, d in pairs[i + 1 :]:
+            if len({a, b, c, d}) < 4:
+                continue
+            da = abs(lines[a][0] - lines[c][0])
+            da = min(da, np.pi - da)
+            if da < np.radians(55):
+                continue  # the two pairs must cross nearly at right angles
+            quad = _quad_of_lines([lines[k] for k in (a, c, b, d)])
+            if quad is not None:
+                candidates.append((sum(lines[k][2] for k in (a, b, c, d)), quad))
+    candidates.sort(key=lambda c: -c[0])
+    found = []
+    for _, quad in candidates[:keep]:
+        quad = _refit_sides(quad, outline)
+        if quad is None or not _convex(quad):
+            continue
+        quad_area = abs(_signed_area(quad))
+        if quad_area <= 0:
+            continue
+        ok, inter = cv2.intersectConvexConvex(hull.reshape(-1, 2).astype(np.float32),
+                                              _ccw(quad).astype(np.float32))
+        judged = _judge(quad, contour, float(ok) / quad_area, white, shape, True)
+        if judged is not None:
+            found.append(judged)
+    return found
+
+
+def _quad_of_lines(lines: list[list[float]]) -> np.ndarray | None:
+    """The quadrilateral of four lines (angle, offset) given in order round it."""
+    pts = []
+    for i in range(4):
+        t1, r1 = lines[i - 1][0], lines[i - 1][1]
+        t2, r2 = lines[i][0], lines[i][1]
+        m = np.array([[-np.sin(t1), np.cos(t1)], [-np.sin(t2), np.cos(t2)]])
+        if abs(np.linalg.det(m)) < 1e-6:
+            return None
+        pts.append(np.linalg.solve(m, [r1, r2]))
+    quad = np.array(pts)
+    return quad if _convex(quad) else None
+
+
+def _convex(quad: np.ndarray) -> bool:
+    cross = [float(np.cross(quad[(i + 1) % 4] - quad[i], quad[(i + 2) % 4] - quad[(i + 1) % 4])) for i in range(4)]
+    return all(c > 0 for c in cross) or all(c < 0 for c in cross)
+
+
+def _ccw(quad: np.ndarray) -> np.ndarray:
+    return quad if _signed_area(quad) > 0 else quad[::-1]
 
 
 def _side_support(quad: np.ndarray, outline: np.ndarray, bins: int = 40) -> float:
