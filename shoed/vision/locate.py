@@ -9,6 +9,15 @@ refitted to the outline, and candidates are scored on shape, size, fill and
 aspect ratio. The winner's corners are scaled back to the full image, which is
 warped to a portrait card of CANON_W x CANON_H pixels.
 
+Where an outline is not card-shaped itself (print running off the card's
+edges joins the card's outline to the print's, or leaves only the paper above
+it bright; a chip touches the card), the card is sought among the outline's
+long straight runs: two pairs of nearly parallel lines at right angles, or,
+where the print meets a table as dark as it and one side cannot be seen at
+all, three sides seen and the fourth placed by the card's proportions. Such a
+placed side is a guess: it scores below every outline seen whole, and the
+recogniser reads the card through it under the same guards as any other.
+
 Portrait is all that must be known: a card's indices sit in opposite corners
 and are the same turned half a turn, so both portrait warps read alike.
 """
@@ -161,7 +170,7 @@ def _judge(poly: np.ndarray, contour: np.ndarray, fill: float, white: np.ndarray
                 along += 1
     if along >= 2:
         return None
-    if not partial and (fill < (0.8 if from_edges else 0.35) or fill > 1.08):
+    if partial is None and (fill < (0.8 if from_edges else 0.35) or fill > 1.08):
         return None
     sides_seen = _side_support(poly, contour.reshape(-1, 2).astype(np.float64))
     support = float(np.mean(sides_seen))
@@ -169,7 +178,7 @@ def _judge(poly: np.ndarray, contour: np.ndarray, fill: float, white: np.ndarray
         seen = max(partial[0], 1e-3)
         sides_seen = [sides_seen[0], min(1.0, sides_seen[1] / seen), 0.0, min(1.0, sides_seen[3] / seen)]
         support = (sides_seen[0] + sides_seen[1] + sides_seen[3]) / 3
-    if support < (PARTIAL_SUPPORT if partial else 0.65 if from_edges else 0.55):
+    if support < (PARTIAL_SUPPORT if partial is not None else 0.65 if from_edges else 0.55):
         return None  # the outline does not run along the sides: a blob, not a card
     sides = np.linalg.norm(poly - np.roll(poly, -1, axis=0), axis=1)
     pair_a, pair_b = sides[0] + sides[2], sides[1] + sides[3]

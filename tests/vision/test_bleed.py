@@ -122,3 +122,23 @@ def test_the_paper_alone_is_no_card_on_its_own_when_the_card_is_found():
     cv2.fillConvexPoly(img, np.round(whole).astype(np.int32), (235, 240, 240), cv2.LINE_AA)
     quads = L.find_quads(img)
     assert corner_error(quads[0].corners, whole) < 0.01 * 960
+
+
+def test_a_rank_alone_over_a_picture_in_colours_is_refused():
+    """A design's number card prints in its suit's ink alone; a court card's
+    picture is in yellows, blues and flesh tones. A rank alone read as a
+    number (a "Q" whose lettering looks like a "9"), with a suit beside it and
+    a picture in colours in the middle, is refused, never read as that number."""
+    from shoed.vision.recognize import CUES_DISAGREE
+
+    recognizer = Recognizer()
+    style = synth.CardStyle("t", synth.held_out_style().fonts, centre="bleed", index_layout="split",
+                            suit_ratio=(0.8, 0.9))
+    face = synth.draw_face("9S", np.random.default_rng(8), style)
+    flat = cv2.resize(face.image, (L.CANON_W, L.CANON_H), interpolation=cv2.INTER_AREA)
+    assert recognizer.read_card(flat).card == "9S"
+    pictured = face.image.copy()
+    cv2.circle(pictured, (synth.FACE_W // 2, int(synth.FACE_H * 0.45)), 110, (40, 190, 230), -1, cv2.LINE_AA)
+    flat = cv2.resize(pictured, (L.CANON_W, L.CANON_H), interpolation=cv2.INTER_AREA)
+    result = recognizer.read_card(flat)
+    assert result.card is None and result.reason == CUES_DISAGREE, result
