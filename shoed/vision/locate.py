@@ -109,7 +109,7 @@ def find_quads(image: np.ndarray, limit: int = 3) -> list[CardQuad]:
         quad = _outline_quad(contour, area, white, (h, w), from_edges)
         if quad is not None:
             found.append(quad)
-        if quad is None or quad.weakest < 0.5 or abs(np.log(quad.aspect / CARD_ASPECT)) > 0.12:
+        if from_edges and (quad is None or quad.weakest < 0.5 or abs(np.log(quad.aspect / CARD_ASPECT)) > 0.12):
             # the outline holds more than the card, or less: look for its sides
             found += _line_quads(contour, white, (h, w))
     found.sort(key=lambda q: -q.score)
