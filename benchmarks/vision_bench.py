@@ -24,7 +24,7 @@ Held-out designs (vision_lab.hard_sets): one deck design per Debian font family
 the classifier never trained on (fonts-urw-base35, fonts-roboto-unhinted,
 fonts-open-sans; the held-out synthetic style when they are not installed):
 narrow lettering at phone resolution, 128 x 128 frames, small photographs under
-colour casts. Reported per rank and per design, wrong claims apart from
+colour casts, cards whose print runs off their edges (mostly on dark cloth). Reported per rank and per design, wrong claims apart from
 refusals (with their reasons). Seeds differ from the stored test pictures'.
 Deck artwork (vision_lab.decks): the complete deck designs of aisleriot's
 themes (gnome-cards-data), rendered by rsvg-convert, photographed likewise;
@@ -233,6 +233,7 @@ def main() -> int:
     designs("narrow", list(hard_sets.narrow(70 * k, 101)), recognizer)
     designs("128x128", list(hard_sets.frames(100 * k, 102)), recognizer)
     designs("casts", list(hard_sets.casts(60 * k, 103)), recognizer)
+    designs("bleed", list(hard_sets.bleed(48 * k, 105)), recognizer)
     found = decks.held_out_designs()
     if found:
         print(f"deck artwork shipped by Debian (gnome-cards-data), {len(found)} designs never trained on "

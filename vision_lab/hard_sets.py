@@ -9,7 +9,8 @@ synthetic style when those fonts are not installed):
 - `frames`: frames of a small embedded camera (128 x 128 by default): the card
   fills the frame and its glyphs are a handful of pixels tall;
 - `casts`: small photographs under strong colour casts (green, amber, blue,
-  magenta light, a camera's white balance gone wrong).
+  magenta light, a camera's white balance gone wrong);
+- `bleed`: cards whose print runs off their edges, mostly on dark cloth.
 
 Deterministic for a seed and the set of installed fonts.
 """
@@ -95,4 +96,25 @@ def casts(count: int, seed: int, size: tuple[int, int] = (480, 360)) -> Iterator
         yield dataclasses.replace(shot, image=_jpeg(img, 85)), style.name
 
 
-SETS = {"narrow": narrow, "frames": frames, "casts": casts}
+def bleed(count: int, seed: int, size: tuple[int, int] = (1280, 960),
+          styles: list[synth.CardStyle] | None = None) -> Iterator[tuple[synth.Shot, str]]:
+    """(shot, design) pairs: cards whose print runs off their edges (one large
+    suit symbol cut by the edges; a court card's dark picture filling its
+    lower edge), on dark cloth for three pictures in four, where the card's
+    outline is lost along the print. Designs in turn: each held-out design
+    (default: held_out_styles()) with a rank over its suit in the corner, and
+    with the index split between the top corners."""
+    styles = styles or held_out_styles()
+    labels = synth.all_labels()
+    for i in range(count):
+        rng = np.random.default_rng(seed * 100_003 + i)
+        base = styles[i % len(styles)]
+        layout = ("stacked", "split")[(i // len(styles)) % 2]
+        style = dataclasses.replace(base, centre="bleed", index_layout=layout)
+        if layout == "split":  # a suit printed alone beside the rank is about the rank's size
+            style = dataclasses.replace(style, suit_ratio=(0.7, 1.0))
+        yield synth.photograph(labels[(i * 7) % 52], rng, style, size=size, occlusion_p=0.0,
+                               dark_table=i % 4 != 3), f"{base.name}/{layout}"
+
+
+SETS = {"narrow": narrow, "frames": frames, "casts": casts, "bleed": bleed}

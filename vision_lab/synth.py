@@ -73,6 +73,13 @@ class CardStyle:
     # rank and no suit), "split" (the rank in one corner, the suit alone in the
     # other corner of the same end, on the rank's line)
     index_layout: str = "stacked"
+    # the middle of the card: "pips" (rows of pips, an ace's one pip, a court
+    # card's framed picture) or "bleed": print running off the card's edges,
+    # where on a dark table the card's outline is lost (with a stacked index,
+    # the pips and a dark band along the lower edge and up one side; otherwise
+    # one large suit symbol cut by the edges; court cards a dark picture
+    # filling the lower edge)
+    centre: str = "pips"
     tags: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -199,7 +206,9 @@ def draw_face(label: str, rng: np.random.Generator, style: CardStyle | None = No
         raise ValueError(f"unknown index layout {style.index_layout!r}")
     # Centre: pips, an ace's large pip, or a court card's picture box.
     rank_no = RANKS.index(rank_text) + 1
-    if 2 <= rank_no <= 10:
+    if style.centre == "bleed" and (style.index_layout != "stacked" or rank_no > 10):
+        _draw_bleed(face, rng, suit_of, ink, rank_no, top=my + index_h + int(3 * PX_PER_MM))
+    elif 2 <= rank_no <= 10:
         pip_h = int(FACE_H * rng.uniform(0.085, 0.115))
         pip = suit_of(pip_h)
         spread = rng.uniform(0.9, 1.1)
@@ -217,6 +226,8 @@ def draw_face(label: str, rng: np.random.Generator, style: CardStyle | None = No
         _paint(face, pip, (FACE_W - pip.shape[1]) // 2, (FACE_H - pip.shape[0]) // 2, ink)
     else:
         _draw_court(face, rng, suit_of, ink, left=mx + column + int(1.5 * PX_PER_MM))
+    if style.centre == "bleed" and style.index_layout == "stacked" and rank_no <= 10:
+        _draw_band(face, rng, ink, top=my + index_h + int(3 * PX_PER_MM))
 
     four = rng.uniform() < style.four_index_p
     boxes = []
@@ -234,6 +245,47 @@ def draw_face(label: str, rng: np.random.Generator, style: CardStyle | None = No
             boxes.append(_turn_box((x, my, x + column, my + index_h), turned))
     face = np.ascontiguousarray(face)
     return Face(face, alpha, label, font.label, boxes)
+
+
+def _draw_bleed(face: np.ndarray, rng: np.random.Generator, suit_of, ink, rank_no: int, top: int) -> None:
+    """Print that runs off the card's edges, below `top` (clear of the index):
+    a number card's or an ace's one large suit symbol, cut by two or three
+    edges; a court card's picture whose dark lower part (a robe, a shield)
+    fills the card's lower edge from side to side."""
+    if rank_no <= 10:
+        big = suit_of(FACE_W)
+        wide = FACE_W * rng.uniform(1.1, 1.45) / big.shape[1]  # wider than the card
+        big = cv2.resize(big, (int(big.shape[1] * wide), int(big.shape[0] * wide)), interpolation=cv2.INTER_LINEAR)
+        x = int(FACE_W * rng.uniform(0.4, 0.6) - big.shape[1] / 2)
+        y = max(top + int(5 * PX_PER_MM), int(FACE_H * 0.28), int(FACE_H * rng.uniform(0.55, 0.75) - big.shape[0] / 2))
+        _paint(face, big, x, y, ink)
+        return
+    colours = [(40, 190, 230), (150, 180, 230), (60, 130, 60), (160, 80, 30)]
+    cx, cy = int(FACE_W * rng.uniform(0.4, 0.6)), int(max(top + 60, FACE_H * rng.uniform(0.3, 0.4)))
+    cv2.circle(face, (cx, cy), int(FACE_W * rng.uniform(0.14, 0.2)), colours[rng.integers(len(colours))], -1,
+               cv2.LINE_AA)
+    mask = np.zeros(face.shape[:2], np.uint8)
+    robe_top = int(FACE_H * rng.uniform(0.5, 0.62))
+    cv2.ellipse(mask, (cx, FACE_H + int(FACE_H * 0.2)), (int(FACE_W * rng.uniform(0.7, 0.9)),
+                int(FACE_H * 0.2) + FACE_H - robe_top), 0, 180, 360, 255, -1, cv2.LINE_AA)
+    _paint(face, mask, 0, 0, ink)
+    pip = suit_of(int(FACE_H * 0.08))
+    _paint(face, pip, cx - pip.shape[1] // 2, robe_top + int(FACE_H * 0.12), np.array([235.0, 235.0, 235.0]))
+
+
+def _draw_band(face: np.ndarray, rng: np.random.Generator, ink, top: int) -> None:
+    """A dark band of print along the card's lower edge and up one long side
+    (below `top`, clear of the index and the pips), running off the edges."""
+    mask = np.zeros(face.shape[:2], np.uint8)
+    band = int(FACE_H * rng.uniform(0.06, 0.1))
+    xs = np.linspace(0, FACE_W, 9)
+    ys = FACE_H - band + rng.uniform(-0.3, 0.3, len(xs)) * band  # a wavy upper edge
+    pts = np.vstack([np.stack([xs, ys], 1), [[FACE_W, FACE_H], [0, FACE_H]]]).astype(np.int32)
+    cv2.fillPoly(mask, [pts], 255, cv2.LINE_AA)
+    strip = int(FACE_W * rng.uniform(0.05, 0.08))
+    x = 0 if rng.uniform() < 0.5 else FACE_W - strip
+    cv2.rectangle(mask, (x, max(top, int(FACE_H * rng.uniform(0.3, 0.45)))), (x + strip, FACE_H), 255, -1)
+    _paint(face, mask, 0, 0, ink)
 
 
 def _turn_box(box: tuple[int, int, int, int], turned: bool) -> tuple[int, int, int, int]:
@@ -312,10 +364,17 @@ def _smooth_noise(h: int, w: int, rng: np.random.Generator, cells: int) -> np.nd
     return cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR)
 
 
-def draw_background(w: int, h: int, rng: np.random.Generator, clutter: int | None = None) -> np.ndarray:
-    """A table: felt (mostly green) or wood or cloth, with clutter lying on it."""
-    kinds = [((40, 100, 20), 0.5), ((90, 60, 20), 0.1), ((30, 60, 110), 0.1), ((60, 60, 60), 0.1), ((25, 25, 110), 0.1),
-             ((150, 175, 195), 0.06), ((185, 185, 180), 0.04)]  # BGR: felt, blue, wood, grey, red; light wood, pale cloth
+def draw_background(w: int, h: int, rng: np.random.Generator, clutter: int | None = None,
+                    dark: bool = False) -> np.ndarray:
+    """A table: felt (mostly green) or wood or cloth, with clutter lying on it;
+    `dark`: a dark cloth (near black, charcoal, navy, bottle green), as dark as
+    a card's black print."""
+    if dark:
+        kinds = [((30, 30, 30), 0.4), ((45, 25, 20), 0.2), ((25, 40, 20), 0.2), ((20, 22, 40), 0.2)]
+    else:
+        kinds = [((40, 100, 20), 0.5), ((90, 60, 20), 0.1), ((30, 60, 110), 0.1), ((60, 60, 60), 0.1),
+                 ((25, 25, 110), 0.1), ((150, 175, 195), 0.06), ((185, 185, 180), 0.04)]
+        # BGR: felt, blue, wood, grey, red; light wood, pale cloth
     base = np.array(kinds[rng.choice(len(kinds), p=[k[1] for k in kinds])][0], np.float32)
     base = np.clip(base * rng.uniform(0.7, 1.3), 0, 255)
     texture = _smooth_noise(h, w, rng, 8) * rng.uniform(5, 25)
@@ -520,13 +579,14 @@ def photograph(
     blur: float = 1.5,
     size_frac: tuple[float, float] = (0.35, 0.85),
     face: Face | None = None,
+    dark_table: bool = False,
 ) -> Shot:
     """One photograph. `kind`: "card" (the face of `label`), "back", "blank",
     "empty" (the table alone) or "hidden" (the face of `label` with both index
-    corners covered)."""
+    corners covered); `dark_table`: on dark cloth (draw_background)."""
     style = style or classic_style()
     w, h = size or PHONE_SIZES[rng.integers(len(PHONE_SIZES))]
-    bg = draw_background(w, h, rng)
+    bg = draw_background(w, h, rng, dark=dark_table)
     if kind == "empty":
         return Shot(_camera(_light(bg, rng, None, None), rng, blur), None, kind, None, style=style.name)
     if face is not None:

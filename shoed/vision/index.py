@@ -500,6 +500,7 @@ class LoneMarks:
     pips: list[Pip]
     middle: Mark | None
     middle_red: float
+    middle_colours: float = 0.0  # share of the middle printed in colours other than red and black
 
 
 def lone_marks(card: np.ndarray, maps: tuple[np.ndarray, np.ndarray] | None = None) -> LoneMarks:
@@ -529,7 +530,23 @@ def lone_marks(card: np.ndarray, maps: tuple[np.ndarray, np.ndarray] | None = No
         if lone.suit is not None and lone.suit_view is not None:
             boxes.append(_card_box(lone.suit_view, lone.suit, (h, w)))
     middle, middle_red = _middle_print(ink, red)
-    return LoneMarks(found, find_pips(ink, red, index_boxes=boxes), middle, middle_red)
+    colours = middle_colours(card) if card is not None and found else 0.0
+    return LoneMarks(found, find_pips(ink, red, index_boxes=boxes), middle, middle_red, colours)
+
+
+def middle_colours(card: np.ndarray) -> float:
+    """The share of the card's middle (MIDDLE) printed in colours other than
+    red and black, against the card's own paper: a number card is printed in
+    its suit's ink alone, a court card's picture in yellows, blues, greens
+    and flesh tones. Black and grey print has its channels alike; red print
+    (crimson carries some blue) has red well above green and above blue."""
+    h, w = card.shape[:2]
+    x0, x1, y0, y1 = int(MIDDLE[0] * w), int(MIDDLE[1] * w), int(MIDDLE[2] * h), int(MIDDLE[3] * h)
+    norm = paper_normalised(card)[y0:y1, x0:x1]
+    b, g, r = norm[..., 0], norm[..., 1], norm[..., 2]
+    spread = norm.max(axis=2) - norm.min(axis=2)
+    reddish = (r - g >= 0.25) & (r >= b + 0.1)
+    return float(np.mean((spread >= 0.25) & ~reddish))
 
 
 def _lone_rank(view: CornerView, r: Mark, marks: list[Mark]) -> bool:

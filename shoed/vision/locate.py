@@ -9,6 +9,15 @@ refitted to the outline, and candidates are scored on shape, size, fill and
 aspect ratio. The winner's corners are scaled back to the full image, which is
 warped to a portrait card of CANON_W x CANON_H pixels.
 
+Where an outline is not card-shaped itself (print running off the card's
+edges joins the card's outline to the print's, or leaves only the paper above
+it bright; a chip touches the card), the card is sought among the outline's
+long straight runs: two pairs of nearly parallel lines at right angles, or,
+where the print meets a table as dark as it and one side cannot be seen at
+all, three sides seen and the fourth placed by the card's proportions. Such a
+placed side is a guess: it scores below every outline seen whole, and the
+recogniser reads the card through it under the same guards as any other.
+
 Portrait is all that must be known: a card's indices sit in opposite corners
 and are the same turned half a turn, so both portrait warps read alike.
 """
@@ -23,6 +32,8 @@ import numpy as np
 CANON_W, CANON_H = 300, 420
 CARD_ASPECT = 88.0 / 63.0
 DETECT_SIDE = 960  # long side of the copy the search runs on
+LINE_ASPECT = 0.25  # a card outlined by its sides' straight runs: aspect within this (log) of a card's
+PARTIAL_SUPPORT = 0.6  # least share of the sides seen along a card with one side placed, not seen
 
 
 @dataclass(frozen=True)
@@ -32,6 +43,7 @@ class CardQuad:
     corners: np.ndarray  # (4, 2) float32
     score: float
     aspect: float  # long side / short side as seen
+    weakest: float = 1.0  # the least share of one side that the outline runs along
 
     @property
     def ambiguous(self) -> bool:
@@ -40,7 +52,7 @@ class CardQuad:
 
     def turned(self) -> CardQuad:
         """The other portrait reading (a quarter turn): for ambiguous outlines."""
-        return CardQuad(np.roll(self.corners, -1, axis=0), self.score, self.aspect)
+        return CardQuad(np.roll(self.corners, -1, axis=0), self.score, self.aspect, self.weakest)
 
     def as_list(self) -> list[list[float]]:
         return [[round(float(x), 1), round(float(y), 1)] for x, y in self.corners]
@@ -97,6 +109,9 @@ def find_quads(image: np.ndarray, limit: int = 3) -> list[CardQuad]:
         quad = _outline_quad(contour, area, white, (h, w), from_edges)
         if quad is not None:
             found.append(quad)
+        if from_edges and (quad is None or quad.weakest < 0.5 or abs(np.log(quad.aspect / CARD_ASPECT)) > 0.12):
+            # the outline holds more than the card, or less: look for its sides
+            found += _line_quads(contour, white, (h, w))
     found.sort(key=lambda q: -q.score)
     best: list[CardQuad] = []
     for q in found:  # drop near-duplicates of a better candidate
@@ -104,7 +119,7 @@ def find_quads(image: np.ndarray, limit: int = 3) -> list[CardQuad]:
             best.append(q)
         if len(best) >= limit:
             break
-    return [CardQuad((q.corners / f).astype(np.float32), q.score, q.aspect) for q in best]
+    return [CardQuad((q.corners / f).astype(np.float32), q.score, q.aspect, q.weakest) for q in best]
 
 
 def _outline_quad(contour: np.ndarray, area: float, white: np.ndarray, shape, from_edges: bool = False
@@ -126,6 +141,20 @@ def _outline_quad(contour: np.ndarray, area: float, white: np.ndarray, shape, fr
     quad_area = abs(_signed_area(poly))
     if quad_area <= 0:
         return None
+    return _judge(poly, contour, area / quad_area, white, shape, from_edges)
+
+
+def _judge(poly: np.ndarray, contour: np.ndarray, fill: float, white: np.ndarray, shape, from_edges: bool,
+           partial: tuple[float, float] | None = None) -> CardQuad | None:
+    """A candidate quadrilateral scored as a card, or None where it is no card:
+    `fill` is the share of it the outline (or the outline's hull) covers;
+    `partial`: its third side (poly[2] to poly[3]) was placed from the card's
+    proportions, not seen: (the share of the card's length seen, the weight
+    of the guess). No fill is asked for; its sides are judged along what is
+    seen of them; it scores lower than any outline seen whole."""
+    quad_area = abs(_signed_area(poly))
+    if quad_area <= 0:
+        return None
     h, w = shape
     # corners may lie a little outside the picture (a card cut by the frame's edge is not wanted)
     if (poly[:, 0] < -0.05 * w).any() or (poly[:, 0] > 1.05 * w).any() or (poly[:, 1] < -0.05 * h).any() or (
@@ -141,11 +170,15 @@ def _outline_quad(contour: np.ndarray, area: float, white: np.ndarray, shape, fr
                 along += 1
     if along >= 2:
         return None
-    fill = area / quad_area  # how much of the quadrilateral the outline (or its hull) covers
-    if fill < (0.8 if from_edges else 0.35) or fill > 1.08:
+    if partial is None and (fill < (0.8 if from_edges else 0.35) or fill > 1.08):
         return None
-    support = _side_support(poly, contour.reshape(-1, 2).astype(np.float64))
-    if support < (0.65 if from_edges else 0.55):
+    sides_seen = _side_support(poly, contour.reshape(-1, 2).astype(np.float64))
+    support = float(np.mean(sides_seen))
+    if partial is not None:
+        seen = max(partial[0], 1e-3)
+        sides_seen = [sides_seen[0], min(1.0, sides_seen[1] / seen), 0.0, min(1.0, sides_seen[3] / seen)]
+        support = (sides_seen[0] + sides_seen[1] + sides_seen[3]) / 3
+    if support < (PARTIAL_SUPPORT if partial is not None else 0.65 if from_edges else 0.55):
         return None  # the outline does not run along the sides: a blob, not a card
     sides = np.linalg.norm(poly - np.roll(poly, -1, axis=0), axis=1)
     pair_a, pair_b = sides[0] + sides[2], sides[1] + sides[3]
@@ -175,16 +208,209 @@ def _outline_quad(contour: np.ndarray, area: float, white: np.ndarray, shape, fr
     aspect_fit = float(np.exp(-((np.log(aspect / CARD_ASPECT) / 0.2) ** 2)))
     size = quad_area / (h * w)
     score = (support**3) * (0.3 + aspect_fit) * (0.2 + contrast) * (size**0.35) * (0.5 + inside / 510)
+    if partial is not None:
+        score *= 0.5 * partial[1]
     corners = _portrait_order(poly)
-    return CardQuad(corners.astype(np.float32), float(score), float(aspect))
+    return CardQuad(corners.astype(np.float32), float(score), float(aspect), float(min(sides_seen)))
 
 
-def _side_support(quad: np.ndarray, outline: np.ndarray, bins: int = 40) -> float:
-    """Share of the quadrilateral's sides (rounded corners aside) that the outline
-    runs along. A card's edges are mostly in view even when a picture or a finger
+def _line_quads(contour: np.ndarray, white: np.ndarray, shape, keep: int = 3) -> list[CardQuad]:
+    """Quadrilaterals from the outline's long straight runs: two pairs of nearly
+    parallel lines, the pairs nearly at right angles. A card's four sides are
+    the longest straight lines of its outline even where its print runs to an
+    edge and joins the outline of the card to that of the print, or a chip
+    touches it: the print's and the chip's curves are no straight lines, where
+    the quadrilateral enclosing the whole outline would take them in."""
+    outline = contour.reshape(-1, 2).astype(np.float64)
+    hull = cv2.convexHull(contour)
+    hull_area = cv2.contourArea(hull)
+    scale = float(np.sqrt(max(hull_area, 1.0)))
+    poly = cv2.approxPolyDP(contour, max(1.5, 0.008 * scale), True).reshape(-1, 2).astype(np.float64)
+    if len(poly) < 4:
+        return []
+    # straight runs, merged into lines (angle, offset, total length)
+    lines: list[list[float]] = []
+    ends = np.roll(poly, -1, axis=0)
+    lengths = np.linalg.norm(ends - poly, axis=1)
+    for i in np.argsort(-lengths):
+        length = float(lengths[i])
+        if length < 0.15 * scale:
+            break
+        d = (ends[i] - poly[i]) / length
+        theta = float(np.arctan2(d[1], d[0]) % np.pi)
+        normal = np.array([-np.sin(theta), np.cos(theta)])
+        rho = float(normal @ (poly[i] + ends[i]) / 2)
+        for line in lines:
+            dt = abs(theta - line[0])
+            dt = min(dt, np.pi - dt)
+            # the same line: the offset compared with the angles of both
+            if dt < np.radians(4) and abs(rho * (1 if abs(theta - line[0]) < np.pi / 2 else -1) - line[1]) < max(
+                    3.0, 0.03 * scale):
+                line[2] += length
+                break
+        else:
+            lines.append([theta, rho, length])
+        if len(lines) >= 6:
+            break
+    if len(lines) < 3:
+        return []
+    pairs = []
+    for a in range(len(lines)):
+        for b in range(a + 1, len(lines)):
+            dt = abs(lines[a][0] - lines[b][0])
+            dt = min(dt, np.pi - dt)
+            if dt < np.radians(25):
+                pairs.append((a, b))
+    candidates = []
+    for i, (a, b) in enumerate(pairs):
+        for c, d in pairs[i + 1 :]:
+            if len({a, b, c, d}) < 4:
+                continue
+            da = abs(lines[a][0] - lines[c][0])
+            da = min(da, np.pi - da)
+            if da < np.radians(55):
+                continue  # the two pairs must cross nearly at right angles
+            quad = _quad_of_lines([lines[k] for k in (a, c, b, d)])
+            if quad is not None and abs(np.log(_aspect(quad) / CARD_ASPECT)) <= LINE_ASPECT + 0.05:
+                candidates.append((sum(lines[k][2] for k in (a, b, c, d)), quad))
+    candidates.sort(key=lambda c: -c[0])
+    found = []
+    for _, quad in candidates[:keep]:
+        quad = _refit_sides(quad, outline, (0.012,))
+        if quad is None or not _convex(quad):
+            continue
+        quad_area = abs(_signed_area(quad))
+        if quad_area <= 0:
+            continue
+        inside, _ = cv2.intersectConvexConvex(hull.reshape(-1, 2).astype(np.float32), _ccw(quad).astype(np.float32))
+        judged = _judge(quad, contour, float(inside) / quad_area, white, shape, True)
+        # sides from straight runs must have a card's proportions (a chord of a
+        # large curve is straight too)
+        if judged is not None and abs(np.log(judged.aspect / CARD_ASPECT)) <= LINE_ASPECT:
+            found.append(judged)
+    # Three sides seen (two facing, one across them): where print runs off the
+    # card onto a table as dark as it, the fourth side cannot be seen. It is
+    # placed where the card's proportions put it, on the side of the outline.
+    # (Also where four sides were found: a straight edge of print across the
+    # card looks like a side.)
+    hull_points = hull.reshape(-1, 2).astype(np.float64)
+    centre = hull_points.mean(axis=0)
+    partial = []
+    for a, b in pairs:
+        for c in range(len(lines)):
+            if c in (a, b):
+                continue
+            da = abs(lines[a][0] - lines[c][0])
+            da = min(da, np.pi - da)
+            if da < np.radians(55):
+                continue
+            for quad in _three_sides(lines[a], lines[b], lines[c], centre):
+                across = float(np.linalg.norm(quad[1] - quad[0]))
+                along = float(np.linalg.norm(quad[3] - quad[0]))
+                d = (quad[3] - quad[0]) / max(along, 1e-9)
+                seen = float(((hull_points - quad[0]) @ d).max())
+                # the side across seen mostly whole, the facing sides in good
+                # part, and the card reaching well past what is seen of it
+                if lines[c][2] >= 0.6 * across and min(lines[a][2], lines[b][2]) >= 0.2 * along and (
+                        seen < 0.92 * along):
+                    # print runs off a card's end more often than off its long
+                    # sides alone: placing a short side is the likelier guess
+                    weight = 1.0 if along > across else 0.3
+                    partial.append((lines[a][2] + lines[b][2] + lines[c][2], quad, (seen / along, weight)))
+    partial.sort(key=lambda c: -c[0])
+    hull_area = max(hull_area, 1.0)
+    hull32 = hull.reshape(-1, 2).astype(np.float32)
+    tried: list[np.ndarray] = []
+    for _, quad, guess in partial:
+        # the outline lies within the card placed so
+        if cv2.intersectConvexConvex(hull32, _ccw(quad).astype(np.float32))[0] < 0.95 * hull_area:
+            continue
+        if any(np.abs(quad - t).max() < 0.03 * scale for t in tried):
+            continue  # the same card placed again (from the other trace of an edge)
+        tried.append(quad)
+        if len(tried) > keep + 1:
+            break
+        quad = _refit_sides(quad, outline, (0.012,))
+        if quad is None or not _convex(quad):
+            continue
+        inside, _ = cv2.intersectConvexConvex(hull32, _ccw(quad).astype(np.float32))
+        if inside < 0.97 * hull_area:
+            continue
+        judged = _judge(quad, contour, 1.0, white, shape, True, partial=guess)
+        if judged is not None and abs(np.log(judged.aspect / CARD_ASPECT)) <= LINE_ASPECT:
+            found.append(judged)
+    return found
+
+
+def _three_sides(a: list[float], b: list[float], c: list[float], centre: np.ndarray) -> list[np.ndarray]:
+    """Quadrilaterals with facing sides on lines `a` and `b` and a third side on
+    `c`, the fourth placed where a card's proportions put it (as a short side
+    and as a long one), on the side of `c` where `centre` lies."""
+    m = []
+    for line in (a, b):
+        t1, r1, t2, r2 = c[0], c[1], line[0], line[1]
+        mat = np.array([[-np.sin(t1), np.cos(t1)], [-np.sin(t2), np.cos(t2)]])
+        if abs(np.linalg.det(mat)) < 1e-6:
+            return []
+        m.append(np.linalg.solve(mat, [r1, r2]))
+    ca, cb = m
+    across = float(np.linalg.norm(cb - ca))
+    if across < 1:
+        return []
+    out = []
+    for ratio in (CARD_ASPECT, 1 / CARD_ASPECT):
+        length = across * ratio
+        ends = []
+        for corner, line in ((ca, a), (cb, b)):
+            d = np.array([np.cos(line[0]), np.sin(line[0])])
+            if np.dot(centre - corner, d) < 0:
+                d = -d
+            ends.append(corner + d * length)
+        quad = np.array([ca, cb, ends[1], ends[0]])
+        if _convex(quad):
+            out.append(quad)
+    return out
+
+
+def _quad_of_lines(lines: list[list[float]]) -> np.ndarray | None:
+    """The quadrilateral of four lines (angle, offset) given in order round it."""
+    pts = []
+    for i in range(4):
+        t1, r1 = lines[i - 1][0], lines[i - 1][1]
+        t2, r2 = lines[i][0], lines[i][1]
+        m = np.array([[-np.sin(t1), np.cos(t1)], [-np.sin(t2), np.cos(t2)]])
+        if abs(np.linalg.det(m)) < 1e-6:
+            return None
+        pts.append(np.linalg.solve(m, [r1, r2]))
+    quad = np.array(pts)
+    return quad if _convex(quad) else None
+
+
+def _aspect(quad: np.ndarray) -> float:
+    sides = np.linalg.norm(quad - np.roll(quad, -1, axis=0), axis=1)
+    a, b = sides[0] + sides[2], sides[1] + sides[3]
+    return float(max(a, b) / max(min(a, b), 1e-6))
+
+
+def _convex(quad: np.ndarray) -> bool:
+    q = quad.tolist()
+    cross = []
+    for i in range(4):
+        (ax, ay), (bx, by), (cx, cy) = q[i], q[(i + 1) % 4], q[(i + 2) % 4]
+        cross.append((bx - ax) * (cy - by) - (by - ay) * (cx - bx))
+    return all(c > 0 for c in cross) or all(c < 0 for c in cross)
+
+
+def _ccw(quad: np.ndarray) -> np.ndarray:
+    return quad if _signed_area(quad) > 0 else quad[::-1]
+
+
+def _side_support(quad: np.ndarray, outline: np.ndarray, bins: int = 40) -> list[float]:
+    """Share of each of the quadrilateral's sides (rounded corners aside) that the
+    outline runs along. A card's edges are mostly in view even when a picture or a finger
     breaks up its face; a round chip touches the sides of its quadrilateral only
     at four points."""
-    hit = 0
+    hits = []
     for i in range(4):
         a, b = quad[i], quad[(i + 1) % 4]
         d = b - a
@@ -194,10 +420,9 @@ def _side_support(quad: np.ndarray, outline: np.ndarray, bins: int = 40) -> floa
         t = rel @ u
         dist = np.abs(rel[:, 0] * u[1] - rel[:, 1] * u[0])
         on = (dist < max(2.0, 0.02 * length)) & (t > 0.08 * length) & (t < 0.92 * length)
-        if on.any():
-            k = ((t[on] / length - 0.08) / 0.84 * bins).astype(int).clip(0, bins - 1)
-            hit += len(np.unique(k))
-    return hit / (4 * bins)
+        k = ((t[on] / length - 0.08) / 0.84 * bins).astype(int).clip(0, bins - 1)
+        hits.append(len(np.unique(k)) / bins)
+    return hits
 
 
 def _signed_area(p: np.ndarray) -> float:
@@ -243,13 +468,15 @@ def _reduce_to_quad(poly: np.ndarray) -> np.ndarray | None:
     return np.array(pts)
 
 
-def _refit_sides(quad: np.ndarray, outline: np.ndarray) -> np.ndarray | None:
+def _refit_sides(quad: np.ndarray, outline: np.ndarray, tolerances: tuple[float, ...] = (0.03, 0.012)
+                 ) -> np.ndarray | None:
     """Fit each side to the outline points along its middle part, then meet the
     sides again: corners of the card's rectangle, not of its rounded outline."""
     refined = quad
     # Twice: the first pass finds the sides, the second drops what still clings
-    # to them (a chip touching the card, a finger over its edge).
-    for tolerance in (0.03, 0.012):
+    # to them (a chip touching the card, a finger over its edge). Sides found
+    # as straight runs are near already: the second pass alone.
+    for tolerance in tolerances:
         lines = []
         for i in range(4):
             a, b = refined[i], refined[(i + 1) % 4]

@@ -80,6 +80,7 @@ CUES_DISAGREE = "cues_disagree"  # index, pips and colour do not tell the same c
 NO_SUIT_IN_INDEX = "no_suit_in_index"  # a rank alone in the corner, and the card's other print does not tell its suit
 # A rank alone in a corner is read only where its print has the suit's colour this surely.
 LONE_COLOUR = 0.9
+PICTURE_COLOURS = 0.03  # a middle with more than this share printed in other colours than red and black is a picture
 ACE_PIP = 1.5  # an ace's one pip is at least this many times as tall as its rank
 
 
@@ -331,6 +332,10 @@ class Recognizer:
         if colour < LONE_COLOUR:
             return Identification(None, 0.0, "colour unclear")
         if corner is not None and not counted:
+            if lone.middle_colours > PICTURE_COLOURS:
+                return Identification(None, 0.0, CUES_DISAGREE,
+                                      detail=f"a {rank} alone in the corner, a picture in colours in the middle "
+                                             f"({lone.middle_colours:.0%} of it), not one suit's print")
             if lone.middle is None:
                 return Identification(None, 0.0, NO_SUIT_IN_INDEX,
                                       detail=f"a suit {suit} in one corner only, no print in the middle")

@@ -70,7 +70,9 @@ def test_a_wrong_card_is_never_above_the_threshold(classic_reads, held_out_reads
         ("empty", {"no card found", "no corner index found"}),  # the table alone (clutter may look card-like)
         ("back", {"no card found", "no corner index found", "low confidence"}),  # a card face down
         ("blank", {"no card found", "no corner index found"}),  # a white card without print
-        ("hidden", {"no card found", "no corner index found", "low confidence", "colour unclear"}),  # indices covered
+        # indices covered (print warped into a corner through another outline of the card may look like an
+        # index, weakly: the pips then contradict it)
+        ("hidden", {"no card found", "no corner index found", "low confidence", "colour unclear", "cues_disagree"}),
     ],
 )
 def test_no_card_where_none_can_be_read(recognizer, hard_shots, kind, reasons):
