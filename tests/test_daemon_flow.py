@@ -48,6 +48,8 @@ WRONG_TYPES = [
     ("[simulator]\nshoes = '3'\n", "[simulator]: shoes must be a whole number from 0, not '3'"),
     ("[[sources]]\ndriver = 'native'\nurl = 5\n", "url must be a string without NUL, not 5"),
     ("[[sources]]\ndriver = 'native'\nurl = '/dev/x'\nbaudrate = 'fast'\n", "baudrate must be a whole number"),
+    ("[[sources]]\ndriver = 'native'\nurl = '/dev/x'\nbaudrate = 100000000000000000000\n",
+     "baudrate must be a whole number of baud from 1 to 12000000"),
     ("[[sources]]\ndriver = 'shuffler'\nurl = '/dev/x'\n", "the shuffler driver needs order_key_file"),
     # refused before the journal and the keys are made
     ("[[sources]]\ndriver = 'native-usb'\nurl = 'usb://zz'\n", "bad USB address 'usb://zz'"),

@@ -176,6 +176,8 @@ FLAG = ("true or false", lambda v: isinstance(v, bool))
 SEED = ("a whole number", lambda v: v is None or _whole(v))  # None: a new seed each run
 COUNT = ("a whole number from 0", lambda v: _whole(v) and v >= 0)
 POSITIVE = ("a whole number from 1", lambda v: _whole(v) and v >= 1)
+MAX_BAUD = 12_000_000  # the fastest serial adapters; a larger number overflows the port's settings
+BAUD = (f"a whole number of baud from 1 to {MAX_BAUD}", lambda v: _whole(v) and 1 <= v <= MAX_BAUD)
 # Every time setting is at most a day: 1e300 seconds is no setting (it overflowed the loop's
 # nanosecond arithmetic and stopped the daemon with a traceback).
 MAX_SECONDS = 86_400
@@ -192,7 +194,7 @@ PUBLISH_TYPES = {"events": NAME, "snapshot": NAME, "commands": NAME, "curve_comm
                  "curve_publish": FLAG, "surveillance_events": NAME, "surveillance_snapshot": NAME,
                  "display_reveal": TEXT}
 SIMULATOR_TYPES = {"pace": SECONDS_OR_ZERO, "seed": SEED, "shoes": COUNT}
-SOURCE_TYPES = {"driver": TEXT, "url": URL, "baudrate": POSITIVE, "heartbeat": SECONDS, "silence": SECONDS,
+SOURCE_TYPES = {"driver": TEXT, "url": URL, "baudrate": BAUD, "heartbeat": SECONDS, "silence": SECONDS,
                 "hello_repeat": SECONDS, "gate_repeat": SECONDS, "backoff_initial": SECONDS, "backoff_max": SECONDS,
                 "confidence_floor": FRACTION, "order_key_file": PATH, "realtime": FLAG, "roi": ROI}
 

@@ -110,7 +110,7 @@ class SerialTransport(Transport):
             port.open()
         except serial.SerialException as exc:
             raise open_error(self.url, exc) from None
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, OverflowError) as exc:  # OverflowError: a speed the port cannot hold
             raise open_error(self.url, exc) from None
         self.port = port
         self._fd = None

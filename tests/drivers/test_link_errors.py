@@ -96,3 +96,12 @@ def test_errno_to_message(code, start):
     message = str(open_error("/dev/ttyACM0", OSError(code, os.strerror(code))))
     assert message.startswith(start)
     assert "\n" not in message
+
+
+@pytest.mark.parametrize("name", ["native", "beetek"])
+def test_a_speed_the_port_cannot_hold_is_a_driver_error(pty_slave, name):
+    """A baud rate past what the port's settings hold (pyserial raises OverflowError) is one
+    line, as any failed open is: never an exception that stops the daemon."""
+    with pytest.raises(DriverError) as info:
+        open_driver(name, pty_slave, baudrate=2**40)
+    assert pty_slave in str(info.value) and "\n" not in str(info.value)
