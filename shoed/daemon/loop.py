@@ -232,6 +232,7 @@ class _Sources:
         self.closed: dict[Driver, float] = {driver: 0.0 for driver in drivers}  # -> monotonic time of the next try
         self.open_tries: dict[Driver, int] = {}
         self.failed: set[Driver] = set()  # drivers that raised and were closed: the table is told when they are back
+        self.told_up: set[Driver] = set()  # reopened, and the table told so: the driver's own "link up" is not news
         self.gate_locked: bool | None = None
 
     @classmethod
@@ -290,6 +291,7 @@ class _Sources:
             del self.closed[driver]
             if driver in self.failed:  # it raised; it may not report its own link, so the table is told
                 self.failed.discard(driver)
+                self.told_up.add(driver)
                 found.append({"kind": "link", "link": "restored", "source": driver.source,
                               "detail": {"reopened": True}})
             resume = controller.resume_point(driver.source)
@@ -334,6 +336,14 @@ class _Sources:
         self.closed[driver] = time.monotonic() + 0.2
         return {"kind": "link", "link": "lost", "source": driver.source,
                 "detail": {"error": f"{type(exc).__name__}: {exc}"}}
+
+    def is_news(self, driver: Driver, reading: Reading) -> bool:
+        """False for a reopened driver's first report that its link is up: the table was told so
+        when the driver opened again (`open_pending`), and one reopening is one record."""
+        if driver not in self.told_up:
+            return True
+        self.told_up.discard(driver)
+        return not (reading.kind == "link" and reading.link in ("connected", "restored"))
 
     def close(self) -> None:
         _close_each(*self.drivers)
@@ -390,11 +400,12 @@ class TableLoop:
                 continue
             for reading in readings:
                 busy = True
-                try:
-                    self.handle(input_from_reading(reading))
-                except JournalError as exc:
-                    self._journal_failed(exc)
-                    return
+                if self.sources.is_news(driver, reading):
+                    try:
+                        self.handle(input_from_reading(reading))
+                    except JournalError as exc:
+                        self._journal_failed(exc)
+                        return
                 try:
                     driver.acknowledge(reading)
                 except Exception as exc:  # noqa: BLE001 - journaled already: the shoe repeats it, or it is lost

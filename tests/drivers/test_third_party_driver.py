@@ -34,6 +34,8 @@ def _reading(raw, offset, source, mono, utc):
         return Reading("button", button=arg, **common)
     if word == "IN":
         return Reading("shoe_inserted", **common)
+    if word == "LINK":
+        return Reading("link", link=arg, **common)
     return Reading("unreadable", code="garbled", **common)
 
 class LineShoe(Driver):
@@ -165,7 +167,7 @@ def test_the_command_line_finds_lists_and_checks_a_third_party_driver(base, pack
     assert json.loads(run_in(package, "config", "check", str(config)).stdout)["auto_confirm"] is True
     # Its options are checked as shoed's own are: an unknown one, or a known one of the wrong kind.
     for text, says in [("colour = 'red'", "unknown setting(s) colour (known: baudrate, driver, greeting, url)"),
-                       ("baudrate = 'fast'", "baudrate must be a whole number from 1, not 'fast'")]:
+                       ("baudrate = 'fast'", "baudrate must be a whole number of baud from 1 to 12000000, not 'fast'")]:
         config.write_text(f"[[sources]]\ndriver = 'lineshoe'\nurl = '/dev/ttyS9'\n{text}\n")
         refused = run_in(package, "config", "check", str(config))
         assert refused.returncode == 2 and says in refused.stderr, refused.stderr
@@ -292,7 +294,7 @@ def test_a_driver_that_raises_when_its_shoe_is_unplugged_does_not_stop_the_table
                 link.unlink()
                 link.symlink_to(second.path)  # plugged in again, at the same address
                 second.until(lambda h: b"HELLO\n" in h, "the greeting of the reopened driver")
-                second.send("CARD 3C")
+                second.send("LINK connected", "CARD 3C")  # the driver's own news of its link: one reopening, one record
                 display.until(lambda ev: any(e["kind"] == "card" and e["card"] == "3C" for e in ev), 10,
                               "the card after the replug")
                 assert daemon.proc.poll() is None
