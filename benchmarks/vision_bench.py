@@ -225,7 +225,7 @@ def main() -> int:
     accuracy("stress", make(26 * k, 9003, blur=3.0, size_frac=(0.12, 0.35), tilt=0.35, occlusion_p=0.3), recognizer)
     accuracy("hard", make(10 * k, 9004, kinds=("empty", "back", "blank", "hidden")), recognizer)
     print("designs with a rank and no suit under it in the corner (held-out synthetic style; court cards "
-          "are to be refused and count as not read):")
+          "with their rank alone are to be refused, those with a split index read; refused, they count as not read):")
     accuracy("rank-alone", make(26 * k, 9005, "held-out", index_layout="rank-alone"), recognizer)
     accuracy("split", make(26 * k, 9006, "held-out", index_layout="split"), recognizer)
     styles = hard_sets.held_out_styles()

@@ -486,6 +486,7 @@ class LoneIndex:
     suit: Mark | None = None
     suit_red: float = 0.0
     suit_blur: float = 0.0
+    suit_apart: float = 1.0  # share of the card between the rank and the suit printed over (`between`)
     rank_key: int = -1
     suit_key: int = -1
 
@@ -521,7 +522,9 @@ def lone_marks(card: np.ndarray, maps: tuple[np.ndarray, np.ndarray] | None = No
                 continue
             rank = (r, _redness(view, r), blur_ratio(view, r))
             beside = [s for s in suits if _beside(pv, r, s)]
-            found += [LoneIndex(view, *rank, pv, s, _redness(pv, s), blur_ratio(pv, s)) for s in beside]
+            rank_box = _card_box(view, r, (h, w))
+            found += [LoneIndex(view, *rank, pv, s, _redness(pv, s), blur_ratio(pv, s),
+                                between(ink, rank_box, _card_box(pv, s, (h, w)))) for s in beside]
             if not beside:
                 found.append(LoneIndex(view, *rank))
     boxes = []
@@ -580,6 +583,20 @@ def _beside(view: CornerView, r: Mark, s: Mark) -> bool:
         return False
     return (abs((s.y + s.h / 2) - (r.y + r.h / 2)) <= 0.25 * r.h and 0.5 * r.h <= s.h <= 1.35 * r.h
             and 0.3 * r.h <= s.w <= 1.8 * r.h)
+
+
+def between(ink: np.ndarray, a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> float:
+    """The share of the card between two boxes side by side on one line (x0, y0,
+    x1, y1 on the card: a rank and the suit printed beside it), over the rows
+    both span, that is printed (ink from OTHER_PRINT on): 0 where the two
+    stand on clear paper, as a split index does across the top of a card; more
+    where a picture lies between them."""
+    left, right = (a, b) if a[0] <= b[0] else (b, a)
+    y0, y1 = max(a[1], b[1]), min(a[3], b[3])
+    x0, x1 = left[2], right[0]
+    if y1 <= y0 or x1 <= x0:
+        return 1.0
+    return float((ink[y0:y1, x0:x1] >= OTHER_PRINT).mean())
 
 
 def _middle_print(ink: np.ndarray, red: np.ndarray) -> tuple[Mark | None, float]:

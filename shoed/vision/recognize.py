@@ -28,8 +28,10 @@ agree, or there is no card:
 - a rank alone in the corner (designs with no suit under the rank): read only
   where the card's other print tells the suit - a suit printed alone beside
   the rank with the middle in its colour, or pips numbering the rank and
-  showing the suit - and every cue agrees; a court card's rank alone tells no
-  suit (`no_suit_in_index`).
+  showing the suit - and every cue agrees; a court card's picture tells no
+  suit: its rank is read only with the suit printed beside it (a split index:
+  rank and suit in one colour, clear paper between them, a picture in colours
+  in the middle, no rows of pips), else `no_suit_in_index`.
 
 Below the confidence threshold the answer is no card (with a reason): a guess
 is never presented as a card. Pure functions of the image: no clock, no I/O.
@@ -82,6 +84,10 @@ NO_SUIT_IN_INDEX = "no_suit_in_index"  # a rank alone in the corner, and the car
 LONE_COLOUR = 0.9
 PICTURE_COLOURS = 0.03  # a middle with more than this share printed in other colours than red and black is a picture
 ACE_PIP = 1.5  # an ace's one pip is at least this many times as tall as its rank
+COURT_PIPS = 7  # a court card's picture never shows this many marks of one size: rows of pips
+# A suit printed beside a court card's rank alone (a split index) stands on the
+# rank's line across clear paper: at most this share of the card between them printed.
+SUIT_CLEAR = 0.02
 
 
 @dataclass(frozen=True)
@@ -247,7 +253,8 @@ class Recognizer:
         and every cue agrees. The suit comes from a suit printed alone in the
         other corner of that end (the card's middle then showing print of the
         suit's colour), or from the pips, which must then number the rank (an
-        ace: one pip). A court card's rank alone tells no suit: refused."""
+        ace: one pip). A court card's picture tells no suit: its rank is read
+        only with a suit printed beside it, across clear paper, over a picture."""
         lone = X.lone_marks(card, maps)
         if not lone.indices:
             return Identification(None, 0.0, "no corner index found")
@@ -295,16 +302,21 @@ class Recognizer:
         rank_px = li.rank.h * scale
         if rank_p < 0.5:  # no rank surely enough to call the mark an index
             return Identification(None, 0.0, "no corner index found")
-        if rank in COURTS:
+        court = rank in COURTS
+        if court and li.suit is None:
             return Identification(None, 0.0, NO_SUIT_IN_INDEX,
-                                  detail=f"a {rank} alone in the corner: a court card's suit is not told")
+                                  detail=f"a {rank} alone in the corner, no suit beside it: "
+                                         "a court card's picture does not tell its suit")
         n = _pips_of(rank) or 1
-        counted = pips.count == n and pips.suit is not None
+        counted = not court and pips.count == n and pips.suit is not None
         if rank == "A" and pips.px < ACE_PIP * rank_px:
             counted = False  # an ace's one pip is large; a small mark alone is a detail, not its pip
+        if court and pips.count >= COURT_PIPS:
+            return Identification(None, 0.0, CUES_DISAGREE,
+                                  detail=f"a {rank} alone in the corner, {pips.count} pips in the middle")
         # pips of one size, two or more, must number the rank (one alone may be a
         # piece of a design's one large suit symbol, cut by the card's edge)
-        if pips.count >= 2 and pips.count != n:
+        if not court and pips.count >= 2 and pips.count != n:
             return Identification(None, 0.0, CUES_DISAGREE,
                                   detail=f"a {rank} alone in the corner, {pips.count} pips in the middle")
         corner: tuple[str, float] | None = None
@@ -315,7 +327,8 @@ class Recognizer:
                 corner = (SUIT_CLASSES[s], p)
         if corner is None and not counted:
             return Identification(None, 0.0, NO_SUIT_IN_INDEX,
-                                  detail=f"a {rank} alone in the corner, no suit beside it and no pips to count")
+                                  detail=f"a {rank} alone in the corner, no suit beside it"
+                                         + ("" if court else " and no pips to count"))
         if corner is not None and counted and corner[0] != pips.suit:
             return Identification(None, 0.0, CUES_DISAGREE,
                                   detail=f"a suit {corner[0]} in the corner, pips of {pips.suit}")
@@ -331,7 +344,17 @@ class Recognizer:
                                          f"the suit {suit}")
         if colour < LONE_COLOUR:
             return Identification(None, 0.0, "colour unclear")
-        if corner is not None and not counted:
+        if court:
+            # a split index: the suit printed alone beside the rank, on clear
+            # paper as an index is (not a detail of a picture), over a picture
+            if li.suit_apart > SUIT_CLEAR:
+                return Identification(None, 0.0, NO_SUIT_IN_INDEX,
+                                      detail=f"a {rank} alone in the corner, print between it and the mark beside it "
+                                             f"({li.suit_apart:.0%} of the paper between them)")
+            if lone.middle_colours <= PICTURE_COLOURS:
+                return Identification(None, 0.0, CUES_DISAGREE,
+                                      detail=f"a {rank} alone in the corner, no picture in colours in the middle")
+        elif corner is not None and not counted:
             if lone.middle_colours > PICTURE_COLOURS:
                 return Identification(None, 0.0, CUES_DISAGREE,
                                       detail=f"a {rank} alone in the corner, a picture in colours in the middle "
@@ -484,7 +507,7 @@ def _disagreement(card: str, pips: PipEvidence) -> str | None:
     not MAX_HIDDEN_PIPS fewer."""
     rank, suit = card[:-1], card[-1]
     n = _pips_of(rank)
-    if rank in COURTS and pips.count >= 7:
+    if rank in COURTS and pips.count >= COURT_PIPS:
         return f"index {card}, {pips.count} pips in the middle"
     if rank == "A" and pips.count >= 2:
         return f"index {card}, {pips.count} pips in the middle"
