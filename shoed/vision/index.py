@@ -101,12 +101,18 @@ def paper_normalised(card: np.ndarray) -> np.ndarray:
 
 def ink_and_red(card: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     norm = paper_normalised(card)
-    ink = 1.0 - norm.min(axis=2)
+    ink = 1.0 - _channel_min(norm)
     # Card print is red or black: red print leaves green far below red (crimson
     # inks carry some blue, so blue is not asked about); black print, once the
     # paper is normalised, has red and green alike.
     red = norm[..., 2] - norm[..., 1]
     return ink, red
+
+
+def _channel_min(image: np.ndarray) -> np.ndarray:
+    """The least of a colour image's three channels, pixel by pixel (as
+    image.min(axis=2), several times faster)."""
+    return np.minimum(np.minimum(image[..., 0], image[..., 1]), image[..., 2])
 
 
 def corner_views(card: np.ndarray | None, maps: tuple[np.ndarray, np.ndarray] | None = None,
@@ -162,41 +168,84 @@ def find_marks(view: CornerView, raise_by: float = 0.0) -> list[Mark]:
     h, w = ink.shape
     binary = ((ink > threshold(ink) + raise_by) & _corner_mask(view)).astype(np.uint8)
     n, labels, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
-    marks = []
     min_side = max(5, int(CANON_H * 0.014))
-    for k in range(1, n):
-        x, y, bw, bh, area = (int(v) for v in stats[k])
-        if area < 14 or max(bw, bh) < min_side:
-            continue
-        inner_x = (x <= 0) if view.right else (x + bw >= w)
-        if inner_x or y + bh >= h:
-            continue  # runs out of the window: a pip, a picture frame, a pattern
-        outer_x = (x + bw >= w - 3) if view.right else (x <= 3)
-        if (outer_x and bw < bh * 0.25) or (y <= 3 and bh < bw * 0.25):
-            continue  # a sliver of table along the card's edge
-        if bw > w * 0.8 or bh > h * 0.8:
-            continue
-        marks.append(Mark(x, y, bw, bh, labels[y : y + bh, x : x + bw] == k, (k,)))
+    x, y, bw, bh, area = (stats[1:, i].astype(np.int64) for i in range(5))
+    keep = (area >= 14) & (np.maximum(bw, bh) >= min_side)
+    # not running out of the window: a pip, a picture frame, a pattern
+    keep &= ~((x <= 0) if view.right else (x + bw >= w)) & (y + bh < h)
+    # not a sliver of table along the card's edge
+    outer_x = (x + bw >= w - 3) if view.right else (x <= 3)
+    keep &= ~((outer_x & (bw < bh * 0.25)) | ((y <= 3) & (bh < bw * 0.25)))
+    keep &= (bw <= w * 0.8) & (bh <= h * 0.8)
+    marks = []
+    for k in (np.flatnonzero(keep) + 1).tolist():
+        mx, my, mw, mh = stats[k, :4].tolist()
+        marks.append(Mark(mx, my, mw, mh, labels[my : my + mh, mx : mx + mw] == k, (k,)))
     return absorb_fragments(marks)
 
 
 def absorb_fragments(marks: list[Mark]) -> list[Mark]:
     """Join small pieces lying within a bigger mark's outline (a spade's stem cut
     off by a thin neck, a serif broken by blur) to that mark."""
-    marks = sorted(marks, key=lambda m: -int(m.mask.sum()))
+    areas = [int(m.mask.sum()) for m in marks]
+    order = sorted(range(len(marks)), key=lambda i: -areas[i])  # largest first
+    # Every mark against every other as they are found; a mark that has taken
+    # a piece in is tested as it has become (a grown mark takes in more, so its
+    # first test says nothing). The first taker in the order kept wins.
+    inside = _inside_matrix(marks, areas)
+    some = np.asarray(inside.any(axis=1)).tolist()
     out: list[Mark] = []
-    for m in marks:
-        area = int(m.mask.sum())
-        for i, big in enumerate(out):
-            mx, my = 0.1 * big.w + 1, 0.15 * big.h + 1
-            inside = (m.x >= big.x - mx and m.x + m.w <= big.x + big.w + mx and m.y >= big.y - my
-                      and m.bottom <= big.bottom + my and big.x <= m.cx <= big.x + big.w)
-            if inside and area < 0.25 * int(big.mask.sum()):
-                out[i] = _merge(big, m)
+    out_area: list[int] = []
+    slot_of: dict[int, int] = {}  # a mark kept as it was found -> its place in `out`
+    head: list[int] = []  # the mark each place in `out` began with
+    grown: list[int] = []  # places in `out` of marks that have taken pieces in, in order
+    for j in order:
+        m, area = marks[j], areas[j]
+        taker = None
+        if some[j]:
+            for i in np.flatnonzero(inside[j]).tolist():
+                k = slot_of.get(i)
+                if k is not None and (taker is None or k < taker):
+                    taker = k
+        for k in grown:
+            if taker is not None and k > taker:
                 break
-        else:
+            if _within_outline(m, area, out[k], out_area[k]):
+                taker = k
+                break
+        if taker is None:
+            slot_of[j] = len(out)
+            head.append(j)
             out.append(m)
+            out_area.append(area)
+            continue
+        out[taker] = _merge(out[taker], m)
+        out_area[taker] = int(out[taker].mask.sum())
+        if taker not in grown:
+            del slot_of[head[taker]]
+            grown.append(taker)
+            grown.sort()
     return sorted(out, key=lambda m: (m.y, m.x))
+
+
+def _within_outline(m: Mark, area: int, big: Mark, big_area: int) -> bool:
+    """Whether `m` is a small piece lying within `big`'s outline (absorb_fragments)."""
+    mx, my = 0.1 * big.w + 1, 0.15 * big.h + 1
+    inside = (m.x >= big.x - mx and m.x + m.w <= big.x + big.w + mx and m.y >= big.y - my
+              and m.bottom <= big.bottom + my and big.x <= m.cx <= big.x + big.w)
+    return inside and area < 0.25 * big_area
+
+
+def _inside_matrix(marks: list[Mark], areas: list[int]) -> np.ndarray:
+    """_within_outline(marks[j], areas[j], marks[i], areas[i]) for every j and i (bool, n x n)."""
+    x, y, w, h = (np.array([getattr(m, k) for m in marks], np.int64) for k in "xywh")
+    a = np.array(areas, np.int64)
+    mx, my = 0.1 * w + 1, 0.15 * h + 1
+    cx = x + w / 2
+    bottom = y + h
+    return ((x[:, None] >= (x - mx)[None, :]) & ((x + w)[:, None] <= ((x + w) + mx)[None, :])
+            & (y[:, None] >= (y - my)[None, :]) & (bottom[:, None] <= (bottom + my)[None, :])
+            & (x[None, :] <= cx[:, None]) & (cx[:, None] <= (x + w)[None, :]) & (a[:, None] < 0.25 * a[None, :]))
 
 
 def _merge(a: Mark, b: Mark) -> Mark:
@@ -218,22 +267,41 @@ def side_by_side(a: Mark, b: Mark) -> bool:
     return -0.2 * tall <= gap <= 0.45 * tall and overlap >= 0.7 * tall and 0.7 <= a.h / b.h <= 1.4
 
 
-def rank_marks(marks: list[Mark]) -> list[Mark]:
-    """Every mark, plus pairs side by side that could together be "10"."""
+def side_by_side_matrix(marks: Sequence[Mark]) -> np.ndarray:
+    """side_by_side(marks[i], marks[j]) for every i and j at once (bool, n x n)."""
+    x, y, w, h = (np.array([getattr(m, k) for m in marks], np.int64) for k in "xywh")
+    xi, xj, wi, wj = x[:, None], x[None, :], w[:, None], w[None, :]
+    gap = np.where(xi <= xj, xj - (xi + wi), xi - (xj + wj))
+    bottom = y + h
+    overlap = np.minimum(bottom[:, None], bottom[None, :]) - np.maximum(y[:, None], y[None, :])
+    tall = np.maximum(h[:, None], h[None, :])
+    ratio = h[:, None] / h[None, :]
+    return ((-0.2 * tall <= gap) & (gap <= 0.45 * tall) & (overlap >= 0.7 * tall) & (0.7 <= ratio)
+            & (ratio <= 1.4))
+
+
+def rank_marks(marks: list[Mark], beside: np.ndarray | None = None) -> list[Mark]:
+    """Every mark, plus pairs side by side that could together be "10".
+    `beside`: side_by_side_matrix(marks) when already computed."""
     out = list(marks)
-    for i, a in enumerate(marks):
-        for b in marks[i + 1 :]:
-            if side_by_side(a, b):
-                left, right = (a, b) if a.x <= b.x else (b, a)
-                out.append(_merge(left, right))
+    if len(marks) < 2:
+        return out
+    if beside is None:
+        beside = side_by_side_matrix(marks)
+    for i, j in zip(*np.nonzero(np.triu(beside, 1)), strict=True):
+        a, b = marks[i], marks[j]
+        left, right = (a, b) if a.x <= b.x else (b, a)
+        out.append(_merge(left, right))
     return out
 
 
-def pairings(view: CornerView, marks: list[Mark]) -> list[Pairing]:
-    """Rank-over-suit pairs in plausible index geometry."""
+def pairings(view: CornerView, marks: list[Mark], within: list[Mark] | None = None) -> list[Pairing]:
+    """Rank-over-suit pairs in plausible index geometry; `within`: only those
+    whose rank and suit both lie within one of these marks."""
     h, w = view.ink.shape
     out = []
-    for r in rank_marks(marks):
+    beside = side_by_side_matrix(marks) if marks else np.zeros((0, 0), bool)
+    for index, r in enumerate(rank_marks(marks, beside)):
         if not (CANON_H * 0.035 <= r.h <= CANON_H * 0.22) or r.y > CANON_H * 0.2:
             continue
         edge_gap = (w - (r.x + r.w)) if view.right else r.x
@@ -249,8 +317,12 @@ def pairings(view: CornerView, marks: list[Mark]) -> list[Pairing]:
                 continue
             if abs(s.cx - r.cx) > 0.5 * max(r.w, s.w) + 0.12 * r.h:
                 continue
-            partial = len(r.labels) == 1 and any(
-                m is not r and not (set(m.labels) & set(s.labels)) and side_by_side(r, m) for m in marks)
+            if within is not None and not any(_within(r, m) and _within(s, m) for m in within):
+                continue
+            # (a mark of one label is one of `marks`, at `index`: its row of `beside`)
+            partial = len(r.labels) == 1 and index < len(marks) and any(
+                j != index and not (set(m.labels) & set(s.labels)) and beside[index, j]
+                for j, m in enumerate(marks))
             out.append(Pairing(r, s, _redness(view, r, s), blur_ratio(view, r), blur_ratio(view, s),
                                partial=partial))
     return out
@@ -434,9 +506,10 @@ def index_pairings(view: CornerView) -> list[Pairing]:
         return found
     merged = [m for m in marks if m.h >= 1.3 * m.w and CANON_H * 0.07 <= m.h <= CANON_H * 0.35
               and m.y <= CANON_H * 0.2]
+    if not merged:
+        return []
     for raise_by in SPLIT_LEVELS:
-        found = [p for p in pairings(view, find_marks(view, raise_by))
-                 if any(_within(p.rank, m) and _within(p.suit, m) for m in merged)]
+        found = pairings(view, find_marks(view, raise_by), merged)
         if found:
             return found
     return []
@@ -451,14 +524,25 @@ def read_card_marks(card: np.ndarray, maps: tuple[np.ndarray, np.ndarray] | None
                     ) -> tuple[list[CornerView], list[Pip]]:
     """The corner windows with their candidate pairings, and the pips. `maps`:
     the card's (ink, red) when already measured."""
-    ink, red = maps if maps is not None else ink_and_red(card)
-    views = corner_views(card, (ink, red))
-    boxes = []
+    maps = maps if maps is not None else ink_and_red(card)
+    views = read_corners(maps)
+    return views, index_pips(views, maps)
+
+
+def read_corners(maps: tuple[np.ndarray, np.ndarray]) -> list[CornerView]:
+    """The corner windows of a card, given its (ink, red), with their candidate pairings."""
+    views = corner_views(None, maps)
     for view in views:
         view.pairings = index_pairings(view)
-        for p in view.pairings:
-            boxes += [_card_box(view, m, ink.shape) for m in (p.rank, p.suit)]
-    return views, find_pips(ink, red, index_boxes=boxes)
+    return views
+
+
+def index_pips(views: list[CornerView], maps: tuple[np.ndarray, np.ndarray]) -> list[Pip]:
+    """The pips of a card, given its (ink, red) and its corner windows with their
+    pairings (whose marks are no pips)."""
+    ink, red = maps
+    boxes = [_card_box(view, m, ink.shape) for view in views for p in view.pairings for m in (p.rank, p.suit)]
+    return find_pips(ink, red, index_boxes=boxes)
 
 
 def _card_box(view: CornerView, m: Mark, shape: tuple[int, int]) -> tuple[int, int, int, int]:
@@ -504,19 +588,38 @@ class LoneMarks:
     middle_colours: float = 0.0  # share of the middle printed in colours other than red and black
 
 
-def lone_marks(card: np.ndarray, maps: tuple[np.ndarray, np.ndarray] | None = None) -> LoneMarks:
+def lone_marks(card: np.ndarray, maps: tuple[np.ndarray, np.ndarray] | None = None,
+               indices: list[LoneIndex] | None = None) -> LoneMarks:
     """Ranks alone in the corners of a canonical card that has no rank-over-suit
     index, with the suits printed alone beside them, the pips and the middle.
-    `maps`: the card's (ink, red) when already measured."""
+    `maps`: the card's (ink, red) when already measured; `indices`: its
+    lone_indices when already found."""
     ink, red = maps if maps is not None else ink_and_red(card)
     h, w = ink.shape
-    wide = corner_views(None, (ink, red), LONE_WINDOW_W)
+    found = indices if indices is not None else lone_indices((ink, red))
+    boxes = []
+    for lone in found:
+        boxes.append(_card_box(lone.view, lone.rank, (h, w)))
+        if lone.suit is not None and lone.suit_view is not None:
+            boxes.append(_card_box(lone.suit_view, lone.suit, (h, w)))
+    middle, middle_red = _middle_print(ink, red)
+    colours = middle_colours(card) if card is not None and found else 0.0
+    return LoneMarks(found, find_pips(ink, red, index_boxes=boxes), middle, middle_red, colours)
+
+
+def lone_indices(maps: tuple[np.ndarray, np.ndarray]) -> list[LoneIndex]:
+    """Ranks printed alone in the corners of a card, given its (ink, red), with
+    the suits printed alone beside them (see lone_marks)."""
+    ink = maps[0]
+    h, w = ink.shape
+    wide = corner_views(None, maps, LONE_WINDOW_W)
     by_name = {v.name: v for v in wide}
+    marks_of = {v.name: find_marks(v) for v in wide}
     found: list[LoneIndex] = []
     for view in wide:
-        marks = find_marks(view)
+        marks = marks_of[view.name]
         pv = by_name[PARTNER[view.name]]
-        suits = find_marks(pv)
+        suits = marks_of[pv.name]
         for r in rank_marks(marks):
             if not _lone_rank(view, r, marks):
                 continue
@@ -527,14 +630,7 @@ def lone_marks(card: np.ndarray, maps: tuple[np.ndarray, np.ndarray] | None = No
                                 between(ink, rank_box, _card_box(pv, s, (h, w)))) for s in beside]
             if not beside:
                 found.append(LoneIndex(view, *rank))
-    boxes = []
-    for lone in found:
-        boxes.append(_card_box(lone.view, lone.rank, (h, w)))
-        if lone.suit is not None and lone.suit_view is not None:
-            boxes.append(_card_box(lone.suit_view, lone.suit, (h, w)))
-    middle, middle_red = _middle_print(ink, red)
-    colours = middle_colours(card) if card is not None and found else 0.0
-    return LoneMarks(found, find_pips(ink, red, index_boxes=boxes), middle, middle_red, colours)
+    return found
 
 
 def middle_colours(card: np.ndarray) -> float:
@@ -547,7 +643,7 @@ def middle_colours(card: np.ndarray) -> float:
     x0, x1, y0, y1 = int(MIDDLE[0] * w), int(MIDDLE[1] * w), int(MIDDLE[2] * h), int(MIDDLE[3] * h)
     norm = paper_normalised(card)[y0:y1, x0:x1]
     b, g, r = norm[..., 0], norm[..., 1], norm[..., 2]
-    spread = norm.max(axis=2) - norm.min(axis=2)
+    spread = np.maximum(np.maximum(b, g), r) - _channel_min(norm)
     reddish = (r - g >= 0.25) & (r >= b + 0.1)
     return float(np.mean((spread >= 0.25) & ~reddish))
 

@@ -101,17 +101,18 @@ def find_quads(image: np.ndarray, limit: int = 3) -> list[CardQuad]:
         edges = cv2.dilate(cv2.Canny(gray, low, high), np.ones((3, 3), np.uint8))
         contours, _ = cv2.findContours(edges, cv2.RETR_LIST, cv2.CHAIN_APPROX_NONE)
         outlines += [(c, True) for c in contours if len(c) >= 40]
+    # The segmentations often trace one outline alike (a card on dark cloth is
+    # the same at every level): an outline already judged is not judged again.
+    judged: dict[tuple[bytes, bool], list[CardQuad]] = {}
     for contour, from_edges in outlines:
         # an edge trace need not be closed: judge its size by its hull
         area = cv2.contourArea(cv2.convexHull(contour)) if from_edges else cv2.contourArea(contour)
         if area < min_area:
             continue
-        quad = _outline_quad(contour, area, white, (h, w), from_edges)
-        if quad is not None:
-            found.append(quad)
-        if from_edges and (quad is None or quad.weakest < 0.5 or abs(np.log(quad.aspect / CARD_ASPECT)) > 0.12):
-            # the outline holds more than the card, or less: look for its sides
-            found += _line_quads(contour, white, (h, w))
+        key = (contour.tobytes(), from_edges)
+        if key not in judged:
+            judged[key] = _outline_quads(contour, area, white, (h, w), from_edges)
+        found += judged[key]
     found.sort(key=lambda q: -q.score)
     best: list[CardQuad] = []
     for q in found:  # drop near-duplicates of a better candidate
@@ -120,6 +121,21 @@ def find_quads(image: np.ndarray, limit: int = 3) -> list[CardQuad]:
         if len(best) >= limit:
             break
     return [CardQuad((q.corners / f).astype(np.float32), q.score, q.aspect, q.weakest) for q in best]
+
+
+def _outline_quads(contour: np.ndarray, area: float, white: np.ndarray, shape, from_edges: bool
+                   ) -> list[CardQuad]:
+    """The candidates one outline gives: the quadrilateral enclosing it, and,
+    for an edge trace that holds more than a card or less, the card sought
+    among its long straight runs."""
+    found = []
+    quad = _outline_quad(contour, area, white, shape, from_edges)
+    if quad is not None:
+        found.append(quad)
+    if from_edges and (quad is None or quad.weakest < 0.5 or abs(np.log(quad.aspect / CARD_ASPECT)) > 0.12):
+        # the outline holds more than the card, or less: look for its sides
+        found += _line_quads(contour, white, shape)
+    return found
 
 
 def _outline_quad(contour: np.ndarray, area: float, white: np.ndarray, shape, from_edges: bool = False
@@ -180,7 +196,7 @@ def _judge(poly: np.ndarray, contour: np.ndarray, fill: float, white: np.ndarray
         support = (sides_seen[0] + sides_seen[1] + sides_seen[3]) / 3
     if support < (PARTIAL_SUPPORT if partial is not None else 0.65 if from_edges else 0.55):
         return None  # the outline does not run along the sides: a blob, not a card
-    sides = np.linalg.norm(poly - np.roll(poly, -1, axis=0), axis=1)
+    sides = np.linalg.norm(poly - _next(poly), axis=1)
     pair_a, pair_b = sides[0] + sides[2], sides[1] + sides[3]
     aspect = max(pair_a, pair_b) / max(min(pair_a, pair_b), 1e-6)
     if not 1.0 <= aspect <= 2.0:
@@ -230,7 +246,7 @@ def _line_quads(contour: np.ndarray, white: np.ndarray, shape, keep: int = 3) ->
         return []
     # straight runs, merged into lines (angle, offset, total length)
     lines: list[list[float]] = []
-    ends = np.roll(poly, -1, axis=0)
+    ends = _next(poly)
     lengths = np.linalg.norm(ends - poly, axis=1)
     for i in np.argsort(-lengths):
         length = float(lengths[i])
@@ -387,7 +403,7 @@ def _quad_of_lines(lines: list[list[float]]) -> np.ndarray | None:
 
 
 def _aspect(quad: np.ndarray) -> float:
-    sides = np.linalg.norm(quad - np.roll(quad, -1, axis=0), axis=1)
+    sides = np.linalg.norm(quad - _next(quad), axis=1)
     a, b = sides[0] + sides[2], sides[1] + sides[3]
     return float(max(a, b) / max(min(a, b), 1e-6))
 
@@ -427,7 +443,12 @@ def _side_support(quad: np.ndarray, outline: np.ndarray, bins: int = 40) -> list
 
 def _signed_area(p: np.ndarray) -> float:
     x, y = p[:, 0], p[:, 1]
-    return 0.5 * float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))
+    return 0.5 * float(np.dot(x, _next(y)) - np.dot(y, _next(x)))
+
+
+def _next(a: np.ndarray) -> np.ndarray:
+    """np.roll(a, -1, axis=0), for less: each row's successor, the first after the last."""
+    return np.concatenate((a[1:], a[:1]))
 
 
 def _intersect(p1, p2, p3, p4):
@@ -510,9 +531,9 @@ def _portrait_order(poly: np.ndarray) -> np.ndarray:
     """Clockwise on screen, starting so that the first side is a short side."""
     if _signed_area(poly) < 0:  # image y runs down: positive area is clockwise on screen
         poly = poly[::-1]
-    sides = np.linalg.norm(poly - np.roll(poly, -1, axis=0), axis=1)
+    sides = np.linalg.norm(poly - _next(poly), axis=1)
     if sides[0] + sides[2] > sides[1] + sides[3]:
-        poly = np.roll(poly, -1, axis=0)
+        poly = _next(poly)
     # start from the corner nearest the picture's top-left, among the two short-side starts
     if poly[2].sum() < poly[0].sum():
         poly = np.roll(poly, -2, axis=0)

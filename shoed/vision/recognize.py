@@ -221,7 +221,12 @@ class Recognizer:
         """Identify a flattened canonical card (locate.CANON_W x CANON_H, BGR);
         `scale`: pixels of the original picture per pixel of `card` (at most 1)."""
         maps = X.ink_and_red(card)
-        views, pips = X.read_card_marks(card, maps)
+        views = X.read_corners(maps)
+        if all(p.partial for view in views for p in view.pairings):
+            # no corner holds a rank over a suit that can be read (the "1" of a
+            # "10" is never read alone)
+            return self._read_lone(card, scale, maps)
+        pips = X.index_pips(views, maps)
         vectors = X.collect_vectors(views)
         pip_vectors = [X.glyph_vector(p.ink, p.mask) for p in pips]
         probs = self.model.predict(np.vstack([vectors, *pip_vectors]) if pip_vectors else vectors)
@@ -255,9 +260,11 @@ class Recognizer:
         suit's colour), or from the pips, which must then number the rank (an
         ace: one pip). A court card's picture tells no suit: its rank is read
         only with a suit printed beside it, across clear paper, over a picture."""
-        lone = X.lone_marks(card, maps)
-        if not lone.indices:
+        maps = maps if maps is not None else X.ink_and_red(card)
+        indices = X.lone_indices(maps)
+        if not indices:
             return Identification(None, 0.0, "no corner index found")
+        lone = X.lone_marks(card, maps, indices)
         rows: list[np.ndarray] = []
         for li in lone.indices:
             li.rank_key = len(rows)

@@ -94,3 +94,55 @@ def test_a_rank_blurred_into_its_suit_is_split_apart(sigma):
     assert len(marks) == 1 and X.pairings(view, marks) == []
     found = X.index_pairings(view)
     assert found and all(p.rank.bottom <= p.suit.y + 2 and p.rank.h > 20 and p.suit.h > 20 for p in found)
+
+
+def _random_marks(rng: np.random.Generator, n: int) -> list[X.Mark]:
+    """Marks of random boxes and shapes, crowded enough that pieces lie within others."""
+    marks = []
+    for k in range(n):
+        w, h = int(rng.integers(1, 25)), int(rng.integers(1, 25))
+        mask = rng.random((h, w)) < rng.uniform(0.3, 1.0)
+        mask[h // 2, w // 2] = True
+        marks.append(X.Mark(int(rng.integers(0, 50)), int(rng.integers(0, 50)), w, h, mask, (k + 1,)))
+    return marks
+
+
+def test_marks_side_by_side_are_found_alike_one_pair_at_a_time_and_all_at_once():
+    rng = np.random.default_rng(5)
+    pairs = 0
+    for _ in range(100):
+        marks = _random_marks(rng, int(rng.integers(1, 30)))
+        beside = X.side_by_side_matrix(marks)
+        expected = [[X.side_by_side(a, b) for b in marks] for a in marks]
+        assert beside.tolist() == expected
+        pairs += int(beside.sum())
+    assert pairs > 100  # the marks were close enough to be read as "10"s
+
+
+def _absorb_one_by_one(marks: list[X.Mark]) -> list[X.Mark]:
+    """absorb_fragments as it is defined: largest first, each piece into the
+    first kept mark whose outline holds it (as that mark has grown so far)."""
+    out: list[X.Mark] = []
+    for m in sorted(marks, key=lambda m: -int(m.mask.sum())):
+        for i, big in enumerate(out):
+            mx, my = 0.1 * big.w + 1, 0.15 * big.h + 1
+            inside = (m.x >= big.x - mx and m.x + m.w <= big.x + big.w + mx and m.y >= big.y - my
+                      and m.bottom <= big.bottom + my and big.x <= m.cx <= big.x + big.w)
+            if inside and int(m.mask.sum()) < 0.25 * int(big.mask.sum()):
+                out[i] = X._merge(big, m)
+                break
+        else:
+            out.append(m)
+    return sorted(out, key=lambda m: (m.y, m.x))
+
+
+def test_fragments_are_absorbed_as_one_by_one():
+    rng = np.random.default_rng(6)
+    merged = 0
+    for _ in range(300):
+        marks = _random_marks(rng, int(rng.integers(1, 40)))
+        got, expected = X.absorb_fragments(marks), _absorb_one_by_one(marks)
+        assert [(m.x, m.y, m.w, m.h, m.labels) for m in got] == [(m.x, m.y, m.w, m.h, m.labels) for m in expected]
+        assert all((a.mask == b.mask).all() for a, b in zip(got, expected, strict=True))
+        merged += sum(len(m.labels) > 2 for m in got)
+    assert merged > 50  # marks took in several pieces, some after growing
