@@ -36,3 +36,28 @@ def test_an_empty_path_is_one_line_and_exit_2(tmp_path, args):
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert proc.stderr.count("\n") == 1 and "is empty" in proc.stderr, proc.stderr
     assert list(tmp_path.iterdir()) == []  # nothing journaled, sealed or written in the current directory
+
+
+NOT_A_JOURNAL = [
+    ("replay", "{fifo}"),
+    ("replay", "/dev/zero"),
+    ("replay", "{fifo}", "--jobs", "2"),
+    ("journal", "verify", "{fifo}"),
+    ("journal", "verify", "/dev/zero"),
+    ("journal", "recall", "{fifo}"),
+    ("report", "{fifo}", "--list"),
+    ("report", "/dev/zero", "--list"),
+]
+
+
+@pytest.mark.parametrize("args", NOT_A_JOURNAL, ids=[" ".join(c) for c in NOT_A_JOURNAL])
+def test_a_journal_path_that_is_a_fifo_or_a_device_is_one_line_and_exit_2(tmp_path, args):
+    """`shoed replay FIFO` (or a device) ended in a traceback (FileNotFoundError from the file listing);
+    every command that reads a journal says `no journal at PATH` in one line, never opens it, never waits."""
+    fifo = tmp_path / "capture.jsonl"
+    os.mkfifo(fifo)
+    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    proc = subprocess.run([sys.executable, "-m", "shoed", *(a.format(fifo=fifo) for a in args)],
+                          capture_output=True, text=True, timeout=30, cwd=tmp_path, env=env)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.count("\n") == 1 and "no journal at" in proc.stderr, proc.stderr

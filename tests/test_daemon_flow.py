@@ -290,3 +290,59 @@ def test_the_embedded_demo_deals_a_house_ruleset_and_cleans_up_its_virtual_shoe(
         assert Path(started["link"]).parent.exists()
         assert d.stop() == 0
     assert not Path(started["link"]).parent.exists()
+
+
+def test_a_key_removed_and_reloaded_is_refused_on_the_connection_it_already_has(base):
+    """ZAP checks a key at the handshake only: a pit console that stays connected while its key is removed
+    and the allow-list reloaded was still served (as a dealer, its role gone). Every request is checked
+    against the list in force: it is refused at once, nothing is journaled from it, the others go on."""
+    import shutil
+    import signal
+
+    import zmq
+
+    from shoed.net import wire
+    from shoed.net.commands import send_command
+    from shoed.net.curve import ClientCurve, create_key_pair
+
+    with Daemon(base, "--sim-pace", "0.1", "--sim-seed", "5", "--sim-shoes", "1") as d:
+        pit = base / "pit"
+        pit.mkdir()
+        public, _, _ = create_key_pair(pit, "pit-console")
+        shutil.copy(public, d.keys / "clients" / "pit-console.key")
+        d.proc.send_signal(signal.SIGHUP)
+        d.wait_for(lambda x: x.get("event") == "allow-list reloaded", 10, "the reload")
+        keys = ClientCurve.from_files(pit / "pit-console.key_secret", d.keys / "server.key")
+        ctx = zmq.Context()
+        sock = ctx.socket(zmq.DEALER)
+        sock.linger = 0
+        keys.apply(sock)
+        sock.connect(d.commands)
+
+        def ask(cmd: str, args: dict, rid: int) -> dict:
+            sock.send(wire.encode({"cmd": cmd, "args": args, "id": rid}))
+            assert sock.poll(5000), f"no reply to {cmd}"
+            return wire.decode(sock.recv())
+
+        try:
+            assert ask("status", {}, 1)["ok"] is True  # the connection is up and served
+            (d.keys / "clients" / "pit-console.key").unlink()
+            reloads = sum(1 for x in d.lines if x.get("event") == "allow-list reloaded")
+            d.proc.send_signal(signal.SIGHUP)
+            d.wait_for(lambda x: sum(1 for y in d.lines if y.get("event") == "allow-list reloaded") > reloads,
+                       10, "the second reload")
+            for rid, (cmd, args) in enumerate([("status", {}), ("confirm", {}), ("void", {"reason": "x"}),
+                                               ("close_shoe", {})], start=2):
+                reply = ask(cmd, args, rid)
+                assert reply == {"ok": False, "id": rid,
+                                 "error": "this key is not on the allow-list (removed); nothing was done"}, reply
+        finally:
+            sock.close(0)
+            ctx.term()
+        console = ClientCurve.from_files(d.keys / "local-console.key_secret", d.keys / "server.key")
+        assert send_command(d.commands, "status", {}, console, timeout=5)["ok"] is True  # the others go on
+        assert d.stop() == 0
+    commands = [r["input"] for f in sorted((base / "journal").glob("*.jsonl"))
+                for r in map(json.loads, f.read_text().splitlines())
+                if r.get("kind") == "step" and r["input"].get("kind") == "command"]
+    assert not [c for c in commands if c.get("client") in ("pit-console", keys.public_key.decode())]

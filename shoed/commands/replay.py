@@ -59,9 +59,10 @@ def run(args) -> int:
     from shoed.journal.replay import replay_journal
 
     path = Path(args.path)
-    if not path.exists():
-        raise CommandError(f"no journal at {path}")
-    files = journal_files(path)
+    try:  # a missing path, or one that is neither a journal file nor a directory (a FIFO, a device)
+        files = journal_files(path)
+    except FileNotFoundError as exc:
+        raise CommandError(str(exc)) from None
     if not files.count and not files.strays:
         raise CommandError(f"no journal files at {path}")  # nothing replayed is no proof
     secret = read_secret(args.secret_file)

@@ -65,6 +65,15 @@ from shoed.net.snapshot import (
 log = logging.getLogger("shoed.net.catchup")
 
 
+def _user_id(frame: zmq.Frame) -> str | None:
+    """The CURVE key (Z85) the ZAP handler authenticated a message's connection with; None without one."""
+    try:
+        key = frame.get("User-Id")
+    except zmq.ZMQError:
+        return None
+    return key if isinstance(key, str) and len(key) == 40 else None
+
+
 class CreditGrant(msgspec.Struct, tag_field="op", tag="credit", forbid_unknown_fields=True):
     """`{"op": "credit", "n": K}`: the client allows K more replies."""
 
@@ -145,12 +154,14 @@ _WAIT = object()  # a reply generator's "nothing to send yet"
 
 
 class _Client:
-    __slots__ = ("key", "socket", "envelope", "requests", "pending", "stalled_since", "credit")
+    __slots__ = ("key", "socket", "envelope", "endpoint", "user", "requests", "pending", "stalled_since", "credit")
 
-    def __init__(self, key, socket, envelope) -> None:
+    def __init__(self, key, socket, envelope, endpoint: Endpoint | None = None, user: str | None = None) -> None:
         self.key = key
         self.socket = socket
         self.envelope = envelope
+        self.endpoint = endpoint
+        self.user = user  # its CURVE key (Z85); None on an endpoint without keys
         self.requests: collections.deque = collections.deque()  # reply generators, in order
         self.pending: bytes | None = None  # a reply the peer's pipe had no room for
         self.stalled_since: float | None = None
@@ -225,11 +236,12 @@ class CatchupServer:
     def _receive(self, sock: zmq.Socket, ep: Endpoint) -> None:
         for _ in range(64):
             try:
-                frames = sock.recv_multipart(flags=zmq.NOBLOCK)
+                frames = sock.recv_multipart(flags=zmq.NOBLOCK, copy=False)
             except zmq.Again:
                 return
             self.stats["requests"] += 1
-            envelope, frame = wire.split_envelope(frames)
+            user = _user_id(frames[-1]) if ep.curve is not None else None
+            envelope, frame = wire.split_envelope([f.bytes for f in frames])
             body = frame if isinstance(frame, bytes) else None
             key = (id(sock), tuple(envelope))
             client = self._clients.get(key)
@@ -237,6 +249,16 @@ class CatchupServer:
                 request = decode_request(body, _DECODER)
             except RequestError as exc:
                 request = exc
+            if user is not None and not self._allowed(user, ep):
+                # ZAP checks a key at the handshake only: a connection made before its key was removed
+                # (and the allow-list reloaded) stays up, so every request is checked against the list in force.
+                self.stats["refused_revoked"] += 1
+                if client is not None:
+                    self._drop(key, "revoked")
+                if not isinstance(request, CreditGrant):  # a grant has no reply
+                    self._send_now(sock, envelope, _error(wire.salvage_id(body or b""),
+                                                          "this key is not on the allow-list (removed)"))
+                continue
             if isinstance(request, CreditGrant):
                 self.stats["credit_grants"] += 1
                 if client is not None and client.credit is not None:
@@ -247,7 +269,7 @@ class CatchupServer:
                     self.stats["refused_busy"] += 1
                     self._send_now(sock, envelope, _error(wire.salvage_id(body or b""), "busy: too many clients"))
                     continue
-                client = self._clients[key] = _Client(key, sock, envelope)
+                client = self._clients[key] = _Client(key, sock, envelope, ep, user)
             if len(client.requests) >= self.limits.max_in_flight:
                 self.stats["refused_in_flight"] += 1
                 self._send_now(sock, envelope, _error(wire.salvage_id(body or b""),
@@ -261,6 +283,10 @@ class CatchupServer:
         """One reply to each client with work: a fair share."""
         now = time.monotonic()
         for key, client in list(self._clients.items()):
+            if client.user is not None and client.endpoint is not None and not self._allowed(client.user,
+                                                                                              client.endpoint):
+                self._drop(key, "revoked")  # its key was removed from the allow-list while it was served
+                continue
             if client.pending is None and client.credit == 0:  # the client's turn waits for its credit
                 if client.stalled_since is None:
                     client.stalled_since = now
@@ -298,6 +324,10 @@ class CatchupServer:
             client.credit -= 1
         self.stats["replies"] += 1
         return True
+
+    @staticmethod
+    def _allowed(user: str, ep: Endpoint) -> bool:
+        return ep.curve is None or ep.curve.allowed(user, ep.curve_domain)
 
     def _drop(self, key, why: str) -> None:
         client = self._clients.pop(key)

@@ -174,7 +174,7 @@ class CommandServer(Closing):
         self.handler = handler
         self.max_per_handle = max_per_handle
         self.stats = {"requests": 0, "accepted": 0, "rejected": 0, "handler_errors": 0, "send_failures": 0,
-                      "rate_limited": 0}
+                      "rate_limited": 0, "revoked": 0}
         sock = bind_server(context, zmq.ROUTER, endpoint, curve, curve_domain, maxmsgsize=HARD_LIMIT_BYTES, linger=0,
                            router_mandatory=1, handshake_ivl=round(HANDSHAKE_TIMEOUT * 1000))
         self.socket = sock
@@ -215,11 +215,16 @@ class CommandServer(Closing):
                 raise CommandRejected("a request is one JSON frame")
             body = frame.bytes
             request_id = wire.salvage_id(body) if len(body) <= MAX_REQUEST_BYTES else None
-            name, args, request_id = parse_request(body)
             key = _user_id(frame)
             if key is None and self.curve is not None:
                 # Cannot happen on a CURVE socket; refuse rather than journal "nobody".
                 raise CommandRejected("no authenticated client key on this connection")
+            if key is not None and self.curve is not None and not self.curve.allowed(key, self.curve_domain):
+                # ZAP checks a key at the handshake only: a connection made before its key was removed
+                # (and the allow-list reloaded) stays up, so every request is checked against the list in force.
+                self.stats["revoked"] += 1
+                raise CommandRejected("this key is not on the allow-list (removed); nothing was done")
+            name, args, request_id = parse_request(body)
             command = Command(
                 name=name,
                 args=args,

@@ -362,6 +362,10 @@ class ServerCurve(Closing):
         provider = self._providers.get(domain)
         return provider.keys.get(key) if provider else None
 
+    def allowed(self, key: str | bytes, domain: str = DEFAULT_DOMAIN) -> bool:
+        """Whether a client key is on the domain's allow-list now (after the last reload)."""
+        return self.client_name(key, domain) is not None
+
     def client_role(self, key: str | bytes, domain: str = DEFAULT_DOMAIN) -> str | None:
         """The role of an allowed client key (DEFAULT_ROLE when its file names none); None if not listed."""
         if isinstance(key, str):

@@ -55,8 +55,11 @@ class CommandRejected(Exception):
 
 
 # Free text from a console (a void's reason): one printable line. A line break or a terminal's escape
-# (ESC) would be printed as it is by the reports and boards that show it.
-Text = Annotated[str, msgspec.Meta(min_length=1, max_length=200, pattern="^[^\x00-\x1f\x7f-\x9f\u2028\u2029]*$")]
+# (ESC) would be printed as it is by the reports and boards that show it; so would the invisible format
+# characters: a bidirectional override or isolate (U+202E shows "a\u202e9HK" as "aKH9") or a zero-width one.
+TEXT_REFUSED = ("\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f"
+                "\ufeff\ufff9-\ufffb")
+Text = Annotated[str, msgspec.Meta(min_length=1, max_length=200, pattern=f"^[^{TEXT_REFUSED}]*$")]
 CardText = Annotated[str, msgspec.Meta(min_length=2, max_length=3)]  # "9H", "10H", "TD", "H3"
 MisdealId = Annotated[int, msgspec.Meta(ge=0)]  # the `id` of a "misdeal" event's entry
 

@@ -193,3 +193,49 @@ def test_an_error_reply_is_one_line_whatever_the_request_quotes(server, body):
     sock.send(body)
     reply = replies(sock, lambda out: bool(out))[0]
     assert reply["ok"] is False and reply["error"].isprintable(), reply
+
+
+def test_a_key_removed_and_reloaded_is_refused_on_the_connection_it_already_has(tmp_path, keys):
+    """The surveillance catch-up endpoint (CURVE): ZAP checks a key at the handshake only, so a client
+    connected before its key was removed (and the allow-list reloaded) was served on: a request in
+    flight went on, new ones were answered. Its request in flight is dropped, new ones are refused,
+    an allowed client is served."""
+    import shutil
+
+    allow = tmp_path / "allow"
+    shutil.copytree(keys.allow_dir, allow)
+    ctx = zmq.Context()
+    curve = keys.server(ctx, allow)
+    recent = collections.deque((event(s) for s in range(1, 5001)), maxlen=5000)
+    srv = CatchupServer(ctx, [Endpoint(f"ipc://{tmp_path}/snap", lambda e: e, lambda s: s, curve)], TABLE, recent,
+                        lambda a, b: iter(()), Limits(chunk_events=10, stall_timeout=60))
+    srv.start()
+    socks = []
+    try:
+        def connect(name):
+            sock = ctx.socket(zmq.DEALER)
+            sock.linger = 0
+            keys.client(name).apply(sock)
+            sock.connect(srv.endpoints[0])
+            socks.append(sock)
+            return sock
+
+        pit, dealer = connect("pit-boss"), connect("dealer-console")
+        pit.send(json.dumps({"op": "events", "from": 1, "to": 5000, "id": "long", "credit": 2}).encode())
+        assert len(replies(pit, lambda out: len(out) >= 2)) == 2  # served, then parked for its credit
+        (allow / "pit-boss.key").unlink()
+        curve.reload()
+        pit.send(b'{"op": "credit", "n": 64}')
+        pit.send(json.dumps({"op": "events", "from": 1, "to": 3, "id": "again"}).encode())
+        got = _drain(pit, 0.5)
+        assert got == [{"ok": False, "id": "again", "error": "this key is not on the allow-list (removed)"}], got
+        assert srv.stats["dropped_revoked"] == 1 and not srv._clients
+        dealer.send(json.dumps({"op": "events", "from": 1, "to": 3, "id": "d"}).encode())
+        done = replies(dealer, lambda out: bool(out) and out[-1].get("done"))
+        assert [e["seq"] for r in done for e in r.get("events", [])] == [1, 2, 3]
+    finally:
+        for sock in socks:
+            sock.close(0)
+        srv.close()
+        curve.close()
+        ctx.destroy(linger=0)

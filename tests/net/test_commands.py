@@ -260,3 +260,27 @@ def test_many_clients_each_get_their_own_reply(endpoint, keys):
     assert [(c.args["misdeal"], c.client_name) for c in daemon.seen] == [
         (i, ("dealer-console", "pit-boss")[i % 2]) for i in range(20)
     ]
+
+
+# A void's reason is printed as it is by `journal recall`, the shift report and the boards: an invisible
+# format character would change what surveillance reads there. U+202E (right-to-left override) shows
+# "void: card 9\u202eKH" as "void: card 9HK"; a zero-width space or joiner hides inside a word.
+INVISIBLE = ["\u202e", "\u202a", "\u2066", "\u2069", "\u200b", "\u200d", "\u200e", "\u2060", "\ufeff", "\u00ad",
+             "\u061c"]
+
+
+@pytest.mark.parametrize("char", INVISIBLE, ids=[f"U+{ord(c):04X}" for c in INVISIBLE])
+def test_a_reason_with_an_invisible_format_character_is_refused(ctx, endpoint, keys, char):
+    server, daemon = endpoint
+    body = cm.wire.encode({"cmd": "void", "args": {"reason": f"jam at card 9{char}KH"}, "id": 9})
+    reply = raw_reply(ctx, server, keys, body)
+    assert reply["ok"] is False and reply["id"] == 9 and "matching regex" in reply["error"], reply
+    assert reply["error"].isprintable()
+    assert daemon.seen == []
+
+
+def test_a_reason_in_any_script_is_taken(ctx, endpoint, keys):
+    server, daemon = endpoint
+    reason = "jam – carte abîmée, カード 9♥ (שולחן 3)"
+    reply = raw_reply(ctx, server, keys, cm.wire.encode({"cmd": "void", "args": {"reason": reason}}))
+    assert reply["ok"] is True and [c.args for c in daemon.seen] == [{"reason": reason}]
