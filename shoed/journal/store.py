@@ -635,6 +635,10 @@ class Journal:
                     RecoveryNote("removed_unfinished_file", found.name, "a shoe file whose opening did not finish")
                 )
         files = self._own_files()
+        for _, path in files:
+            if path.is_symlink():  # the journal's durability and evidence would be wherever the link points
+                raise JournalLocked(BadRecord(path.name, 0, None, "a symbolic link, not a file of the journal "
+                                              "directory: the journal is kept only in its own files"))
         last_seq = files[-1][0].file_seq if files else 0
         if self._state is not None:
             if self._state.epoch > last_seq:

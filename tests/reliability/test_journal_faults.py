@@ -7,6 +7,7 @@
 | one digit changed in the complete last record (after a kill -9) | not a torn write: refuses to start as above; the acknowledged card is not cut | files unchanged; verify names the record; put back, no card lost |
 | a middle file deleted, files reordered, a byte flipped in the third file from the end, a FIFO named like a journal file; unkeyed, keyed or sealed | start-up proves the whole chain: refuses to start as above (a FIFO does not hang it) | files unchanged; verify and replay end too |
 | the last file cut at a record boundary after a clean stop | refuses: the verified mark says more was there | files unchanged |
+| a journal file replaced by a symbolic link to a copy elsewhere | refuses: the journal is kept only in its own files | nothing written through the link |
 | sealed journal: last shoe file deleted, a card rewritten and re-sealed with the box's key, the journal replaced by another key's | `journal verify --verify-key` reports each; the daemon refuses the deleted file | verify exit 1 with the reason |
 | disk full | the failed append is cut back; the shoe's gate is locked; `STATUS=ALARM`, exit 3; a restart on the still-full disk refuses with one line | a display's events are exactly the journal's; the shoe holds the card that could not be journaled; after space is freed the shoe resumes, every card once |
 
@@ -377,6 +378,23 @@ def test_start_up_proves_the_whole_chain(base, dealt_journals, mode, damage):
         assert "not a regular file" in json.loads(done.stdout)["first_bad"]["reason"]
         replayed = replay_journal(journal)
         assert replayed["exit"] != 0
+
+
+def test_a_journal_file_replaced_by_a_link_to_a_copy_elsewhere_refuses_start(base, dealt_journals):
+    """The last shoe file swapped for a symbolic link to an identical copy outside the journal
+    directory (a tmpfs, another disk): the chain would verify, but the journal would be written
+    wherever the link points. The daemon refuses, and writes nothing through the link."""
+    from_built(dealt_journals["unkeyed"], base)
+    path = shoe_file(base / "journal")
+    elsewhere = base / "elsewhere.jsonl"
+    shutil.copy2(path, elsewhere)
+    copied = elsewhere.read_bytes()
+    path.unlink()
+    path.symlink_to(elsewhere)
+    with Simulator(base, seed=43, pace=0.005) as sim, NotifyListener(base / "notify") as notify:
+        message = refused_with_one_line(base, sim, notify)
+    assert path.name in message and "symbolic link" in message
+    assert path.is_symlink() and elsewhere.read_bytes() == copied
 
 
 def test_the_last_file_cut_at_a_record_boundary_after_a_clean_stop_refuses_start(base, dealt_journals):
