@@ -23,7 +23,7 @@ from typing import Annotated
 
 import msgspec
 
-from shoed.net.wire import one_line
+from shoed.net.wire import duplicate_key, one_line
 
 MAX_REQUEST_BYTES = 64 * 1024
 MAX_CREDIT = 64  # replies a catch-up client may allow ahead (shoed.net.catchup)
@@ -57,13 +57,17 @@ def decode_request(body: bytes | None, decoder: msgspec.json.Decoder = _request_
     if body is None:
         raise RequestError("a request is one JSON frame")
     try:
-        return decoder.decode(body)
+        request = decoder.decode(body)
     except msgspec.ValidationError as exc:
         raise RequestError(f"bad request: {exc}") from None
     except msgspec.DecodeError as exc:
         raise RequestError(f"request is not JSON: {exc}") from None
     except (RecursionError, UnicodeDecodeError) as exc:  # msgspec lets these out
         raise RequestError(f"request is not JSON: {type(exc).__name__}") from None
+    duplicate = duplicate_key(body)
+    if duplicate is not None:  # which one counts is the parser's choice: the request is ambiguous
+        raise RequestError(f"bad request: the key {duplicate!r} is given twice in one object")
+    return request
 
 
 def _error(request_id: RequestId, message: str) -> dict:

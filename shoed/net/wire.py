@@ -12,6 +12,7 @@ Pure functions: no sockets, no clock.
 
 from __future__ import annotations
 
+import json
 import re
 from functools import lru_cache
 
@@ -149,3 +150,29 @@ def salvage_id(body: bytes) -> str | int | None:
     if isinstance(rid, bool) or not isinstance(rid, str | int):
         return None
     return rid if not isinstance(rid, str) or len(rid) <= 128 else None
+
+
+class _Duplicate(Exception):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict:
+    seen: dict = {}
+    for key, value in pairs:
+        if key in seen:
+            raise _Duplicate(key)
+        seen[key] = value
+    return seen
+
+
+def duplicate_key(body: bytes) -> str | None:
+    """A key given twice in one object of a request (`{"cmd":"status","cmd":"unlock"}`): msgspec keeps
+    the last, another reader of the same bytes may keep the first, so such a request is ambiguous and
+    is refused on every endpoint. None if there is none."""
+    try:
+        json.loads(body, object_pairs_hook=_no_duplicates)
+    except _Duplicate as dup:
+        return str(dup.args[0])
+    except (ValueError, RecursionError):  # what msgspec took, json may not (nesting): not a duplicate
+        return None
+    return None

@@ -239,3 +239,18 @@ def test_a_key_removed_and_reloaded_is_refused_on_the_connection_it_already_has(
         srv.close()
         curve.close()
         ctx.destroy(linger=0)
+
+
+@pytest.mark.parametrize("body", [b'{"op": "events", "from": 1, "to": 5, "to": 2}',
+                                  b'{"op": "snapshot", "id": "a", "id": "b"}',
+                                  b'{"op": "credit", "n": 1, "n": 64}'])
+def test_a_key_given_twice_is_an_error_as_on_the_command_endpoint(server, body):
+    """Which of two values counts is the parser's choice: the request is ambiguous and refused, and the
+    thread serves on."""
+    ctx, endpoint, _ = server
+    sock = client(ctx, endpoint)
+    sock.send(body)
+    reply = replies(sock, lambda out: bool(out))[0]
+    assert reply["ok"] is False and "given twice" in reply["error"], reply
+    sock.send(b'{"op": "snapshot"}')
+    assert replies(sock, lambda out: bool(out))[0]["ok"]
