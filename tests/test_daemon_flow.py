@@ -346,3 +346,64 @@ def test_a_key_removed_and_reloaded_is_refused_on_the_connection_it_already_has(
                 for r in map(json.loads, f.read_text().splitlines())
                 if r.get("kind") == "step" and r["input"].get("kind") == "command"]
     assert not [c for c in commands if c.get("client") in ("pit-console", keys.public_key.decode())]
+
+
+def test_a_key_removed_and_reloaded_is_cut_off_the_event_stream_it_already_receives(base):
+    """A surveillance subscriber keeps its connection to the event stream after its key is removed
+    (ZAP checks a key at the handshake only). On the reload the daemon renews the CURVE-secured
+    streams: every subscriber connects and is authenticated again, so the removed key hears
+    nothing more while an allowed subscriber goes on receiving the table's events."""
+    import shutil
+    import signal
+
+    import zmq
+
+    from shoed.net import wire
+    from shoed.net.curve import ClientCurve, create_key_pair
+
+    stream = f"ipc://{base}/surveillance-events"
+    with Daemon(base, "--sim-pace", "0.05", "--sim-seed", "6", "--surveillance-pub", stream) as d:
+        officers = base / "officers"
+        officers.mkdir()
+        for name in ("leaving", "staying"):
+            public, _, _ = create_key_pair(officers, name)
+            shutil.copy(public, d.keys / "clients" / f"{name}.key")
+        d.proc.send_signal(signal.SIGHUP)
+        d.wait_for(lambda x: x.get("event") == "allow-list reloaded", 10, "the reload")
+        ctx = zmq.Context()
+        subs = {}
+        try:
+            for name in ("leaving", "staying"):
+                sock = ctx.socket(zmq.SUB)
+                sock.linger = 0
+                ClientCurve.from_files(officers / f"{name}.key_secret", d.keys / "server.key").apply(sock)
+                sock.setsockopt(zmq.SUBSCRIBE, b"")
+                sock.connect(stream)
+                subs[name] = sock
+
+            def events(sock, seconds: float) -> list[dict]:
+                out, deadline = [], time.monotonic() + seconds
+                while (left := deadline - time.monotonic()) > 0:
+                    if sock.poll(int(left * 1000) + 1):
+                        _, payload = sock.recv_multipart()
+                        event = wire.decode(payload)
+                        if event["kind"] != "heartbeat":
+                            out.append(event)
+                return out
+
+            assert events(subs["leaving"], 3) and events(subs["staying"], 1), "both hear the table"
+            (d.keys / "clients" / "leaving.key").unlink()
+            d.proc.send_signal(signal.SIGHUP)
+            d.wait_for(lambda x: x.get("event") == "allow-list reloaded" and x.get("keys") == {"shoed": 2},
+                       10, "the second reload")
+            events(subs["leaving"], 0.2)  # what was on its way before the renewal
+            after = events(subs["staying"], 4)
+            assert after, "an allowed subscriber connects again and hears the table"
+            assert events(subs["leaving"], 0.5) == [], "the removed key hears nothing more"
+            assert any(x.get("event") == "a key was removed: the event streams' subscribers connect again"
+                       for x in d.lines)
+        finally:
+            for sock in subs.values():
+                sock.close(0)
+            ctx.term()
+        assert d.stop() == 0

@@ -496,12 +496,19 @@ class TableLoop:
             log.info("reload: no CURVE keys in use, nothing to reload")
             return
         self.notifier.send("RELOADING=1")
+        before = curve.listed()
         try:
             counts = curve.reload()
         except CurveError as exc:
             log.error("reload refused: the allow-list in force is kept", error=str(exc))
         else:
             log.info("allow-list reloaded", keys=counts)
+            after = curve.listed()
+            if any(keys - after.get(domain, frozenset()) for domain, keys in before.items()):
+                # A key removed: its connections to the event streams are cut by renewing them (the
+                # command and catch-up endpoints check every request's key against the list in force).
+                renewed = [p.endpoint for p in self.net.publishers if p.curve is not None and p.renew()]
+                log.info("a key was removed: the event streams' subscribers connect again", endpoints=renewed)
         self.notifier.send("READY=1")
 
     def _in_time_order(self, item: dict[str, Any]) -> None:

@@ -391,6 +391,11 @@ class ServerCurve(Closing):
                 self._providers[domain].keys = keys
         return {domain: len(keys) for domain, keys in fresh.items()}
 
+    def listed(self) -> dict[str, frozenset]:
+        """The keys on each domain's allow-list in force."""
+        with self._lock:
+            return {domain: frozenset(provider.keys) for domain, provider in self._providers.items()}
+
     def close(self) -> None:
         self._closed = True
         for handler in self._handlers:

@@ -28,6 +28,7 @@ wire only: the journaled event stays as it was.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Callable
@@ -49,6 +50,7 @@ MAX_TOPIC_BYTES = 64
 MAX_OTHER_SUBSCRIPTIONS = 1_000
 MAX_INBOUND_BYTES = 4096  # not less: a CURVE handshake command (INITIATE) is several hundred bytes
 SUBSCRIPTIONS_PER_TURN = 64
+RENEW_WAIT = 0.5  # s: how long renew() waits for the closed socket's port to be free
 
 # Plain ints: building flag enums on every send costs more than the send.
 _FIRST = int(zmq.NOBLOCK | zmq.SNDMORE)
@@ -93,8 +95,9 @@ class Publisher(Closing):
             f"{table_id}".encode(), f"{table_id}.".encode()}
         self.other_subscriptions = 0
         self.refusals = RefusalLog(log, "subscriptions refused")
-        sock = bind_server(
-            context, zmq.XPUB, endpoint, curve, curve_domain,
+        self.curve = curve
+        self._new_socket = functools.partial(
+            bind_server, context, zmq.XPUB, None, curve, curve_domain,
             xpub_manual=1, maxmsgsize=MAX_INBOUND_BYTES, rcvhwm=1000, sndhwm=sndhwm,
             linger=0,  # never hold the daemon's shutdown for a slow display
             handshake_ivl=round(HANDSHAKE_TIMEOUT * 1000),
@@ -103,8 +106,45 @@ class Publisher(Closing):
             # full trip libzmq 4.3 assertions (zeromq/libzmq#3937, #4364, #4767).
             tcp_keepalive=1, tcp_keepalive_idle=30, tcp_keepalive_intvl=10, tcp_keepalive_cnt=3,
         )
+        sock = self._new_socket()
+        try:
+            sock.bind(endpoint)
+        except zmq.ZMQError:
+            sock.close(0)
+            raise
         self.socket = sock
         self.endpoint = sock.getsockopt_string(zmq.LAST_ENDPOINT)
+        self.unbound_since: float | None = None  # renewed, and its endpoint not bound again yet
+        self._last_bind_try = 0.0
+
+    def renew(self) -> bool:
+        """A new socket at the same endpoint in place of this one: every subscriber connects, and is
+        authenticated, again. ZAP checks a key at the handshake only, so this is how a key removed
+        from the allow-list is cut off from a stream it already receives. Subscribers fill what is
+        published meanwhile from the catch-up endpoint, as after any reconnection. False if the
+        endpoint could not be bound again within RENEW_WAIT: it is then tried again each second
+        (maybe_heartbeat), and what is published meanwhile reaches no one."""
+        self.socket.close(0)
+        self.socket = self._new_socket()
+        self.other_subscriptions = 0
+        self.unbound_since = self._clock()
+        return self._bind_again(RENEW_WAIT)
+
+    def _bind_again(self, wait: float) -> bool:
+        deadline = time.monotonic() + wait
+        while True:
+            self._last_bind_try = self._clock()
+            try:
+                self.socket.bind(self.endpoint)
+            except zmq.ZMQError as exc:
+                # The closed socket's port is freed by ZeroMQ's I/O thread, a moment later.
+                if exc.errno == zmq.EADDRINUSE and time.monotonic() < deadline:
+                    time.sleep(0.005)
+                    continue
+                log.error("cannot bind %s again (%s): retrying each second", self.endpoint, exc)
+                return False
+            self.unbound_since = None
+            return True
 
     def publish(self, event: dict) -> bool:
         """Send one event; False if ZeroMQ could not queue it (counted as dropped).
@@ -161,8 +201,10 @@ class Publisher(Closing):
         The daemon calls this from its loop on every turn; `now` is its
         monotonic time (read from the clock if not given).
         """
-        self.serve_subscriptions()
         now = self._clock() if now is None else now
+        if self.unbound_since is not None and now - self._last_bind_try >= 1.0:
+            self._bind_again(0.0)
+        self.serve_subscriptions()
         if now - self._last_send < self.heartbeat_interval:
             return False
         return self.heartbeat(now)

@@ -11,18 +11,19 @@ if TYPE_CHECKING:
     from shoed.net.curve import ServerCurve
 
 
-def bind_server(context: zmq.Context, kind: int, endpoint: str, curve: ServerCurve | None, curve_domain: str,
+def bind_server(context: zmq.Context, kind: int, endpoint: str | None, curve: ServerCurve | None, curve_domain: str,
                 **options: Any) -> zmq.Socket:
     """A socket of `kind` with `options` (pyzmq's socket attributes, e.g. linger=0), CURVE applied
-    before the bind (the ZAP handler runs first), bound to `endpoint`. A socket that cannot be set
-    up or bound is closed before the error goes on."""
+    before the bind (the ZAP handler runs first), bound to `endpoint` (None: left for the caller to
+    bind). A socket that cannot be set up or bound is closed before the error goes on."""
     sock = context.socket(kind)
     try:
         for name, value in options.items():
             setattr(sock, name, value)
         if curve is not None:
             curve.apply(sock, curve_domain)
-        sock.bind(endpoint)
+        if endpoint is not None:
+            sock.bind(endpoint)
     except Exception:
         sock.close(0)
         raise

@@ -187,3 +187,52 @@ def test_a_flood_of_subscriptions_is_never_taken_in_front_of_an_event(ctx):
         pub.maybe_heartbeat()
         assert pub.other_subscriptions == 64  # one turn's share
         flood.close(0)
+
+
+def test_a_renewed_publisher_binds_its_tcp_port_again_and_its_subscribers_come_back(ctx):
+    with Publisher(ctx, ANY_PORT, "t1") as pub:
+        endpoint = pub.endpoint
+        sub = _sub(ctx, endpoint, "t1.")
+        _settle(pub, sub)
+        assert pub.publish(_event(1)) and _recv_event(sub)[1]["seq"] == 1
+        assert pub.renew() is True and pub.endpoint == endpoint and pub.unbound_since is None
+        _settle(pub, sub)  # the subscriber connected again by itself and sent its subscription
+        assert pub.publish(_event(2)) and _recv_event(sub)[1]["seq"] == 2
+        sub.close(0)
+
+
+def test_a_renewed_publisher_whose_port_was_taken_meanwhile_binds_it_again_once_free(ctx):
+    """Renewing closes the socket first: if another socket takes the port in that moment, the publisher
+    stays up unbound (what it publishes reaches no one, nothing raises) and binds again each second."""
+    now = [100.0]
+    with Publisher(ctx, ANY_PORT, "t1", clock=lambda: now[0]) as pub:
+        endpoint = pub.endpoint
+        pub.socket.close(0)
+        thief = ctx.socket(zmq.PUB)
+        thief.linger = 0
+        deadline = time.monotonic() + 5
+        while True:  # the port is freed by ZeroMQ's I/O thread, a moment after the close
+            try:
+                thief.bind(endpoint)
+                break
+            except zmq.ZMQError:
+                assert time.monotonic() < deadline
+                time.sleep(0.01)
+        pub.socket = ctx.socket(zmq.XPUB)  # renew() closes the socket it holds
+        assert pub.renew() is False and pub.unbound_since == 100.0
+        pub.publish(_event(1))  # to no one, without an error
+        now[0] += 0.5
+        pub.maybe_heartbeat()
+        assert pub.unbound_since is not None  # not tried again within the second
+        thief.close(0)
+        deadline = time.monotonic() + 5
+        while pub.unbound_since is not None:  # each second of the publisher's clock, one more try
+            assert time.monotonic() < deadline, "never bound again"
+            time.sleep(0.05)
+            now[0] += 1.0
+            pub.maybe_heartbeat()
+        assert pub.endpoint == endpoint
+        sub = _sub(ctx, endpoint, "t1.")
+        _settle(pub, sub)
+        assert pub.publish(_event(2)) and _recv_event(sub)[1]["seq"] == 2
+        sub.close(0)
