@@ -242,6 +242,10 @@ class Journal:
         except BlockingIOError:
             self.close()
             raise JournalError(f"{self.directory} is in use by another journal writer") from None
+        if not os.access(self.directory, os.W_OK | os.X_OK):  # else the table stops at the next shoe's file
+            self.close()
+            raise JournalError(f"cannot write in the journal directory {self.directory}: permission denied "
+                               "(each shoe's file, the verified mark and a spare for a full disk are made there)")
         try:
             self._load_seal()
             self._recover()

@@ -465,3 +465,43 @@ def test_a_killed_writer_loses_nothing_it_acknowledged(tmp_path):
     with Journal(tmp_path, "T1") as journal:  # the lock died with the writer
         assert journal.jseq >= acked
     assert verify(tmp_path).ok
+
+
+def test_a_journal_directory_its_user_cannot_write_is_refused_when_opened():
+    """A directory the daemon's user may read but not write (its shoe file there still writable)
+    opened, and the table stopped at the next shoe, when that shoe's file could not be made.
+    Refused at once instead. Run as an unprivileged user (root writes anywhere): as this one
+    where it is not root, else in a child that gives up root before opening."""
+    import shutil
+    import tempfile
+
+    directory = Path(tempfile.mkdtemp(prefix="shoed-readonly-"))
+    try:
+        if os.geteuid() != 0:
+            directory.chmod(0o555)
+            with pytest.raises(JournalError, match="cannot write in the journal directory"):
+                Journal(directory, "t1")
+            return
+        directory.chmod(0o755)  # root's: others may read and enter, not write
+        read, write = os.pipe()
+        child = os.fork()
+        if child == 0:  # pragma: no cover - the child reports through the pipe
+            try:
+                os.setgid(65534)
+                os.setuid(65534)
+                try:
+                    Journal(directory, "t1").close()
+                    said = "opened"
+                except JournalError as exc:
+                    said = str(exc)
+                os.write(write, said.encode())
+            finally:
+                os._exit(0)
+        os.close(write)
+        with os.fdopen(read, "rb") as pipe:
+            said = pipe.read().decode()
+        os.waitpid(child, 0)
+        assert said.startswith(f"cannot write in the journal directory {directory}: permission denied"), said
+    finally:
+        directory.chmod(0o700)
+        shutil.rmtree(directory)
