@@ -42,8 +42,15 @@ def _number(convert: Callable[[str], N], what: str, fits: Callable[[N], bool], b
     return parse
 
 
+MAX_SECONDS = 86_400  # a day: the longest time any option takes (as the configuration's, shoed.daemon.config)
 rate = _number(float, "a number", lambda v: 0.0 <= v <= 1.0, "a rate lies between 0 and 1")
-seconds = _number(float, "a number of seconds", lambda v: v >= 0, "a number of seconds is 0 or more")
+seconds = _number(float, "a number of seconds", lambda v: 0 <= v <= MAX_SECONDS,
+                  f"a number of seconds is 0 or more, at most {MAX_SECONDS}")
+# A time to wait or to run for: nan, inf or a negative number made a wait without end or a traceback.
+wait = _number(float, "a number of seconds", lambda v: 0 < v <= MAX_SECONDS,
+               f"a number of seconds above 0, at most {MAX_SECONDS}")
+duration = _number(float, "a number of seconds", lambda v: 0 < v <= 366 * MAX_SECONDS,
+                   f"a number of seconds above 0, at most {366 * MAX_SECONDS} (a year)")
 positive_int = _number(int, "a whole number", lambda v: v >= 1, "expected a whole number of at least 1")
 count = _number(int, "a whole number", lambda v: v >= 0, "expected a whole number of 0 or more")
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 
+from shoed import cli
+
 
 def register(sub) -> None:
     from shoed.table.events import COMMANDS
@@ -25,7 +27,7 @@ def register(sub) -> None:
     p.add_argument("--endpoint", default="tcp://127.0.0.1:5558")
     p.add_argument("--key", default="shoed-data/keys/local-console.key_secret", help="this client's secret key file")
     p.add_argument("--server-key", default="shoed-data/keys/server.key", help="the daemon's public key file")
-    p.add_argument("--timeout", type=float, default=3.0)
+    p.add_argument("--timeout", type=cli.wait, default=3.0)
     p.add_argument("--json", action="store_true",
                    help="print the whole reply as JSON (`status`: the table's whole state; otherwise a summary)")
     p.set_defaults(func=run)

@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 import sys
 
+from shoed import cli
+
 
 def register(sub) -> None:
     vision = sub.add_parser("vision", help="read cards from photographs or a camera (the camera fallback)")
@@ -37,7 +39,7 @@ def register(sub) -> None:
     watch.add_argument("--roi", metavar="X,Y,W,H", help="region of interest in pixels (default: the whole frame)")
     watch.add_argument("--json", action="store_true", help="one JSON object per card (JSON Lines)")
     watch.add_argument("--realtime", action="store_true", help="play files at their frame rate")
-    watch.add_argument("--seconds", type=float, default=None, help="stop after this long")
+    watch.add_argument("--seconds", type=cli.wait, default=None, help="stop after this long")
     watch.add_argument("--threshold", type=float, default=None, metavar="P", help="confidence needed (default 0.9)")
     watch.set_defaults(func=run_watch)
 

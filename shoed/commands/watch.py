@@ -6,6 +6,7 @@ display itself is in `shoed.display` (pure state and drawing, and the shell).
 
 from __future__ import annotations
 
+from shoed import cli
 
 def register(sub) -> None:
     p = sub.add_parser(
@@ -25,7 +26,7 @@ def register(sub) -> None:
     p.add_argument("--table", default="t1", help="table id (default t1)")
     p.add_argument("--once", action="store_true",
                    help="print one screen after the snapshot and exit (scripts, logs); exit 2 if none comes")
-    p.add_argument("--timeout", type=float, default=10.0, help="with --once: seconds to wait for the snapshot")
+    p.add_argument("--timeout", type=cli.wait, default=10.0, help="with --once: seconds to wait for the snapshot")
     p.add_argument("--width", type=int, help="with --once: columns to draw (default: the terminal's)")
     p.add_argument("--inline", action="store_true", help="draw below the prompt instead of on the full screen")
     p.add_argument("--key", metavar="FILE",
