@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from shoed import cli
 
+
 def register(sub) -> None:
     p = sub.add_parser(
         "watch",

@@ -49,7 +49,7 @@ import msgspec
 import zmq
 
 from shoed.net import wire
-from shoed.net.curve import DEFAULT_DOMAIN, ServerCurve
+from shoed.net.curve import DEFAULT_DOMAIN, ServerCurve, user_id
 from shoed.net.limits import HANDSHAKE_TIMEOUT
 from shoed.net.sockets import bind_server
 from shoed.net.snapshot import (
@@ -63,15 +63,6 @@ from shoed.net.snapshot import (
 )
 
 log = logging.getLogger("shoed.net.catchup")
-
-
-def _user_id(frame: zmq.Frame) -> str | None:
-    """The CURVE key (Z85) the ZAP handler authenticated a message's connection with; None without one."""
-    try:
-        key = frame.get("User-Id")
-    except zmq.ZMQError:
-        return None
-    return key if isinstance(key, str) and len(key) == 40 else None
 
 
 class CreditGrant(msgspec.Struct, tag_field="op", tag="credit", forbid_unknown_fields=True):
@@ -240,7 +231,7 @@ class CatchupServer:
             except zmq.Again:
                 return
             self.stats["requests"] += 1
-            user = _user_id(frames[-1]) if ep.curve is not None else None
+            user = user_id(frames[-1]) if ep.curve is not None else None
             envelope, frame = wire.split_envelope([f.bytes for f in frames])
             body = frame if isinstance(frame, bytes) else None
             key = (id(sock), tuple(envelope))

@@ -37,7 +37,7 @@ import zmq
 from shoed.table.events import COMMANDS, CommandRejected
 from shoed.net import wire
 from shoed.net.sockets import Closing, bind_server
-from shoed.net.curve import DEFAULT_DOMAIN, ClientCurve, ServerCurve
+from shoed.net.curve import DEFAULT_DOMAIN, ClientCurve, ServerCurve, user_id
 from shoed.net.limits import HANDSHAKE_TIMEOUT, RateLimiter
 
 DEFAULT_ENDPOINT = "tcp://127.0.0.1:5558"
@@ -179,7 +179,7 @@ class CommandServer(Closing):
         (`last`: any frame of the message, for the sender's key or address): a malformed one costs the
         card loop's thread as much as a good one, so a flood of them is refused as cheaply."""
         request_id = None
-        if not self.rate_limit.allow(_user_id(last) or _peer_address(last)):
+        if not self.rate_limit.allow(user_id(last) or _peer_address(last)):
             self.stats["rate_limited"] += 1
             small = frame is not None and len(frame.bytes) <= MAX_REQUEST_BYTES
             return _reply(wire.salvage_id(frame.bytes) if small and frame is not None else None, ok=False, error=f"rate limited: at most {self.rate_limit.rate:g} commands "
@@ -189,7 +189,7 @@ class CommandServer(Closing):
                 raise CommandRejected("a request is one JSON frame")
             body = frame.bytes
             request_id = wire.salvage_id(body) if len(body) <= MAX_REQUEST_BYTES else None
-            key = _user_id(frame)
+            key = user_id(frame)
             if key is None and self.curve is not None:
                 # Cannot happen on a CURVE socket; refuse rather than journal "nobody".
                 raise CommandRejected("no authenticated client key on this connection")
@@ -257,16 +257,6 @@ def _reply(request_id, **fields) -> dict:
         reply["id"] = request_id
     reply.update(fields)
     return reply
-
-
-def _user_id(frame: zmq.Frame) -> str | None:
-    # The ZAP handler's User-Id: for CURVE, pyzmq's authenticator sets it to
-    # the client's public key in Z85.
-    try:
-        key = frame.get("User-Id")
-    except zmq.ZMQError:
-        return None
-    return key if isinstance(key, str) and len(key) == 40 else None
 
 
 def _peer_address(frame: zmq.Frame) -> str | None:

@@ -257,6 +257,16 @@ class ClientCurve:
         socket.curve_serverkey = self.server_key
 
 
+def user_id(frame: zmq.Frame) -> str | None:
+    """The CURVE key (Z85) the ZAP handler authenticated a message's connection with (pyzmq's
+    authenticator sets the User-Id to the client's public key); None without one."""
+    try:
+        key = frame.get("User-Id")
+    except zmq.ZMQError:
+        return None
+    return key if isinstance(key, str) and len(key) == 40 else None
+
+
 class ServerCurve(Closing):
     """The server's key pair plus a running ZAP authenticator with allow-lists.
 

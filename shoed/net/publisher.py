@@ -96,8 +96,9 @@ class Publisher(Closing):
         self.other_subscriptions = 0
         self.refusals = RefusalLog(log, "subscriptions refused")
         self.curve = curve
-        self._new_socket = functools.partial(
-            bind_server, context, zmq.XPUB, None, curve, curve_domain,
+        # A socket bound to an endpoint, or left unbound (None: renew() binds it with retries).
+        self._socket_at = functools.partial(
+            bind_server, context, zmq.XPUB, curve=curve, curve_domain=curve_domain,
             xpub_manual=1, maxmsgsize=MAX_INBOUND_BYTES, rcvhwm=1000, sndhwm=sndhwm,
             linger=0,  # never hold the daemon's shutdown for a slow display
             handshake_ivl=round(HANDSHAKE_TIMEOUT * 1000),
@@ -106,12 +107,7 @@ class Publisher(Closing):
             # full trip libzmq 4.3 assertions (zeromq/libzmq#3937, #4364, #4767).
             tcp_keepalive=1, tcp_keepalive_idle=30, tcp_keepalive_intvl=10, tcp_keepalive_cnt=3,
         )
-        sock = self._new_socket()
-        try:
-            sock.bind(endpoint)
-        except zmq.ZMQError:
-            sock.close(0)
-            raise
+        sock = self._socket_at(endpoint)
         self.socket = sock
         self.endpoint = sock.getsockopt_string(zmq.LAST_ENDPOINT)
         self.unbound_since: float | None = None  # renewed, and its endpoint not bound again yet
@@ -125,7 +121,7 @@ class Publisher(Closing):
         endpoint could not be bound again within RENEW_WAIT: it is then tried again each second
         (maybe_heartbeat), and what is published meanwhile reaches no one."""
         self.socket.close(0)
-        self.socket = self._new_socket()
+        self.socket = self._socket_at(None)
         self.other_subscriptions = 0
         self.unbound_since = self._clock()
         return self._bind_again(RENEW_WAIT)
