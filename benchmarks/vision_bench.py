@@ -45,12 +45,16 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
 import statistics  # noqa: E402
+import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # vision_lab lives beside shoed and is not installed
 from vision_lab import decks, hard_sets, synth  # noqa: E402
 from shoed.vision.model import IndexModel  # noqa: E402
 from shoed.vision.recognize import Recognizer  # noqa: E402
