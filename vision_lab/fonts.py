@@ -25,18 +25,37 @@ SUIT_SYMBOLS = {"S": "\u2660", "H": "\u2665", "D": "\u2666", "C": "\u2663"}
 # needs them. Whole families are either learnt from or held out, so that the
 # benchmark measures lettering the classifier has never seen:
 #   trained on:  fonts-dejavu-core, fonts-dejavu-extra, fonts-liberation,
-#                fonts-freefont-ttf, fonts-crosextra-carlito, fonts-crosextra-caladea
+#                fonts-freefont-ttf, fonts-crosextra-carlito, fonts-crosextra-caladea,
+#                and lettering of other shapes: condensed (Bebas Neue, Yanone
+#                Kaffeesatz, Gillius and Universalis Condensed), geometric
+#                (League Spartan, Comfortaa, Manrope), grotesque and humanist
+#                sans (Inter, Lato, Cantarell, Karla, Clear Sans, B612, Biolinum,
+#                Verana), serif (Libertine, Gentium, Quattrocento, Accanthis,
+#                Baskervald, Berenis)
 #   held out:    fonts-urw-base35 (Nimbus Sans and Sans Narrow, Nimbus Roman, URW
 #                Gothic, C059, P052, ...), fonts-roboto-unhinted, fonts-open-sans
+#   on neither side, as close to a held-out face: TeX Gyre, Noto Sans, ADF
+#                Switzera, Tribun and Romande
 FONT_ROOTS = ("/usr/share/fonts/truetype", "/usr/share/fonts/opentype", "/usr/share/fonts/TTF")
-TRAINING_FAMILIES = ("dejavu", "liberation", "freefont", "crosextra")
+TRAINING_FAMILIES = ("dejavu", "liberation", "freefont", "crosextra", "bebas-neue", "yanone-kaffeesatz", "adf",
+                     "league-spartan", "comfortaa", "manrope", "inter", "lato", "cantarell", "karla", "clear-sans",
+                     "b612", "linux-libertine", "gentiumplus", "quattrocento")
 HELD_OUT_FAMILIES = ("urw-base35", "roboto", "open-sans")
 DEBIAN_FONT_PACKAGES = ("fonts-dejavu-core", "fonts-dejavu-extra", "fonts-liberation", "fonts-freefont-ttf",
-                        "fonts-crosextra-carlito", "fonts-crosextra-caladea", "fonts-urw-base35",
-                        "fonts-roboto-unhinted", "fonts-open-sans")
+                        "fonts-crosextra-carlito", "fonts-crosextra-caladea", "fonts-bebas-neue",
+                        "fonts-yanone-kaffeesatz", "fonts-adf-gillius", "fonts-adf-universalis", "fonts-adf-verana",
+                        "fonts-adf-accanthis", "fonts-adf-baskervald", "fonts-adf-berenis", "fonts-league-spartan",
+                        "fonts-comfortaa", "fonts-manrope", "fonts-inter", "fonts-lato", "fonts-cantarell",
+                        "fonts-karla", "fonts-clear-sans", "fonts-b612", "fonts-linuxlibertine",
+                        "fonts-sil-gentiumplus", "fonts-quattrocento",
+                        "fonts-urw-base35", "fonts-roboto-unhinted", "fonts-open-sans")
 # faces that do not write ranks the way a card does
-_SKIP = ("Oblique", "Italic", "Ita.", "ExtraLight", "Light", "Thin", "MathTeX", "Mono", "Dingbat", "Symbol", "Z003", "D050000L",
-         "Black")
+_SKIP = ("Oblique", "Italic", "Ita.", "ExtraLight", "Light", "Thin", "Hairline", "Math", "Mono", "Dingbat", "Symbol",
+         "Z003", "D050000L", "Black", "It.", "_I.", "_RI.", "_RBI.", "_RZI.", "_K.",
+         # old-style figures (a "1" like an "I", digits of several heights), which card indices do not use
+         "IrianisADF", "OldaniaADF",
+         # close to a held-out face
+         "RomandeADF", "SwitzeraADF", "TribunADF")
 
 
 @dataclass(frozen=True)

@@ -3,11 +3,9 @@
     python -m vision_lab.train [--out shoed/vision/data/index_model.npz] [--per-class 4000] [--epochs 25] [--seed 1]
 
 (the shipped model was made with these defaults, on a machine with the training
-font families installed - fonts-dejavu-core, fonts-dejavu-extra,
-fonts-liberation, fonts-freefont-ttf, fonts-crosextra-carlito,
-fonts-crosextra-caladea (vision_lab.fonts.TRAINING_FAMILIES) - in about ten
-minutes of one core, CPU only, `nice -n 10`; the same seed and fonts give the
-same model)
+font families installed - the Debian packages of vision_lab.fonts.TRAINING_FAMILIES,
+listed in docs/vision.md - and the deck artwork, in about ten minutes of one
+core, CPU only, `nice -n 10`; the same seed and fonts give the same model)
 
 Every sample is a rank or suit mark drawn by vision_lab.fonts in a training
 font, then put through what a camera does to print: width and stroke weight

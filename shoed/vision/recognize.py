@@ -457,12 +457,23 @@ class Recognizer:
         reads.sort(key=lambda r: -r.confidence)
         top = reads[0]
         confidence = top.confidence
+        rank = top.card[:-1]
+        sure_enough = top.confidence >= 0.3 or top.glyphs == 2 or top.counted
+        counted = _pips_of(rank) is not None and pips.count == _pips_of(rank) and sure_enough
+        if counted:
+            # The index's rank and the number of pips agree: two cues, one answer.
+            confidence = max(confidence, COUNT_TRUST * top.suit_p)
         seconded = any(r.card == top.card and r.confidence >= 0.5 for r in reads[1:])
         for other in reads[1:]:
             if other.card != top.card:
                 if other.confidence >= 0.5:
                     return Identification(None, 0.0, f"corner indices disagree ({top.card} or {other.card})",
                                           reads=tuple(reads))
+                if counted and _disagreement(other.card, pips):
+                    # the pips rule the other corner's reading out (more pips than its rank, a
+                    # picture's card with rows of pips); a reading they allow keeps its doubt
+                    # (pips run together in a small picture, and are then counted short)
+                    continue
                 if seconded and not _alike(other, top):
                     # two corners agree; a weak reading of other marks, of another
                     # size, is a detail of the picture, not this deck's index
@@ -472,11 +483,6 @@ class Recognizer:
                 # Another corner says the same. Its print is the same font, so its
                 # doubt is not independent: it counts at half weight.
                 confidence = 1.0 - (1.0 - confidence) * math.sqrt(1.0 - other.confidence)
-        rank = top.card[:-1]
-        sure_enough = top.confidence >= 0.3 or top.glyphs == 2 or top.counted
-        if _pips_of(rank) is not None and pips.count == _pips_of(rank) and sure_enough:
-            # the index's rank and the number of pips agree: two cues, one answer
-            confidence = max(confidence, COUNT_TRUST * top.suit_p)
         small = self._too_small(top, pips)
         if small:
             return Identification(None, round(confidence, 4), TOO_SMALL, reads=tuple(reads), detail=small)

@@ -237,6 +237,27 @@ def test_a_weak_reading_of_marks_of_another_size_is_no_index(odd_px, card):
     assert Recognizer()._decide(reads).card == card
 
 
+@pytest.mark.parametrize(
+    "other, card",
+    [
+        ("9H", None),  # eight pips allow a nine with one hidden or two run together: its doubt counts
+        ("TH", None),
+        ("QH", "8H"),  # a queen prints a picture, not rows of eight pips: ruled out
+        ("5H", "8H"),  # eight pips are more than a five has: ruled out
+    ],
+)
+def test_a_pip_count_outweighs_only_the_readings_it_rules_out(other, card):
+    """One corner reads an eight, the pips count eight; another corner weakly
+    reads another card. Pips run together in a small picture and are then
+    counted short, so a count agreeing with one corner says nothing against a
+    corner that reads more pips than are counted: that corner's doubt still
+    counts. A reading the pips rule out takes nothing away."""
+    reads = [CornerRead("bottom-right", "8H", 0.94, 0.976, 0.96, 0.99, 12.0, 9.0),
+             CornerRead("top-left", other, 0.40, 0.40, 0.99, 0.99, 12.0, 9.0)]
+    result = Recognizer()._decide(reads, PipEvidence("H", 0.96, 8, 12.0))
+    assert result.card == card, result
+
+
 @pytest.mark.parametrize("border", [0, 8])
 def test_print_beside_a_mark_does_not_colour_it(border):
     """The paper around a mark counts towards its colour, other print there
