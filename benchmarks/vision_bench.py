@@ -12,7 +12,8 @@ second over the whole video and in milliseconds per frame (medians):
 - identify, per card: the one full identification when a card settles.
 
 Accuracy: generated photographs at phone resolutions (seeds differ from the
-tests'), in the style the classifier learnt ("classic"), in the held-out style
+tests'), in the style the classifier learnt ("classic", and the same at a phone's full 12
+megapixels, 4032 x 3024), in the held-out style
 it never saw (other lettering, smaller suit, yellowish stock), a stress set
 (small, blurred, tilted cards) and a hard set with no readable card (table,
 backs, blank cards, both indices covered), and designs whose corner shows a
@@ -225,6 +226,7 @@ def main() -> int:
     k = 1 if args.quick else 4
     print("accuracy on generated photographs (phone resolutions):")
     accuracy("classic", make(52 * k, 9001), recognizer)
+    accuracy("12 MP", make(6 * k, 9007, size=(4032, 3024)), recognizer)
     accuracy("held-out", make(52 * k // 2 if k > 1 else 52, 9002, "held-out"), recognizer)
     accuracy("stress", make(26 * k, 9003, blur=3.0, size_frac=(0.12, 0.35), tilt=0.35, occlusion_p=0.3), recognizer)
     accuracy("hard", make(10 * k, 9004, kinds=("empty", "back", "blank", "hidden")), recognizer)

@@ -76,6 +76,7 @@ def pictures(quick: bool, only: set[str] | None = None) -> Iterator[tuple[str, n
     sets = {
         "400x400": lambda: make(24, 31, size=(400, 400)),
         "classic": lambda: make(52 * k, 9001),
+        "12mp": lambda: make(6 * k, 9007, size=(4032, 3024)),
         "held-out": lambda: make(52 * k // 2 if k > 1 else 52, 9002, "held-out"),
         "stress": lambda: make(26 * k, 9003, blur=3.0, size_frac=(0.12, 0.35), tilt=0.35, occlusion_p=0.3),
         "hard": lambda: make(10 * k, 9004, kinds=("empty", "back", "blank", "hidden")),

@@ -76,3 +76,36 @@ def test_large_photographs_are_searched_small_and_flattened_sharp():
     quad = L.find_card(shot.image)
     assert quad is not None
     assert corner_error(quad.corners, shot.corners) < 0.01 * 4032
+
+
+@pytest.mark.parametrize("size, f", [((4032, 3024), 960 / 4032), ((2016, 1512), 960 / 2016), ((1279, 957), 0.5),
+                                     ((1000, 700), 0.8)])
+def test_a_shrunk_picture_is_the_mean_of_what_it_covers(size, f):
+    """A large shrink is done in two steps (whole blocks averaged, then the rest):
+    the picture is the size asked for, its coordinates map by the factors given,
+    and it differs from a one-step area average by a grey level or so."""
+    import cv2
+
+    w, h = size
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    image = (127 + 60 * np.sin(xx / 37.0) * np.cos(yy / 53.0) + 40 * np.sin((xx + yy) / 91.0)).astype(np.uint8)
+    image = np.dstack([image, 255 - image, image // 2])
+    small, fx, fy = L.shrink(image, f)
+    assert small.shape[:2] == (round(h * f), round(w * f))
+    assert abs(fx - f) < 2 * f / w * max(1, int(1 / f)) + 1e-3 and abs(fy - f) < 1e-2
+    direct = cv2.resize(image, (small.shape[1], small.shape[0]), interpolation=cv2.INTER_AREA)
+    diff = np.abs(small.astype(np.int16) - direct.astype(np.int16))
+    assert float(diff.mean()) < 1.0 and int(diff.max()) <= 12
+
+
+def test_a_card_in_a_twelve_megapixel_photograph_is_flattened_where_it_lies():
+    """The card of a phone's 12 MP photograph is found and flattened through the
+    two-step shrink: its index corner holds the index (dark print in the top-left)."""
+    rng = np.random.default_rng(11)
+    shot = synth.photograph("KS", rng, size=(4032, 3024), size_frac=(0.8, 0.95), occlusion_p=0)
+    quad = L.find_card(shot.image)
+    assert quad is not None and corner_error(quad.corners, shot.corners) < 0.01 * 4032
+    card = L.warp_card(shot.image, quad)
+    assert card.shape[:2] == (L.CANON_H, L.CANON_W)
+    corner, middle_edge = card[5:60, 5:45].min(), card[200:220, 5:20].min()
+    assert corner < 120 < middle_edge, (corner, middle_edge)
