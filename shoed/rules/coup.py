@@ -303,6 +303,15 @@ _coup_result = maker(CoupResult, ("player_cards", "banker_cards", "player_total"
                                   "player_pair", "banker_pair", "settlement", "rotate", "settlement_numbers"))
 
 
+def new_coup(ruleset: Ruleset) -> Coup:
+    """A coup before its first card. Coups are values, so every coup of a ruleset starts from one
+    shared value (kept in the ruleset's memo), made once."""
+    coup: Coup | None = ruleset.memo.get("new_coup")
+    if coup is None:
+        coup = ruleset.memo["new_coup"] = Coup(ruleset)
+    return coup
+
+
 def _coup(ruleset: Ruleset, player: tuple[Card, ...], banker: tuple[Card, ...], order: tuple[str, ...],
           decisions: tuple[tuple[str, bool], ...]) -> Coup:
     coup = _made(ruleset, player, banker, order, decisions)

@@ -35,7 +35,7 @@ from shoed.table import waits
 from shoed.table.events import COMMANDS, LOCKING_ALARMS, NEEDS_ROLE, ODDS_FIELDS, SCHEMA_VERSION, CommandRejected
 from shoed.rules import misdeal as md
 from shoed.rules.cards import Card, CardError, parse_card
-from shoed.rules.coup import Coup, hand_total
+from shoed.rules.coup import Coup, hand_total, new_coup
 from shoed.rules.ruleset import Ruleset
 from shoed.rules.roads import Outcome, RoadBuilder
 from shoed.rules.shoe import BURN_FIRST, BURNING, CLOSED, DEALING, FINISHED, Shoe
@@ -407,7 +407,7 @@ class TableController:
             table.coup_state = state.get("coup_state", NO_COUP)
             table.burn_mode = bool(state.get("burn_mode", False))
             if table.coup_state == OPEN:
-                table.coup = Coup(ruleset)
+                table.coup = new_coup(ruleset)
         return table
 
     # ----- events ----------------------------------------------------------
@@ -513,7 +513,7 @@ class TableController:
         if shoe is None or not shoe.may_open_coup:
             return
         self.coup_no = shoe.open_coup()
-        self.coup = Coup(self.ruleset)
+        self.coup = new_coup(self.ruleset)
         self.coup_state = OPEN
         self.coup_cards_source = []
         self._emit(step, ev.CoupOpened, last=(shoe.last_coup == self.coup_no))
