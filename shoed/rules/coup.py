@@ -303,12 +303,15 @@ _coup_result = maker(CoupResult, ("player_cards", "banker_cards", "player_total"
                                   "player_pair", "banker_pair", "settlement", "rotate", "settlement_numbers"))
 
 
+_NEW_COUP = ("new_coup",)  # its key in the ruleset's memo
+
+
 def new_coup(ruleset: Ruleset) -> Coup:
     """A coup before its first card. Coups are values, so every coup of a ruleset starts from one
     shared value (kept in the ruleset's memo), made once."""
-    coup: Coup | None = ruleset.memo.get("new_coup")
+    coup: Coup | None = ruleset.memo.get(_NEW_COUP)
     if coup is None:
-        coup = ruleset.memo["new_coup"] = Coup(ruleset)
+        coup = ruleset.memo[_NEW_COUP] = Coup(ruleset)
     return coup
 
 
