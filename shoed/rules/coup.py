@@ -112,8 +112,8 @@ class CoupResult:
     banker_pair: bool
     settlement: dict[str, Fraction]
     rotate: tuple[str, ...]  # Baccarat Royal: positions that move on after this coup
-    # The settlement as JSON numbers, when it was worked out with it (`Coup.result`):
-    # derived from `settlement`, so not part of the value.
+    # The settlement as JSON numbers, when it was worked out with it (`Coup.result`): derived from
+    # `settlement`, so not part of the value; shared with the ruleset's memo, so read only (to_json copies it).
     settlement_numbers: dict[str, float | int] | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -271,7 +271,7 @@ class Coup:
             bp,
             dict(nets),
             rotate,
-            dict(numbers),
+            numbers,  # the ruleset's memo, read only: to_json copies it
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -354,25 +354,25 @@ class GridCursor:
         self.row, self.col, self.turned = 0, self.start, False
         self.column += 1
         self.index = 0
-        return self._take()
+        self.taken.add((0, self.start))
+        return _place(0, self.start, self.column, 0, False)
 
     def extend(self) -> Place:
         """The next cell of the current column."""
         if self.column < 0:
             raise ValueError("no column to extend: start one first")
-        if not self.turned and self.row + 1 < self.rows and (self.row + 1, self.col) not in self.taken:
-            self.row += 1
+        row, col, taken = self.row, self.col, self.taken
+        if not self.turned and row + 1 < self.rows and (row + 1, col) not in taken:
+            self.row = row = row + 1
         else:
             self.turned = True
-            self.col += 1
-            while (self.row, self.col) in self.taken:  # not reached by well-formed roads; never overlap
-                self.col += 1
-        self.index += 1
-        return self._take()
-
-    def _take(self) -> Place:
-        self.taken.add((self.row, self.col))
-        return _place(self.row, self.col, self.column, self.index, self.col != self.start)
+            col += 1
+            while (row, col) in taken:  # not reached by well-formed roads; never overlap
+                col += 1
+            self.col = col
+        self.index = index = self.index + 1
+        taken.add((row, col))
+        return _place(row, col, self.column, index, col != self.start)
 
 
 @dataclass(frozen=True, slots=True)
@@ -515,6 +515,9 @@ class RoadBuilder:
         self._derived: dict[str, list[list[str]]] = {name: [] for name, _ in DERIVED}
         self._derived_grid = {name: GridCursor(rows) for name, _ in DERIVED}
         self._derived_places: dict[str, list[Place]] = {name: [] for name, _ in DERIVED}
+        # The same lists and cursors, road by road, in the order add() marks them.
+        self._marking = tuple((name, k, self._derived[name], self._derived_grid[name], self._derived_places[name])
+                              for name, k in DERIVED)
 
     @classmethod
     def from_results(cls, results: str | Iterable[Any], rows: int = ROWS) -> RoadBuilder:
@@ -535,8 +538,8 @@ class RoadBuilder:
         outcome = result if isinstance(result, Outcome) else as_outcomes([result])[0]
         self._outcomes.append(outcome)
         position = len(self._outcomes)
-        index = position - 1
-        bead = _place(index % self.rows, index // self.rows, index // self.rows, index % self.rows, False)
+        col, row = divmod(position - 1, self.rows)
+        bead = _place(row, col, col, row, False)
         derived: dict[str, tuple[str, Place] | None] = dict.fromkeys(_DERIVED_NAMES)
         if outcome.winner == TIE:
             if not self._columns:  # BR2
@@ -560,19 +563,19 @@ class RoadBuilder:
             self._lengths.append(1)
             place = self._big.new_column()
         self._big_places.append(place)
-        column, row = len(self._lengths) - 1, self._lengths[-1] - 1
-        for name, k in DERIVED:
-            colour = mark(self._lengths, column, row, k)  # reads only earlier, finished columns
+        lengths = self._lengths
+        column, row = len(lengths) - 1, lengths[-1] - 1
+        for name, k, runs_, grid, places in self._marking:
+            colour = mark(lengths, column, row, k)  # reads only earlier, finished columns
             if colour is None:
                 continue
-            runs_ = self._derived[name]
             if runs_ and runs_[-1][-1] == colour:  # D6
                 runs_[-1].append(colour)
-                drawn = self._derived_grid[name].extend()
+                drawn = grid.extend()
             else:
                 runs_.append([colour])
-                drawn = self._derived_grid[name].new_column()
-            self._derived_places[name].append(drawn)
+                drawn = grid.new_column()
+            places.append(drawn)
             derived[name] = (colour, drawn)
         return _road_step(position, outcome, bead, place, cell, True, self._leading, derived, self.ask_road())
 
@@ -592,7 +595,7 @@ class RoadBuilder:
         *keep, last = self._outcomes
         fresh = RoadBuilder.from_results(keep, self.rows)
         for slot in ("_outcomes", "_leading", "_columns", "_lengths", "_big", "_big_places", "_derived",
-                     "_derived_grid", "_derived_places"):
+                     "_derived_grid", "_derived_places", "_marking"):
             setattr(self, slot, getattr(fresh, slot))
         return last
 

@@ -836,9 +836,12 @@ class TableController:
             self.alarms.pop(name, None)
         shoe = self.shoe
         self.seq = seq = self.seq + 1
-        step.typed.append(ev.Alarm(
+        alarm = ev.Alarm(
             table=self.table_id, seq=seq, shoe=shoe.shoe_id if shoe else None, coup=self.coup_no or None,
-            mono_ns=self.now_mono, utc=utc_text(self.now_utc), alarm=name, active=active, text=text, **more))
+            mono_ns=self.now_mono, utc=utc_text(self.now_utc), alarm=name, active=active, text=text)
+        for key, value in more.items():  # the fields of this alarm's own (all optional: UNSET until set)
+            setattr(alarm, key, value)
+        step.typed.append(alarm)
 
     def _on_link(self, item: dict[str, Any], step: Step) -> None:
         source, state = item.get("source", "shoe"), item.get("link", "lost")
