@@ -84,6 +84,7 @@ def utc_text(utc_ns: int) -> str:
 
 
 _WHOLE_NUMBERS_UNTIL_NS = 2**31 * 1_000_000_000
+_utc_text = utc_text.__wrapped__
 
 
 _MINUTE_SECOND = tuple(f"{second // 60:02d}:{second % 60:02d}." for second in range(3600))  # "MM:SS." of an hour
@@ -204,6 +205,14 @@ class TableController:
     # A card-reading shuffler's shuffles (shoed.table.shuffle); None at a table without one.
     shuffler: shuffle_table.ShufflerState | None = None
     order_key: bytes | None = None  # opens the shuffler's sealed order (docs/shuffler.md); set by the shell
+    _utc_text: str | None = field(default=None, init=False, repr=False, compare=False)  # now_utc as text, once made
+
+    def _utc(self) -> str:
+        """The input's time as its events carry it (utc_text), made once for all of them."""
+        text = self._utc_text
+        if text is None:
+            text = self._utc_text = _utc_text(self.now_utc)
+        return text
 
     # ----- public ----------------------------------------------------------
     def feed(self, item: dict[str, Any]) -> Step:
@@ -211,6 +220,7 @@ class TableController:
         get = item.get
         self.now_mono = int(get("mono_ns", self.now_mono))
         self.now_utc = int(get("utc_ns", self.now_utc))
+        self._utc_text = None
         step = Step()
         kind: Any = get("kind")
         source = get("source")
@@ -422,7 +432,7 @@ class TableController:
         self.seq = seq = self.seq + 1
         step.typed.append(kind(
             table=self.table_id, seq=seq, shoe=shoe.shoe_id if shoe else None, coup=self.coup_no or None,
-            mono_ns=self.now_mono, utc=utc_text(self.now_utc), **fields))
+            mono_ns=self.now_mono, utc=self._utc(), **fields))
 
     def _misdeal(self, step: Step, misdeal: md.Misdeal, source: str | None = None) -> None:
         """Record a misdeal; one that cannot be corrected voids the coup at once."""
@@ -476,7 +486,7 @@ class TableController:
         if self.shoe is not None and self.shoe.phase != CLOSED:
             self._close_shoe(step, "a new shoe was opened")
         self.shoes_opened += 1
-        shoe_id = f"{utc_text(self.now_utc)[:19].replace('-', '').replace(':', '')}-{self.shoes_opened}"
+        shoe_id = f"{self._utc()[:19].replace('-', '').replace(':', '')}-{self.shoes_opened}"
         self.shoe = Shoe(self.ruleset, decks or self.decks, shoe_id=shoe_id)
         self.coup, self.coup_no, self.coup_state = None, 0, NO_COUP
         self.results, self.pending, self.burn_mode = [], [], False
@@ -523,7 +533,7 @@ class TableController:
         self.seq = seq = self.seq + 1
         step.typed.append(ev.CoupOpened(
             table=self.table_id, seq=seq, shoe=shoe.shoe_id, coup=self.coup_no or None, mono_ns=self.now_mono,
-            utc=utc_text(self.now_utc), last=shoe.last_coup == self.coup_no))
+            utc=self._utc(), last=shoe.last_coup == self.coup_no))
 
     def _confirm(self, step: Step, by: str | None) -> None:
         shoe = self._require_shoe()
@@ -540,7 +550,7 @@ class TableController:
             self.seq = seq = self.seq + 1
             step.typed.append(ev.CoupConfirmed(
                 table=self.table_id, seq=seq, shoe=shoe.shoe_id, coup=self.coup_no or None, mono_ns=self.now_mono,
-                utc=utc_text(self.now_utc), by=by, state=self.coup_state))
+                utc=self._utc(), by=by, state=self.coup_state))
         self.coup_state = NO_COUP
         shoe.coup_finished(self.coup_no) if self.coup_no else None
         if shoe.phase == FINISHED:
@@ -561,7 +571,7 @@ class TableController:
         self.seq = seq = self.seq + 1
         step.typed.append(ev.CoupResult(
             table=self.table_id, seq=seq, shoe=shoe.shoe_id, coup=self.coup_no or None, mono_ns=self.now_mono,
-            utc=utc_text(self.now_utc), player_cards=record["player_cards"], banker_cards=record["banker_cards"],
+            utc=self._utc(), player_cards=record["player_cards"], banker_cards=record["banker_cards"],
             player_total=record["player_total"], banker_total=record["banker_total"], winner=record["winner"],
             natural=record["natural"], player_pair=record["player_pair"], banker_pair=record["banker_pair"],
             cards=record["cards"], settlement=dict(record["settlement"]), rotate=record["rotate"], void=False,
@@ -725,7 +735,7 @@ class TableController:
         self.seq = seq = self.seq + 1
         step.typed.append(ev.Card(
             table=self.table_id, seq=seq, shoe=shoe.shoe_id, coup=self.coup_no or None, mono_ns=self.now_mono,
-            utc=utc_text(self.now_utc), card=text,
+            utc=self._utc(), card=text,
             recipient=recipient, index=len(order) - 1,  # type: ignore[arg-type]
             total=hand_total(coup.player if recipient == "player" else coup.banker), source=source,
             confidence=confidence, faced=faced, manual=True if manual else UNSET))
@@ -838,7 +848,7 @@ class TableController:
         self.seq = seq = self.seq + 1
         alarm = ev.Alarm(
             table=self.table_id, seq=seq, shoe=shoe.shoe_id if shoe else None, coup=self.coup_no or None,
-            mono_ns=self.now_mono, utc=utc_text(self.now_utc), alarm=name, active=active, text=text)
+            mono_ns=self.now_mono, utc=self._utc(), alarm=name, active=active, text=text)
         for key, value in more.items():  # the fields of this alarm's own (all optional: UNSET until set)
             setattr(alarm, key, value)
         step.typed.append(alarm)
@@ -925,7 +935,7 @@ class TableController:
         self.seq = seq = self.seq + 1
         step.typed.append(ev.ShoeOdds(
             table=self.table_id, seq=seq, shoe=self.shoe.shoe_id, coup=self.coup_no or None, mono_ns=self.now_mono,
-            utc=utc_text(self.now_utc), cards_left=odds["cards_left"], probabilities=odds["probabilities"],
+            utc=self._utc(), cards_left=odds["cards_left"], probabilities=odds["probabilities"],
             player_expectation=odds["player_expectation"], favourable=odds["favourable"]))
         favourable = list(odds["favourable"] or [])
         was = "favourable_bet" in self.alarms
