@@ -477,11 +477,18 @@ def roads_after(before: Roads, step: dict[str, Any]) -> Roads:
     )
 
 
-@functools.lru_cache(maxsize=4096)
-def _ask_road(last: str | None, columns: int, tail: tuple[int, ...]) -> dict[str, dict[str, str | None]]:
-    """A1 for a big road of `columns` columns (5: five or more) ending in columns of lengths `tail`
-    (the last four at most), its last cell won by `last` (None: no cell yet)."""
-    lengths = [0] * (columns - len(tail)) + list(tail)  # the columns before the tail are never read
+@functools.lru_cache(maxsize=256)
+def _ask_road(last: str | None, columns: int, same: tuple[bool, bool, bool]) -> dict[str, dict[str, str | None]]:
+    """A1 for a big road of `columns` columns (5: five or more), its last cell won by `last` (None: no
+    cell yet), where `same[j - 1]` says whether the column j before the last is as long as the last one
+    (j = 1..3; False where there is no such column)."""
+    # Lengths that compare as the real ones do (marks only compare them): the last column one cell long,
+    # a column before it one cell where it is as long, two where not; the columns before those are never read.
+    lengths = [0] * columns
+    if columns:
+        lengths[-1] = 1
+        for j in range(1, min(columns, 4)):
+            lengths[-1 - j] = 1 if same[j - 1] else 2
     out = {}
     for side, winner in (("banker", BANKER), ("player", PLAYER)):
         if last is None:
@@ -541,29 +548,29 @@ class RoadBuilder:
         col, row = divmod(position - 1, self.rows)
         bead = _place(row, col, col, row, False)
         derived: dict[str, tuple[str, Place] | None] = dict.fromkeys(_DERIVED_NAMES)
-        if outcome.winner == TIE:
-            if not self._columns:  # BR2
+        columns, lengths, winner = self._columns, self._lengths, outcome.winner
+        if winner == TIE:
+            if not columns:  # BR2
                 self._leading += 1
                 place, cell = None, None
             else:  # BR1: counted on the last decision's cell
-                last = self._columns[-1][-1]
+                last = columns[-1][-1]
                 cell = _cell(last.winner, last.coup, last.ties + 1, last.ties_before, last.banker_pair,
                             last.player_pair, last.natural)
-                self._columns[-1][-1] = cell
+                columns[-1][-1] = cell
                 place = self._big_places[-1]
             return _road_step(position, outcome, bead, place, cell, False, self._leading, derived, self.ask_road())
-        cell = _cell(outcome.winner, position, 0, 0 if self._columns else self._leading, outcome.banker_pair,
+        cell = _cell(winner, position, 0, 0 if columns else self._leading, outcome.banker_pair,
                     outcome.player_pair, outcome.natural)
-        if self._columns and self._columns[-1][-1].winner == outcome.winner:  # BR3
-            self._columns[-1].append(cell)
-            self._lengths[-1] += 1
+        if columns and columns[-1][-1].winner == winner:  # BR3
+            columns[-1].append(cell)
+            lengths[-1] += 1
             place = self._big.extend()
         else:
-            self._columns.append([cell])
-            self._lengths.append(1)
+            columns.append([cell])
+            lengths.append(1)
             place = self._big.new_column()
         self._big_places.append(place)
-        lengths = self._lengths
         column, row = len(lengths) - 1, lengths[-1] - 1
         for name, k, runs_, grid, places in self._marking:
             colour = mark(lengths, column, row, k)  # reads only earlier, finished columns
@@ -580,12 +587,19 @@ class RoadBuilder:
         return _road_step(position, outcome, bead, place, cell, True, self._leading, derived, self.ask_road())
 
     def ask_road(self) -> dict[str, dict[str, str | None]]:
-        """A1 in O(1): the column lengths are kept, not recounted. The marks read at most the
-        last four columns' lengths (k <= 3), so the answer is worked out once per case and shared:
-        do not change it."""
+        """A1 in O(1): the column lengths are kept, not recounted. Each mark the next coup would add
+        compares the last column's length with that of the column k = 1, 2 or 3 before it (D1: the
+        two columns before a new one; D2-D4: the column k back with the row the cell would take, the
+        last column's length). So the answer depends only on the last winner, the number of columns
+        (five or more alike) and those three equalities: worked out once per case and shared: do not
+        change it."""
         lengths = self._lengths
-        last = self._columns[-1][-1].winner if self._columns else None
-        return _ask_road(last, min(len(lengths), 5), tuple(lengths[-4:]))
+        n = len(lengths)
+        if not n:
+            return _ask_road(None, 0, (False, False, False))
+        length = lengths[-1]
+        same = (n > 1 and lengths[-2] == length, n > 2 and lengths[-3] == length, n > 3 and lengths[-4] == length)
+        return _ask_road(self._columns[-1][-1].winner, min(n, 5), same)
 
     def pop(self) -> Outcome:
         """Take the last result back (a coup voided after its result): the roads
