@@ -397,7 +397,7 @@ class RoadStep:
 
     def to_json(self) -> dict[str, Any]:
         """The stable JSON form (the `road` of a coup.result event): fields are added, never renamed.
-        Written out flat, in the order of the fields (one coup.result a coup carries it)."""
+        Each part written out as one dict literal, keys in their published order."""
         outcome, bead, drawn, cell, derived = self.outcome, self.bead_plate, self.big_road, self.cell, self.derived
         big_road = None
         if drawn is not None and cell is not None:

@@ -84,7 +84,7 @@ def utc_text(utc_ns: int) -> str:
 
 
 _WHOLE_NUMBERS_UNTIL_NS = 2**31 * 1_000_000_000
-_utc_text = utc_text.__wrapped__
+_format_utc = utc_text.__wrapped__  # the same text, not looked up in the cache
 
 
 _MINUTE_SECOND = tuple(f"{second // 60:02d}:{second % 60:02d}." for second in range(3600))  # "MM:SS." of an hour
@@ -211,7 +211,7 @@ class TableController:
         """The input's time as its events carry it (utc_text), made once for all of them."""
         text = self._utc_text
         if text is None:
-            text = self._utc_text = _utc_text(self.now_utc)
+            text = self._utc_text = _format_utc(self.now_utc)
         return text
 
     # ----- public ----------------------------------------------------------
@@ -575,7 +575,7 @@ class TableController:
             player_total=record["player_total"], banker_total=record["banker_total"], winner=record["winner"],
             natural=record["natural"], player_pair=record["player_pair"], banker_pair=record["banker_pair"],
             cards=record["cards"], settlement=dict(record["settlement"]), rotate=record["rotate"], void=False,
-            sources=list(self.coup_cards_source), road=road))  # type: ignore[arg-type]  # a by of None as recorded
+            sources=list(self.coup_cards_source), road=road))  # type: ignore[arg-type]  # a decision's `by` may be None
         shoe.coup_counted(result.cards)
         step.effects.append(_work_out_odds(self.ruleset, shoe))
 
@@ -849,7 +849,7 @@ class TableController:
         alarm = ev.Alarm(
             table=self.table_id, seq=seq, shoe=shoe.shoe_id if shoe else None, coup=self.coup_no or None,
             mono_ns=self.now_mono, utc=self._utc(), alarm=name, active=active, text=text)
-        for key, value in more.items():  # the fields of this alarm's own (all optional: UNSET until set)
+        for key, value in more.items():  # the fields only some alarms carry (optional: UNSET until set)
             setattr(alarm, key, value)
         step.typed.append(alarm)
 
@@ -932,7 +932,7 @@ class TableController:
         if not isinstance(odds, dict) or self.shoe is None or not odds.keys() >= _ODDS_NEEDED:
             return
         self.odds = {k: odds[k] for k in ODDS_FIELDS}
-        self.seq = seq = self.seq + 1
+        self.seq = seq = self.seq + 1  # the event: the fields every event carries, then ODDS_FIELDS
         step.typed.append(ev.ShoeOdds(
             table=self.table_id, seq=seq, shoe=self.shoe.shoe_id, coup=self.coup_no or None, mono_ns=self.now_mono,
             utc=self._utc(), cards_left=odds["cards_left"], probabilities=odds["probabilities"],
