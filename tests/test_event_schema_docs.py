@@ -26,11 +26,13 @@ def doc_examples() -> list[dict]:
 def test_the_schema_lists_every_kind_the_table_and_the_transport_send():
     kinds = schema_kinds()
     assert {"heartbeat", "shoe.odds", "coup.void", "misdeal.corrected", "table.started"} <= kinds
-    # Every kind the controller and its helpers emit: a struct of the schema (`ev.Card`), or a kind
-    # spelled as a literal (shoed/table/shuffle.py), which the controller looks up in the schema.
+    # Every kind the controller and its helpers emit: a struct of the schema (`ev.Card`), given to `_emit`
+    # or made where it happens (`ev.CoupResult(...)`), or a kind spelled as a literal (shoed/table/shuffle.py),
+    # which the controller looks up in the schema.
     core = Path(__file__).resolve().parent.parent / "shoed" / "table"
     source = "".join(path.read_text() for path in sorted(core.glob("*.py")))
-    structs = set(re.findall(r"_emit\(step, ev\.(\w+)", source)) | {"DevicePrimary", "DeviceFallback"}
+    structs = set(re.findall(r"_emit\(step, ev\.(\w+)", source)) | set(re.findall(r"\bev\.([A-Z]\w*)\(", source))
+    structs |= {"DevicePrimary", "DeviceFallback"}
     assert {"Card", "CoupResult", "TableClockStep"} <= structs  # the sources were read
     by_name = {cls.__name__: kind for kind, cls in EVENT_TYPES.items()}
     assert structs <= set(by_name), structs - set(by_name)

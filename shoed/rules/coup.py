@@ -112,8 +112,8 @@ class CoupResult:
     banker_pair: bool
     settlement: dict[str, Fraction]
     rotate: tuple[str, ...]  # Baccarat Royal: positions that move on after this coup
-    # The settlement as JSON numbers, when it was worked out with it (`Coup.result`):
-    # derived from `settlement`, so not part of the value.
+    # The settlement as JSON numbers, when it was worked out with it (`Coup.result`): derived from
+    # `settlement`, so not part of the value; shared with the ruleset's memo, so read only (to_json copies it).
     settlement_numbers: dict[str, float | int] | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -271,7 +271,7 @@ class Coup:
             bp,
             dict(nets),
             rotate,
-            dict(numbers),
+            numbers,  # the ruleset's memo, read only: to_json copies it
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -301,6 +301,18 @@ _set_next = vars(Coup)["next"].__set__
 # A finished coup's result, one a coup: likewise.
 _coup_result = maker(CoupResult, ("player_cards", "banker_cards", "player_total", "banker_total", "winner", "natural",
                                   "player_pair", "banker_pair", "settlement", "rotate", "settlement_numbers"))
+
+
+_NEW_COUP = ("new_coup",)  # its key in the ruleset's memo
+
+
+def new_coup(ruleset: Ruleset) -> Coup:
+    """A coup before its first card. Coups are values, so every coup of a ruleset starts from one
+    shared value (kept in the ruleset's memo), made once."""
+    coup: Coup | None = ruleset.memo.get(_NEW_COUP)
+    if coup is None:
+        coup = ruleset.memo[_NEW_COUP] = Coup(ruleset)
+    return coup
 
 
 def _coup(ruleset: Ruleset, player: tuple[Card, ...], banker: tuple[Card, ...], order: tuple[str, ...],

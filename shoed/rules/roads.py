@@ -354,29 +354,25 @@ class GridCursor:
         self.row, self.col, self.turned = 0, self.start, False
         self.column += 1
         self.index = 0
-        return self._take()
+        self.taken.add((0, self.start))
+        return _place(0, self.start, self.column, 0, False)
 
     def extend(self) -> Place:
         """The next cell of the current column."""
         if self.column < 0:
             raise ValueError("no column to extend: start one first")
-        if not self.turned and self.row + 1 < self.rows and (self.row + 1, self.col) not in self.taken:
-            self.row += 1
+        row, col, taken = self.row, self.col, self.taken
+        if not self.turned and row + 1 < self.rows and (row + 1, col) not in taken:
+            self.row = row = row + 1
         else:
             self.turned = True
-            self.col += 1
-            while (self.row, self.col) in self.taken:  # not reached by well-formed roads; never overlap
-                self.col += 1
-        self.index += 1
-        return self._take()
-
-    def _take(self) -> Place:
-        self.taken.add((self.row, self.col))
-        return _place(self.row, self.col, self.column, self.index, self.col != self.start)
-
-
-def _place_json(place: Place) -> dict[str, Any]:
-    return {"row": place.row, "col": place.col, "column": place.column, "index": place.index, "tail": place.tail}
+            col += 1
+            while (row, col) in taken:  # not reached by well-formed roads; never overlap
+                col += 1
+            self.col = col
+        self.index = index = self.index + 1
+        taken.add((row, col))
+        return _place(row, col, self.column, index, col != self.start)
 
 
 @dataclass(frozen=True, slots=True)
@@ -400,21 +396,39 @@ class RoadStep:
     ask_road: dict[str, dict[str, str | None]]  # A1, after this coup
 
     def to_json(self) -> dict[str, Any]:
-        """The stable JSON form (the `road` of a coup.result event): fields are added, never renamed."""
-        out: dict[str, Any] = {
+        """The stable JSON form (the `road` of a coup.result event): fields are added, never renamed.
+        Each part written out as one dict literal, keys in their published order."""
+        outcome, bead, drawn, cell, derived = self.outcome, self.bead_plate, self.big_road, self.cell, self.derived
+        big_road = None
+        if drawn is not None and cell is not None:
+            big_road = {"row": drawn.row, "col": drawn.col, "column": drawn.column, "index": drawn.index,
+                        "tail": drawn.tail, "winner": cell.winner, "ties": cell.ties, "ties_before": cell.ties_before,
+                        "banker_pair": cell.banker_pair, "player_pair": cell.player_pair, "natural": cell.natural,
+                        "coup": cell.coup, "new": self.new_cell}
+        ask = self.ask_road  # A1's answers are shared between coups: the event has its own copy
+        return {
             "position": self.position,
-            **self.outcome.to_json(),
-            "bead_plate": {"row": self.bead_plate.row, "col": self.bead_plate.col},
-            "big_road": None,
+            "result": outcome.winner,
+            "banker_pair": outcome.banker_pair,
+            "player_pair": outcome.player_pair,
+            "natural": outcome.natural,
+            "bead_plate": {"row": bead.row, "col": bead.col},
+            "big_road": big_road,
             "leading_ties": self.leading_ties,
+            "big_eye_boy": _mark_json(derived["big_eye_boy"]),
+            "small_road": _mark_json(derived["small_road"]),
+            "cockroach_pig": _mark_json(derived["cockroach_pig"]),
+            "ask_road": {"banker": dict(ask["banker"]), "player": dict(ask["player"])},
         }
-        if self.big_road is not None and self.cell is not None:
-            out["big_road"] = {**_place_json(self.big_road), **self.cell.to_json(), "new": self.new_cell}
-        for name, _ in DERIVED:
-            added = self.derived[name]
-            out[name] = None if added is None else {**_place_json(added[1]), "colour": added[0]}
-        out["ask_road"] = {side: dict(marks) for side, marks in self.ask_road.items()}
-        return out
+
+
+def _mark_json(added: tuple[str, Place] | None) -> dict[str, Any] | None:
+    """A derived road's mark and where it is drawn, as RoadStep.to_json writes it."""
+    if added is None:
+        return None
+    colour, place = added
+    return {"row": place.row, "col": place.col, "column": place.column, "index": place.index, "tail": place.tail,
+            "colour": colour}
 
 
 def _place_of(drawn: dict[str, Any]) -> Place:
@@ -463,11 +477,18 @@ def roads_after(before: Roads, step: dict[str, Any]) -> Roads:
     )
 
 
-@functools.lru_cache(maxsize=4096)
-def _ask_road(last: str | None, columns: int, tail: tuple[int, ...]) -> dict[str, dict[str, str | None]]:
-    """A1 for a big road of `columns` columns (5: five or more) ending in columns of lengths `tail`
-    (the last four at most), its last cell won by `last` (None: no cell yet)."""
-    lengths = [0] * (columns - len(tail)) + list(tail)  # the columns before the tail are never read
+@functools.lru_cache(maxsize=256)
+def _ask_road(last: str | None, columns: int, same: tuple[bool, bool, bool]) -> dict[str, dict[str, str | None]]:
+    """A1 for a big road of `columns` columns (5: five or more), its last cell won by `last` (None: no
+    cell yet), where `same[j - 1]` says whether the column j before the last is as long as the last one
+    (j = 1..3; False where there is no such column)."""
+    # Lengths that compare as the real ones do (marks only compare them): the last column one cell long,
+    # a column before it one cell where it is as long, two where not; the columns before those are never read.
+    lengths = [0] * columns
+    if columns:
+        lengths[-1] = 1
+        for j in range(1, min(columns, 4)):
+            lengths[-1 - j] = 1 if same[j - 1] else 2
     out = {}
     for side, winner in (("banker", BANKER), ("player", PLAYER)):
         if last is None:
@@ -501,6 +522,9 @@ class RoadBuilder:
         self._derived: dict[str, list[list[str]]] = {name: [] for name, _ in DERIVED}
         self._derived_grid = {name: GridCursor(rows) for name, _ in DERIVED}
         self._derived_places: dict[str, list[Place]] = {name: [] for name, _ in DERIVED}
+        # The same lists and cursors, road by road, in the order add() marks them.
+        self._marking = tuple((name, k, self._derived[name], self._derived_grid[name], self._derived_places[name])
+                              for name, k in DERIVED)
 
     @classmethod
     def from_results(cls, results: str | Iterable[Any], rows: int = ROWS) -> RoadBuilder:
@@ -521,54 +545,61 @@ class RoadBuilder:
         outcome = result if isinstance(result, Outcome) else as_outcomes([result])[0]
         self._outcomes.append(outcome)
         position = len(self._outcomes)
-        index = position - 1
-        bead = _place(index % self.rows, index // self.rows, index // self.rows, index % self.rows, False)
+        col, row = divmod(position - 1, self.rows)
+        bead = _place(row, col, col, row, False)
         derived: dict[str, tuple[str, Place] | None] = dict.fromkeys(_DERIVED_NAMES)
-        if outcome.winner == TIE:
-            if not self._columns:  # BR2
+        columns, lengths, winner = self._columns, self._lengths, outcome.winner
+        if winner == TIE:
+            if not columns:  # BR2
                 self._leading += 1
                 place, cell = None, None
             else:  # BR1: counted on the last decision's cell
-                last = self._columns[-1][-1]
+                last = columns[-1][-1]
                 cell = _cell(last.winner, last.coup, last.ties + 1, last.ties_before, last.banker_pair,
                             last.player_pair, last.natural)
-                self._columns[-1][-1] = cell
+                columns[-1][-1] = cell
                 place = self._big_places[-1]
             return _road_step(position, outcome, bead, place, cell, False, self._leading, derived, self.ask_road())
-        cell = _cell(outcome.winner, position, 0, 0 if self._columns else self._leading, outcome.banker_pair,
+        cell = _cell(winner, position, 0, 0 if columns else self._leading, outcome.banker_pair,
                     outcome.player_pair, outcome.natural)
-        if self._columns and self._columns[-1][-1].winner == outcome.winner:  # BR3
-            self._columns[-1].append(cell)
-            self._lengths[-1] += 1
+        if columns and columns[-1][-1].winner == winner:  # BR3
+            columns[-1].append(cell)
+            lengths[-1] += 1
             place = self._big.extend()
         else:
-            self._columns.append([cell])
-            self._lengths.append(1)
+            columns.append([cell])
+            lengths.append(1)
             place = self._big.new_column()
         self._big_places.append(place)
-        column, row = len(self._lengths) - 1, self._lengths[-1] - 1
-        for name, k in DERIVED:
-            colour = mark(self._lengths, column, row, k)  # reads only earlier, finished columns
+        column, row = len(lengths) - 1, lengths[-1] - 1
+        for name, k, runs_, grid, places in self._marking:
+            colour = mark(lengths, column, row, k)  # reads only earlier, finished columns
             if colour is None:
                 continue
-            runs_ = self._derived[name]
             if runs_ and runs_[-1][-1] == colour:  # D6
                 runs_[-1].append(colour)
-                drawn = self._derived_grid[name].extend()
+                drawn = grid.extend()
             else:
                 runs_.append([colour])
-                drawn = self._derived_grid[name].new_column()
-            self._derived_places[name].append(drawn)
+                drawn = grid.new_column()
+            places.append(drawn)
             derived[name] = (colour, drawn)
         return _road_step(position, outcome, bead, place, cell, True, self._leading, derived, self.ask_road())
 
     def ask_road(self) -> dict[str, dict[str, str | None]]:
-        """A1 in O(1): the column lengths are kept, not recounted. The marks read at most the
-        last four columns' lengths (k <= 3), so the answer is worked out once per case and shared:
-        do not change it."""
+        """A1 in O(1): the column lengths are kept, not recounted. Each mark the next coup would add
+        compares the last column's length with that of the column k = 1, 2 or 3 before it (D1: the
+        two columns before a new one; D2-D4: the column k back with the row the cell would take, the
+        last column's length). So the answer depends only on the last winner, the number of columns
+        (five or more alike) and those three equalities: worked out once per case and shared: do not
+        change it."""
         lengths = self._lengths
-        last = self._columns[-1][-1].winner if self._columns else None
-        return _ask_road(last, min(len(lengths), 5), tuple(lengths[-4:]))
+        n = len(lengths)
+        if not n:
+            return _ask_road(None, 0, (False, False, False))
+        length = lengths[-1]
+        same = (n > 1 and lengths[-2] == length, n > 2 and lengths[-3] == length, n > 3 and lengths[-4] == length)
+        return _ask_road(self._columns[-1][-1].winner, min(n, 5), same)
 
     def pop(self) -> Outcome:
         """Take the last result back (a coup voided after its result): the roads
@@ -578,7 +609,7 @@ class RoadBuilder:
         *keep, last = self._outcomes
         fresh = RoadBuilder.from_results(keep, self.rows)
         for slot in ("_outcomes", "_leading", "_columns", "_lengths", "_big", "_big_places", "_derived",
-                     "_derived_grid", "_derived_places"):
+                     "_derived_grid", "_derived_places", "_marking"):
             setattr(self, slot, getattr(fresh, slot))
         return last
 

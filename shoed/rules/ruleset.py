@@ -63,8 +63,9 @@ class Ruleset:
     rotation: bool  # Baccarat Royal: active positions rotate after a loss
     notes: tuple[str, ...] = field(default=())
     # What is worked out from these rules again and again (a coup's settlement:
-    # shoed.rules.coup.settle), kept with them once worked out. Not part of the
-    # ruleset's value: not compared, not shown, not copied by `with_decks`.
+    # shoed.rules.coup.settle; the coup before its first card: new_coup), kept with
+    # them once worked out. Not part of the ruleset's value: not compared, not shown,
+    # not copied by `with_decks`.
     memo: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property

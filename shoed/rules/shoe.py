@@ -27,6 +27,7 @@ from shoed.rules.cards import Card, full_deck
 from shoed.rules.ruleset import Ruleset
 
 _DECK = tuple(full_deck())  # the 52 identities, in index order
+_CARD_OF_TEXT = {card.text: card for card in _DECK}  # a card's notation ("9H", "TD") -> its identity
 
 # Phases of a shoe.
 BURN_FIRST = "burn_first"  # waiting for the exposed first card
@@ -59,7 +60,9 @@ class Shoe:
     burn_due: int = 0  # cards still to burn after the exposed first card
     burn_first: Card | None = None
     burned: list[Card] = field(default_factory=list)
-    seen: Counter[Card] = field(default_factory=Counter)  # Card -> times seen, whatever its fate
+    # A card's notation (Card.text: "9H", "TD") -> times seen, whatever its fate. Counted by the text, whose
+    # hash is the string's own: a card is noted on every card out of the shoe.
+    seen: Counter[str] = field(default_factory=Counter)
     counts: CardCount = field(default_factory=CardCount)
     cut_card_seen: bool = False
     last_coup: int | None = None  # number of the last coup, once the cut card has come out
@@ -79,24 +82,26 @@ class Shoe:
     def note(self, card: Card) -> tuple[int, bool]:
         """Count one card out of the shoe. Returns (times seen, excess): excess is
         True when the identity was seen more often than the decks hold."""
-        n = self.seen[card] + 1
-        self.seen[card] = n
+        text = card.text
+        n = self.seen[text] + 1
+        self.seen[text] = n
         self.total_seen += 1
         return n, n > self.decks
 
     def returned(self, card: Card) -> None:
         """A card counted out of the shoe was put back (a misdeal correction): it will be read again."""
-        self.seen[card] -= 1
+        self.seen[card.text] -= 1
         self.total_seen -= 1
 
     def excess_cards(self) -> dict[str, int]:
-        return {str(c): n - self.decks for c, n in sorted((c, n) for c, n in self.seen.items() if n > self.decks)}
+        excess = sorted((_CARD_OF_TEXT[text], n) for text, n in self.seen.items() if n > self.decks)
+        return {card.text: n - self.decks for card, n in excess}
 
     def remaining_by_rank(self) -> tuple[int, ...]:
         """Cards left in the shoe by rank (ace..king), as far as the reads tell."""
         left = [4 * self.decks] * 13
-        for card, n in self.seen.items():
-            left[card.rank - 1] -= n
+        for text, n in self.seen.items():
+            left[_CARD_OF_TEXT[text].rank - 1] -= n
         return tuple(max(0, v) for v in left)
 
     def remaining_by_value(self) -> tuple[int, ...]:
@@ -185,9 +190,9 @@ class Shoe:
         """Account for every card of the shoe."""
         missing_by_identity = {}
         for card in _DECK:
-            left = self.decks - self.seen.get(card, 0)
+            left = self.decks - self.seen.get(card.text, 0)
             if left > 0:
-                missing_by_identity[str(card)] = left
+                missing_by_identity[card.text] = left
         counts = self.counts
         accounted = counts.coups + counts.voided + counts.burned + counts.discarded
         excess = self.excess_cards()

@@ -35,7 +35,7 @@ from shoed.table import waits
 from shoed.table.events import COMMANDS, LOCKING_ALARMS, NEEDS_ROLE, ODDS_FIELDS, SCHEMA_VERSION, CommandRejected
 from shoed.rules import misdeal as md
 from shoed.rules.cards import Card, CardError, parse_card
-from shoed.rules.coup import Coup, hand_total
+from shoed.rules.coup import Coup, hand_total, new_coup
 from shoed.rules.ruleset import Ruleset
 from shoed.rules.roads import Outcome, RoadBuilder
 from shoed.rules.shoe import BURN_FIRST, BURNING, CLOSED, DEALING, FINISHED, Shoe
@@ -84,6 +84,7 @@ def utc_text(utc_ns: int) -> str:
 
 
 _WHOLE_NUMBERS_UNTIL_NS = 2**31 * 1_000_000_000
+_format_utc = utc_text.__wrapped__  # the same text, not looked up in the cache
 
 
 _MINUTE_SECOND = tuple(f"{second // 60:02d}:{second % 60:02d}." for second in range(3600))  # "MM:SS." of an hour
@@ -204,6 +205,14 @@ class TableController:
     # A card-reading shuffler's shuffles (shoed.table.shuffle); None at a table without one.
     shuffler: shuffle_table.ShufflerState | None = None
     order_key: bytes | None = None  # opens the shuffler's sealed order (docs/shuffler.md); set by the shell
+    _utc_text: str | None = field(default=None, init=False, repr=False, compare=False)  # now_utc as text, once made
+
+    def _utc(self) -> str:
+        """The input's time as its events carry it (utc_text), made once for all of them."""
+        text = self._utc_text
+        if text is None:
+            text = self._utc_text = _format_utc(self.now_utc)
+        return text
 
     # ----- public ----------------------------------------------------------
     def feed(self, item: dict[str, Any]) -> Step:
@@ -211,6 +220,7 @@ class TableController:
         get = item.get
         self.now_mono = int(get("mono_ns", self.now_mono))
         self.now_utc = int(get("utc_ns", self.now_utc))
+        self._utc_text = None
         step = Step()
         kind: Any = get("kind")
         source = get("source")
@@ -407,18 +417,22 @@ class TableController:
             table.coup_state = state.get("coup_state", NO_COUP)
             table.burn_mode = bool(state.get("burn_mode", False))
             if table.coup_state == OPEN:
-                table.coup = Coup(ruleset)
+                table.coup = new_coup(ruleset)
         return table
 
     # ----- events ----------------------------------------------------------
     def _emit(self, step: Step, kind: type[ev.Base], **fields: Any) -> None:
         """One event of `kind` (its struct in shoed.table.events) with the fields every event
-        carries: table, seq (the next one, taken), shoe, coup, mono_ns, utc."""
+        carries: table, seq (the next one, taken), shoe, coup, mono_ns, utc.
+
+        The events of every coup (card, coup.opened, coup.result, coup.confirmed, shoe.odds) are
+        built where they happen instead, each field named in the call: a struct given its fields
+        as keywords is made at a third of the cost of one given them through a dict (`**fields`)."""
         shoe = self.shoe
         self.seq = seq = self.seq + 1
         step.typed.append(kind(
             table=self.table_id, seq=seq, shoe=shoe.shoe_id if shoe else None, coup=self.coup_no or None,
-            mono_ns=self.now_mono, utc=utc_text(self.now_utc), **fields))
+            mono_ns=self.now_mono, utc=self._utc(), **fields))
 
     def _misdeal(self, step: Step, misdeal: md.Misdeal, source: str | None = None) -> None:
         """Record a misdeal; one that cannot be corrected voids the coup at once."""
@@ -472,7 +486,7 @@ class TableController:
         if self.shoe is not None and self.shoe.phase != CLOSED:
             self._close_shoe(step, "a new shoe was opened")
         self.shoes_opened += 1
-        shoe_id = f"{utc_text(self.now_utc)[:19].replace('-', '').replace(':', '')}-{self.shoes_opened}"
+        shoe_id = f"{self._utc()[:19].replace('-', '').replace(':', '')}-{self.shoes_opened}"
         self.shoe = Shoe(self.ruleset, decks or self.decks, shoe_id=shoe_id)
         self.coup, self.coup_no, self.coup_state = None, 0, NO_COUP
         self.results, self.pending, self.burn_mode = [], [], False
@@ -513,10 +527,13 @@ class TableController:
         if shoe is None or not shoe.may_open_coup:
             return
         self.coup_no = shoe.open_coup()
-        self.coup = Coup(self.ruleset)
+        self.coup = new_coup(self.ruleset)
         self.coup_state = OPEN
         self.coup_cards_source = []
-        self._emit(step, ev.CoupOpened, last=(shoe.last_coup == self.coup_no))
+        self.seq = seq = self.seq + 1
+        step.typed.append(ev.CoupOpened(
+            table=self.table_id, seq=seq, shoe=shoe.shoe_id, coup=self.coup_no or None, mono_ns=self.now_mono,
+            utc=self._utc(), last=shoe.last_coup == self.coup_no))
 
     def _confirm(self, step: Step, by: str | None) -> None:
         shoe = self._require_shoe()
@@ -530,7 +547,10 @@ class TableController:
                 self._misdeal(step, misdeal, by)
                 return
         if self.coup_state in (COMPLETE, VOID, OPEN):
-            self._emit(step, ev.CoupConfirmed, by=by, state=self.coup_state)
+            self.seq = seq = self.seq + 1
+            step.typed.append(ev.CoupConfirmed(
+                table=self.table_id, seq=seq, shoe=shoe.shoe_id, coup=self.coup_no or None, mono_ns=self.now_mono,
+                utc=self._utc(), by=by, state=self.coup_state))
         self.coup_state = NO_COUP
         shoe.coup_finished(self.coup_no) if self.coup_no else None
         if shoe.phase == FINISHED:
@@ -542,13 +562,20 @@ class TableController:
         coup, shoe = self.coup, self.shoe
         result = coup.result() if coup is not None else None
         assert result is not None and shoe is not None, "a coup finishes complete, in a shoe"
-        fields = result.to_json()
         self.coup_state = COMPLETE
         road = self.roads.add(Outcome.from_coup(result)).to_json()
-        # The event has its own settlement: the result kept for the snapshot does not share it.
-        self.results.append(fields | {"coup": self.coup_no, "void": False})
-        fields["settlement"] = dict(fields["settlement"])
-        self._emit(step, ev.CoupResult, void=False, sources=list(self.coup_cards_source), road=road, **fields)
+        record = result.to_json()  # the result as the snapshot lists it
+        record["coup"], record["void"] = self.coup_no, False
+        self.results.append(record)
+        # The event shares the record's lists, but has its own settlement.
+        self.seq = seq = self.seq + 1
+        step.typed.append(ev.CoupResult(
+            table=self.table_id, seq=seq, shoe=shoe.shoe_id, coup=self.coup_no or None, mono_ns=self.now_mono,
+            utc=self._utc(), player_cards=record["player_cards"], banker_cards=record["banker_cards"],
+            player_total=record["player_total"], banker_total=record["banker_total"], winner=record["winner"],
+            natural=record["natural"], player_pair=record["player_pair"], banker_pair=record["banker_pair"],
+            cards=record["cards"], settlement=dict(record["settlement"]), rotate=record["rotate"], void=False,
+            sources=list(self.coup_cards_source), road=road))  # type: ignore[arg-type]  # a decision's `by` may be None
         shoe.coup_counted(result.cards)
         step.effects.append(_work_out_odds(self.ruleset, shoe))
 
@@ -708,7 +735,7 @@ class TableController:
         self.seq = seq = self.seq + 1
         step.typed.append(ev.Card(
             table=self.table_id, seq=seq, shoe=shoe.shoe_id, coup=self.coup_no or None, mono_ns=self.now_mono,
-            utc=utc_text(self.now_utc), card=text,
+            utc=self._utc(), card=text,
             recipient=recipient, index=len(order) - 1,  # type: ignore[arg-type]
             total=hand_total(coup.player if recipient == "player" else coup.banker), source=source,
             confidence=confidence, faced=faced, manual=True if manual else UNSET))
@@ -817,7 +844,14 @@ class TableController:
             self.alarms[name] = text
         else:
             self.alarms.pop(name, None)
-        self._emit(step, ev.Alarm, alarm=name, active=active, text=text, **more)
+        shoe = self.shoe
+        self.seq = seq = self.seq + 1
+        alarm = ev.Alarm(
+            table=self.table_id, seq=seq, shoe=shoe.shoe_id if shoe else None, coup=self.coup_no or None,
+            mono_ns=self.now_mono, utc=self._utc(), alarm=name, active=active, text=text)
+        for key, value in more.items():  # the fields only some alarms carry (optional: UNSET until set)
+            setattr(alarm, key, value)
+        step.typed.append(alarm)
 
     def _on_link(self, item: dict[str, Any], step: Step) -> None:
         source, state = item.get("source", "shoe"), item.get("link", "lost")
@@ -898,7 +932,11 @@ class TableController:
         if not isinstance(odds, dict) or self.shoe is None or not odds.keys() >= _ODDS_NEEDED:
             return
         self.odds = {k: odds[k] for k in ODDS_FIELDS}
-        self._emit(step, ev.ShoeOdds, **self.odds)
+        self.seq = seq = self.seq + 1  # the event: the fields every event carries, then ODDS_FIELDS
+        step.typed.append(ev.ShoeOdds(
+            table=self.table_id, seq=seq, shoe=self.shoe.shoe_id, coup=self.coup_no or None, mono_ns=self.now_mono,
+            utc=self._utc(), cards_left=odds["cards_left"], probabilities=odds["probabilities"],
+            player_expectation=odds["player_expectation"], favourable=odds["favourable"]))
         favourable = list(odds["favourable"] or [])
         was = "favourable_bet" in self.alarms
         if favourable:

@@ -434,14 +434,16 @@ def wrap_card(original: Handler, readable: bool) -> Handler:
 
     def on_card(table: TableController, item: Item, step: Step) -> None:
         state = table.shuffler
-        tracker = state.tracker if state is not None else None
+        if state is None:  # a table without a card-reading shuffler: the card as it is
+            return original(table, item, step)
+        tracker = state.tracker
         source = item.get("source")
-        if state is not None and tracker is not None and state.draws and not (table.priority and source == table.active_source):
+        if tracker is not None and state.draws and not (table.priority and source == table.active_source):
             # At a shoe that signals draws a reader checks them; it deals only once it is the reader that
             # deals (the shoe's link lost: shoed.table.controller's failover).
             state.plain = state.plain or PlainDraws()
             return _reader_saw(table, item, step, state.plain, tracker, readable)
-        if state is None or tracker is None or (table.active_source is not None and source != table.active_source):
+        if tracker is None or (table.active_source is not None and source != table.active_source):
             return original(table, item, step)
         check = tracker.dealt(str(item.get("card"))) if readable else None
         if not readable:
