@@ -60,6 +60,11 @@ COURTS = ("J", "Q", "K")
 MIN_BLACK_SUIT_PX = 10.0
 MIN_RED_SUIT_PX = 8.0
 MIN_RANK_PX = 10.0
+# Pips counted in place of a rank glyph too small to read must be at least this
+# tall: smaller ones run together (or a blurred one fades) and are counted short,
+# and a five then agrees with a tiny index misread as a four.
+MIN_COUNT_PX = 10.0
+COUNT_RANK_P = 0.5
 # A group of pips of one size, as many as the index's rank, counts that rank
 # with at least this trust (counting needs no fine shapes, only separate blobs).
 COUNT_TRUST = 0.97
@@ -498,10 +503,11 @@ class Recognizer:
     @staticmethod
     def _too_small(top: CornerRead, pips: PipEvidence) -> str | None:
         """Why the best reading's glyphs are too small to be trusted, or None. The
-        rank may instead be counted from the pips (number cards), the suit seen
-        in large enough pips that agree."""
+        rank may instead be counted from pips large enough to lie apart (number
+        cards), the suit seen in large enough pips that agree."""
         rank, suit = top.card[:-1], top.card[-1]
-        counted = _pips_of(rank) is not None and pips.count == _pips_of(rank)
+        counted = _pips_of(rank) is not None and pips.count == _pips_of(rank) and (
+            pips.px >= MIN_COUNT_PX or top.rank_p >= COUNT_RANK_P)
         if top.rank_px < MIN_RANK_PX and not counted:
             return f"rank glyph {top.rank_px:.1f} px tall, {MIN_RANK_PX:.0f} needed"
         need = min_suit_px(suit)

@@ -75,6 +75,26 @@ def test_glyphs_too_small_to_separate_the_candidates_are_refused(read, pips, rea
         assert "px tall" in result.detail
 
 
+@pytest.mark.parametrize(
+    "rank_p, pip_px, card",
+    [
+        (0.36, 9.0, None),  # small pips may be counted short, a tiny index weakly agreeing: refused
+        (0.36, 12.0, "4D"),  # pips that lie apart are counted surely
+        (0.75, 9.0, "4D"),  # an index that reads the rank at better than even odds, and the count agrees
+    ],
+)
+def test_a_count_stands_in_for_a_tiny_rank_only_where_it_can_be_trusted(rank_p, pip_px, card):
+    """A rank glyph of 5 px cannot be read; four pips counted can stand in for it.
+    But pips of 9 px run together and a five is counted as four, agreeing with
+    a tiny "5" weakly misread as "4": the count stands in for the rank only where
+    the pips are large enough to lie apart, or the index itself reads the rank."""
+    read = CornerRead("bottom-right", "4D", rank_p * 0.98, rank_p, 0.98, 0.99, 5.0, 3.8)
+    result = Recognizer()._decide([read], PipEvidence("D", 0.98, 4, pip_px))
+    assert result.card == card, result
+    if card is None:
+        assert result.reason == TOO_SMALL
+
+
 def test_a_ten_beside_a_jack_is_refused_not_guessed():
     read = corner("JD", 30.0, 20.0)
     result = Recognizer()._decide([read], PipEvidence("D", 0.99, 10, 30.0))
