@@ -396,39 +396,26 @@ class RoadStep:
     ask_road: dict[str, dict[str, str | None]]  # A1, after this coup
 
     def to_json(self) -> dict[str, Any]:
-        """The stable JSON form (the `road` of a coup.result event): fields are added, never renamed.
-        Each part written out as one dict literal, keys in their published order."""
-        outcome, bead, drawn, cell, derived = self.outcome, self.bead_plate, self.big_road, self.cell, self.derived
-        big_road = None
-        if drawn is not None and cell is not None:
-            big_road = {"row": drawn.row, "col": drawn.col, "column": drawn.column, "index": drawn.index,
-                        "tail": drawn.tail, "winner": cell.winner, "ties": cell.ties, "ties_before": cell.ties_before,
-                        "banker_pair": cell.banker_pair, "player_pair": cell.player_pair, "natural": cell.natural,
-                        "coup": cell.coup, "new": self.new_cell}
-        ask = self.ask_road  # A1's answers are shared between coups: the event has its own copy
-        return {
+        """The stable JSON form (the `road` of a coup.result event): fields are added, never renamed."""
+        drawn, cell, derived = self.big_road, self.cell, self.derived
+        out: dict[str, Any] = {
             "position": self.position,
-            "result": outcome.winner,
-            "banker_pair": outcome.banker_pair,
-            "player_pair": outcome.player_pair,
-            "natural": outcome.natural,
-            "bead_plate": {"row": bead.row, "col": bead.col},
-            "big_road": big_road,
+            **self.outcome.to_json(),
+            "bead_plate": {"row": self.bead_plate.row, "col": self.bead_plate.col},
+            "big_road": None if drawn is None or cell is None else
+            {**_place_json(drawn), **cell.to_json(), "new": self.new_cell},
             "leading_ties": self.leading_ties,
-            "big_eye_boy": _mark_json(derived["big_eye_boy"]),
-            "small_road": _mark_json(derived["small_road"]),
-            "cockroach_pig": _mark_json(derived["cockroach_pig"]),
-            "ask_road": {"banker": dict(ask["banker"]), "player": dict(ask["player"])},
         }
+        for name in _DERIVED_NAMES:
+            added = derived[name]
+            out[name] = None if added is None else {**_place_json(added[1]), "colour": added[0]}
+        ask = self.ask_road  # A1's answers are shared between coups: the event has its own copy
+        out["ask_road"] = {"banker": dict(ask["banker"]), "player": dict(ask["player"])}
+        return out
 
 
-def _mark_json(added: tuple[str, Place] | None) -> dict[str, Any] | None:
-    """A derived road's mark and where it is drawn, as RoadStep.to_json writes it."""
-    if added is None:
-        return None
-    colour, place = added
-    return {"row": place.row, "col": place.col, "column": place.column, "index": place.index, "tail": place.tail,
-            "colour": colour}
+def _place_json(place: Place) -> dict[str, Any]:
+    return {"row": place.row, "col": place.col, "column": place.column, "index": place.index, "tail": place.tail}
 
 
 def _place_of(drawn: dict[str, Any]) -> Place:
