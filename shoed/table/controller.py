@@ -56,7 +56,6 @@ IDENTITY = ("vendor", "serial", "boot")
 _BURN_PHASES = frozenset((BURN_FIRST, BURNING))  # the shoe's phases in which a card out of it is burned
 
 
-@functools.lru_cache(maxsize=64)  # the events of one input share its time: formatted once
 def utc_text(utc_ns: int) -> str:
     """ISO 8601 UTC with microseconds, from the input's own timestamp: what
     `datetime.fromtimestamp(utc_ns / 1e9, UTC).isoformat()` writes, at half the cost
@@ -84,7 +83,6 @@ def utc_text(utc_ns: int) -> str:
 
 
 _WHOLE_NUMBERS_UNTIL_NS = 2**31 * 1_000_000_000
-_format_utc = utc_text.__wrapped__  # the same text, not looked up in the cache
 
 
 _MINUTE_SECOND = tuple(f"{second // 60:02d}:{second % 60:02d}." for second in range(3600))  # "MM:SS." of an hour
@@ -211,7 +209,7 @@ class TableController:
         """The input's time as its events carry it (utc_text), made once for all of them."""
         text = self._utc_text
         if text is None:
-            text = self._utc_text = _format_utc(self.now_utc)
+            text = self._utc_text = utc_text(self.now_utc)
         return text
 
     # ----- public ----------------------------------------------------------
