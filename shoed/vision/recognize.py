@@ -61,8 +61,9 @@ MIN_BLACK_SUIT_PX = 10.0
 MIN_RED_SUIT_PX = 8.0
 MIN_RANK_PX = 10.0
 # Pips counted in place of a rank glyph too small to read must be at least this
-# tall: smaller ones run together (or a blurred one fades) and are counted short,
-# and a five then agrees with a tiny index misread as a four.
+# tall, or the index must read that rank at COUNT_RANK_P or more: smaller ones
+# run together (or a blurred one fades) and are counted short, and a five then
+# agrees with a tiny index weakly misread as a four.
 MIN_COUNT_PX = 10.0
 COUNT_RANK_P = 0.5
 # A group of pips of one size, as many as the index's rank, counts that rank
@@ -169,6 +170,11 @@ def _pips_of(rank: str) -> int | None:
     if rank == "T":
         return 10
     return int(rank) if rank.isdigit() else None
+
+
+def _numbered(rank: str, pips: PipEvidence) -> bool:
+    """Whether the middle's pips number `rank` (a number card's)."""
+    return pips.count == _pips_of(rank)
 
 
 def red_probability(redness: float) -> float:
@@ -464,7 +470,7 @@ class Recognizer:
         confidence = top.confidence
         rank = top.card[:-1]
         sure_enough = top.confidence >= 0.3 or top.glyphs == 2 or top.counted
-        counted = _pips_of(rank) is not None and pips.count == _pips_of(rank) and sure_enough
+        counted = _numbered(rank, pips) and sure_enough
         if counted:
             # The index's rank and the number of pips agree: two cues, one answer.
             confidence = max(confidence, COUNT_TRUST * top.suit_p)
@@ -506,8 +512,7 @@ class Recognizer:
         rank may instead be counted from pips large enough to lie apart (number
         cards), the suit seen in large enough pips that agree."""
         rank, suit = top.card[:-1], top.card[-1]
-        counted = _pips_of(rank) is not None and pips.count == _pips_of(rank) and (
-            pips.px >= MIN_COUNT_PX or top.rank_p >= COUNT_RANK_P)
+        counted = _numbered(rank, pips) and (pips.px >= MIN_COUNT_PX or top.rank_p >= COUNT_RANK_P)
         if top.rank_px < MIN_RANK_PX and not counted:
             return f"rank glyph {top.rank_px:.1f} px tall, {MIN_RANK_PX:.0f} needed"
         need = min_suit_px(suit)
