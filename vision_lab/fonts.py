@@ -41,14 +41,6 @@ TRAINING_FAMILIES = ("dejavu", "liberation", "freefont", "crosextra", "bebas-neu
                      "league-spartan", "comfortaa", "manrope", "inter", "lato", "cantarell", "karla", "clear-sans",
                      "b612", "linux-libertine", "gentiumplus", "quattrocento")
 HELD_OUT_FAMILIES = ("urw-base35", "roboto", "open-sans")
-DEBIAN_FONT_PACKAGES = ("fonts-dejavu-core", "fonts-dejavu-extra", "fonts-liberation", "fonts-freefont-ttf",
-                        "fonts-crosextra-carlito", "fonts-crosextra-caladea", "fonts-bebas-neue",
-                        "fonts-yanone-kaffeesatz", "fonts-adf-gillius", "fonts-adf-universalis", "fonts-adf-verana",
-                        "fonts-adf-accanthis", "fonts-adf-baskervald", "fonts-adf-berenis", "fonts-league-spartan",
-                        "fonts-comfortaa", "fonts-manrope", "fonts-inter", "fonts-lato", "fonts-cantarell",
-                        "fonts-karla", "fonts-clear-sans", "fonts-b612", "fonts-linuxlibertine",
-                        "fonts-sil-gentiumplus", "fonts-quattrocento",
-                        "fonts-urw-base35", "fonts-roboto-unhinted", "fonts-open-sans")
 # faces that do not write ranks the way a card does
 _SKIP = ("Oblique", "Italic", "Ita.", "ExtraLight", "Light", "Thin", "Hairline", "Math", "Mono", "Dingbat", "Symbol",
          "Z003", "D050000L", "Black", "It.", "_I.", "_RI.", "_RBI.", "_RZI.", "_K.",
