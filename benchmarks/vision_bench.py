@@ -28,9 +28,10 @@ narrow lettering at phone resolution, 128 x 128 frames, small photographs under
 colour casts, cards whose print runs off their edges (mostly on dark cloth). Reported per rank and per design, wrong claims apart from
 refusals (with their reasons). Seeds differ from the stored test pictures'.
 Deck artwork (vision_lab.decks): the complete deck designs of aisleriot's
-themes (gnome-cards-data), rendered by rsvg-convert, photographed likewise;
-only the designs never trained on (decks.held_out_designs); cards whose index
-shoed is not meant to read (foreign court letters, Swiss suits) counted apart.
+themes (gnome-cards-data) and of KDE's decks (kdegames-card-data-kf5, a set of
+its own), rendered by rsvg-convert, photographed likewise; only the designs
+never trained on (decks.held_out_designs); cards whose index shoed is not meant
+to read (foreign court letters, German or Swiss suits) counted apart.
 
     .venv/bin/python benchmarks/vision_bench.py [--quick] [--keep DIR] [--no-speed] [--model FILE]
 """
@@ -240,13 +241,15 @@ def main() -> int:
     designs("128x128", list(hard_sets.frames(100 * k, 102)), recognizer)
     designs("casts", list(hard_sets.casts(60 * k, 103)), recognizer)
     designs("bleed", list(hard_sets.bleed(48 * k, 105)), recognizer)
-    found = decks.held_out_designs()
-    if found:
-        print(f"deck artwork shipped by Debian (gnome-cards-data), {len(found)} designs never trained on "
-              f"({', '.join(found)}):")
-        designs("decks", list(decks.shots(13 * k, 104, names=found)), recognizer, decks.to_refuse)
-    else:
-        print("deck artwork: not installed (apt-get install gnome-cards-data librsvg2-bin)")
+    for source, package, name, seed in (("aisleriot", "gnome-cards-data", "decks", 104),
+                                         ("kde", "kdegames-card-data-kf5", "decks-kde", 106)):
+        found = decks.held_out_designs(source)
+        if found:
+            print(f"deck artwork shipped by Debian ({package}), {len(found)} designs never trained on "
+                  f"({', '.join(found)}):")
+            designs(name, list(decks.shots(13 * k, seed, names=found)), recognizer, decks.to_refuse)
+        else:
+            print(f"deck artwork: {package} not installed (apt-get install {package} librsvg2-bin)")
     return 0
 
 

@@ -86,7 +86,8 @@ def pictures(quick: bool, only: set[str] | None = None) -> Iterator[tuple[str, n
         "128x128": lambda: pairs(hard_sets.frames(100 * k, 102)),
         "casts": lambda: pairs(hard_sets.casts(60 * k, 103)),
         "bleed": lambda: pairs(hard_sets.bleed(48 * k, 105)),
-        "decks": lambda: pairs(decks.shots(13 * k, 104, names=decks.held_out_designs())),
+        "decks": lambda: pairs(decks.shots(13 * k, 104, names=decks.held_out_designs("aisleriot"))),
+        "decks-kde": lambda: pairs(decks.shots(13 * k, 106, names=decks.held_out_designs("kde"))),
     }
     for name, make_set in sets.items():
         if only is None or name in only:

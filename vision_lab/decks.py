@@ -1,13 +1,16 @@
 """Card-face artwork that Debian packages ship: whole deck designs to measure on.
 
 gnome-cards-data (aisleriot's themes, /usr/share/aisleriot/cards/*.svgz, ids
-like "club_10", "heart_queen") holds complete decks drawn by many hands: other lettering, other pips, real court
-pictures. Faces are rendered with rsvg-convert (librsvg2-bin) once and cached
+like "club_10", "heart_queen") and kdegames-card-data-kf5 (KDE's decks,
+/usr/share/carddecks/svg-*/*.svgz, ids like "10_club", "queen_heart"; named
+here "kde-" and their folder's name, "kde-oxygen") hold complete decks drawn
+by many hands: other lettering, other pips, real court pictures, faces
+printed on dark or tinted card, indices split between the top corners. Faces are rendered with rsvg-convert (librsvg2-bin) once and cached
 as PNG; `face(design, label)` gives a vision_lab.synth.Face to photograph.
 Nothing here is needed at run time or by the tests; the benchmark uses it
 when the packages are installed:
 
-    apt-get install gnome-cards-data librsvg2-bin
+    apt-get install gnome-cards-data kdegames-card-data-kf5 librsvg2-bin
 
 Four-colour decks are left out (shoed reads red and black suits).
 
@@ -16,7 +19,8 @@ Designs are split, whole, into those the classifier may learn from
 benchmark reports on these only). Designs that share their lettering are kept
 on one side of the split (the Gnome "anglo" family, the Atlasnye family, the
 German serif decks), so that a held-out design is never a near copy of a
-trained one. Cards whose index is not an English rank over a French suit (a
+trained one; KDE's redrawing of a trained design (`NEAR_TRAINED`) is on
+neither side. Cards whose index is not an English rank over a French suit (a
 "B" or "D" for a German jack or queen, a Russian "T" for an ace, Swiss suits,
 court cards without an index) are listed in `to_refuse`: for those a
 refusal is the right answer.
@@ -42,6 +46,12 @@ CACHE = os.environ.get("SHOED_DECK_CACHE", os.path.join(os.path.expanduser("~"),
 # rheinland), and two serif decks (bellot, neoclassical).
 TRAINING_DESIGNS = ("atlasnye", "atlasnye_skat", "orell", "slavic_costumes", "tarocco", "tigullio",
                     "berlin", "lattmann", "rheinland", "bellot", "neoclassical")
+# KDE's decks that are near copies of a trained design: neither trained on nor
+# reported as never seen.
+NEAR_TRAINED = ("kde-tigullio-international",)
+# KDE's decks left out: not playing cards (a deck of computer parts), or cards
+# that rsvg-convert cannot cut out one by one ("has no dimensions").
+_NOT_CARDS = ("kde-future", "kde-konqi-modern", "kde-xskat-french")
 # Ranks whose index in a design is not an English rank letter (refusing is right).
 _FOREIGN_RANKS = {
     "ancient_french": "AJQK",  # 1, V, D, R
@@ -54,24 +64,30 @@ _FOREIGN_RANKS = {
     "guyenne-classic": "JQK",  # court cards without an index
 }
 # Designs not in French suits read in red and black: Swiss suits, four colours.
-_FOREIGN_DESIGNS = ("swiss-xvii", "atlasnye_skat")
+_FOREIGN_DESIGNS = ("swiss-xvii", "atlasnye_skat", "kde-xskat-german")
 _SUIT = {"C": "club", "D": "diamond", "H": "heart", "S": "spade"}
 _RANK = {"A": "1", "T": "10", "J": "jack", "Q": "queen", "K": "king"}
 
 
 def designs() -> dict[str, str]:
-    """Installed deck designs: name -> svgz file."""
+    """Installed deck designs: name -> svgz file (aisleriot's, then KDE's)."""
     found = {}
     for path in sorted(glob.glob("/usr/share/aisleriot/cards/*.svgz")):
         name = os.path.basename(path).removesuffix(".svgz")
         if name.isascii() and "4_color" not in name and "bitmap" not in name:
             found[name] = path
+    for path in sorted(glob.glob("/usr/share/carddecks/svg-*/*.svgz")):
+        name = "kde-" + os.path.basename(os.path.dirname(path)).removeprefix("svg-")
+        if name not in _NOT_CARDS:
+            found[name] = path
     return found if shutil.which("rsvg-convert") else {}
 
 
-def held_out_designs() -> list[str]:
-    """Installed designs the classifier never trains on."""
-    return [d for d in designs() if d not in TRAINING_DESIGNS]
+def held_out_designs(source: str | None = None) -> list[str]:
+    """Installed designs the classifier never trains on; `source` "kde" for
+    KDE's only, "aisleriot" for aisleriot's only."""
+    return [d for d in designs() if d not in TRAINING_DESIGNS and d not in NEAR_TRAINED
+            and (source is None or (source == "kde") == d.startswith("kde-"))]
 
 
 def foreign_ranks(design: str) -> str:
@@ -84,8 +100,9 @@ def to_refuse(design: str, label: str) -> bool:
     return design in _FOREIGN_DESIGNS or label[:-1] in foreign_ranks(design)
 
 
-def _element_id(label: str) -> str:
-    return f"{_SUIT[label[-1]]}_{_RANK.get(label[:-1], label[:-1])}"
+def _element_id(design: str, label: str) -> str:
+    rank, suit = _RANK.get(label[:-1], label[:-1]), _SUIT[label[-1]]
+    return f"{rank}_{suit}" if design.startswith("kde-") else f"{suit}_{rank}"
 
 
 def face(design: str, label: str) -> synth.Face | None:
@@ -110,7 +127,7 @@ def _render(design: str, label: str) -> np.ndarray | None:
     png = os.path.join(CACHE, design, f"{label}.png")
     if not os.path.exists(png):
         os.makedirs(os.path.dirname(png), exist_ok=True)
-        run = subprocess.run(["rsvg-convert", "-i", _element_id(label), "-h", "1200", path, "-o", png],
+        run = subprocess.run(["rsvg-convert", "-i", _element_id(design, label), "-h", "1200", path, "-o", png],
                              capture_output=True)
         if run.returncode != 0:
             return None

@@ -222,8 +222,13 @@ def _heart_points(lobe: float, n: int = 80) -> np.ndarray:
     return np.stack([x, y], axis=1)
 
 
-def suit_shape_mask(suit: str, height: int, rng: np.random.Generator | None = None) -> np.ndarray:
-    """A suit symbol drawn from curves, `height` pixels tall; `rng` varies its proportions."""
+def suit_shape_mask(suit: str, height: int, rng: np.random.Generator | None = None, wide: bool = False) -> np.ndarray:
+    """A suit symbol drawn from curves, `height` pixels tall; `rng` varies its
+    proportions. With `wide`, spades and clubs vary over what printed decks
+    show beyond the common shapes: a short body over a long slender stem
+    flaring to a broad foot, small or large lobes set close or apart."""
+    if wide and suit in "SC":
+        return _wide_black_suit(suit, height, rng if rng is not None else np.random.default_rng(0))
     r = rng if rng is not None else np.random.default_rng(0)
     jitter = (lambda a, b: r.uniform(a, b)) if rng is not None else (lambda a, b: (a + b) / 2)
     s = 400  # master size
@@ -272,9 +277,34 @@ def suit_shape_mask(suit: str, height: int, rng: np.random.Generator | None = No
     return scale_to_height(_tight(canvas), height)
 
 
-def _stem(canvas, ox, oy, s, top, jitter):
-    foot = s * jitter(0.26, 0.4)
-    neck = s * jitter(0.06, 0.1)
+def _wide_black_suit(suit: str, height: int, r: np.random.Generator) -> np.ndarray:
+    s = 400
+    canvas = np.zeros((s + 40, s + 40), np.uint8)
+    ox = oy = 20
+    body = s * r.uniform(0.58, 0.84)  # the rest is stem
+    if suit == "S":
+        pts = _heart_points(r.uniform(0.85, 1.2))
+        pts[:, 1] = -pts[:, 1]
+        pts = _fit(pts, s * r.uniform(0.75, 1.15), body)
+        cv2.fillPoly(canvas, [_i(pts, ox, oy)], 255, cv2.LINE_AA, 4)
+        stem_top = body * 0.75
+    else:
+        rad = s * r.uniform(0.14, 0.26)
+        cx = s / 2
+        spread, drop = r.uniform(0.85, 1.3), r.uniform(0.85, 1.05)
+        centres = [(cx, rad), (cx - rad * spread, (body - rad) * drop), (cx + rad * spread, (body - rad) * drop)]
+        for x, y in centres:
+            cv2.circle(canvas, (round((ox + x) * 16), round((oy + y) * 16)), round(rad * 16), 255, -1, cv2.LINE_AA, 4)
+        tri = np.array([(cx, rad), centres[1], centres[2]])
+        cv2.fillPoly(canvas, [_i(tri, ox, oy)], 255, cv2.LINE_AA, 4)
+        stem_top = centres[1][1]
+    _stem(canvas, ox, oy, s, stem_top, r.uniform, foot=(0.2, 0.5), neck=(0.03, 0.1))
+    return scale_to_height(_tight(canvas), height)
+
+
+def _stem(canvas, ox, oy, s, top, jitter, foot=(0.26, 0.4), neck=(0.06, 0.1)):
+    foot = s * jitter(*foot)
+    neck = s * jitter(*neck)
     cx = s / 2
     left = []
     for u in np.linspace(0, 1, 12):  # concave flanks widening to the foot

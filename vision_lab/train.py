@@ -16,7 +16,12 @@ index.glyph_vector). The "none" class gets foreign letters, lone "1" and "0",
 broken glyphs, and picture and pattern pieces. Each suit gets a quarter more
 samples (SHADED_EXTRA), drawn from a random stream of their own, whose ink is
 shaded (fonts.shaded: a gradient, a lighter centre, a dark outline around a
-tinted inside, a highlight over one half), as many decks print their suits.
+tinted inside, a highlight over one half), as many decks print their suits;
+spades and clubs get more again (WIDE_EXTRA), drawn in wider proportions than
+the common shapes (fonts.suit_shape_mask(wide=True): a short body over a long
+slender stem, small or large lobes set close or apart), half of them shaded,
+from a stream of their own: a club is told from a spade by its lobes, not by
+the length of its stem.
 
 Deck artwork (vision_lab.decks, when gnome-cards-data and librsvg2-bin are
 installed): the index marks of every card of the training designs
@@ -52,6 +57,9 @@ from shoed.vision.model import CLASSES, DEFAULT_PATH, NONE, RANK_CLASSES, SUIT_C
 FOREIGN = "BDRVOCLEPHUNMWXYTFIG"
 CARD_GLYPH_SHARE = 0.2  # share of a rank's samples in card lettering (fonts.CARD_GLYPHS), where it has some
 SHADED_EXTRA = 0.25  # shaded suit symbols (fonts.shaded) added to each suit's samples, as a share of --per-class
+# spades and clubs of wider proportions (fonts.suit_shape_mask(wide=True)), half of them shaded, added to
+# those two suits' samples, as a share of --per-class
+WIDE_EXTRA = 0.35
 
 
 def _pad(mask: np.ndarray, frac: float = 0.35) -> np.ndarray:
@@ -135,9 +143,14 @@ def measure(ink: np.ndarray, ten: bool = False, whole: bool = True) -> np.ndarra
     return X.glyph_vector(ink[best.y : best.y + best.h, best.x : best.x + best.w], best.mask)
 
 
-def _suit_master(suit: str, fonts: list[F.GlyphFont], rng: np.random.Generator, shaded: bool = False) -> np.ndarray:
+def _suit_master(suit: str, fonts: list[F.GlyphFont], rng: np.random.Generator, shaded: bool = False,
+                 wide: bool = False) -> np.ndarray:
     """A suit symbol from a font or drawn from curves; with `shaded`, its ink
-    shaded (fonts.shaded)."""
+    shaded (fonts.shaded); with `wide`, drawn in wider proportions and shaded
+    half the time."""
+    if wide:
+        master = F.suit_shape_mask(suit, 90, rng, wide=True)
+        return F.shaded(master, rng) if rng.uniform() < 0.5 else master
     with_symbols = [f for f in fonts if f.suits]
     if with_symbols and rng.uniform() < 0.5:
         master = F.font_suit_mask(with_symbols[rng.integers(len(with_symbols))], suit, 90)
@@ -231,12 +244,13 @@ def _labels() -> list[str]:
 
 def sample(cls: int, fonts: list[F.GlyphFont], rng: np.random.Generator,
            masters: dict[int, list[np.ndarray]] | None = None, deck_share: float = 0.0,
-           shaded: bool = False) -> np.ndarray | None:
+           shaded: bool = False, wide: bool = False) -> np.ndarray | None:
     """One training vector of class `cls` (an index into model.CLASSES); with
     probability `deck_share` from one of `masters[cls]` (deck artwork); with
-    `shaded`, a drawn suit symbol with its ink shaded."""
-    if shaded:
-        master = _suit_master(SUIT_CLASSES[cls - 13], fonts, rng, shaded=True)
+    `shaded`, a drawn suit symbol with its ink shaded; with `wide`, a spade or
+    club of wider proportions."""
+    if shaded or wide:
+        master = _suit_master(SUIT_CLASSES[cls - 13], fonts, rng, shaded=shaded, wide=wide)
         ink = _camera(_geometry(_pad(master, 0.1), rng), rng)
         return measure(np.pad(ink, 6))
     # foreign letters are a small part of what "none" stands for
@@ -259,7 +273,8 @@ def sample(cls: int, fonts: list[F.GlyphFont], rng: np.random.Generator,
 
 def make_set(per_class: int, fonts: list[F.GlyphFont], seed: int, none_share: float = 1.5,
              classes: range | None = None, log=None, masters: dict[int, list[np.ndarray]] | None = None,
-             deck_share: float = 0.0, shaded_extra: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+             deck_share: float = 0.0, shaded_extra: float = 0.0,
+             wide_extra: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
     counts = [per_class] * (len(CLASSES) - 1) + [int(per_class * none_share)]
     xs: list[np.ndarray] = []
@@ -287,6 +302,12 @@ def make_set(per_class: int, fonts: list[F.GlyphFont], seed: int, none_share: fl
     for cls in range(len(RANK_CLASSES), len(RANK_CLASSES) + len(SUIT_CLASSES)):
         if shaded_extra > 0 and (classes is None or cls in classes):
             draw(cls, int(per_class * shaded_extra), extra, "shaded", shaded=True)
+    # spades and clubs of wider proportions, from a stream of their own
+    wide = np.random.default_rng(seed + 600)
+    for suit in "CS":
+        cls = len(RANK_CLASSES) + SUIT_CLASSES.index(suit)
+        if wide_extra > 0 and (classes is None or cls in classes):
+            draw(cls, int(per_class * wide_extra), wide, "wide", wide=True)
     return np.stack(xs), np.array(ys, np.int64)
 
 
@@ -376,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
         log(f"deck artwork: {sum(len(v) for v in masters.values())} index marks of "
             f"{', '.join(d for d in decks.TRAINING_DESIGNS if d in decks.designs()) or 'no design installed'}")
         x, y = make_set(args.per_class, fonts, args.seed, log=log, masters=masters, deck_share=args.deck_share,
-                        shaded_extra=SHADED_EXTRA)
+                        shaded_extra=SHADED_EXTRA, wide_extra=WIDE_EXTRA)
         if args.cache:
             np.savez_compressed(args.cache, x=x, y=y)
     model = fit(x, y, epochs=args.epochs, seed=args.seed, log=log)

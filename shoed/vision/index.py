@@ -34,6 +34,7 @@ from shoed.vision.locate import CANON_H, CANON_W
 
 WINDOW_W, WINDOW_H = 0.34, 0.45  # the corner window, as fractions of the card
 PIP_EDGE = 0.16  # no pip's centre is nearer the card's side than this (a fraction of its width)
+MIDDLE_ROW = 0.05  # a pip whose centre is this near the card's middle (a fraction of its height) is on the middle row
 SPLIT_LEVELS = (0.12, 0.24)  # ink levels above a window's own, tried in turn where a rank ran into its suit
 OTHER_PRINT = 0.35  # ink beside a mark from this level on is other print, not the mark's colour spread into paper
 LONE_WINDOW_W = 0.45  # a rank printed alone may be wide and large (a "10" in big lettering): a wider window
@@ -439,6 +440,9 @@ class Pip:
     mask: np.ndarray
     redness: float
     blur: float
+    # on the card's middle row (an ace's pip, a three's middle one): printed
+    # upright on the card, and the card may lie either way up
+    either_way: bool = False
 
 
 def find_pips(ink: np.ndarray, red: np.ndarray, limit: int = 12,
@@ -475,10 +479,11 @@ def find_pips(ink: np.ndarray, red: np.ndarray, limit: int = 12,
     for _, m in found[:limit]:
         patch = ink[m.y : m.bottom, m.x : m.x + m.w]
         mask = m.mask
-        if m.y + m.h / 2 > 0.55 * h:  # lower half: printed upside down
+        cy = m.y + m.h / 2
+        if cy > 0.55 * h:  # lower half: printed upside down
             patch, mask = patch[::-1, ::-1], mask[::-1, ::-1]
         pips.append(Pip(m, np.ascontiguousarray(patch), np.ascontiguousarray(mask),
-                        _print_redness(ink, red, m), _blur(ink, m)))
+                        _print_redness(ink, red, m), _blur(ink, m), abs(cy - h / 2) <= MIDDLE_ROW * h))
     return pips
 
 

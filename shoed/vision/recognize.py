@@ -39,9 +39,10 @@ is never presented as a card. Pure functions of the image: no clock, no I/O.
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -94,6 +95,14 @@ COURT_PIPS = 7  # a court card's picture never shows this many marks of one size
 # A suit printed beside a court card's rank alone (a split index) stands on the
 # rank's line across clear paper: at most this share of the card between them printed.
 SUIT_CLEAR = 0.02
+# A pip's shape leans to a suit from this share of what the mark could be; the
+# pips of one card are printed alike, so where at least SPLIT_PIPS of them, and
+# SPLIT_SHARE of those that lean to a suit of the colour, lean to the other suit
+# than the rest, the shape of this design's suit is not told apart.
+PIP_LEAN = 0.3
+SPLIT_PIPS = 2
+SPLIT_SHARE = 0.25
+TWIN_SUIT = {"C": "S", "S": "C", "D": "H", "H": "D"}
 
 
 @dataclass(frozen=True)
@@ -122,6 +131,7 @@ class PipEvidence:
     count: int
     px: float
     three: bool = False  # three pips, all in the middle column and spread down the card: a three's layout
+    split: str | None = None  # the other suit of `suit`'s colour, where a share of the pips' shapes read as it
 
 
 NO_PIPS = PipEvidence(None, 0.0, 0, 0.0)
@@ -141,6 +151,9 @@ class Identification:
     index: str | None = None  # which corner's index gave the answer
     reads: tuple[CornerRead, ...] = field(default=(), repr=False)
     detail: str | None = None
+    # the card's own print does not tell its suit (its pips read as both suits of
+    # its colour): another outline's reading of the same card does not count
+    contested: bool = field(default=False, repr=False)
 
     def to_json(self) -> dict:
         out: dict[str, Any] = {"card": self.card, "confidence": round(float(self.confidence), 4)}
@@ -216,12 +229,16 @@ class Recognizer:
         if not quads:
             return Identification(None, 0.0, "no card found")
         best: Identification | None = None
+        contested: dict[str, Identification] = {}
         for quad in quads:
             tries = [quad, quad.turned()] if quad.ambiguous else [quad]
             for q in tries:
-                result = self.read_card(L.warp_card(image, q), picture_scale(q))
-                result = Identification(result.card, result.confidence, result.reason, q.as_list(), result.index,
-                                        result.reads, result.detail)
+                result = dataclasses.replace(self.read_card(L.warp_card(image, q), picture_scale(q)),
+                                             corners=q.as_list())
+                if result.contested and result.reads:
+                    contested.setdefault(result.reads[0].card, result)
+                if result.card is not None and result.card in contested:
+                    result = contested[result.card]
                 if best is None or _rank(result) > _rank(best):
                     best = result
             if best is not None and best.card is not None:
@@ -239,7 +256,7 @@ class Recognizer:
             return self._read_lone(card, scale, maps)
         pips = X.index_pips(views, maps)
         vectors = X.collect_vectors(views)
-        pip_vectors = [X.glyph_vector(p.ink, p.mask) for p in pips]
+        pip_vectors = _pip_vectors(pips)
         probs = self.model.predict(np.vstack([vectors, *pip_vectors]) if pip_vectors else vectors)
         evidence = self._pip_evidence(pips, probs[len(vectors) :], scale)
         reads = []
@@ -283,9 +300,10 @@ class Recognizer:
             if li.suit is not None and li.suit_view is not None:
                 li.suit_key = len(rows)
                 rows.append(X.mark_vector(li.suit_view, li.suit))
-        rows += [X.glyph_vector(p.ink, p.mask) for p in lone.pips]
+        first_pip = len(rows)
+        rows += _pip_vectors(lone.pips)
         probs = self.model.predict(np.vstack(rows))
-        evidence = self._pip_evidence(lone.pips, probs[len(rows) - len(lone.pips) :], scale)
+        evidence = self._pip_evidence(lone.pips, probs[first_pip:], scale)
         results = [self._lone_result(li, probs, evidence, lone, scale) for li in lone.indices]
         # a card, else the most telling refusal: a reading with a suit, then a
         # rank read surely, before marks too unsure to be called a rank
@@ -427,20 +445,35 @@ class Recognizer:
 
     def _pip_evidence(self, pips: list[X.Pip], probs: np.ndarray, scale: float) -> PipEvidence:
         """The suit most of the middle's suit-like marks agree on, weighed by how
-        many agree; and how many pips of one size the middle shows."""
+        many agree; and how many pips of one size the middle shows. `probs`:
+        the class probabilities of _pip_vectors(pips)'s rows. A pip on the
+        middle row, read both ways up, tells a suit only where both tell the same."""
         group = X.pip_group(pips)
         votes: dict[int, list[float]] = {}
-        for pip, sp in zip(pips, probs, strict=True):
+        leans = [0] * len(SUIT_CLASSES)
+        turned_rows = iter(probs[len(pips) :])
+        turned = [next(turned_rows) if pip.either_way else None for pip in pips]
+        for pip, sp, other in zip(pips, probs[: len(pips)], turned, strict=True):
             s, p, _ = self._suit_of(sp, pip.redness, pip.blur)
+            if other is not None:
+                s2, p2, _ = self._suit_of(other, pip.redness, pip.blur)
+                if s2 != s and max(p, p2) >= PIP_LEAN:
+                    continue
+                p = max(p, p2)
             if p >= 0.5:
                 votes.setdefault(s, []).append(p)
+            if p >= PIP_LEAN:
+                leans[s] += 1
         px = float(np.median([p.mark.h for p in group])) * scale if group else 0.0
         three = len(group) == 3 and _in_middle_column(group)
         if not votes:
             return PipEvidence(None, 0.0, len(group), px, three)
         s = max(votes, key=lambda k: (len(votes[k]), sum(votes[k])))
         agree = len(votes[s]) / sum(len(v) for v in votes.values())
-        return PipEvidence(SUIT_CLASSES[s], float(np.median(votes[s])) * agree, len(group), px, three)
+        suit = SUIT_CLASSES[s]
+        twin = leans[SUIT_CLASSES.index(TWIN_SUIT[suit])]
+        split = TWIN_SUIT[suit] if twin >= SPLIT_PIPS and twin >= SPLIT_SHARE * (twin + leans[s]) else None
+        return PipEvidence(suit, float(np.median(votes[s])) * agree, len(group), px, three, split)
 
     def _with_pips(self, read: CornerRead, pips: PipEvidence) -> CornerRead:
         """Number cards and aces show their suit again, larger, in the middle:
@@ -500,7 +533,8 @@ class Recognizer:
         if top.confidence >= 0.5:
             clash = _disagreement(top.card, pips)
             if clash:
-                return Identification(None, round(confidence, 4), CUES_DISAGREE, reads=tuple(reads), detail=clash)
+                return Identification(None, round(confidence, 4), CUES_DISAGREE, reads=tuple(reads), detail=clash,
+                                      contested=pips.split is not None and top.card[-1] in (pips.suit, pips.split))
         if confidence < self.threshold:
             why = "colour unclear" if 0.2 < top.red_p < 0.8 else "low confidence"
             return Identification(None, round(confidence, 4), why, reads=tuple(reads))
@@ -522,6 +556,13 @@ class Recognizer:
         return None
 
 
+def _pip_vectors(pips: list[X.Pip]) -> list[np.ndarray]:
+    """Each pip's feature vector, then those of the pips on the middle row
+    upside down (the card may lie either way up)."""
+    rows = [X.glyph_vector(p.ink, p.mask) for p in pips]
+    return rows + [X.glyph_vector(p.ink[::-1, ::-1], p.mask[::-1, ::-1]) for p in pips if p.either_way]
+
+
 def _disagreement(card: str, pips: PipEvidence) -> str | None:
     """Where the middle of the card contradicts its index, or None. A number card
     shows as many pips as its rank (fewer may be in view, never more); an ace
@@ -541,6 +582,8 @@ def _disagreement(card: str, pips: PipEvidence) -> str | None:
         return f"index {card}, a three's pips"
     if rank not in COURTS and pips.suit not in (None, suit) and pips.suit_p >= 0.8 and pips.px >= min_suit_px(suit):
         return f"index {card}, pips of {pips.suit}"
+    if rank not in COURTS and pips.split is not None and suit in (pips.suit, pips.split):
+        return f"index {card}, pips that read as {pips.suit} and as {pips.split}"
     return None
 
 

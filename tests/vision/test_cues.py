@@ -24,6 +24,7 @@ from shoed.vision.recognize import (
     PipEvidence,
     Recognizer,
     _disagreement,
+    _pip_vectors,
     red_probability,
 )
 
@@ -46,6 +47,11 @@ from shoed.vision.recognize import (
         ("5S", PipEvidence("S", 0.99, 3, 30.0, three=True), True),  # a three's layout: no five has three middle pips
         ("7S", PipEvidence("S", 0.99, 3, 30.0, three=True), True),
         ("3S", PipEvidence("S", 0.99, 3, 30.0, three=True), False),
+        # pips printed alike whose shapes read some as spades and some as clubs: the
+        # design's black suits are not told apart, whichever the index says
+        ("9S", PipEvidence("S", 0.87, 9, 56.0, split="C"), True),
+        ("9C", PipEvidence("S", 0.87, 9, 56.0, split="C"), True),
+        ("QS", PipEvidence("S", 0.87, 2, 56.0, split="C"), False),  # a court card's picture is no pips
     ],
 )
 def test_the_middle_of_the_card_must_agree_with_its_index(card, pips, clash):
@@ -189,7 +195,7 @@ def test_three_pips_down_the_middle_are_a_threes_layout(label, three):
     quad = L.find_quads(shot.image)[0]
     recognizer = Recognizer()
     views, pips = X.read_card_marks(L.warp_card(shot.image, quad))
-    probs = recognizer.model.predict(np.vstack([X.glyph_vector(p.ink, p.mask) for p in pips]))
+    probs = recognizer.model.predict(np.vstack(_pip_vectors(pips)))
     assert recognizer._pip_evidence(pips, probs, 1.0).three == three
 
 
@@ -292,3 +298,62 @@ def test_print_beside_a_mark_does_not_colour_it(border):
     found = X.pairings(view, X.find_marks(view))
     assert len(found) == 1
     assert found[0].redness > 0.78, found[0].redness
+
+
+def _pips(leanings: list[dict[str, float]]) -> tuple[list[X.Pip], np.ndarray]:
+    """Black pips of one size, each with the given suit-shape probabilities."""
+    from shoed.vision.model import CLASSES
+
+    pips, rows = [], []
+    for i, lean in enumerate(leanings):
+        mask = np.ones((20, 16), bool)
+        mark = X.Mark(40 + 60 * (i % 3), 80 + 60 * (i // 3), 16, 20, mask)
+        pips.append(X.Pip(mark, mask.astype(np.float32), mask, redness=0.0, blur=0.03))
+        row = np.full(len(CLASSES), 0.001, np.float32)
+        for suit, p in lean.items():
+            row[CLASSES.index(suit)] = p
+        rows.append(row / row.sum())
+    return pips, np.array(rows)
+
+
+@pytest.mark.parametrize(
+    "leanings, split",
+    [
+        ([{"S": 0.9}] * 6 + [{"C": 0.45, "S": 0.35}] * 3, "C"),  # a third of the pips lean to clubs
+        ([{"S": 0.9}] * 8 + [{"C": 0.45, "S": 0.35}], None),  # one pip alone is a misreading (glare, a finger)
+        ([{"S": 0.9}] * 9, None),
+        ([{"S": 0.9}] * 6 + [{"none": 0.7, "C": 0.2, "S": 0.1}] * 3, None),  # marks that lean to no suit say nothing
+    ],
+)
+def test_pips_whose_shapes_read_as_both_black_suits_are_split(leanings, split):
+    pips, probs = _pips(leanings)
+    evidence = Recognizer()._pip_evidence(pips, probs, 1.0)
+    assert evidence.suit == "S" and evidence.count == len(leanings)
+    assert evidence.split == split
+
+
+def test_a_pip_on_the_middle_row_tells_its_suit_only_where_both_ways_up_agree():
+    """An ace's pip, or a three's middle one, is printed upright on the card,
+    and the card may lie either way up: upside down, a club's three lobes over
+    its stem become a shape the classifier may take for a spade."""
+    pips, probs = _pips([{"C": 0.9}])
+    pips[0].either_way = True
+    turned_spade = _pips([{"S": 0.8}])[1]
+    turned_club = _pips([{"C": 0.7}])[1]
+    recognizer = Recognizer()
+    assert recognizer._pip_evidence(pips, np.vstack([probs, turned_spade]), 1.0).suit is None
+    evidence = recognizer._pip_evidence(pips, np.vstack([probs, turned_club]), 1.0)
+    assert evidence.suit == "C" and evidence.suit_p > 0.85
+
+
+@pytest.mark.parametrize("label, seed", [("AC", 3), ("AC", 10), ("AC", 12), ("AS", 3), ("3C", 3), ("5S", 10),
+                                         ("AH", 12)])
+def test_a_card_lying_upside_down_is_read(recognizer, label, seed):
+    """Read turned half a turn, its indices look the same and its middle-row
+    pip is upside down."""
+    from shoed.vision.locate import CANON_H, CANON_W
+    from vision_lab import synth
+
+    face = synth.draw_face(label, np.random.default_rng(seed), synth.classic_style())
+    turned = cv2.resize(face.image[::-1, ::-1], (CANON_W, CANON_H), interpolation=cv2.INTER_AREA)
+    assert recognizer.read_card(turned).card == label
