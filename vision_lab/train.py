@@ -17,11 +17,11 @@ broken glyphs, and picture and pattern pieces. Each suit gets a quarter more
 samples (SHADED_EXTRA), drawn from a random stream of their own, whose ink is
 shaded (fonts.shaded: a gradient, a lighter centre, a dark outline around a
 tinted inside, a highlight over one half), as many decks print their suits;
-spades and clubs get more again (WIDE_EXTRA), drawn in wider proportions than
-the common shapes (fonts.suit_shape_mask(wide=True): a short body over a long
-slender stem, small or large lobes set close or apart), half of them shaded,
-from a stream of their own: a club is told from a spade by its lobes, not by
-the length of its stem.
+each suit gets as many again (WIDE_EXTRA), drawn in wider proportions than the
+common shapes (fonts.suit_shape_mask(wide=True): spades and clubs with a short
+body over a long slender stem, small or large lobes set close or apart; narrow
+and broad hearts and diamonds), half of them shaded, from a stream of their
+own: a club is told from a spade by its lobes, not by the length of its stem.
 
 Deck artwork (vision_lab.decks, when gnome-cards-data and librsvg2-bin are
 installed): the index marks of every card of the training designs
@@ -57,8 +57,8 @@ from shoed.vision.model import CLASSES, DEFAULT_PATH, NONE, RANK_CLASSES, SUIT_C
 FOREIGN = "BDRVOCLEPHUNMWXYTFIG"
 CARD_GLYPH_SHARE = 0.2  # share of a rank's samples in card lettering (fonts.CARD_GLYPHS), where it has some
 SHADED_EXTRA = 0.25  # shaded suit symbols (fonts.shaded) added to each suit's samples, as a share of --per-class
-# spades and clubs of wider proportions (fonts.suit_shape_mask(wide=True)), half of them shaded, added to
-# those two suits' samples, as a share of --per-class
+# suit symbols of wider proportions (fonts.suit_shape_mask(wide=True)), half of them shaded, added to each
+# suit's samples, as a share of --per-class
 WIDE_EXTRA = 0.35
 
 
@@ -247,8 +247,8 @@ def sample(cls: int, fonts: list[F.GlyphFont], rng: np.random.Generator,
            shaded: bool = False, wide: bool = False) -> np.ndarray | None:
     """One training vector of class `cls` (an index into model.CLASSES); with
     probability `deck_share` from one of `masters[cls]` (deck artwork); with
-    `shaded`, a drawn suit symbol with its ink shaded; with `wide`, a spade or
-    club of wider proportions."""
+    `shaded`, a drawn suit symbol with its ink shaded; with `wide`, a suit
+    symbol of wider proportions."""
     if shaded or wide:
         master = _suit_master(SUIT_CLASSES[cls - 13], fonts, rng, shaded=shaded, wide=wide)
         ink = _camera(_geometry(_pad(master, 0.1), rng), rng)
@@ -302,10 +302,9 @@ def make_set(per_class: int, fonts: list[F.GlyphFont], seed: int, none_share: fl
     for cls in range(len(RANK_CLASSES), len(RANK_CLASSES) + len(SUIT_CLASSES)):
         if shaded_extra > 0 and (classes is None or cls in classes):
             draw(cls, int(per_class * shaded_extra), extra, "shaded", shaded=True)
-    # spades and clubs of wider proportions, from a stream of their own
+    # suit symbols of wider proportions, from a stream of their own
     wide = np.random.default_rng(seed + 600)
-    for suit in "CS":
-        cls = len(RANK_CLASSES) + SUIT_CLASSES.index(suit)
+    for cls in range(len(RANK_CLASSES), len(RANK_CLASSES) + len(SUIT_CLASSES)):
         if wide_extra > 0 and (classes is None or cls in classes):
             draw(cls, int(per_class * wide_extra), wide, "wide", wide=True)
     return np.stack(xs), np.array(ys, np.int64)

@@ -447,7 +447,8 @@ class Recognizer:
         """The suit most of the middle's suit-like marks agree on, weighed by how
         many agree; and how many pips of one size the middle shows. `probs`:
         the class probabilities of _pip_vectors(pips)'s rows. A pip on the
-        middle row, read both ways up, tells a suit only where both tell the same."""
+        middle row is read both ways up: it tells a suit only where both ways
+        show one suit's shape, as surely as the less sure of the two."""
         group = X.pip_group(pips)
         votes: dict[int, list[float]] = {}
         leans = [0] * len(SUIT_CLASSES)
@@ -456,10 +457,10 @@ class Recognizer:
         for pip, sp, other in zip(pips, probs[: len(pips)], turned, strict=True):
             s, p, _ = self._suit_of(sp, pip.redness, pip.blur)
             if other is not None:
+                if int(np.argmax(sp[13:17])) != int(np.argmax(other[13:17])):
+                    continue  # one shape one way up, another the other way (a club turned looks like a spade)
                 s2, p2, _ = self._suit_of(other, pip.redness, pip.blur)
-                if s2 != s and max(p, p2) >= PIP_LEAN:
-                    continue
-                p = max(p, p2)
+                p = min(p, p2) if s2 == s else 0.0
             if p >= 0.5:
                 votes.setdefault(s, []).append(p)
             if p >= PIP_LEAN:
