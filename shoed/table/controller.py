@@ -94,15 +94,19 @@ def _hour_text(hour: int) -> str:
     return _dt.datetime.fromtimestamp(hour * 3600, _dt.UTC).isoformat()[:14]
 
 
-@functools.lru_cache(maxsize=256)
-def _parsed(text: str) -> Card:
-    return parse_card(text)
+# Card texts already parsed -> their card (a Card is immutable); a few hundred spellings at most.
+_CARD_OF_TEXT: dict[str, Card] = {}
 
 
 def card_of(text: Any) -> Card:
     """parse_card, remembered: card texts repeat (52 identities) and a Card is immutable.
     Errors are not remembered: a bad text raises CardError every time."""
-    return _parsed(text) if type(text) is str else parse_card(text)
+    card = _CARD_OF_TEXT.get(text) if type(text) is str else None
+    if card is None:
+        card = parse_card(text)
+        if len(_CARD_OF_TEXT) < 1024:
+            _CARD_OF_TEXT[text] = card
+    return card
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,7 +236,7 @@ class TableController:
             elif self.frames:
                 self.frames.pop(source, None)
         try:
-            handler = _HANDLERS[kind]
+            handler = (_HANDLERS if self.shuffler is not None else _NO_SHUFFLER_HANDLERS)[kind]
         except (KeyError, TypeError):  # not a kind of input, or not even a name
             self._emit(step, ev.Alarm, alarm="unknown_input", active=True, text=f"unknown input kind {kind!r}")
             return step
@@ -240,9 +244,15 @@ class TableController:
             handler(self, item, step)
         except CommandRejected as exc:
             step.reply = {"ok": False, "error": str(exc)}
-        if kind == "command" and step.reply is None:
-            step.reply = {"ok": True}
-        self._note_wait(step)
+        reply = step.reply
+        if reply is None:
+            if kind == "command":
+                step.reply = {"ok": True}
+        elif not reply.get("ok"):
+            return step  # a refused command changes nothing, not even when the wait began
+        key = waits.wait_key(self)
+        if key != self.wait_key:
+            self._new_wait(step, key)
         return step
 
     def resume_point(self, source: str) -> tuple[int, int | None, bytes | None] | None:
@@ -279,12 +289,8 @@ class TableController:
         self._alarm(step, "stalled", True, f"waiting for {text} since {utc_text(self.wait_since[1])} ({seconds} s)",
                     code=what)
 
-    def _note_wait(self, step: Step) -> None:
-        if step.reply is not None and not step.reply.get("ok"):
-            return  # a refused command changes nothing, not even when the wait began
-        key = waits.wait_key(self)
-        if key == self.wait_key:
-            return
+    def _new_wait(self, step: Step, key: tuple[Any, ...]) -> None:
+        """The table moved on (its wait_key changed): the wait begins at this input's time."""
         self.wait_key = key
         self.wait_since = (self.now_mono, self.now_utc)
         if "stalled" in self.alarms:
@@ -594,7 +600,7 @@ class TableController:
             self._track_dealt(step, None, source)
             return self._on_unreadable(item, step)
         try:
-            card = card_of(text)
+            card = (_CARD_OF_TEXT.get(text) if type(text) is str else None) or card_of(text)
         except CardError as exc:
             # A card that does not parse was not read: never guessed.
             self._emit(step, ev.Alarm, alarm="bad_card", active=True, text=str(exc), source=source)
@@ -1087,3 +1093,7 @@ _HANDLERS: dict[str, shuffle_table.Handler] = {
     "tick": TableController._on_tick,
 }
 shuffle_table.install(_HANDLERS)  # a card-reading shuffler's reports
+# The table of a controller without a card-reading shuffler (`shuffler` None): the shuffler's checks of each
+# card out of the shoe have no order to check against, so its own handlers take the cards.
+_NO_SHUFFLER_HANDLERS: dict[str, shuffle_table.Handler] = _HANDLERS | {
+    "card": TableController._on_card, "unreadable": TableController._on_unreadable}
