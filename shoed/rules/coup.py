@@ -218,12 +218,16 @@ class Coup:
         coup as it was and comes back as a misdeal."""
         due = self.next
         if due == PLAYER:
-            return _coup(self.ruleset, self.player + (card,), self.banker, self.order + (PLAYER,), self.decisions), None
-        if due == BANKER:
-            return _coup(self.ruleset, self.player, self.banker + (card,), self.order + (BANKER,), self.decisions), None
-        if due is None:
+            coup = _made(self.ruleset, self.player + (card,), self.banker, self.order + (PLAYER,), self.decisions)
+        elif due == BANKER:
+            coup = _made(self.ruleset, self.player, self.banker + (card,), self.order + (BANKER,), self.decisions)
+        elif due is None:
             return self, md.extra_card(len(self.order), str(card), self.ruleset.misdeal_correction)
-        return self, md.card_before_decision(len(self.order), due.split(":")[1], str(card))
+        else:
+            return self, md.card_before_decision(len(self.order), due.split(":")[1], str(card))
+        n = len(coup.order)
+        _set_next(coup, DEAL_ORDER[n] if n < 4 else coup._due())  # the first four cards: the deal order
+        return coup, None
 
     def decide(self, side: str, draws: bool) -> Coup:
         """Record an active player's free choice. A decision for a cell that is
