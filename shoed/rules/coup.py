@@ -130,7 +130,7 @@ class CoupResult:
             "natural": self.natural,
             "player_pair": self.player_pair,
             "banker_pair": self.banker_pair,
-            "cards": self.cards,
+            "cards": len(self.player_cards) + len(self.banker_cards),
             "settlement": (settlement_json(self.settlement) if self.settlement_numbers is None
                            else dict(self.settlement_numbers)),
             "rotate": list(self.rotate),
@@ -255,22 +255,25 @@ class Coup:
 
     # ----- outcome ------------------------------------------------------
     def result(self) -> CoupResult | None:
-        if not self.complete:
+        if len(self.order) < 4 or self.next is not None:  # not complete
             return None
-        pt, bt = hand_total(self.player), hand_total(self.banker)
+        player, banker = self.player, self.banker
+        pt, bt = hand_total(player), hand_total(banker)
         winner = PLAYER if pt > bt else BANKER if bt > pt else TIE
-        pp, bp = is_pair(self.player), is_pair(self.banker)
+        pp, bp = is_pair(player), is_pair(banker)
+        natural = self.ruleset.natural
+        is_natural = _two_card_total(player) in natural or _two_card_total(banker) in natural
         rotate: tuple[str, ...] = ()
         if self.ruleset.rotation:
             rotate = (PLAYER, BANKER) if winner == TIE else (BANKER,) if winner == PLAYER else (PLAYER,)
         nets, numbers = _settlement(self.ruleset, winner, bt, pp, bp)
         return _coup_result(
-            self.player,
-            self.banker,
+            player,
+            banker,
             pt,
             bt,
             winner,
-            self.natural,
+            is_natural,
             pp,
             bp,
             dict(nets),

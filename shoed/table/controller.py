@@ -582,7 +582,7 @@ class TableController:
             natural=record["natural"], player_pair=record["player_pair"], banker_pair=record["banker_pair"],
             cards=record["cards"], settlement=dict(record["settlement"]), rotate=record["rotate"], void=False,
             sources=list(self.coup_cards_source), road=road))  # type: ignore[arg-type]  # a decision's `by` may be None
-        shoe.coup_counted(result.cards)
+        shoe.coup_counted(record["cards"])
         step.effects.append(_work_out_odds(self.ruleset, shoe))
 
     # ----- cards ---------------------------------------------------------------
