@@ -65,13 +65,15 @@ def utc_text(utc_ns: int) -> str:
     # 247 ns of the time (128 ns converting the integer, 119 ns dividing), so a time 250 ns or
     # more from a half microsecond rounds the same either way.
     # The date and hour come from a cache: inputs are seconds apart, hours rarely.
-    micros = utc_ns // 1000
-    rest = utc_ns % 1000
-    if 0 <= utc_ns < _WHOLE_NUMBERS_UNTIL_NS and (rest < 250 or rest > 750):
+    whole, nanos = divmod(utc_ns, 1_000_000_000)  # the one division of the large number; the rest are small
+    micro = nanos // 1000
+    rest = nanos % 1000
+    if 0 <= whole < _WHOLE_NUMBERS_UNTIL_S and (rest < 250 or rest > 750):
         if rest > 750:
-            micros += 1
-        whole = micros // 1_000_000
-        micro = micros % 1_000_000
+            micro += 1
+            if micro == 1_000_000:
+                micro = 0
+                whole += 1
     else:
         fraction, seconds = math.modf(utc_ns / 1e9)
         micro = round(fraction * 1e6)
@@ -82,11 +84,11 @@ def utc_text(utc_ns: int) -> str:
         elif micro < 0:
             micro += 1_000_000
             whole -= 1
-    return (_hour_text(whole // 3600) + _MINUTE_SECOND[whole % 3600] + _THREE_DIGITS[micro // 1000]
-            + _THREE_DIGITS[micro % 1000] + "Z")
+    return (f"{_hour_text(whole // 3600)}{_MINUTE_SECOND[whole % 3600]}"
+            f"{_THREE_DIGITS[micro // 1000]}{_THREE_DIGITS[micro % 1000]}Z")
 
 
-_WHOLE_NUMBERS_UNTIL_NS = 2**31 * 1_000_000_000
+_WHOLE_NUMBERS_UNTIL_S = 2**31
 
 
 _MINUTE_SECOND = tuple(f"{second // 60:02d}:{second % 60:02d}." for second in range(3600))  # "MM:SS." of an hour
