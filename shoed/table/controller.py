@@ -60,11 +60,11 @@ def utc_text(utc_ns: int) -> str:
     """ISO 8601 UTC with microseconds, from the input's own timestamp: what
     `datetime.fromtimestamp(utc_ns / 1e9, UTC).isoformat()` writes, at a fraction of the cost
     (a replay formats the time of every input)."""
+    global _last_hour
     # Seconds and microseconds split as fromtimestamp splits the float (half to even); in whole
     # numbers where the float cannot round otherwise: before 2038 (2**31 s) the float is within
     # 247 ns of the time (128 ns converting the integer, 119 ns dividing), so a time 250 ns or
     # more from a half microsecond rounds the same either way.
-    # The date and hour come from a cache: inputs are seconds apart, hours rarely.
     whole, nanos = divmod(utc_ns, 1_000_000_000)  # the one division of the large number; the rest are small
     micro = nanos // 1000
     rest = nanos % 1000
@@ -84,11 +84,20 @@ def utc_text(utc_ns: int) -> str:
         elif micro < 0:
             micro += 1_000_000
             whole -= 1
-    return (f"{_hour_text(whole // 3600)}{_MINUTE_SECOND[whole % 3600]}"
-            f"{_THREE_DIGITS[micro // 1000]}{_THREE_DIGITS[micro % 1000]}Z")
+    start, hour = _last_hour  # one tuple, read at once: another thread may put another hour in its place
+    second = whole - start
+    if not 0 <= second < 3600:
+        second = whole % 3600
+        start = whole - second
+        hour = _hour_text(start // 3600)
+        _last_hour = (start, hour)
+    return f"{hour}{_MINUTE_SECOND[second]}{_THREE_DIGITS[micro // 1000]}{_THREE_DIGITS[micro % 1000]}Z"
 
 
 _WHOLE_NUMBERS_UNTIL_S = 2**31
+# The hour utc_text formatted last: (its first second from the epoch, "YYYY-MM-DDTHH:"). Inputs are
+# seconds apart: the next one is most often in the same hour, told by one subtraction.
+_last_hour: tuple[int, str] = (0, "1970-01-01T00:")
 
 
 _MINUTE_SECOND = tuple(f"{second // 60:02d}:{second % 60:02d}." for second in range(3600))  # "MM:SS." of an hour
