@@ -236,8 +236,9 @@ class TableController:
     def feed(self, item: dict[str, Any]) -> Step:
         """Take one input and return what it produced."""
         get = item.get
-        self.now_mono = int(get("mono_ns", self.now_mono))
-        self.now_utc = int(get("utc_ns", self.now_utc))
+        mono, utc = get("mono_ns", self.now_mono), get("utc_ns", self.now_utc)
+        self.now_mono = mono if type(mono) is int else int(mono)  # an int as it is: no call
+        self.now_utc = utc if type(utc) is int else int(utc)
         self._utc_text = None
         step = Step()
         kind: Any = get("kind")
@@ -600,7 +601,8 @@ class TableController:
     def _on_card(self, item: dict[str, Any], step: Step) -> None:
         source = item.get("source", "shoe")
         text = item.get("card")
-        if source in self.priority and source != self.active_source:
+        failover = bool(self.priority) and source in self.priority  # one of the readers kept in step
+        if failover and source != self.active_source:
             if text is not None:
                 try:
                     text = str(card_of(text))
@@ -619,7 +621,7 @@ class TableController:
             self._emit(step, ev.Alarm, alarm="bad_card", active=True, text=str(exc), source=source)
             self._track_dealt(step, None, source)
             return self._on_unreadable(item | {"card": None}, step)
-        if self.priority and source in self.priority:
+        if failover:
             behind = self.behind.get(source)
             if behind:
                 first = behind.pop(0)
