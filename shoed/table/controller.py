@@ -151,20 +151,18 @@ _work_out_odds = maker(WorkOutOdds, ("ruleset", "shoe"))
 Effect = StartShoeFile | WorkOutOdds
 
 
-class Step:
+class Step(msgspec.Struct):
     """What one input produced: events to journal and publish, a reply for commands, and the
     effects the shell carries out (the controller decides them; the shell only schedules).
 
     The events are the schema's structs (shoed.table.events), in `typed`; `events` is the same
-    events as plain dicts (what the journal and the publisher take), made once when first asked."""
+    events as plain dicts (what the journal and the publisher take), made once when first asked.
+    A struct (msgspec), not a class with an __init__: one is made for every input, in C."""
 
-    __slots__ = ("typed", "reply", "effects", "_events")
-
-    def __init__(self) -> None:
-        self.typed: list[ev.Base] = []
-        self.reply: dict[str, Any] | None = None
-        self.effects: list[Effect] = []
-        self._events: list[dict[str, Any]] | None = None
+    typed: list[ev.Base] = msgspec.field(default_factory=list)
+    reply: dict[str, Any] | None = None
+    effects: list[Effect] = msgspec.field(default_factory=list)
+    _events: list[dict[str, Any]] | None = None
 
     @property
     def events(self) -> list[dict[str, Any]]:
