@@ -130,7 +130,7 @@ class CoupResult:
             "natural": self.natural,
             "player_pair": self.player_pair,
             "banker_pair": self.banker_pair,
-            "cards": self.cards,
+            "cards": len(self.player_cards) + len(self.banker_cards),
             "settlement": (settlement_json(self.settlement) if self.settlement_numbers is None
                            else dict(self.settlement_numbers)),
             "rotate": list(self.rotate),
@@ -218,12 +218,16 @@ class Coup:
         coup as it was and comes back as a misdeal."""
         due = self.next
         if due == PLAYER:
-            return _coup(self.ruleset, self.player + (card,), self.banker, self.order + (PLAYER,), self.decisions), None
-        if due == BANKER:
-            return _coup(self.ruleset, self.player, self.banker + (card,), self.order + (BANKER,), self.decisions), None
-        if due is None:
+            coup = _made(self.ruleset, self.player + (card,), self.banker, self.order + (PLAYER,), self.decisions)
+        elif due == BANKER:
+            coup = _made(self.ruleset, self.player, self.banker + (card,), self.order + (BANKER,), self.decisions)
+        elif due is None:
             return self, md.extra_card(len(self.order), str(card), self.ruleset.misdeal_correction)
-        return self, md.card_before_decision(len(self.order), due.split(":")[1], str(card))
+        else:
+            return self, md.card_before_decision(len(self.order), due.split(":")[1], str(card))
+        n = len(coup.order)
+        _set_next(coup, DEAL_ORDER[n] if n < 4 else coup._due())  # the first four cards: the deal order
+        return coup, None
 
     def decide(self, side: str, draws: bool) -> Coup:
         """Record an active player's free choice. A decision for a cell that is
@@ -251,22 +255,25 @@ class Coup:
 
     # ----- outcome ------------------------------------------------------
     def result(self) -> CoupResult | None:
-        if not self.complete:
+        if len(self.order) < 4 or self.next is not None:  # not complete
             return None
-        pt, bt = hand_total(self.player), hand_total(self.banker)
+        player, banker = self.player, self.banker
+        pt, bt = hand_total(player), hand_total(banker)
         winner = PLAYER if pt > bt else BANKER if bt > pt else TIE
-        pp, bp = is_pair(self.player), is_pair(self.banker)
+        pp, bp = is_pair(player), is_pair(banker)
+        natural = self.ruleset.natural
+        is_natural = _two_card_total(player) in natural or _two_card_total(banker) in natural
         rotate: tuple[str, ...] = ()
         if self.ruleset.rotation:
             rotate = (PLAYER, BANKER) if winner == TIE else (BANKER,) if winner == PLAYER else (PLAYER,)
         nets, numbers = _settlement(self.ruleset, winner, bt, pp, bp)
         return _coup_result(
-            self.player,
-            self.banker,
+            player,
+            banker,
             pt,
             bt,
             winner,
-            self.natural,
+            is_natural,
             pp,
             bp,
             dict(nets),

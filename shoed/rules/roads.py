@@ -398,17 +398,23 @@ class RoadStep:
     def to_json(self) -> dict[str, Any]:
         """The stable JSON form (the `road` of a coup.result event): fields are added, never renamed."""
         drawn, cell, derived = self.big_road, self.cell, self.derived
-        out: dict[str, Any] = {
-            "position": self.position,
-            **self.outcome.to_json(),
-            "bead_plate": {"row": self.bead_plate.row, "col": self.bead_plate.col},
-            "big_road": None if drawn is None or cell is None else
-            {**_place_json(drawn), **cell.to_json(), "new": self.new_cell},
-            "leading_ties": self.leading_ties,
-        }
+        out: dict[str, Any] = {"position": self.position}
+        out.update(self.outcome.to_json())
+        out["bead_plate"] = {"row": self.bead_plate.row, "col": self.bead_plate.col}
+        if drawn is None or cell is None:
+            out["big_road"] = None
+        else:  # the place, then the cell, then whether the coup added it (each JSON a fresh dict: filled in)
+            big = out["big_road"] = _place_json(drawn)
+            big.update(cell.to_json())
+            big["new"] = self.new_cell
+        out["leading_ties"] = self.leading_ties
         for name in _DERIVED_NAMES:
             added = derived[name]
-            out[name] = None if added is None else {**_place_json(added[1]), "colour": added[0]}
+            if added is None:
+                out[name] = None
+            else:
+                mark_json = out[name] = _place_json(added[1])
+                mark_json["colour"] = added[0]
         ask = self.ask_road  # A1's answers are shared between coups: the event has its own copy
         out["ask_road"] = {"banker": dict(ask["banker"]), "player": dict(ask["player"])}
         return out

@@ -58,16 +58,22 @@ _BURN_PHASES = frozenset((BURN_FIRST, BURNING))  # the shoe's phases in which a 
 
 def utc_text(utc_ns: int) -> str:
     """ISO 8601 UTC with microseconds, from the input's own timestamp: what
-    `datetime.fromtimestamp(utc_ns / 1e9, UTC).isoformat()` writes, at half the cost
+    `datetime.fromtimestamp(utc_ns / 1e9, UTC).isoformat()` writes, at a fraction of the cost
     (a replay formats the time of every input)."""
+    global _last_hour
     # Seconds and microseconds split as fromtimestamp splits the float (half to even); in whole
     # numbers where the float cannot round otherwise: before 2038 (2**31 s) the float is within
     # 247 ns of the time (128 ns converting the integer, 119 ns dividing), so a time 250 ns or
     # more from a half microsecond rounds the same either way.
-    # The date and hour come from a cache: inputs are seconds apart, hours rarely.
-    micros, rest = divmod(utc_ns, 1000)
-    if 0 <= utc_ns < _WHOLE_NUMBERS_UNTIL_NS and (rest < 250 or rest > 750):
-        whole, micro = divmod(micros + (rest > 750), 1_000_000)
+    whole, nanos = divmod(utc_ns, 1_000_000_000)  # the one division of the large number; the rest are small
+    micro = nanos // 1000
+    rest = nanos % 1000
+    if 0 <= whole < _WHOLE_NUMBERS_UNTIL_S and (rest < 250 or rest > 750):
+        if rest > 750:
+            micro += 1
+            if micro == 1_000_000:
+                micro = 0
+                whole += 1
     else:
         fraction, seconds = math.modf(utc_ns / 1e9)
         micro = round(fraction * 1e6)
@@ -78,14 +84,24 @@ def utc_text(utc_ns: int) -> str:
         elif micro < 0:
             micro += 1_000_000
             whole -= 1
-    hour, second = divmod(whole, 3600)
-    return _hour_text(hour) + _MINUTE_SECOND[second] + str(micro + 1_000_000)[1:] + "Z"
+    start, hour = _last_hour  # one tuple, read at once: another thread may put another hour in its place
+    second = whole - start
+    if not 0 <= second < 3600:
+        second = whole % 3600
+        start = whole - second
+        hour = _hour_text(start // 3600)
+        _last_hour = (start, hour)
+    return f"{hour}{_MINUTE_SECOND[second]}{_THREE_DIGITS[micro // 1000]}{_THREE_DIGITS[micro % 1000]}Z"
 
 
-_WHOLE_NUMBERS_UNTIL_NS = 2**31 * 1_000_000_000
+_WHOLE_NUMBERS_UNTIL_S = 2**31
+# The hour utc_text formatted last: (its first second from the epoch, "YYYY-MM-DDTHH:"). Inputs are
+# seconds apart: the next one is most often in the same hour, told by one subtraction.
+_last_hour: tuple[int, str] = (0, "1970-01-01T00:")
 
 
 _MINUTE_SECOND = tuple(f"{second // 60:02d}:{second % 60:02d}." for second in range(3600))  # "MM:SS." of an hour
+_THREE_DIGITS = tuple(f"{n:03d}" for n in range(1000))  # the milliseconds, and the microseconds of a millisecond
 
 
 @functools.lru_cache(maxsize=16)
@@ -94,15 +110,19 @@ def _hour_text(hour: int) -> str:
     return _dt.datetime.fromtimestamp(hour * 3600, _dt.UTC).isoformat()[:14]
 
 
-@functools.lru_cache(maxsize=256)
-def _parsed(text: str) -> Card:
-    return parse_card(text)
+# Card texts already parsed -> their card (a Card is immutable); a few hundred spellings at most.
+_CARD_OF_TEXT: dict[str, Card] = {}
 
 
 def card_of(text: Any) -> Card:
     """parse_card, remembered: card texts repeat (52 identities) and a Card is immutable.
     Errors are not remembered: a bad text raises CardError every time."""
-    return _parsed(text) if type(text) is str else parse_card(text)
+    card = _CARD_OF_TEXT.get(text) if type(text) is str else None
+    if card is None:
+        card = parse_card(text)
+        if len(_CARD_OF_TEXT) < 1024:
+            _CARD_OF_TEXT[text] = card
+    return card
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,20 +151,18 @@ _work_out_odds = maker(WorkOutOdds, ("ruleset", "shoe"))
 Effect = StartShoeFile | WorkOutOdds
 
 
-class Step:
+class Step(msgspec.Struct):
     """What one input produced: events to journal and publish, a reply for commands, and the
     effects the shell carries out (the controller decides them; the shell only schedules).
 
     The events are the schema's structs (shoed.table.events), in `typed`; `events` is the same
-    events as plain dicts (what the journal and the publisher take), made once when first asked."""
+    events as plain dicts (what the journal and the publisher take), made once when first asked.
+    A struct (msgspec), not a class with an __init__: one is made for every input, in C."""
 
-    __slots__ = ("typed", "reply", "effects", "_events")
-
-    def __init__(self) -> None:
-        self.typed: list[ev.Base] = []
-        self.reply: dict[str, Any] | None = None
-        self.effects: list[Effect] = []
-        self._events: list[dict[str, Any]] | None = None
+    typed: list[ev.Base] = msgspec.field(default_factory=list)
+    reply: dict[str, Any] | None = None
+    effects: list[Effect] = msgspec.field(default_factory=list)
+    _events: list[dict[str, Any]] | None = None
 
     @property
     def events(self) -> list[dict[str, Any]]:
@@ -216,8 +234,9 @@ class TableController:
     def feed(self, item: dict[str, Any]) -> Step:
         """Take one input and return what it produced."""
         get = item.get
-        self.now_mono = int(get("mono_ns", self.now_mono))
-        self.now_utc = int(get("utc_ns", self.now_utc))
+        mono, utc = get("mono_ns", self.now_mono), get("utc_ns", self.now_utc)
+        self.now_mono = mono if type(mono) is int else int(mono)  # an int as it is: no call
+        self.now_utc = utc if type(utc) is int else int(utc)
         self._utc_text = None
         step = Step()
         kind: Any = get("kind")
@@ -232,7 +251,7 @@ class TableController:
             elif self.frames:
                 self.frames.pop(source, None)
         try:
-            handler = _HANDLERS[kind]
+            handler = (_HANDLERS if self.shuffler is not None else _NO_SHUFFLER_HANDLERS)[kind]
         except (KeyError, TypeError):  # not a kind of input, or not even a name
             self._emit(step, ev.Alarm, alarm="unknown_input", active=True, text=f"unknown input kind {kind!r}")
             return step
@@ -240,9 +259,19 @@ class TableController:
             handler(self, item, step)
         except CommandRejected as exc:
             step.reply = {"ok": False, "error": str(exc)}
-        if kind == "command" and step.reply is None:
-            step.reply = {"ok": True}
-        self._note_wait(step)
+        reply = step.reply
+        if reply is None:
+            if kind == "command":
+                step.reply = {"ok": True}
+        elif not reply.get("ok"):
+            return step  # a refused command changes nothing, not even when the wait began
+        key = waits.wait_key(self)
+        if key != self.wait_key:  # the table moved on: the wait begins at this input's time
+            self.wait_key = key
+            self.wait_since = (self.now_mono, self.now_utc)
+            if "stalled" in self.alarms:
+                self._alarm(step, "stalled", False,
+                            f"the table goes on: waiting for {waits.what_table_waits_for(self)[1]}")
         return step
 
     def resume_point(self, source: str) -> tuple[int, int | None, bytes | None] | None:
@@ -278,17 +307,6 @@ class TableController:
         seconds = (self.now_mono - self.wait_since[0]) // 1_000_000_000
         self._alarm(step, "stalled", True, f"waiting for {text} since {utc_text(self.wait_since[1])} ({seconds} s)",
                     code=what)
-
-    def _note_wait(self, step: Step) -> None:
-        if step.reply is not None and not step.reply.get("ok"):
-            return  # a refused command changes nothing, not even when the wait began
-        key = waits.wait_key(self)
-        if key == self.wait_key:
-            return
-        self.wait_key = key
-        self.wait_since = (self.now_mono, self.now_utc)
-        if "stalled" in self.alarms:
-            self._alarm(step, "stalled", False, f"the table goes on: waiting for {waits.what_table_waits_for(self)[1]}")
 
     @property
     def card_due(self) -> bool:
@@ -574,14 +592,15 @@ class TableController:
             natural=record["natural"], player_pair=record["player_pair"], banker_pair=record["banker_pair"],
             cards=record["cards"], settlement=dict(record["settlement"]), rotate=record["rotate"], void=False,
             sources=list(self.coup_cards_source), road=road))  # type: ignore[arg-type]  # a decision's `by` may be None
-        shoe.coup_counted(result.cards)
+        shoe.coup_counted(record["cards"])
         step.effects.append(_work_out_odds(self.ruleset, shoe))
 
     # ----- cards ---------------------------------------------------------------
     def _on_card(self, item: dict[str, Any], step: Step) -> None:
         source = item.get("source", "shoe")
         text = item.get("card")
-        if source in self.priority and source != self.active_source:
+        failover = bool(self.priority) and source in self.priority  # one of the readers kept in step
+        if failover and source != self.active_source:
             if text is not None:
                 try:
                     text = str(card_of(text))
@@ -594,13 +613,13 @@ class TableController:
             self._track_dealt(step, None, source)
             return self._on_unreadable(item, step)
         try:
-            card = card_of(text)
+            card = (_CARD_OF_TEXT.get(text) if type(text) is str else None) or card_of(text)
         except CardError as exc:
             # A card that does not parse was not read: never guessed.
             self._emit(step, ev.Alarm, alarm="bad_card", active=True, text=str(exc), source=source)
             self._track_dealt(step, None, source)
             return self._on_unreadable(item | {"card": None}, step)
-        if self.priority and source in self.priority:
+        if failover:
             behind = self.behind.get(source)
             if behind:
                 first = behind.pop(0)
@@ -681,12 +700,13 @@ class TableController:
         text = card.text
         get = item.get
         confidence, faced = get("confidence"), bool(get("faced", False))
-        if (shoe is None or shoe.phase == CLOSED) and self.auto_confirm and not self.locked:
-            self._open_shoe(step, source)
-            shoe = self.shoe
         if shoe is None or shoe.phase == CLOSED:
-            return self._not_dealt(step, card, source, confidence, faced, manual,
-                                   md.card_out_of_sequence(text, "no shoe was open"))
+            if self.auto_confirm and not self.locked:
+                self._open_shoe(step, source)
+                shoe = self.shoe
+            if shoe is None or shoe.phase == CLOSED:
+                return self._not_dealt(step, card, source, confidence, faced, manual,
+                                       md.card_out_of_sequence(text, "no shoe was open"))
         seen, excess = shoe.note(card)
         phase = shoe.phase
         if excess:
@@ -1087,3 +1107,7 @@ _HANDLERS: dict[str, shuffle_table.Handler] = {
     "tick": TableController._on_tick,
 }
 shuffle_table.install(_HANDLERS)  # a card-reading shuffler's reports
+# The table of a controller without a card-reading shuffler (`shuffler` None): the shuffler's checks of each
+# card out of the shoe have no order to check against, so its own handlers take the cards.
+_NO_SHUFFLER_HANDLERS: dict[str, shuffle_table.Handler] = _HANDLERS | {
+    "card": TableController._on_card, "unreadable": TableController._on_unreadable}

@@ -71,18 +71,18 @@ def what_table_waits_for(table: TableController) -> tuple[str, str]:
     return "confirm", "the dealer's confirm that opens the next coup"
 
 
-_NO_SHOE = (None, None, 0, 0)
-_NO_CARDS = (0, 0)
-
-
 def wait_key(table: TableController) -> tuple[Any, ...]:
-    """Changes whenever the table moves on: a new wait, or progress in the same one (a card)."""
+    """Changes whenever the table moves on: a new wait, or progress in the same one (a card).
+    One flat tuple: the lock, the coup's number and state, the shoe's id, phase, cards seen and
+    burn due, the coup's cards and decisions, the open misdeals."""
     shoe = table.shoe
     coup = table.coup
     pending = table.pending
-    return (
-        table.locked, table.coup_no, table.coup_state,
-        (shoe.shoe_id, shoe.phase, shoe.total_seen, shoe.burn_due) if shoe is not None else _NO_SHOE,
-        (len(coup.order), len(coup.decisions)) if coup is not None else _NO_CARDS,
-        tuple([p["id"] for p in pending]) if pending else (),
-    )
+    ids = tuple([p["id"] for p in pending]) if pending else ()
+    if shoe is None:
+        return (table.locked, table.coup_no, table.coup_state, None, None, 0, 0, 0, 0, ids)
+    if coup is None:
+        return (table.locked, table.coup_no, table.coup_state, shoe.shoe_id, shoe.phase, shoe.total_seen,
+                shoe.burn_due, 0, 0, ids)
+    return (table.locked, table.coup_no, table.coup_state, shoe.shoe_id, shoe.phase, shoe.total_seen, shoe.burn_due,
+            len(coup.order), len(coup.decisions), ids)
