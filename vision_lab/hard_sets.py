@@ -68,11 +68,12 @@ def narrow(count: int, seed: int, size: tuple[int, int] = (1280, 960),
         yield synth.photograph(label, rng, style, size=size, size_frac=size_frac, occlusion_p=0.0, tilt=0.15), style.name
 
 
-def frames(count: int, seed: int, side: int = 128) -> Iterator[tuple[synth.Shot, str]]:
-    """Frames of a side x side camera over the card (a few under a colour cast)."""
+def frames(count: int, seed: int, side: int = 128, first: int = 0) -> Iterator[tuple[synth.Shot, str]]:
+    """Frames of a side x side camera over the card (a few under a colour cast);
+    `first`: the number of the first (the frames before it are left out)."""
     styles = held_out_styles()
     labels = synth.all_labels()
-    for i in range(count):
+    for i in range(first, count):
         rng = np.random.default_rng(seed * 100_003 + i)
         style = styles[i % len(styles)]
         shot = synth.photograph(labels[(i * 7) % 52], rng, style, size=(4 * side, 4 * side), size_frac=(0.7, 0.95),

@@ -154,6 +154,7 @@ class Identification:
     # the card's own print does not tell its suit (its pips read as both suits of
     # its colour): another outline's reading of the same card does not count
     contested: bool = field(default=False, repr=False)
+    pip_count: int = field(default=0, repr=False)  # pips of one size seen in the card's middle
 
     def to_json(self) -> dict:
         out: dict[str, Any] = {"card": self.card, "confidence": round(float(self.confidence), 4)}
@@ -230,6 +231,7 @@ class Recognizer:
             return Identification(None, 0.0, "no card found")
         best: Identification | None = None
         contested: dict[str, Identification] = {}
+        most_pips = 0
         for quad in quads:
             tries = [quad, quad.turned()] if quad.ambiguous else [quad]
             for q in tries:
@@ -239,6 +241,12 @@ class Recognizer:
                     contested.setdefault(result.reads[0].card, result)
                 if result.card is not None and result.card in contested:
                     result = contested[result.card]
+                elif result.card is not None and most_pips > (_pips_of(result.card[:-1]) or COURT_PIPS):
+                    # another outline of the card showed more pips than this reading's rank
+                    result = dataclasses.replace(result, card=None, reason=CUES_DISAGREE, index=None,
+                                                 detail=f"index {result.card}, {most_pips} pips in the middle "
+                                                        "through another outline")
+                most_pips = max(most_pips, result.pip_count)
                 if best is None or _rank(result) > _rank(best):
                     best = result
             if best is not None and best.card is not None:
@@ -277,7 +285,7 @@ class Recognizer:
                 reads.append(best)
         if not reads:
             return self._read_lone(card, scale, maps)
-        return self._decide(reads, evidence)
+        return dataclasses.replace(self._decide(reads, evidence), pip_count=evidence.count)
 
     def _read_lone(self, card: np.ndarray, scale: float, maps: tuple[np.ndarray, np.ndarray] | None = None
                    ) -> Identification:
@@ -304,7 +312,8 @@ class Recognizer:
         rows += _pip_vectors(lone.pips)
         probs = self.model.predict(np.vstack(rows))
         evidence = self._pip_evidence(lone.pips, probs[first_pip:], scale)
-        results = [self._lone_result(li, probs, evidence, lone, scale) for li in lone.indices]
+        results = [dataclasses.replace(self._lone_result(li, probs, evidence, lone, scale), pip_count=evidence.count)
+                   for li in lone.indices]
         # a card, else the most telling refusal: a reading with a suit, then a
         # rank read surely, before marks too unsure to be called a rank
         order = sorted(range(len(results)), reverse=True, key=lambda i: (
@@ -325,7 +334,8 @@ class Recognizer:
             if (sure and _label(RANK_CLASSES[r], "") != top.card[:-1]) or (
                     other.reads and other.reads[0].card != top.card and other.reads[0].confidence >= 0.5):
                 seen = other.reads[0].card if other.reads else _label(RANK_CLASSES[r], "?")
-                return Identification(None, 0.0, f"corner indices disagree ({top.card} or {seen})")
+                return Identification(None, 0.0, f"corner indices disagree ({top.card} or {seen})",
+                                      pip_count=evidence.count)
         return top
 
     def _lone_result(self, li: X.LoneIndex, probs: np.ndarray, pips: PipEvidence, lone: X.LoneMarks,

@@ -4,13 +4,10 @@ taken for another card."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pytest
 
-from shoed.vision import locate
-from shoed.vision.recognize import CUES_DISAGREE, Recognizer
+from shoed.vision.recognize import Recognizer
 from vision_lab import decks, synth
 
 
@@ -53,32 +50,3 @@ def test_clubs_whose_shape_the_classifier_cannot_tell_are_never_spades(recognize
         assert result.card in (None, label), f"{label} read as {result.card}"
         answers.append(result.card)
     assert sum(card is not None for card in answers) >= 10, answers
-
-
-class _FirstOutlineContested(Recognizer):
-    """Reads every outline as the shipped recogniser does, but answers for the
-    first as a card whose pips read as both suits of its colour would be."""
-
-    def read_card(self, card, scale=1.0):
-        result = super().read_card(card, scale)
-        self.outlines = getattr(self, "outlines", 0) + 1
-        if self.outlines == 1 and result.card is not None:
-            return dataclasses.replace(result, card=None, reason=CUES_DISAGREE, contested=True,
-                                       detail=f"index {result.card}, pips that read as S and as C")
-        return result
-
-
-@pytest.mark.skipif(not _installed("kde-jolly-royal"),
-                    reason="needs KDE's deck artwork (apt-get install kdegames-card-data-kf5 librsvg2-bin)")
-def test_a_card_contested_on_one_outline_is_not_read_from_another():
-    """The locator offers this photograph two outlines (the card, and the card
-    with a chip beside it); both read the same print. Where the first finds the
-    card's suit contested, the second's reading of the same card does not
-    count."""
-    face = decks.face("kde-jolly-royal", "9C")
-    shot = synth.photograph("9C", np.random.default_rng(10628326), synth.classic_style(), size=(1280, 960),
-                            occlusion_p=0.0, face=face)
-    assert len(locate.find_quads(shot.image)) >= 2
-    assert Recognizer().identify(shot.image).card == "9C"
-    result = _FirstOutlineContested().identify(shot.image)
-    assert result.card is None and result.reason == CUES_DISAGREE

@@ -1,0 +1,62 @@
+"""Every outline the locator offers of a card is read, and what one shows of
+the card's print holds for the others: a contradiction of the suit's shape,
+and the number of pips (a card never shows more pips than its rank)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from shoed.vision import locate
+from shoed.vision.recognize import CUES_DISAGREE, Recognizer
+from vision_lab import decks, synth
+
+
+def _installed(design: str) -> bool:
+    return design in decks.designs()
+
+
+class _FirstOutlineContested(Recognizer):
+    """Reads every outline as the shipped recogniser does, but answers for the
+    first as a card whose pips read as both suits of its colour would be."""
+
+    def read_card(self, card, scale=1.0):
+        result = super().read_card(card, scale)
+        self.outlines = getattr(self, "outlines", 0) + 1
+        if self.outlines == 1 and result.card is not None:
+            return dataclasses.replace(result, card=None, reason=CUES_DISAGREE, contested=True,
+                                       detail=f"index {result.card}, pips that read as S and as C")
+        return result
+
+
+@pytest.mark.skipif(not _installed("kde-jolly-royal"),
+                    reason="needs KDE's deck artwork (apt-get install kdegames-card-data-kf5 librsvg2-bin)")
+def test_a_card_contested_on_one_outline_is_not_read_from_another():
+    """The locator offers this photograph two outlines (the card, and the card
+    with a chip beside it); both read the same print. Where the first finds the
+    card's suit contested, the second's reading of the same card does not
+    count."""
+    face = decks.face("kde-jolly-royal", "9C")
+    shot = synth.photograph("9C", np.random.default_rng(10628326), synth.classic_style(), size=(1280, 960),
+                            occlusion_p=0.0, face=face)
+    assert len(locate.find_quads(shot.image)) >= 2
+    assert Recognizer().identify(shot.image).card == "9C"
+    result = _FirstOutlineContested().identify(shot.image)
+    assert result.card is None and result.reason == CUES_DISAGREE
+
+
+def test_a_reading_through_one_outline_is_ruled_out_by_the_pips_another_showed():
+    """A 128 x 128 frame of a ten of clubs, glare over one pip: the card's own
+    outline shows nine pips (its "10" too small to read); an outline the
+    locator also offers, running off the frame past a chip, shows six and
+    reads a "6" from four pixels. A card never shows more pips than its rank:
+    the six is ruled out by the nine seen through the other outline."""
+    from vision_lab import hard_sets
+
+    shot, _ = next(hard_sets.frames(344, 102, first=343))
+    assert shot.card == "TC"
+    result = Recognizer().identify(shot.image)
+    assert result.card is None and result.reason == CUES_DISAGREE
+    assert "through another outline" in (result.detail or "")
