@@ -224,10 +224,10 @@ def _heart_points(lobe: float, n: int = 80) -> np.ndarray:
 
 def suit_shape_mask(suit: str, height: int, rng: np.random.Generator | None = None, wide: bool = False) -> np.ndarray:
     """A suit symbol drawn from curves, `height` pixels tall; `rng` varies its
-    proportions. With `wide`, they vary over what printed decks show beyond
-    the common shapes: spades and clubs with a short body over a long slender
-    stem flaring to a broad foot, small or large lobes set close or apart;
-    narrow or broad hearts and diamonds, a diamond's sides bent further in or out."""
+    proportions. With `wide`, spades and clubs vary over what printed decks
+    show beyond the common shapes: a short body over a long slender stem
+    flaring to a broad foot, small or large lobes set close or apart (hearts
+    and diamonds are drawn as without it)."""
     if wide and suit in "SC":
         return _wide_black_suit(suit, height, rng if rng is not None else np.random.default_rng(0))
     r = rng if rng is not None else np.random.default_rng(0)
@@ -236,12 +236,12 @@ def suit_shape_mask(suit: str, height: int, rng: np.random.Generator | None = No
     canvas = np.zeros((s + 40, s + 40), np.uint8)
     ox = oy = 20
     if suit == "H":
-        pts = _heart_points(jitter(0.85, 1.25) if wide else jitter(0.95, 1.12))
-        pts = _fit(pts, s * (jitter(0.8, 1.3) if wide else jitter(0.95, 1.15)), s)
+        pts = _heart_points(jitter(0.95, 1.12))
+        pts = _fit(pts, s * jitter(0.95, 1.15), s)
         cv2.fillPoly(canvas, [_i(pts, ox, oy)], 255, cv2.LINE_AA, 4)
     elif suit == "D":
-        w = s * (jitter(0.5, 0.92) if wide else jitter(0.62, 0.8))
-        bulge = jitter(-0.2, 0.1) if wide else jitter(-0.12, 0.04)
+        w = s * jitter(0.62, 0.8)
+        bulge = jitter(-0.12, 0.04)
         pts = []
         corners = [(w / 2, 0), (w, s / 2), (w / 2, s), (0, s / 2)]
         for k in range(4):

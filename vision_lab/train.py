@@ -17,11 +17,12 @@ broken glyphs, and picture and pattern pieces. Each suit gets a quarter more
 samples (SHADED_EXTRA), drawn from a random stream of their own, whose ink is
 shaded (fonts.shaded: a gradient, a lighter centre, a dark outline around a
 tinted inside, a highlight over one half), as many decks print their suits;
-each suit gets as many again (WIDE_EXTRA), drawn in wider proportions than the
-common shapes (fonts.suit_shape_mask(wide=True): spades and clubs with a short
-body over a long slender stem, small or large lobes set close or apart; narrow
-and broad hearts and diamonds), half of them shaded, from a stream of their
-own: a club is told from a spade by its lobes, not by the length of its stem.
+each suit gets as many again (WIDE_EXTRA), half of them shaded, from a stream
+of their own: spades and clubs drawn in wider proportions than the common
+shapes (fonts.suit_shape_mask(wide=True): a short body over a long slender
+stem, small or large lobes set close or apart), so that a club is told from a
+spade by its lobes, not by the length of its stem; hearts and diamonds drawn
+as usual, so the four suits keep equal shares.
 
 Deck artwork (vision_lab.decks, when gnome-cards-data and librsvg2-bin are
 installed): the index marks of every card of the training designs
@@ -57,8 +58,8 @@ from shoed.vision.model import CLASSES, DEFAULT_PATH, NONE, RANK_CLASSES, SUIT_C
 FOREIGN = "BDRVOCLEPHUNMWXYTFIG"
 CARD_GLYPH_SHARE = 0.2  # share of a rank's samples in card lettering (fonts.CARD_GLYPHS), where it has some
 SHADED_EXTRA = 0.25  # shaded suit symbols (fonts.shaded) added to each suit's samples, as a share of --per-class
-# suit symbols of wider proportions (fonts.suit_shape_mask(wide=True)), half of them shaded, added to each
-# suit's samples, as a share of --per-class
+# drawn suit symbols, spades and clubs in wider proportions (fonts.suit_shape_mask(wide=True)), half of
+# them shaded, added to each suit's samples, as a share of --per-class
 WIDE_EXTRA = 0.35
 
 
@@ -146,8 +147,8 @@ def measure(ink: np.ndarray, ten: bool = False, whole: bool = True) -> np.ndarra
 def _suit_master(suit: str, fonts: list[F.GlyphFont], rng: np.random.Generator, shaded: bool = False,
                  wide: bool = False) -> np.ndarray:
     """A suit symbol from a font or drawn from curves; with `shaded`, its ink
-    shaded (fonts.shaded); with `wide`, drawn in wider proportions and shaded
-    half the time."""
+    shaded (fonts.shaded); with `wide`, drawn (spades and clubs in wider
+    proportions) and shaded half the time."""
     if wide:
         master = F.suit_shape_mask(suit, 90, rng, wide=True)
         return F.shaded(master, rng) if rng.uniform() < 0.5 else master
@@ -247,8 +248,8 @@ def sample(cls: int, fonts: list[F.GlyphFont], rng: np.random.Generator,
            shaded: bool = False, wide: bool = False) -> np.ndarray | None:
     """One training vector of class `cls` (an index into model.CLASSES); with
     probability `deck_share` from one of `masters[cls]` (deck artwork); with
-    `shaded`, a drawn suit symbol with its ink shaded; with `wide`, a suit
-    symbol of wider proportions."""
+    `shaded`, a drawn suit symbol with its ink shaded; with `wide`, a drawn
+    suit symbol (spades and clubs in wider proportions)."""
     if shaded or wide:
         master = _suit_master(SUIT_CLASSES[cls - 13], fonts, rng, shaded=shaded, wide=wide)
         ink = _camera(_geometry(_pad(master, 0.1), rng), rng)
