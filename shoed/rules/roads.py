@@ -85,7 +85,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from shoed.rules.values import maker
+import msgspec
+
 
 BANKER, PLAYER, TIE = "B", "P", "T"
 RED, BLUE = "R", "B"
@@ -197,9 +198,9 @@ def as_outcomes(results: str | Iterable[Any]) -> tuple[Outcome, ...]:
     return tuple(out)
 
 
-@dataclass(frozen=True, slots=True)
-class Cell:
-    """One big-road cell: a decision and the ties counted on it."""
+class Cell(msgspec.Struct, frozen=True, gc=False):
+    """One big-road cell: a decision and the ties counted on it. A frozen struct (msgspec), made
+    in C: one is made for every coup (of plain values: the garbage collector need not track it)."""
 
     winner: str  # "B" or "P"
     coup: int  # 1-based number of the coup in the shoe (ties count as coups)
@@ -375,9 +376,8 @@ class GridCursor:
         return _place(row, col, self.column, index, col != self.start)
 
 
-@dataclass(frozen=True, slots=True)
-class RoadStep:
-    """What one coup added to the roads.
+class RoadStep(msgspec.Struct, frozen=True, gc=False):
+    """What one coup added to the roads (a frozen struct, as Cell: one is made for every coup).
 
     `big_road` is the cell the coup added (`new_cell` True) or, for a tie, the
     cell its tie is counted on (BR1), with that cell's content after the coup;
@@ -494,12 +494,6 @@ def _ask_road(last: str | None, columns: int, same: tuple[bool, bool, bool]) -> 
     return out
 
 
-# The cells and steps of RoadBuilder.add, made through their slots (rules.values): one of each a coup.
-_cell = maker(Cell, ("winner", "coup", "ties", "ties_before", "banker_pair", "player_pair", "natural"))
-_road_step = maker(RoadStep, ("position", "outcome", "bead_plate", "big_road", "cell", "new_cell", "leading_ties",
-                              "derived", "ask_road"))
-
-
 class RoadBuilder:
     """The roads of a shoe, one coup at a time. `add(result)` returns the
     RoadStep; `roads()` the whole Roads."""
@@ -548,12 +542,12 @@ class RoadBuilder:
                 place, cell = None, None
             else:  # BR1: counted on the last decision's cell
                 last = columns[-1][-1]
-                cell = _cell(last.winner, last.coup, last.ties + 1, last.ties_before, last.banker_pair,
+                cell = Cell(last.winner, last.coup, last.ties + 1, last.ties_before, last.banker_pair,
                             last.player_pair, last.natural)
                 columns[-1][-1] = cell
                 place = self._big_places[-1]
-            return _road_step(position, outcome, bead, place, cell, False, self._leading, derived, self.ask_road())
-        cell = _cell(winner, position, 0, 0 if columns else self._leading, outcome.banker_pair,
+            return RoadStep(position, outcome, bead, place, cell, False, self._leading, derived, self.ask_road())
+        cell = Cell(winner, position, 0, 0 if columns else self._leading, outcome.banker_pair,
                     outcome.player_pair, outcome.natural)
         if columns and columns[-1][-1].winner == winner:  # BR3
             columns[-1].append(cell)
@@ -577,7 +571,7 @@ class RoadBuilder:
                 drawn = grid.new_column()
             places.append(drawn)
             derived[name] = (colour, drawn)
-        return _road_step(position, outcome, bead, place, cell, True, self._leading, derived, self.ask_road())
+        return RoadStep(position, outcome, bead, place, cell, True, self._leading, derived, self.ask_road())
 
     def ask_road(self) -> dict[str, dict[str, str | None]]:
         """A1 in O(1): the column lengths are kept, not recounted. Each mark the next coup would add

@@ -39,7 +39,6 @@ from shoed.rules.coup import Coup, hand_total, new_coup
 from shoed.rules.ruleset import Ruleset
 from shoed.rules.roads import Outcome, RoadBuilder
 from shoed.rules.shoe import BURN_FIRST, BURNING, CLOSED, DEALING, FINISHED, Shoe
-from shoed.rules.values import maker
 
 UNKNOWN = "?"  # a card a reader saw but could not identify
 TRACKED = 416  # reads kept in step per reader: a whole 8-deck shoe
@@ -125,17 +124,16 @@ def card_of(text: Any) -> Card:
     return card
 
 
-@dataclass(frozen=True, slots=True)
-class StartShoeFile:
+class StartShoeFile(msgspec.Struct, frozen=True, gc=False):
     """Effect: a shoe was opened; the journal starts its file now, headed by a checkpoint."""
 
     shoe_id: str
 
 
-@dataclass(frozen=True, slots=True)
-class WorkOutOdds:
+class WorkOutOdds(msgspec.Struct, frozen=True, gc=False):
     """Effect: a coup (or the burn) ended; the live odds of what is left in the shoe are due,
-    fed back as an `odds` input. Read `composition` before the next input is fed."""
+    fed back as an `odds` input. Read `composition` before the next input is fed. A frozen
+    struct (msgspec), made in C: one is made for every coup."""
 
     ruleset: Ruleset
     shoe: Shoe
@@ -144,9 +142,6 @@ class WorkOutOdds:
     def composition(self) -> tuple[int, ...]:
         return self.shoe.remaining_by_rank()
 
-
-# The effect of every coup, made through its slots (shoed.rules.values).
-_work_out_odds = maker(WorkOutOdds, ("ruleset", "shoe"))
 
 Effect = StartShoeFile | WorkOutOdds
 
@@ -593,7 +588,7 @@ class TableController:
             cards=record["cards"], settlement=dict(record["settlement"]), rotate=record["rotate"], void=False,
             sources=list(self.coup_cards_source), road=road))  # type: ignore[arg-type]  # a decision's `by` may be None
         shoe.coup_counted(record["cards"])
-        step.effects.append(_work_out_odds(self.ruleset, shoe))
+        step.effects.append(WorkOutOdds(self.ruleset, shoe))
 
     # ----- cards ---------------------------------------------------------------
     def _on_card(self, item: dict[str, Any], step: Step) -> None:
