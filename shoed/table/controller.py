@@ -578,15 +578,21 @@ class TableController:
         record = result.to_json()  # the result as the snapshot lists it
         record["coup"], record["void"] = self.coup_no, False
         self.results.append(record)
-        # The event shares the record's lists, but has its own settlement.
+        # The event shares the record's lists, but has its own settlement. Made with 15 keywords at most
+        # (CPython compiles a call with more into one that builds a dict of them first: twice the cost),
+        # the other fields set once it is made (void: False by default).
         self.seq = seq = self.seq + 1
-        step.typed.append(ev.CoupResult(
-            table=self.table_id, seq=seq, shoe=shoe.shoe_id, coup=self.coup_no or None, mono_ns=self.now_mono,
-            utc=self._utc(), player_cards=record["player_cards"], banker_cards=record["banker_cards"],
+        event = ev.CoupResult(
+            table=self.table_id, seq=seq, shoe=shoe.shoe_id, mono_ns=self.now_mono, utc=self._utc(),
+            player_cards=record["player_cards"], banker_cards=record["banker_cards"],
             player_total=record["player_total"], banker_total=record["banker_total"], winner=record["winner"],
             natural=record["natural"], player_pair=record["player_pair"], banker_pair=record["banker_pair"],
-            cards=record["cards"], settlement=dict(record["settlement"]), rotate=record["rotate"], void=False,
-            sources=list(self.coup_cards_source), road=road))  # type: ignore[arg-type]  # a decision's `by` may be None
+            cards=record["cards"], settlement=dict(record["settlement"]))
+        event.coup = self.coup_no or None
+        event.rotate = record["rotate"]
+        event.sources = list(self.coup_cards_source)  # type: ignore[arg-type]  # a decision's `by` may be None
+        event.road = road
+        step.typed.append(event)
         shoe.coup_counted(record["cards"])
         step.effects.append(WorkOutOdds(self.ruleset, shoe))
 
