@@ -224,19 +224,14 @@ class Cell(msgspec.Struct, frozen=True, gc=False):
 
 
 class Place(msgspec.Struct, frozen=True, gc=False):
-    """Where a logical cell is drawn on a grid. A frozen struct (msgspec): its JSON is its fields,
-    made in C (_place_json)."""
+    """Where a logical cell is drawn on a grid. A frozen struct (msgspec), made in C at less cost
+    than a look-up of an equal one made before; its JSON is its fields, also made in C (_place_json)."""
 
     row: int
     col: int
     column: int  # logical column
     index: int  # position in the logical column (0 = top)
     tail: bool  # drawn to the right of its column's first grid column (dragon tail)
-
-
-# Places are immutable and repeat from shoe to shoe (the roads of a shoe stay on a few
-# dozen columns): the builder shares them instead of making each anew.
-_place = functools.lru_cache(maxsize=4096)(Place)
 
 
 @dataclass(frozen=True, slots=True)
@@ -357,7 +352,7 @@ class GridCursor:
         self.column += 1
         self.index = 0
         self.taken.add((0, self.start))
-        return _place(0, self.start, self.column, 0, False)
+        return Place(0, self.start, self.column, 0, False)
 
     def extend(self) -> Place:
         """The next cell of the current column."""
@@ -374,7 +369,7 @@ class GridCursor:
             self.col = col
         self.index = index = self.index + 1
         taken.add((row, col))
-        return _place(row, col, self.column, index, col != self.start)
+        return Place(row, col, self.column, index, col != self.start)
 
 
 class RoadStep(msgspec.Struct, frozen=True, gc=False):
@@ -426,7 +421,7 @@ _place_json: Callable[[Place], dict[str, Any]] = asdict
 
 
 def _place_of(drawn: dict[str, Any]) -> Place:
-    return _place(drawn["row"], drawn["col"], drawn["column"], drawn["index"], drawn["tail"])
+    return Place(drawn["row"], drawn["col"], drawn["column"], drawn["index"], drawn["tail"])
 
 
 def _appended(columns: tuple[tuple[Any, ...], ...], item: Any, new_column: bool) -> tuple[tuple[Any, ...], ...]:
@@ -534,7 +529,7 @@ class RoadBuilder:
         self._outcomes.append(outcome)
         position = len(self._outcomes)
         col, row = divmod(position - 1, self.rows)
-        bead = _place(row, col, col, row, False)
+        bead = Place(row, col, col, row, False)
         derived: dict[str, tuple[str, Place] | None] = dict.fromkeys(_DERIVED_NAMES)
         columns, lengths, winner = self._columns, self._lengths, outcome.winner
         if winner == TIE:
