@@ -183,7 +183,8 @@ class Coup(_CoupValue, frozen=True, kw_only=True):
     # What is due next: 'player', 'banker', 'decision:player', 'decision:banker', or None
     # when complete. Worked out once, when the coup is made (the controller asks it several
     # times per card); it follows from the fields above. Given only by the coup's own steps,
-    # which know it already; a copy with other cards (msgspec.structs.replace) is a new Coup.
+    # which know it already. msgspec.structs.replace copies it as it is: a coup of other cards
+    # is made as Coup(ruleset, player, banker, order, decisions), which works it out.
     next: str | None = _WORK_IT_OUT
 
     def __post_init__(self) -> None:

@@ -88,7 +88,6 @@ from typing import TYPE_CHECKING, Any, cast
 import msgspec
 from msgspec.structs import asdict
 
-
 BANKER, PLAYER, TIE = "B", "P", "T"
 RED, BLUE = "R", "B"
 ROWS = 6  # rows of a standard scoreboard
@@ -539,12 +538,12 @@ class RoadBuilder:
             else:  # BR1: counted on the last decision's cell
                 last = columns[-1][-1]
                 cell = Cell(last.winner, last.coup, last.ties + 1, last.ties_before, last.banker_pair,
-                            last.player_pair, last.natural)
+                           last.player_pair, last.natural)
                 columns[-1][-1] = cell
                 place = self._big_places[-1]
             return RoadStep(position, outcome, bead, place, cell, False, self._leading, derived, self.ask_road())
         cell = Cell(winner, position, 0, 0 if columns else self._leading, outcome.banker_pair,
-                    outcome.player_pair, outcome.natural)
+                   outcome.player_pair, outcome.natural)
         if columns and columns[-1][-1].winner == winner:  # BR3
             columns[-1].append(cell)
             lengths[-1] += 1
