@@ -13,14 +13,15 @@ controller can keep, compare and replay them freely.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, TypeVar
+
+import msgspec
+from msgspec.structs import force_setattr
 
 from shoed.rules import misdeal as md
 from shoed.rules.cards import Card
 from shoed.rules.ruleset import CHOICE, DRAW, Ruleset
-from shoed.rules.values import maker
 
 T = TypeVar("T")
 
@@ -100,8 +101,10 @@ def _settle(ruleset: Ruleset, winner: str, banker_total: int, player_pair: bool,
     return out
 
 
-@dataclass(frozen=True, slots=True)
-class CoupResult:
+class CoupResult(msgspec.Struct, frozen=True, gc=False):
+    """A finished coup. A frozen struct (msgspec), made in C: one is made for every coup (no cycle
+    can run through it, so the garbage collector need not track it)."""
+
     player_cards: tuple[Card, ...]
     banker_cards: tuple[Card, ...]
     player_total: int
@@ -114,7 +117,21 @@ class CoupResult:
     rotate: tuple[str, ...]  # Baccarat Royal: positions that move on after this coup
     # The settlement as JSON numbers, when it was worked out with it (`Coup.result`): derived from
     # `settlement`, so not part of the value; shared with the ruleset's memo, so read only (to_json copies it).
-    settlement_numbers: dict[str, float | int] | None = field(default=None, compare=False, repr=False)
+    settlement_numbers: dict[str, float | int] | None = None
+
+    def __eq__(self, other: object) -> bool:  # settlement_numbers left out: derived, not part of the value
+        if type(other) is not CoupResult:
+            return NotImplemented
+        return self._value() == other._value()
+
+    __hash__ = None  # type: ignore[assignment]  # holds a dict: unhashable, as the settlement is
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={value!r}" for name, value in zip(_RESULT_FIELDS, self._value(), strict=True))
+        return f"CoupResult({fields})"
+
+    def _value(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in _RESULT_FIELDS)
 
     @property
     def cards(self) -> int:
@@ -137,27 +154,46 @@ class CoupResult:
         }
 
 
+_RESULT_FIELDS = CoupResult.__struct_fields__[:-1]  # the value: every field but settlement_numbers
+
+
 def settlement_json(settlement: dict[str, Fraction]) -> dict[str, float | int]:
     """Fractions as JSON numbers: integers stay integers, the rest become floats."""
     return {k: int(v) if v.denominator == 1 else float(v) for k, v in settlement.items()}
 
 
-@dataclass(frozen=True, slots=True)
-class Coup:
-    """A coup in progress. `deal`, `decide` return a new Coup."""
+class _CoupValue(msgspec.Struct, frozen=True):
+    """The fields of a coup that make its value (Coup adds what is due next)."""
 
     ruleset: Ruleset
     player: tuple[Card, ...] = ()
     banker: tuple[Card, ...] = ()
     order: tuple[str, ...] = ()  # recipient of each card, in draw order
-    decisions: tuple[tuple[str, bool], ...] = field(default=())  # (side, draws)
+    decisions: tuple[tuple[str, bool], ...] = ()  # (side, draws)
+
+
+_WORK_IT_OUT = "work it out"  # Coup.next's default: worked out from the other fields when the coup is made
+
+
+class Coup(_CoupValue, frozen=True, kw_only=True):
+    """A coup in progress. `deal`, `decide` return a new Coup.
+
+    A frozen struct (msgspec), made in C: a replay makes one for every card."""
+
     # What is due next: 'player', 'banker', 'decision:player', 'decision:banker', or None
     # when complete. Worked out once, when the coup is made (the controller asks it several
-    # times per card); it follows from the fields above, so it is not part of the value.
-    next: str | None = field(init=False, repr=False, compare=False)
+    # times per card); it follows from the fields above. Given only by the coup's own steps,
+    # which know it already. msgspec.structs.replace copies it as it is: a coup of other cards
+    # is made as Coup(ruleset, player, banker, order, decisions), which works it out.
+    next: str | None = _WORK_IT_OUT
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "next", self._due())
+        if self.next is _WORK_IT_OUT:
+            force_setattr(self, "next", self._due())
+
+    def __repr__(self) -> str:  # the value's fields: `next` follows from them
+        return (f"Coup(ruleset={self.ruleset!r}, player={self.player!r}, banker={self.banker!r}, "
+                f"order={self.order!r}, decisions={self.decisions!r})")
 
     # ----- what is due -------------------------------------------------
     @property
@@ -217,17 +253,18 @@ class Coup:
         """Give the card to whoever it is due to. A card that is not due leaves the
         coup as it was and comes back as a misdeal."""
         due = self.next
+        n = len(self.order) + 1
+        # What is due after the first four cards is the deal order's; after those, the tableau's.
+        after = DEAL_ORDER[n] if n < 4 else _WORK_IT_OUT
         if due == PLAYER:
-            coup = _made(self.ruleset, self.player + (card,), self.banker, self.order + (PLAYER,), self.decisions)
-        elif due == BANKER:
-            coup = _made(self.ruleset, self.player, self.banker + (card,), self.order + (BANKER,), self.decisions)
-        elif due is None:
+            return Coup(self.ruleset, self.player + (card,), self.banker, self.order + (PLAYER,), self.decisions,
+                        next=after), None
+        if due == BANKER:
+            return Coup(self.ruleset, self.player, self.banker + (card,), self.order + (BANKER,), self.decisions,
+                        next=after), None
+        if due is None:
             return self, md.extra_card(len(self.order), str(card), self.ruleset.misdeal_correction)
-        else:
-            return self, md.card_before_decision(len(self.order), due.split(":")[1], str(card))
-        n = len(coup.order)
-        _set_next(coup, DEAL_ORDER[n] if n < 4 else coup._due())  # the first four cards: the deal order
-        return coup, None
+        return self, md.card_before_decision(len(self.order), due.split(":")[1], str(card))
 
     def decide(self, side: str, draws: bool) -> Coup:
         """Record an active player's free choice. A decision for a cell that is
@@ -235,7 +272,7 @@ class Coup:
         if side not in (PLAYER, BANKER):
             raise ValueError(f"a decision is made by the player or the banker, not {side!r}")
         kept = tuple((w, d) for w, d in self.decisions if w != side)
-        return _coup(self.ruleset, self.player, self.banker, self.order, kept + ((side, bool(draws)),))
+        return Coup(self.ruleset, self.player, self.banker, self.order, kept + ((side, bool(draws)),))
 
     def close(self) -> md.Misdeal | None:
         """The dealer declares the coup over. A card still due is a missing card."""
@@ -267,7 +304,7 @@ class Coup:
         if self.ruleset.rotation:
             rotate = (PLAYER, BANKER) if winner == TIE else (BANKER,) if winner == PLAYER else (PLAYER,)
         nets, numbers = _settlement(self.ruleset, winner, bt, pp, bp)
-        return _coup_result(
+        return CoupResult(
             player,
             banker,
             pt,
@@ -301,15 +338,6 @@ class Coup:
         }
 
 
-# A coup made by its own steps (`deal`, `decide`): its fields set through their slots (rules.values),
-# a quarter of the cost of the dataclass's __init__ (a replay makes one a card).
-_made = maker(Coup, ("ruleset", "player", "banker", "order", "decisions"))
-_set_next = vars(Coup)["next"].__set__
-# A finished coup's result, one a coup: likewise.
-_coup_result = maker(CoupResult, ("player_cards", "banker_cards", "player_total", "banker_total", "winner", "natural",
-                                  "player_pair", "banker_pair", "settlement", "rotate", "settlement_numbers"))
-
-
 _NEW_COUP = ("new_coup",)  # its key in the ruleset's memo
 
 
@@ -321,9 +349,3 @@ def new_coup(ruleset: Ruleset) -> Coup:
         coup = ruleset.memo[_NEW_COUP] = Coup(ruleset)
     return coup
 
-
-def _coup(ruleset: Ruleset, player: tuple[Card, ...], banker: tuple[Card, ...], order: tuple[str, ...],
-          decisions: tuple[tuple[str, bool], ...]) -> Coup:
-    coup = _made(ruleset, player, banker, order, decisions)
-    _set_next(coup, coup._due())
-    return coup

@@ -81,11 +81,12 @@ A1. For each derived road, the mark it would get if the next coup were a
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from shoed.rules.values import maker
+import msgspec
+from msgspec.structs import asdict
 
 BANKER, PLAYER, TIE = "B", "P", "T"
 RED, BLUE = "R", "B"
@@ -197,9 +198,9 @@ def as_outcomes(results: str | Iterable[Any]) -> tuple[Outcome, ...]:
     return tuple(out)
 
 
-@dataclass(frozen=True, slots=True)
-class Cell:
-    """One big-road cell: a decision and the ties counted on it."""
+class Cell(msgspec.Struct, frozen=True, gc=False):
+    """One big-road cell: a decision and the ties counted on it. A frozen struct (msgspec), made
+    in C: one is made for every coup (of plain values: the garbage collector need not track it)."""
 
     winner: str  # "B" or "P"
     coup: int  # 1-based number of the coup in the shoe (ties count as coups)
@@ -221,20 +222,15 @@ class Cell:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Place:
-    """Where a logical cell is drawn on a grid."""
+class Place(msgspec.Struct, frozen=True, gc=False):
+    """Where a logical cell is drawn on a grid. A frozen struct (msgspec), made in C at less cost
+    than a look-up of an equal one made before; its JSON is its fields, also made in C (_place_json)."""
 
     row: int
     col: int
     column: int  # logical column
     index: int  # position in the logical column (0 = top)
     tail: bool  # drawn to the right of its column's first grid column (dragon tail)
-
-
-# Places are immutable and repeat from shoe to shoe (the roads of a shoe stay on a few
-# dozen columns): the builder shares them instead of making each anew.
-_place = functools.lru_cache(maxsize=4096)(Place)
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,7 +351,7 @@ class GridCursor:
         self.column += 1
         self.index = 0
         self.taken.add((0, self.start))
-        return _place(0, self.start, self.column, 0, False)
+        return Place(0, self.start, self.column, 0, False)
 
     def extend(self) -> Place:
         """The next cell of the current column."""
@@ -372,12 +368,11 @@ class GridCursor:
             self.col = col
         self.index = index = self.index + 1
         taken.add((row, col))
-        return _place(row, col, self.column, index, col != self.start)
+        return Place(row, col, self.column, index, col != self.start)
 
 
-@dataclass(frozen=True, slots=True)
-class RoadStep:
-    """What one coup added to the roads.
+class RoadStep(msgspec.Struct, frozen=True, gc=False):
+    """What one coup added to the roads (a frozen struct, as Cell: one is made for every coup).
 
     `big_road` is the cell the coup added (`new_cell` True) or, for a tie, the
     cell its tie is counted on (BR1), with that cell's content after the coup;
@@ -420,12 +415,12 @@ class RoadStep:
         return out
 
 
-def _place_json(place: Place) -> dict[str, Any]:
-    return {"row": place.row, "col": place.col, "column": place.column, "index": place.index, "tail": place.tail}
+# A place's JSON: a fresh dict of its fields, in their order ({"row", "col", "column", "index", "tail"}), made in C.
+_place_json: Callable[[Place], dict[str, Any]] = asdict
 
 
 def _place_of(drawn: dict[str, Any]) -> Place:
-    return _place(drawn["row"], drawn["col"], drawn["column"], drawn["index"], drawn["tail"])
+    return Place(drawn["row"], drawn["col"], drawn["column"], drawn["index"], drawn["tail"])
 
 
 def _appended(columns: tuple[tuple[Any, ...], ...], item: Any, new_column: bool) -> tuple[tuple[Any, ...], ...]:
@@ -494,12 +489,6 @@ def _ask_road(last: str | None, columns: int, same: tuple[bool, bool, bool]) -> 
     return out
 
 
-# The cells and steps of RoadBuilder.add, made through their slots (rules.values): one of each a coup.
-_cell = maker(Cell, ("winner", "coup", "ties", "ties_before", "banker_pair", "player_pair", "natural"))
-_road_step = maker(RoadStep, ("position", "outcome", "bead_plate", "big_road", "cell", "new_cell", "leading_ties",
-                              "derived", "ask_road"))
-
-
 class RoadBuilder:
     """The roads of a shoe, one coup at a time. `add(result)` returns the
     RoadStep; `roads()` the whole Roads."""
@@ -539,7 +528,7 @@ class RoadBuilder:
         self._outcomes.append(outcome)
         position = len(self._outcomes)
         col, row = divmod(position - 1, self.rows)
-        bead = _place(row, col, col, row, False)
+        bead = Place(row, col, col, row, False)
         derived: dict[str, tuple[str, Place] | None] = dict.fromkeys(_DERIVED_NAMES)
         columns, lengths, winner = self._columns, self._lengths, outcome.winner
         if winner == TIE:
@@ -548,13 +537,13 @@ class RoadBuilder:
                 place, cell = None, None
             else:  # BR1: counted on the last decision's cell
                 last = columns[-1][-1]
-                cell = _cell(last.winner, last.coup, last.ties + 1, last.ties_before, last.banker_pair,
-                            last.player_pair, last.natural)
+                cell = Cell(last.winner, last.coup, last.ties + 1, last.ties_before, last.banker_pair,
+                           last.player_pair, last.natural)
                 columns[-1][-1] = cell
                 place = self._big_places[-1]
-            return _road_step(position, outcome, bead, place, cell, False, self._leading, derived, self.ask_road())
-        cell = _cell(winner, position, 0, 0 if columns else self._leading, outcome.banker_pair,
-                    outcome.player_pair, outcome.natural)
+            return RoadStep(position, outcome, bead, place, cell, False, self._leading, derived, self.ask_road())
+        cell = Cell(winner, position, 0, 0 if columns else self._leading, outcome.banker_pair,
+                   outcome.player_pair, outcome.natural)
         if columns and columns[-1][-1].winner == winner:  # BR3
             columns[-1].append(cell)
             lengths[-1] += 1
@@ -577,7 +566,7 @@ class RoadBuilder:
                 drawn = grid.new_column()
             places.append(drawn)
             derived[name] = (colour, drawn)
-        return _road_step(position, outcome, bead, place, cell, True, self._leading, derived, self.ask_road())
+        return RoadStep(position, outcome, bead, place, cell, True, self._leading, derived, self.ask_road())
 
     def ask_road(self) -> dict[str, dict[str, str | None]]:
         """A1 in O(1): the column lengths are kept, not recounted. Each mark the next coup would add

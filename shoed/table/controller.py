@@ -39,7 +39,6 @@ from shoed.rules.coup import Coup, hand_total, new_coup
 from shoed.rules.ruleset import Ruleset
 from shoed.rules.roads import Outcome, RoadBuilder
 from shoed.rules.shoe import BURN_FIRST, BURNING, CLOSED, DEALING, FINISHED, Shoe
-from shoed.rules.values import maker
 
 UNKNOWN = "?"  # a card a reader saw but could not identify
 TRACKED = 416  # reads kept in step per reader: a whole 8-deck shoe
@@ -125,17 +124,16 @@ def card_of(text: Any) -> Card:
     return card
 
 
-@dataclass(frozen=True, slots=True)
-class StartShoeFile:
+class StartShoeFile(msgspec.Struct, frozen=True, gc=False):
     """Effect: a shoe was opened; the journal starts its file now, headed by a checkpoint."""
 
     shoe_id: str
 
 
-@dataclass(frozen=True, slots=True)
-class WorkOutOdds:
+class WorkOutOdds(msgspec.Struct, frozen=True, gc=False):
     """Effect: a coup (or the burn) ended; the live odds of what is left in the shoe are due,
-    fed back as an `odds` input. Read `composition` before the next input is fed."""
+    fed back as an `odds` input. Read `composition` before the next input is fed. A frozen
+    struct (msgspec), made in C: one is made for every coup."""
 
     ruleset: Ruleset
     shoe: Shoe
@@ -144,9 +142,6 @@ class WorkOutOdds:
     def composition(self) -> tuple[int, ...]:
         return self.shoe.remaining_by_rank()
 
-
-# The effect of every coup, made through its slots (shoed.rules.values).
-_work_out_odds = maker(WorkOutOdds, ("ruleset", "shoe"))
 
 Effect = StartShoeFile | WorkOutOdds
 
@@ -583,17 +578,23 @@ class TableController:
         record = result.to_json()  # the result as the snapshot lists it
         record["coup"], record["void"] = self.coup_no, False
         self.results.append(record)
-        # The event shares the record's lists, but has its own settlement.
+        # The event shares the record's lists, but has its own settlement. Made with 15 keywords at most
+        # (CPython compiles a call with more into one that builds a dict of them first: twice the cost),
+        # the other fields set once it is made (void: False by default).
         self.seq = seq = self.seq + 1
-        step.typed.append(ev.CoupResult(
-            table=self.table_id, seq=seq, shoe=shoe.shoe_id, coup=self.coup_no or None, mono_ns=self.now_mono,
-            utc=self._utc(), player_cards=record["player_cards"], banker_cards=record["banker_cards"],
+        event = ev.CoupResult(
+            table=self.table_id, seq=seq, shoe=shoe.shoe_id, mono_ns=self.now_mono, utc=self._utc(),
+            player_cards=record["player_cards"], banker_cards=record["banker_cards"],
             player_total=record["player_total"], banker_total=record["banker_total"], winner=record["winner"],
             natural=record["natural"], player_pair=record["player_pair"], banker_pair=record["banker_pair"],
-            cards=record["cards"], settlement=dict(record["settlement"]), rotate=record["rotate"], void=False,
-            sources=list(self.coup_cards_source), road=road))  # type: ignore[arg-type]  # a decision's `by` may be None
+            cards=record["cards"], settlement=dict(record["settlement"]))
+        event.coup = self.coup_no or None
+        event.rotate = record["rotate"]
+        event.sources = list(self.coup_cards_source)  # type: ignore[arg-type]  # a decision's `by` may be None
+        event.road = road
+        step.typed.append(event)
         shoe.coup_counted(record["cards"])
-        step.effects.append(_work_out_odds(self.ruleset, shoe))
+        step.effects.append(WorkOutOdds(self.ruleset, shoe))
 
     # ----- cards ---------------------------------------------------------------
     def _on_card(self, item: dict[str, Any], step: Step) -> None:

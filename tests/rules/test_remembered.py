@@ -6,6 +6,7 @@ import copy
 import pickle
 from dataclasses import replace
 
+import msgspec
 import pytest
 
 from shoed.rules import coup as coup_module
@@ -49,7 +50,7 @@ def test_next_is_worked_out_when_the_coup_is_made_and_survives_copies(name):
     for coup in every_coup(ruleset):
         assert coup.next == coup._due()  # what is kept is what the tableau says now
         assert coup.complete == (len(coup.order) >= 4 and coup.next is None)
-        for other in (copy.deepcopy(coup), copy.copy(coup), replace(coup)):
+        for other in (copy.deepcopy(coup), copy.copy(coup), msgspec.structs.replace(coup), pickle.loads(pickle.dumps(coup))):
             assert other == coup and other.next == coup.next
         seen += 1
     assert seen > 100
