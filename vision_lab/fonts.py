@@ -228,10 +228,9 @@ def suit_shape_mask(suit: str, height: int, rng: np.random.Generator | None = No
     show beyond the common shapes: a short body over a long slender stem
     flaring to a broad foot, small or large lobes set close or apart (hearts
     and diamonds are drawn as without it)."""
-    if wide and suit in "SC":
-        return _wide_black_suit(suit, height, rng if rng is not None else np.random.default_rng(0))
+    wide = wide and suit in "SC"
     r = rng if rng is not None else np.random.default_rng(0)
-    jitter = (lambda a, b: r.uniform(a, b)) if rng is not None else (lambda a, b: (a + b) / 2)
+    jitter = (lambda a, b: r.uniform(a, b)) if rng is not None or wide else (lambda a, b: (a + b) / 2)
     s = 400  # master size
     canvas = np.zeros((s + 40, s + 40), np.uint8)
     ox = oy = 20
@@ -257,55 +256,37 @@ def suit_shape_mask(suit: str, height: int, rng: np.random.Generator | None = No
         pts[:, 0] += (s - w) / 2
         cv2.fillPoly(canvas, [_i(pts, ox, oy)], 255, cv2.LINE_AA, 4)
     elif suit == "S":
-        body = s * jitter(0.72, 0.82)
-        pts = _heart_points(jitter(0.95, 1.1))
+        body = s * (jitter(0.58, 0.84) if wide else jitter(0.72, 0.82))  # the rest is stem
+        pts = _heart_points(jitter(0.85, 1.2) if wide else jitter(0.95, 1.1))
         pts[:, 1] = -pts[:, 1]
-        pts = _fit(pts, s * jitter(0.9, 1.08), body)
+        pts = _fit(pts, s * (jitter(0.75, 1.15) if wide else jitter(0.9, 1.08)), body)
         cv2.fillPoly(canvas, [_i(pts, ox, oy)], 255, cv2.LINE_AA, 4)
-        _stem(canvas, ox, oy, s, body * 0.75, jitter)
+        _stem(canvas, ox, oy, s, body * 0.75, jitter, wide)
     elif suit == "C":
-        body = s * jitter(0.74, 0.82)
-        rad = s * jitter(0.2, 0.24)
+        body = s * (jitter(0.58, 0.84) if wide else jitter(0.74, 0.82))
+        rad = s * (jitter(0.14, 0.26) if wide else jitter(0.2, 0.24))
         cx = s / 2
-        centres = [(cx, rad), (cx - rad * jitter(1.0, 1.15), body - rad), (cx + rad * jitter(1.0, 1.15), body - rad)]
+        if wide:  # the side lobes alike, set apart and raised or lowered
+            left = right = jitter(0.85, 1.3)
+            low = (body - rad) * jitter(0.85, 1.05)
+            stem_top = low
+        else:
+            left, right = jitter(1.0, 1.15), jitter(1.0, 1.15)
+            low = body - rad
+            stem_top = body - rad * 0.5
+        centres = [(cx, rad), (cx - rad * left, low), (cx + rad * right, low)]
         for x, y in centres:
             cv2.circle(canvas, (round((ox + x) * 16), round((oy + y) * 16)), round(rad * 16), 255, -1, cv2.LINE_AA, 4)
-        tri = np.array([(cx, rad), (centres[1][0], centres[1][1]), (centres[2][0], centres[2][1])])
-        cv2.fillPoly(canvas, [_i(tri, ox, oy)], 255, cv2.LINE_AA, 4)
-        _stem(canvas, ox, oy, s, body - rad * 0.5, jitter)
+        cv2.fillPoly(canvas, [_i(np.array(centres), ox, oy)], 255, cv2.LINE_AA, 4)
+        _stem(canvas, ox, oy, s, stem_top, jitter, wide)
     else:
         raise ValueError(f"unknown suit {suit!r}")
     return scale_to_height(_tight(canvas), height)
 
 
-def _wide_black_suit(suit: str, height: int, r: np.random.Generator) -> np.ndarray:
-    s = 400
-    canvas = np.zeros((s + 40, s + 40), np.uint8)
-    ox = oy = 20
-    body = s * r.uniform(0.58, 0.84)  # the rest is stem
-    if suit == "S":
-        pts = _heart_points(r.uniform(0.85, 1.2))
-        pts[:, 1] = -pts[:, 1]
-        pts = _fit(pts, s * r.uniform(0.75, 1.15), body)
-        cv2.fillPoly(canvas, [_i(pts, ox, oy)], 255, cv2.LINE_AA, 4)
-        stem_top = body * 0.75
-    else:
-        rad = s * r.uniform(0.14, 0.26)
-        cx = s / 2
-        spread, drop = r.uniform(0.85, 1.3), r.uniform(0.85, 1.05)
-        centres = [(cx, rad), (cx - rad * spread, (body - rad) * drop), (cx + rad * spread, (body - rad) * drop)]
-        for x, y in centres:
-            cv2.circle(canvas, (round((ox + x) * 16), round((oy + y) * 16)), round(rad * 16), 255, -1, cv2.LINE_AA, 4)
-        tri = np.array([(cx, rad), centres[1], centres[2]])
-        cv2.fillPoly(canvas, [_i(tri, ox, oy)], 255, cv2.LINE_AA, 4)
-        stem_top = centres[1][1]
-    _stem(canvas, ox, oy, s, stem_top, r.uniform, foot=(0.2, 0.5), neck=(0.03, 0.1))
-    return scale_to_height(_tight(canvas), height)
-
-
-def _stem(canvas, ox, oy, s, top, jitter, foot=(0.26, 0.4), neck=(0.06, 0.1)):
-    foot = s * jitter(*foot)
-    neck = s * jitter(*neck)
+def _stem(canvas, ox, oy, s, top, jitter, wide=False):
+    foot = s * (jitter(0.2, 0.5) if wide else jitter(0.26, 0.4))
+    neck = s * (jitter(0.03, 0.1) if wide else jitter(0.06, 0.1))
     cx = s / 2
     left = []
     for u in np.linspace(0, 1, 12):  # concave flanks widening to the foot

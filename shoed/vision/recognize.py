@@ -312,10 +312,15 @@ class Recognizer:
         rows += _pip_vectors(lone.pips)
         probs = self.model.predict(np.vstack(rows))
         evidence = self._pip_evidence(lone.pips, probs[first_pip:], scale)
-        results = [dataclasses.replace(self._lone_result(li, probs, evidence, lone, scale), pip_count=evidence.count)
-                   for li in lone.indices]
-        # a card, else the most telling refusal: a reading with a suit, then a
-        # rank read surely, before marks too unsure to be called a rank
+        results = [self._lone_result(li, probs, evidence, lone, scale) for li in lone.indices]
+        return dataclasses.replace(self._lone_answer(results, lone, probs), pip_count=evidence.count)
+
+    @staticmethod
+    def _lone_answer(results: list[Identification], lone: X.LoneMarks, probs: np.ndarray) -> Identification:
+        """Of the readings of each rank alone (`results`, one per lone.indices):
+        a card, else the most telling refusal (a reading with a suit, then a rank
+        read surely, before marks too unsure to be called a rank); a card only
+        where no other corner shows another rank surely."""
         order = sorted(range(len(results)), reverse=True, key=lambda i: (
             results[i].card is not None, results[i].confidence, results[i].reason != "no corner index found"))
         top, li = results[order[0]], lone.indices[order[0]]
@@ -334,8 +339,7 @@ class Recognizer:
             if (sure and _label(RANK_CLASSES[r], "") != top.card[:-1]) or (
                     other.reads and other.reads[0].card != top.card and other.reads[0].confidence >= 0.5):
                 seen = other.reads[0].card if other.reads else _label(RANK_CLASSES[r], "?")
-                return Identification(None, 0.0, f"corner indices disagree ({top.card} or {seen})",
-                                      pip_count=evidence.count)
+                return Identification(None, 0.0, f"corner indices disagree ({top.card} or {seen})")
         return top
 
     def _lone_result(self, li: X.LoneIndex, probs: np.ndarray, pips: PipEvidence, lone: X.LoneMarks,
@@ -545,7 +549,7 @@ class Recognizer:
             clash = _disagreement(top.card, pips)
             if clash:
                 return Identification(None, round(confidence, 4), CUES_DISAGREE, reads=tuple(reads), detail=clash,
-                                      contested=pips.split is not None and top.card[-1] in (pips.suit, pips.split))
+                                      contested=_suits_split(top.card, pips))
         if confidence < self.threshold:
             why = "colour unclear" if 0.2 < top.red_p < 0.8 else "low confidence"
             return Identification(None, round(confidence, 4), why, reads=tuple(reads))
@@ -593,9 +597,15 @@ def _disagreement(card: str, pips: PipEvidence) -> str | None:
         return f"index {card}, a three's pips"
     if rank not in COURTS and pips.suit not in (None, suit) and pips.suit_p >= 0.8 and pips.px >= min_suit_px(suit):
         return f"index {card}, pips of {pips.suit}"
-    if rank not in COURTS and pips.split is not None and suit in (pips.suit, pips.split):
+    if rank not in COURTS and _suits_split(card, pips):
         return f"index {card}, pips that read as {pips.suit} and as {pips.split}"
     return None
+
+
+def _suits_split(card: str, pips: PipEvidence) -> bool:
+    """Whether the middle's pips read as both suits of `card`'s colour: the
+    design's suit shapes are not told apart."""
+    return pips.split is not None and card[-1] in (pips.suit, pips.split)
 
 
 def _alike(a: CornerRead, b: CornerRead) -> bool:
