@@ -614,7 +614,7 @@ class TableController:
             self._track_dealt(step, None, source)
             return self._on_unreadable(item, step)
         try:
-            card = (_CARD_OF_TEXT.get(text) if type(text) is str else None) or card_of(text)
+            card = card_of(text)
         except CardError as exc:
             # A card that does not parse was not read: never guessed.
             self._emit(step, ev.Alarm, alarm="bad_card", active=True, text=str(exc), source=source)
