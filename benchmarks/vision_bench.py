@@ -31,7 +31,8 @@ Deck artwork (vision_lab.decks): the complete deck designs of aisleriot's
 themes (gnome-cards-data) and of KDE's decks (kdegames-card-data-kf5, a set of
 its own), rendered by rsvg-convert, photographed likewise; only the designs
 never trained on (decks.held_out_designs); cards whose index shoed is not meant
-to read (foreign court letters, German or Swiss suits) counted apart.
+to read (foreign court letters, German or Swiss suits) counted apart; and
+128 x 128 frames of those designs (hard_sets.deck_frames).
 
     .venv/bin/python benchmarks/vision_bench.py [--quick] [--keep DIR] [--no-speed] [--model FILE]
 """
@@ -250,6 +251,10 @@ def main() -> int:
             designs(name, list(decks.shots(13 * k, seed, names=found)), recognizer, decks.to_refuse)
         else:
             print(f"deck artwork: {package} not installed (apt-get install {package} librsvg2-bin)")
+    found = decks.held_out_designs()
+    if found:
+        print(f"128 x 128 frames of that deck artwork ({len(found)} designs):")
+        designs("decks-128", list(hard_sets.deck_frames(13 * k, 107, names=found)), recognizer, decks.to_refuse)
     return 0
 
 

@@ -88,6 +88,7 @@ def pictures(quick: bool, only: set[str] | None = None) -> Iterator[tuple[str, n
         "bleed": lambda: pairs(hard_sets.bleed(48 * k, 105)),
         "decks": lambda: pairs(decks.shots(13 * k, 104, names=decks.held_out_designs("aisleriot"))),
         "decks-kde": lambda: pairs(decks.shots(13 * k, 106, names=decks.held_out_designs("kde"))),
+        "decks-128": lambda: pairs(hard_sets.deck_frames(13 * k, 107)),
     }
     for name, make_set in sets.items():
         if only is None or name in only:

@@ -193,10 +193,12 @@ def _cut(ink: np.ndarray, m, sx: float, sy: float) -> np.ndarray:
 
 
 def shots(per_design: int, seed: int, size: tuple[int, int] = (1280, 960),
-          names: list[str] | None = None) -> Iterator[tuple[synth.Shot, str]]:
+          names: list[str] | None = None, **options) -> Iterator[tuple[synth.Shot, str]]:
     """(shot, design) pairs: `per_design` cards of each design in `names`
     (default: the held-out designs; every rank before any repeats),
-    photographed as vision_lab.synth does."""
+    photographed as vision_lab.synth does (`options`: synth.photograph's,
+    no occlusion unless they say)."""
+    options = {"occlusion_p": 0.0, **options}
     labels = synth.all_labels()
     names = held_out_designs() if names is None else names
     for d, design in enumerate(designs()):
@@ -208,4 +210,4 @@ def shots(per_design: int, seed: int, size: tuple[int, int] = (1280, 960),
             if f is None:
                 continue
             rng = np.random.default_rng(seed * 100_003 + d * 1000 + i)
-            yield synth.photograph(label, rng, synth.classic_style(), size=size, occlusion_p=0.0, face=f), design
+            yield synth.photograph(label, rng, synth.classic_style(), size=size, face=f, **options), design

@@ -7,7 +7,8 @@ synthetic style when those fonts are not installed):
 - `narrow`: tens, court cards and number cards in condensed and narrow
   lettering (a narrow "10" is the classic way to be read as a jack);
 - `frames`: frames of a small embedded camera (128 x 128 by default): the card
-  fills the frame and its glyphs are a handful of pixels tall;
+  fills the frame and its glyphs are a handful of pixels tall (`deck_frames`:
+  the same of deck artwork never trained on);
 - `casts`: small photographs under strong colour casts (green, amber, blue,
   magenta light, a camera's white balance gone wrong);
 - `bleed`: cards whose print runs off their edges, mostly on dark cloth.
@@ -23,6 +24,7 @@ from collections.abc import Iterator
 import cv2
 import numpy as np
 
+from vision_lab import decks
 from vision_lab import fonts as F
 from vision_lab import synth
 
@@ -76,12 +78,31 @@ def frames(count: int, seed: int, side: int = 128, first: int = 0) -> Iterator[t
     for i in range(first, count):
         rng = np.random.default_rng(seed * 100_003 + i)
         style = styles[i % len(styles)]
-        shot = synth.photograph(labels[(i * 7) % 52], rng, style, size=(4 * side, 4 * side), size_frac=(0.7, 0.95),
-                                occlusion_p=0.0, tilt=0.15, blur=1.0)
-        img = cv2.resize(shot.image, (side, side), interpolation=cv2.INTER_AREA)
-        if i % 3 == 2:
-            img = cast(img, tuple(CASTS)[i % len(CASTS)])
-        yield dataclasses.replace(shot, image=_jpeg(img, 80)), style.name
+        shot = synth.photograph(labels[(i * 7) % 52], rng, style, size=(4 * side, 4 * side), **FRAMED)
+        yield small_frame(shot, side, i), style.name
+
+
+def deck_frames(per_design: int, seed: int, side: int = 128,
+                names: list[str] | None = None) -> Iterator[tuple[synth.Shot, str]]:
+    """Frames of a side x side camera over cards of deck artwork never trained on
+    (vision_lab.decks: `per_design` cards of each design in `names`, default
+    the held-out designs), as `frames` makes them."""
+    for i, (shot, design) in enumerate(decks.shots(per_design, seed, size=(4 * side, 4 * side), names=names,
+                                                   **FRAMED)):
+        yield small_frame(shot, side, i), design
+
+
+# how a small camera over the table frames a card: filling most of the picture, a little out of focus
+FRAMED = {"size_frac": (0.7, 0.95), "occlusion_p": 0.0, "tilt": 0.15, "blur": 1.0}
+
+
+def small_frame(shot: synth.Shot, side: int, i: int) -> synth.Shot:
+    """The photograph shrunk to a side x side frame, the `i`th of a set: every
+    third under a colour cast (the casts in turn), saved as a JPEG."""
+    img = cv2.resize(shot.image, (side, side), interpolation=cv2.INTER_AREA)
+    if i % 3 == 2:
+        img = cast(img, tuple(CASTS)[i % len(CASTS)])
+    return dataclasses.replace(shot, image=_jpeg(img, 80))
 
 
 def casts(count: int, seed: int, size: tuple[int, int] = (480, 360)) -> Iterator[tuple[synth.Shot, str]]:
@@ -118,4 +139,4 @@ def bleed(count: int, seed: int, size: tuple[int, int] = (1280, 960),
                                dark_table=i % 4 != 3), f"{base.name}/{layout}"
 
 
-SETS = {"narrow": narrow, "frames": frames, "casts": casts, "bleed": bleed}
+SETS = {"narrow": narrow, "frames": frames, "deck_frames": deck_frames, "casts": casts, "bleed": bleed}

@@ -67,12 +67,24 @@ MIN_RANK_PX = 10.0
 # agrees with a tiny index weakly misread as a four.
 MIN_COUNT_PX = 10.0
 COUNT_RANK_P = 0.5
+# A number card's pips tell its suit from a smaller size than one glyph does
+# (MIN_BLACK_PIPS_PX, MIN_RED_PIPS_PX), where every pip of its rank is in view,
+# at least PIPS_AGREEING of them read as one suit by their shape and nearly all
+# (PIPS_SUIT_P) agree: several prints of one shape, each a few pixels larger
+# than the index's suit, where one blurred glyph would be a guess.
+MIN_BLACK_PIPS_PX = 7.0
+MIN_RED_PIPS_PX = 6.0
+PIPS_AGREEING = 2
+PIPS_SUIT_P = 0.9
 # A group of pips of one size, as many as the index's rank, counts that rank
 # with at least this trust (counting needs no fine shapes, only separate blobs).
 COUNT_TRUST = 0.97
 # A finger or a chip over the middle of a number card hides at most this many
 # of its pips: a "9" with one pip in view is a court card's picture misread.
 MAX_HIDDEN_PIPS = 4
+# A "6" read the wrong way up is a "9": a nine is claimed only where more pips
+# are in view than a six has, or one in the middle column (a six prints none there).
+TURNED_SIX = 6
 # Three pips in one column down the middle of the card, and no others, are a
 # three's whole layout: no other rank prints three pips in its middle column
 # with nothing beside them but a seven of some designs (two, three, two), and
@@ -132,6 +144,8 @@ class PipEvidence:
     px: float
     three: bool = False  # three pips, all in the middle column and spread down the card: a three's layout
     split: str | None = None  # the other suit of `suit`'s colour, where a share of the pips' shapes read as it
+    agreeing: int = 0  # how many pips read as `suit`
+    centred: bool = False  # a pip in the card's middle column
 
 
 NO_PIPS = PipEvidence(None, 0.0, 0, 0.0)
@@ -189,6 +203,20 @@ def _pips_of(rank: str) -> int | None:
 def _numbered(rank: str, pips: PipEvidence) -> bool:
     """Whether the middle's pips number `rank` (a number card's)."""
     return pips.count == _pips_of(rank)
+
+
+def _pips_tell_suit(rank: str, pips: PipEvidence) -> bool:
+    """Whether the middle's pips are large enough to tell their suit by its
+    shape: as large as an index's suit glyph must be, or, where they are all of
+    a number card's pips and read alike, as large as MIN_BLACK_PIPS_PX or
+    MIN_RED_PIPS_PX."""
+    if pips.suit is None or rank in COURTS:
+        return False
+    if pips.px >= min_suit_px(pips.suit):
+        return True
+    many = MIN_RED_PIPS_PX if pips.suit in RED_SUITS else MIN_BLACK_PIPS_PX
+    return (pips.px >= many and _numbered(rank, pips) and pips.agreeing >= PIPS_AGREEING
+            and pips.suit_p >= PIPS_SUIT_P and pips.split is None)
 
 
 def red_probability(redness: float) -> float:
@@ -481,14 +509,16 @@ class Recognizer:
                 leans[s] += 1
         px = float(np.median([p.mark.h for p in group])) * scale if group else 0.0
         three = len(group) == 3 and _in_middle_column(group)
+        centred = any(_in_middle_column([pip], spread=False) for pip in group)
         if not votes:
-            return PipEvidence(None, 0.0, len(group), px, three)
+            return PipEvidence(None, 0.0, len(group), px, three, centred=centred)
         s = max(votes, key=lambda k: (len(votes[k]), sum(votes[k])))
         agree = len(votes[s]) / sum(len(v) for v in votes.values())
         suit = SUIT_CLASSES[s]
         twin = leans[SUIT_CLASSES.index(TWIN_SUIT[suit])]
         split = TWIN_SUIT[suit] if twin >= SPLIT_PIPS and twin >= SPLIT_SHARE * (twin + leans[s]) else None
-        return PipEvidence(suit, float(np.median(votes[s])) * agree, len(group), px, three, split)
+        return PipEvidence(suit, float(np.median(votes[s])) * agree, len(group), px, three, split, len(votes[s]),
+                           centred)
 
     def _with_pips(self, read: CornerRead, pips: PipEvidence) -> CornerRead:
         """Number cards and aces show their suit again, larger, in the middle:
@@ -499,7 +529,7 @@ class Recognizer:
             return read
         suit, p = pips.suit, pips.suit_p
         if suit == read.card[-1]:
-            if read.suit_px < min_suit_px(suit) <= pips.px:
+            if read.suit_px < min_suit_px(suit) and _pips_tell_suit(read.card[:-1], pips):
                 suit_p = p
             else:
                 suit_p = 1.0 - (1.0 - read.suit_p) * math.sqrt(1.0 - p)
@@ -565,8 +595,7 @@ class Recognizer:
         if top.rank_px < MIN_RANK_PX and not counted:
             return f"rank glyph {top.rank_px:.1f} px tall, {MIN_RANK_PX:.0f} needed"
         need = min_suit_px(suit)
-        pip_suit = rank not in COURTS and pips.suit == suit and pips.px >= need
-        if top.suit_px < need and not pip_suit:
+        if top.suit_px < need and not (pips.suit == suit and _pips_tell_suit(rank, pips)):
             return f"suit glyph {top.suit_px:.1f} px tall, {need:.0f} needed"
         return None
 
@@ -584,7 +613,7 @@ def _disagreement(card: str, pips: PipEvidence) -> str | None:
     one; a court card a picture, not rows of pips; three pips alone down the
     middle column are a three's. Number cards and aces show the index's suit.
     Fewer pips than the rank may be in view (a finger over the middle), but
-    not MAX_HIDDEN_PIPS fewer."""
+    not MAX_HIDDEN_PIPS fewer, nor as few as a six's under a "9"."""
     rank, suit = card[:-1], card[-1]
     n = _pips_of(rank)
     if rank in COURTS and pips.count >= COURT_PIPS:
@@ -593,6 +622,8 @@ def _disagreement(card: str, pips: PipEvidence) -> str | None:
         return f"index {card}, {pips.count} pips in the middle"
     if n is not None and not n - MAX_HIDDEN_PIPS <= pips.count <= n:
         return f"index {card}, {pips.count} pips in the middle"
+    if rank == "9" and pips.count <= TURNED_SIX and not pips.centred:
+        return f"index {card}, {pips.count} pips in the middle: a 6 the wrong way up"
     if n is not None and n != 3 and pips.three:
         return f"index {card}, a three's pips"
     if rank not in COURTS and pips.suit not in (None, suit) and pips.suit_p >= 0.8 and pips.px >= min_suit_px(suit):
@@ -621,12 +652,12 @@ def _alike_marks(a: X.Mark, b: X.Mark) -> bool:
     return max(a.h, b.h) <= INDEX_SIZE_RATIO * min(a.h, b.h)
 
 
-def _in_middle_column(group: list[X.Pip]) -> bool:
-    """Whether the pips all lie in the card's middle column, spread from its
-    upper to its lower part (not a cluster in one place)."""
+def _in_middle_column(group: list[X.Pip], spread: bool = True) -> bool:
+    """Whether the pips all lie in the card's middle column and, with `spread`,
+    spread from its upper to its lower part (not a cluster in one place)."""
     xs = [(p.mark.x + p.mark.w / 2) / L.CANON_W for p in group]
     ys = [(p.mark.y + p.mark.h / 2) / L.CANON_H for p in group]
-    return all(abs(x - 0.5) <= MIDDLE_COLUMN for x in xs) and min(ys) < 0.35 and max(ys) > 0.65
+    return all(abs(x - 0.5) <= MIDDLE_COLUMN for x in xs) and (not spread or (min(ys) < 0.35 and max(ys) > 0.65))
 
 
 def _rank(result: Identification) -> tuple:

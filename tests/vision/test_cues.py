@@ -43,6 +43,9 @@ from shoed.vision.recognize import (
         ("6D", PipEvidence("C", 0.95, 6, 30.0), True),  # pips of another suit
         ("6D", PipEvidence("C", 0.95, 6, 5.0), False),  # ... too small to say so
         ("9S", NO_PIPS, True),  # a nine with nothing in the middle: a picture misread, or the middle covered
+        ("9D", PipEvidence("D", 0.99, 6, 30.0), True),  # six pips under a "9": a "6" read the wrong way up
+        ("9D", PipEvidence("D", 0.99, 7, 30.0), False),
+        ("9D", PipEvidence("D", 0.99, 6, 30.0, centred=True), False),  # one in the middle column: no six's
         ("3S", NO_PIPS, False),  # a finger may cover all three
         ("5S", PipEvidence("S", 0.99, 3, 30.0, three=True), True),  # a three's layout: no five has three middle pips
         ("7S", PipEvidence("S", 0.99, 3, 30.0, three=True), True),
@@ -69,7 +72,15 @@ def corner(card: str, rank_px: float, suit_px: float, p: float = 0.99) -> Corner
         (corner("JC", 8.0, 12.0), NO_PIPS, TOO_SMALL),  # "J" or the "1" of a "10" in eight pixels
         (corner("QS", 14.0, 11.0), NO_PIPS, None),
         (corner("8C", 7.0, 5.0), PipEvidence("C", 0.99, 8, 12.0), None),  # eight pips counted, clubs in the pips
-        (corner("8C", 7.0, 5.0), PipEvidence("C", 0.99, 8, 7.0), TOO_SMALL),  # pips too small for a club
+        (corner("8C", 7.0, 5.0), PipEvidence("C", 0.99, 8, 6.0, agreeing=8), TOO_SMALL),  # pips too small for a club
+        # eight pips of 8 px, all in view and read alike, tell clubs where one glyph of 5 px does not
+        (corner("8C", 7.0, 5.0), PipEvidence("C", 0.99, 8, 8.0, agreeing=8), None),
+        (corner("8C", 12.0, 5.0), PipEvidence("C", 0.99, 7, 8.0, agreeing=7), TOO_SMALL),  # not all in view
+        (corner("2S", 12.0, 5.0), PipEvidence("S", 0.99, 2, 8.0, agreeing=1), TOO_SMALL),  # one read, one not
+        (corner("6S", 12.0, 5.0), PipEvidence("S", 0.85, 6, 8.0, agreeing=5), TOO_SMALL),  # not nearly all agree
+        (corner("6S", 12.0, 5.0), PipEvidence("S", 0.99, 6, 8.0, split="C", agreeing=6), TOO_SMALL),  # some lean to clubs
+        (corner("5H", 12.0, 4.0), PipEvidence("H", 0.98, 5, 6.5, agreeing=5), None),  # red pips from fewer pixels
+        (corner("QH", 12.0, 4.0), PipEvidence("H", 0.98, 5, 6.5, agreeing=5), TOO_SMALL),  # a picture has no pips
         (corner("3H", 12.0, 8.5), NO_PIPS, None),  # a heart is told from a diamond in fewer pixels
     ],
 )

@@ -4,11 +4,13 @@ taken for another card."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
 from shoed.vision.recognize import Recognizer
-from vision_lab import decks, synth
+from vision_lab import decks, hard_sets, synth
 
 
 def _installed(design: str) -> bool:
@@ -50,3 +52,26 @@ def test_clubs_whose_shape_the_classifier_cannot_tell_are_never_spades(recognize
         assert result.card in (None, label), f"{label} read as {result.card}"
         answers.append(result.card)
     assert sum(card is not None for card in answers) >= 10, answers
+
+
+@pytest.mark.skipif(not _installed("kde-ancient-egyptians"),
+                    reason="needs KDE's deck artwork (apt-get install kdegames-card-data-kf5 librsvg2-bin)")
+def test_a_six_read_the_wrong_way_up_is_no_nine(recognizer):
+    """ancient-egyptians (KDE) prints its rank alone with the suit beside it. In
+    a small camera's frame, whichever way the card lies, its "6" read the wrong
+    way up is a "9" as surely as a nine's own; the six pips in the middle tell
+    it is no nine."""
+    answers = []
+    for label in ("6C", "6D", "9C", "9D"):
+        face = decks.face("kde-ancient-egyptians", label)
+        assert face is not None
+        for side, seed in itertools.product((128, 160, 320), (0, 1)):
+            rng = np.random.default_rng(seed)
+            shot = synth.photograph(label, rng, synth.classic_style(), size=(4 * side, 4 * side), face=face,
+                                    **hard_sets.FRAMED)
+            frame = hard_sets.small_frame(shot, side, 0).image
+            for turns in range(4):
+                result = recognizer.identify(np.ascontiguousarray(np.rot90(frame, turns)))
+                assert result.card in (None, label), f"{label} ({side} px, {seed}, turned {turns}): {result.card}"
+                answers.append(result.card)
+    assert sum(card is not None and card[0] == "9" for card in answers) >= 6, answers
