@@ -205,6 +205,13 @@ def _numbered(rank: str, pips: PipEvidence) -> bool:
     return pips.count == _pips_of(rank)
 
 
+def _counted_alone(result: Identification) -> bool:
+    """Whether a card's rank was told by its pips alone: its index's rank glyph
+    too small to be read by itself."""
+    return (result.card is not None and _pips_of(result.card[:-1]) is not None and bool(result.reads)
+            and result.reads[0].rank_px < MIN_RANK_PX)
+
+
 def _pips_tell_suit(rank: str, pips: PipEvidence) -> bool:
     """Whether the middle's pips are large enough to tell their suit by its
     shape: as large as an index's suit glyph must be, or, where they are all of
@@ -260,6 +267,7 @@ class Recognizer:
         best: Identification | None = None
         contested: dict[str, Identification] = {}
         most_pips = 0
+        counts: set[int] = set()  # the pips of one size counted through each outline, two or more
         for quad in quads:
             tries = [quad, quad.turned()] if quad.ambiguous else [quad]
             for q in tries:
@@ -274,7 +282,14 @@ class Recognizer:
                     result = dataclasses.replace(result, card=None, reason=CUES_DISAGREE, index=None,
                                                  detail=f"index {result.card}, {most_pips} pips in the middle "
                                                         "through another outline")
+                elif result.card is not None and _counted_alone(result) and counts - {result.pip_count}:
+                    # the count stands in for a rank too small to read, and another outline counts otherwise
+                    result = dataclasses.replace(result, card=None, reason=CUES_DISAGREE, index=None,
+                                                 detail=f"index {result.card}, {result.pip_count} pips in the middle, "
+                                                        f"{max(counts - {result.pip_count})} through another outline")
                 most_pips = max(most_pips, result.pip_count)
+                if result.pip_count >= 2:
+                    counts.add(result.pip_count)
                 if best is None or _rank(result) > _rank(best):
                     best = result
             if best is not None and best.card is not None:
@@ -592,7 +607,10 @@ class Recognizer:
         cards), the suit seen in large enough pips that agree."""
         rank, suit = top.card[:-1], top.card[-1]
         counted = _numbered(rank, pips) and (pips.px >= MIN_COUNT_PX or top.rank_p >= COUNT_RANK_P)
-        if top.rank_px < MIN_RANK_PX and not counted:
+        # an ace's one large pip, of the index's suit, is its rank's second reading
+        ace = (rank == "A" and pips.count == 1 and pips.px >= ACE_PIP * top.rank_px and pips.suit == suit
+               and pips.suit_p >= PIPS_SUIT_P and top.rank_p >= COUNT_RANK_P)
+        if top.rank_px < MIN_RANK_PX and not (counted or ace):
             return f"rank glyph {top.rank_px:.1f} px tall, {MIN_RANK_PX:.0f} needed"
         need = min_suit_px(suit)
         if top.suit_px < need and not (pips.suit == suit and _pips_tell_suit(rank, pips)):

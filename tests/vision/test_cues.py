@@ -81,6 +81,11 @@ def corner(card: str, rank_px: float, suit_px: float, p: float = 0.99) -> Corner
         (corner("6S", 12.0, 5.0), PipEvidence("S", 0.99, 6, 8.0, split="C", agreeing=6), TOO_SMALL),  # some lean to clubs
         (corner("5H", 12.0, 4.0), PipEvidence("H", 0.98, 5, 6.5, agreeing=5), None),  # red pips from fewer pixels
         (corner("QH", 12.0, 4.0), PipEvidence("H", 0.98, 5, 6.5, agreeing=5), TOO_SMALL),  # a picture has no pips
+        # an ace's one large pip of the index's suit reads its rank a second time
+        (corner("AH", 7.0, 12.0), PipEvidence("H", 0.98, 1, 20.0, agreeing=1), None),
+        (corner("AH", 7.0, 12.0), PipEvidence("H", 0.98, 1, 9.0, agreeing=1), TOO_SMALL),  # no larger than a rank
+        (corner("AH", 7.0, 12.0), PipEvidence("D", 0.98, 1, 20.0, agreeing=1), TOO_SMALL),  # of another suit
+        (corner("AH", 7.0, 12.0, p=0.45), PipEvidence("H", 0.98, 1, 20.0, agreeing=1), TOO_SMALL),  # "A" unsure
         (corner("3H", 12.0, 8.5), NO_PIPS, None),  # a heart is told from a diamond in fewer pixels
     ],
 )

@@ -5,13 +5,17 @@ and the number of pips (a card never shows more pips than its rank)."""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 
 from shoed.vision import locate
 from shoed.vision.recognize import CUES_DISAGREE, Recognizer
 from vision_lab import decks, synth
+
+DATA = Path(__file__).parent / "data" / "outlines"
 
 
 def _installed(design: str) -> bool:
@@ -71,3 +75,17 @@ def test_a_reading_through_one_outline_is_ruled_out_by_the_pips_another_showed()
     result = _FirstOutlineShowsTen().identify(shot.image)
     assert result.card is None and result.reason == CUES_DISAGREE
     assert result.detail == "index 9C, 10 pips in the middle through another outline"
+
+
+def test_a_count_standing_in_for_a_tiny_rank_holds_only_where_every_outline_counts_alike():
+    """A 128 x 128 frame of an eight of hearts whose index hearts are as large
+    as its pips. Through the card's own outline eight pips are counted and no
+    index read; through an outline that takes in more than the card, an index
+    heart is counted as a ninth pip and the 7 px "8" is weakly read as "9":
+    two cues that seem to agree, where the count is what stands in for a rank
+    too small to read. Another outline counting otherwise leaves it no answer."""
+    image = cv2.imread(str(DATA / "8H-counted-9-through-a-wrong-outline.png"))
+    assert len(locate.find_quads(image)) >= 2
+    result = Recognizer().identify(image)
+    assert result.card is None and result.reason == CUES_DISAGREE
+    assert result.detail == "index 9H, 9 pips in the middle, 8 through another outline"
