@@ -146,13 +146,15 @@ class WorkOutOdds(msgspec.Struct, frozen=True, gc=False):
 Effect = StartShoeFile | WorkOutOdds
 
 
-class Step(msgspec.Struct):
+class Step(msgspec.Struct, gc=False):
     """What one input produced: events to journal and publish, a reply for commands, and the
     effects the shell carries out (the controller decides them; the shell only schedules).
 
     The events are the schema's structs (shoed.table.events), in `typed`; `events` is the same
     events as plain dicts (what the journal and the publisher take), made once when first asked.
-    A struct (msgspec), not a class with an __init__: one is made for every input, in C."""
+    A struct (msgspec), not a class with an __init__: one is made for every input, in C. Nothing
+    it holds refers back to it (events, effects and the reply are made for it), so it is made
+    untracked by the garbage collector."""
 
     typed: list[ev.Base] = msgspec.field(default_factory=list)
     reply: dict[str, Any] | None = None
@@ -231,8 +233,9 @@ class TableController:
         get = item.get
         mono, utc = get("mono_ns", self.now_mono), get("utc_ns", self.now_utc)
         self.now_mono = mono if type(mono) is int else int(mono)  # an int as it is: no call
-        self.now_utc = utc if type(utc) is int else int(utc)
-        self._utc_text = None
+        if utc != self.now_utc:  # an input of the same time as the last (live odds) keeps its text
+            self.now_utc = utc if type(utc) is int else int(utc)
+            self._utc_text = None
         step = Step()
         kind: Any = get("kind")
         source = get("source")
