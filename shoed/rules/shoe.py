@@ -36,7 +36,7 @@ FINISHED = "finished"  # the last coup is over; no further coup from this shoe
 CLOSED = "closed"  # reconciled and closed
 
 
-@dataclass
+@dataclass(slots=True)
 class CardCount:
     """Where the shoe's cards went."""
 
@@ -50,7 +50,7 @@ class CardCount:
 CATEGORIES = ("in_coups", "in_void_coups", "burned", "discarded", "left_in_shoe")
 
 
-@dataclass
+@dataclass(slots=True)
 class Shoe:
     ruleset: Ruleset
     decks: int

@@ -168,7 +168,7 @@ class Step(msgspec.Struct, gc=False):
         return self._events
 
 
-@dataclass
+@dataclass(slots=True)
 class TableController:
     table_id: str
     ruleset: Ruleset
