@@ -603,7 +603,7 @@ class TableController:
     def _on_card(self, item: dict[str, Any], step: Step) -> None:
         source = item.get("source", "shoe")
         text = item.get("card")
-        failover = bool(self.priority) and source in self.priority  # one of the readers kept in step
+        failover = source in self.priority  # one of the readers kept in step (none: an empty tuple)
         if failover and source != self.active_source:
             if text is not None:
                 try:
