@@ -220,7 +220,7 @@ def test_every_event_follows_the_schema(name):
     # Add a misdeal and its correction, a void and a power cycle so those kinds are checked too.
     inputs.insert(0, {"kind": "power", "state": "on", "clean": False, "mono_ns": 1, "utc_ns": T0})
     table, events = run(inputs, ruleset=name, decks=decks)
-    spare = next(str(c) for c in full_deck() if table.shoe.seen[c] < decks)  # still in the shoe
+    spare = next(str(c) for c in full_deck() if table.shoe.seen[c.text] < decks)  # still in the shoe
     events += table.feed({"kind": "card", "card": spare, "mode": "game", "mono_ns": 2, "utc_ns": T0}).events
     events += table.feed({"kind": "command", "cmd": "burn_card", "args": {}, "client": "pit"}).events
     events += table.feed({"kind": "link", "link": "lost", "source": "native:/dev/x"}).events

@@ -465,8 +465,7 @@ def roads_after(before: Roads, step: dict[str, Any]) -> Roads:
     )
 
 
-@functools.lru_cache(maxsize=256)
-def _ask_road(last: str | None, columns: int, same: tuple[bool, bool, bool]) -> dict[str, dict[str, str | None]]:
+def _ask_road(last: str | None, columns: int, *same: bool) -> dict[str, dict[str, str | None]]:
     """A1 for a big road of `columns` columns (5: five or more), its last cell won by `last` (None: no
     cell yet), where `same[j - 1]` says whether the column j before the last is as long as the last one
     (j = 1..3; False where there is no such column)."""
@@ -487,6 +486,10 @@ def _ask_road(last: str | None, columns: int, same: tuple[bool, bool, bool]) -> 
             column, row = len(lengths), 0
         out[side] = {name: mark(lengths, column, row, k) for name, k in DERIVED}
     return out
+
+
+# A1's answers by case (RoadBuilder.ask_road's key: the arguments of _ask_road), worked out once each: 81 at most.
+_ASK_ROADS: dict[tuple[Any, ...], dict[str, dict[str, str | None]]] = {}
 
 
 class RoadBuilder:
@@ -578,10 +581,15 @@ class RoadBuilder:
         lengths = self._lengths
         n = len(lengths)
         if not n:
-            return _ask_road(None, 0, (False, False, False))
-        length = lengths[-1]
-        same = (n > 1 and lengths[-2] == length, n > 2 and lengths[-3] == length, n > 3 and lengths[-4] == length)
-        return _ask_road(self._columns[-1][-1].winner, min(n, 5), same)
+            key: tuple[Any, ...] = (None, 0, False, False, False)
+        else:
+            length = lengths[-1]
+            key = (self._columns[-1][-1].winner, n if n < 5 else 5, n > 1 and lengths[-2] == length,
+                   n > 2 and lengths[-3] == length, n > 3 and lengths[-4] == length)
+        known = _ASK_ROADS.get(key)
+        if known is None:
+            known = _ASK_ROADS[key] = _ask_road(*key)
+        return known
 
     def pop(self) -> Outcome:
         """Take the last result back (a coup voided after its result): the roads

@@ -19,7 +19,6 @@ with its inputs, so replaying the same calls gives the same shoe.
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +36,7 @@ FINISHED = "finished"  # the last coup is over; no further coup from this shoe
 CLOSED = "closed"  # reconciled and closed
 
 
-@dataclass
+@dataclass(slots=True)
 class CardCount:
     """Where the shoe's cards went."""
 
@@ -51,7 +50,7 @@ class CardCount:
 CATEGORIES = ("in_coups", "in_void_coups", "burned", "discarded", "left_in_shoe")
 
 
-@dataclass
+@dataclass(slots=True)
 class Shoe:
     ruleset: Ruleset
     decks: int
@@ -60,9 +59,10 @@ class Shoe:
     burn_due: int = 0  # cards still to burn after the exposed first card
     burn_first: Card | None = None
     burned: list[Card] = field(default_factory=list)
-    # A card's notation (Card.text: "9H", "TD") -> times seen, whatever its fate. Counted by the text, whose
-    # hash is the string's own: a card is noted on every card out of the shoe.
-    seen: Counter[str] = field(default_factory=Counter)
+    # A card's notation (Card.text: "9H", "TD") -> times seen, whatever its fate: every identity, from 0.
+    # Counted by the text, whose hash is the string's own, in a plain dict that holds every identity (a
+    # look-up made at the cost of a dict's, no default to fill in): a card is noted on every card out of the shoe.
+    seen: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_CARD_OF_TEXT, 0))
     counts: CardCount = field(default_factory=CardCount)
     cut_card_seen: bool = False
     last_coup: int | None = None  # number of the last coup, once the cut card has come out
@@ -82,9 +82,9 @@ class Shoe:
     def note(self, card: Card) -> tuple[int, bool]:
         """Count one card out of the shoe. Returns (times seen, excess): excess is
         True when the identity was seen more often than the decks hold."""
-        text = card.text
-        n = self.seen[text] + 1
-        self.seen[text] = n
+        seen, text = self.seen, card.text
+        n = seen[text] + 1
+        seen[text] = n
         self.total_seen += 1
         return n, n > self.decks
 
@@ -190,7 +190,7 @@ class Shoe:
         """Account for every card of the shoe."""
         missing_by_identity = {}
         for card in _DECK:
-            left = self.decks - self.seen.get(card.text, 0)
+            left = self.decks - self.seen[card.text]
             if left > 0:
                 missing_by_identity[card.text] = left
         counts = self.counts

@@ -146,13 +146,15 @@ class WorkOutOdds(msgspec.Struct, frozen=True, gc=False):
 Effect = StartShoeFile | WorkOutOdds
 
 
-class Step(msgspec.Struct):
+class Step(msgspec.Struct, gc=False):
     """What one input produced: events to journal and publish, a reply for commands, and the
     effects the shell carries out (the controller decides them; the shell only schedules).
 
     The events are the schema's structs (shoed.table.events), in `typed`; `events` is the same
     events as plain dicts (what the journal and the publisher take), made once when first asked.
-    A struct (msgspec), not a class with an __init__: one is made for every input, in C."""
+    A struct (msgspec), not a class with an __init__: one is made for every input, in C. Nothing
+    it holds refers back to it (events, effects and the reply are made for it), so it is made
+    untracked by the garbage collector."""
 
     typed: list[ev.Base] = msgspec.field(default_factory=list)
     reply: dict[str, Any] | None = None
@@ -166,7 +168,7 @@ class Step(msgspec.Struct):
         return self._events
 
 
-@dataclass
+@dataclass(slots=True)
 class TableController:
     table_id: str
     ruleset: Ruleset
@@ -216,14 +218,9 @@ class TableController:
     # A card-reading shuffler's shuffles (shoed.table.shuffle); None at a table without one.
     shuffler: shuffle_table.ShufflerState | None = None
     order_key: bytes | None = None  # opens the shuffler's sealed order (docs/shuffler.md); set by the shell
-    _utc_text: str | None = field(default=None, init=False, repr=False, compare=False)  # now_utc as text, once made
-
-    def _utc(self) -> str:
-        """The input's time as its events carry it (utc_text), made once for all of them."""
-        text = self._utc_text
-        if text is None:
-            text = self._utc_text = utc_text(self.now_utc)
-        return text
+    # now_utc as its events carry it (utc_text), made with the input: most inputs make events, and an input of
+    # the time of the one before it (the live odds) keeps the text made for that one.
+    utc: str = field(default=utc_text(0), init=False, repr=False, compare=False)
 
     # ----- public ----------------------------------------------------------
     def feed(self, item: dict[str, Any]) -> Step:
@@ -231,8 +228,9 @@ class TableController:
         get = item.get
         mono, utc = get("mono_ns", self.now_mono), get("utc_ns", self.now_utc)
         self.now_mono = mono if type(mono) is int else int(mono)  # an int as it is: no call
-        self.now_utc = utc if type(utc) is int else int(utc)
-        self._utc_text = None
+        if utc != self.now_utc:
+            self.now_utc = utc = utc if type(utc) is int else int(utc)
+            self.utc = utc_text(utc)
         step = Step()
         kind: Any = get("kind")
         source = get("source")
@@ -443,7 +441,7 @@ class TableController:
         self.seq = seq = self.seq + 1
         step.typed.append(kind(
             table=self.table_id, seq=seq, shoe=shoe.shoe_id if shoe else None, coup=self.coup_no or None,
-            mono_ns=self.now_mono, utc=self._utc(), **fields))
+            mono_ns=self.now_mono, utc=self.utc, **fields))
 
     def _misdeal(self, step: Step, misdeal: md.Misdeal, source: str | None = None) -> None:
         """Record a misdeal; one that cannot be corrected voids the coup at once."""
@@ -497,7 +495,7 @@ class TableController:
         if self.shoe is not None and self.shoe.phase != CLOSED:
             self._close_shoe(step, "a new shoe was opened")
         self.shoes_opened += 1
-        shoe_id = f"{self._utc()[:19].replace('-', '').replace(':', '')}-{self.shoes_opened}"
+        shoe_id = f"{self.utc[:19].replace('-', '').replace(':', '')}-{self.shoes_opened}"
         self.shoe = Shoe(self.ruleset, decks or self.decks, shoe_id=shoe_id)
         self.coup, self.coup_no, self.coup_state = None, 0, NO_COUP
         self.results, self.pending, self.burn_mode = [], [], False
@@ -544,7 +542,7 @@ class TableController:
         self.seq = seq = self.seq + 1
         step.typed.append(ev.CoupOpened(
             table=self.table_id, seq=seq, shoe=shoe.shoe_id, coup=self.coup_no or None, mono_ns=self.now_mono,
-            utc=self._utc(), last=shoe.last_coup == self.coup_no))
+            utc=self.utc, last=shoe.last_coup == self.coup_no))
 
     def _confirm(self, step: Step, by: str | None) -> None:
         shoe = self._require_shoe()
@@ -561,7 +559,7 @@ class TableController:
             self.seq = seq = self.seq + 1
             step.typed.append(ev.CoupConfirmed(
                 table=self.table_id, seq=seq, shoe=shoe.shoe_id, coup=self.coup_no or None, mono_ns=self.now_mono,
-                utc=self._utc(), by=by, state=self.coup_state))
+                utc=self.utc, by=by, state=self.coup_state))
         self.coup_state = NO_COUP
         shoe.coup_finished(self.coup_no) if self.coup_no else None
         if shoe.phase == FINISHED:
@@ -583,7 +581,7 @@ class TableController:
         # the other fields set once it is made (void: False by default).
         self.seq = seq = self.seq + 1
         event = ev.CoupResult(
-            table=self.table_id, seq=seq, shoe=shoe.shoe_id, mono_ns=self.now_mono, utc=self._utc(),
+            table=self.table_id, seq=seq, shoe=shoe.shoe_id, mono_ns=self.now_mono, utc=self.utc,
             player_cards=record["player_cards"], banker_cards=record["banker_cards"],
             player_total=record["player_total"], banker_total=record["banker_total"], winner=record["winner"],
             natural=record["natural"], player_pair=record["player_pair"], banker_pair=record["banker_pair"],
@@ -600,7 +598,7 @@ class TableController:
     def _on_card(self, item: dict[str, Any], step: Step) -> None:
         source = item.get("source", "shoe")
         text = item.get("card")
-        failover = bool(self.priority) and source in self.priority  # one of the readers kept in step
+        failover = source in self.priority  # one of the readers kept in step (none: an empty tuple)
         if failover and source != self.active_source:
             if text is not None:
                 try:
@@ -754,7 +752,7 @@ class TableController:
         self.seq = seq = self.seq + 1
         step.typed.append(ev.Card(
             table=self.table_id, seq=seq, shoe=shoe.shoe_id, coup=self.coup_no or None, mono_ns=self.now_mono,
-            utc=self._utc(), card=text,
+            utc=self.utc, card=text,
             recipient=recipient, index=len(order) - 1,  # type: ignore[arg-type]
             total=hand_total(coup.player if recipient == "player" else coup.banker), source=source,
             confidence=confidence, faced=faced, manual=True if manual else UNSET))
@@ -867,7 +865,7 @@ class TableController:
         self.seq = seq = self.seq + 1
         alarm = ev.Alarm(
             table=self.table_id, seq=seq, shoe=shoe.shoe_id if shoe else None, coup=self.coup_no or None,
-            mono_ns=self.now_mono, utc=self._utc(), alarm=name, active=active, text=text)
+            mono_ns=self.now_mono, utc=self.utc, alarm=name, active=active, text=text)
         for key, value in more.items():  # the fields only some alarms carry (optional: UNSET until set)
             setattr(alarm, key, value)
         step.typed.append(alarm)
@@ -954,7 +952,7 @@ class TableController:
         self.seq = seq = self.seq + 1  # the event: the fields every event carries, then ODDS_FIELDS
         step.typed.append(ev.ShoeOdds(
             table=self.table_id, seq=seq, shoe=self.shoe.shoe_id, coup=self.coup_no or None, mono_ns=self.now_mono,
-            utc=self._utc(), cards_left=odds["cards_left"], probabilities=odds["probabilities"],
+            utc=self.utc, cards_left=odds["cards_left"], probabilities=odds["probabilities"],
             player_expectation=odds["player_expectation"], favourable=odds["favourable"]))
         favourable = list(odds["favourable"] or [])
         was = "favourable_bet" in self.alarms
