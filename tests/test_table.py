@@ -349,3 +349,16 @@ def test_a_confirm_for_a_coup_the_table_has_left_is_refused():
     assert not step.reply["ok"] and f"coup {number} is not" in step.reply["error"] and table.seq == before
     step = table.feed({"kind": "command", "cmd": "confirm", "args": {"coup": number + 1}, "client": "dealer"})
     assert step.reply["ok"] and [e["kind"] for e in step.events] == ["misdeal"]  # coup N+1 itself: a card is due
+
+
+def test_events_carry_the_time_of_their_input_as_text_from_the_first():
+    """A controller made at a time, fed an input of that same time, gives its events that time's text;
+    an input whose time has no text (before the year 1) is refused and leaves the time as it was."""
+    from shoed.table.controller import utc_text
+
+    table = TableController("t1", load_ruleset("punto-banco"), 6, now_utc=T0)
+    (event,) = table.feed({"kind": "link", "link": "lost", "source": "shoe", "mono_ns": 1, "utc_ns": T0}).events
+    assert event["utc"] == utc_text(T0) != utc_text(0)
+    with pytest.raises((ValueError, OverflowError)):
+        table.feed({"kind": "link", "link": "restored", "source": "shoe", "mono_ns": 2, "utc_ns": -10**20})
+    assert (table.now_utc, table.utc) == (T0, utc_text(T0))

@@ -222,6 +222,9 @@ class TableController:
     # the time of the one before it (the live odds) keeps the text made for that one.
     utc: str = field(default=utc_text(0), init=False, repr=False, compare=False)
 
+    def __post_init__(self) -> None:
+        self.utc = utc_text(self.now_utc)  # the time the controller was made with, as text
+
     # ----- public ----------------------------------------------------------
     def feed(self, item: dict[str, Any]) -> Step:
         """Take one input and return what it produced."""
@@ -229,8 +232,9 @@ class TableController:
         mono, utc = get("mono_ns", self.now_mono), get("utc_ns", self.now_utc)
         self.now_mono = mono if type(mono) is int else int(mono)  # an int as it is: no call
         if utc != self.now_utc:
-            self.now_utc = utc = utc if type(utc) is int else int(utc)
-            self.utc = utc_text(utc)
+            utc = utc if type(utc) is int else int(utc)
+            self.utc = utc_text(utc)  # made first: a time with no text leaves the time and its text as they were
+            self.now_utc = utc
         step = Step()
         kind: Any = get("kind")
         source = get("source")
