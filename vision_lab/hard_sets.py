@@ -70,6 +70,10 @@ def narrow(count: int, seed: int, size: tuple[int, int] = (1280, 960),
         yield synth.photograph(label, rng, style, size=size, size_frac=size_frac, occlusion_p=0.0, tilt=0.15), style.name
 
 
+# how a small camera over the table frames a card: filling most of the picture, a little out of focus
+FRAMED = {"size_frac": (0.7, 0.95), "occlusion_p": 0.0, "tilt": 0.15, "blur": 1.0}
+
+
 def frames(count: int, seed: int, side: int = 128, first: int = 0) -> Iterator[tuple[synth.Shot, str]]:
     """Frames of a side x side camera over the card (a few under a colour cast);
     `first`: the number of the first (the frames before it are left out)."""
@@ -90,10 +94,6 @@ def deck_frames(per_design: int, seed: int, side: int = 128,
     for i, (shot, design) in enumerate(decks.shots(per_design, seed, size=(4 * side, 4 * side), names=names,
                                                    **FRAMED)):
         yield small_frame(shot, side, i), design
-
-
-# how a small camera over the table frames a card: filling most of the picture, a little out of focus
-FRAMED = {"size_frac": (0.7, 0.95), "occlusion_p": 0.0, "tilt": 0.15, "blur": 1.0}
 
 
 def small_frame(shot: synth.Shot, side: int, i: int) -> synth.Shot:

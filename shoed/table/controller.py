@@ -220,7 +220,7 @@ class TableController:
     order_key: bytes | None = None  # opens the shuffler's sealed order (docs/shuffler.md); set by the shell
     # now_utc as its events carry it (utc_text), made with the input: most inputs make events, and an input of
     # the time of the one before it (the live odds) keeps the text made for that one.
-    utc: str = field(default=utc_text(0), init=False, repr=False, compare=False)
+    utc: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.utc = utc_text(self.now_utc)  # the time the controller was made with, as text

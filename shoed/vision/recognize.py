@@ -266,7 +266,6 @@ class Recognizer:
             return Identification(None, 0.0, "no card found")
         best: Identification | None = None
         contested: dict[str, Identification] = {}
-        most_pips = 0
         counts: set[int] = set()  # the pips of one size counted through each outline, two or more
         for quad in quads:
             tries = [quad, quad.turned()] if quad.ambiguous else [quad]
@@ -277,17 +276,16 @@ class Recognizer:
                     contested.setdefault(result.reads[0].card, result)
                 if result.card is not None and result.card in contested:
                     result = contested[result.card]
-                elif result.card is not None and most_pips > (_pips_of(result.card[:-1]) or COURT_PIPS):
+                elif result.card is not None and max(counts, default=0) > (_pips_of(result.card[:-1]) or COURT_PIPS):
                     # another outline of the card showed more pips than this reading's rank
                     result = dataclasses.replace(result, card=None, reason=CUES_DISAGREE, index=None,
-                                                 detail=f"index {result.card}, {most_pips} pips in the middle "
+                                                 detail=f"index {result.card}, {max(counts)} pips in the middle "
                                                         "through another outline")
-                elif result.card is not None and _counted_alone(result) and counts - {result.pip_count}:
+                elif result.card is not None and _counted_alone(result) and (others := counts - {result.pip_count}):
                     # the count stands in for a rank too small to read, and another outline counts otherwise
                     result = dataclasses.replace(result, card=None, reason=CUES_DISAGREE, index=None,
                                                  detail=f"index {result.card}, {result.pip_count} pips in the middle, "
-                                                        f"{max(counts - {result.pip_count})} through another outline")
-                most_pips = max(most_pips, result.pip_count)
+                                                        f"{max(others)} through another outline")
                 if result.pip_count >= 2:
                     counts.add(result.pip_count)
                 if best is None or _rank(result) > _rank(best):
