@@ -195,7 +195,10 @@ class Simulator(_StopsOnExit):
         self._err.close()
 
     def truth(self) -> list[dict]:
-        return [json.loads(line) for line in self.truth_path.read_text().splitlines() if line.strip()]
+        """What the simulator has written down of its deal, as far as it has: read while it runs, the
+        last line may be half written (no newline yet), and is left for a later call."""
+        text = self.truth_path.read_text()
+        return [json.loads(line) for line in text[: text.rfind("\n") + 1].splitlines() if line.strip()]
 
     @property
     def summary(self) -> str:
