@@ -71,17 +71,24 @@ def shrink(image: np.ndarray, f: float) -> tuple[np.ndarray, float, float]:
     """`image` shrunk by the factor f < 1, each pixel the mean of those it covers
     (INTER_AREA), with the factors that map its coordinates to the new picture's (x, y).
     A picture three or more times as large as wanted (a phone's full-size photograph)
-    is shrunk in two steps: blocks of k x k pixels averaged first (k the whole number
-    of times it is as large: OpenCV's fast path for a whole factor, a fraction of the
-    cost), then the small rest; the pixels past the last whole block (fewer than k at
-    the right and bottom edges) are left out. A smaller shrink costs little in one step."""
+    is shrunk in steps: halved while it stays at least twice as large as wanted (each
+    halving the mean of 2 x 2 pixels, OpenCV's fastest path: two halvings cost a third
+    of one 4 x 4 block average), then an odd whole factor left over averaged in blocks,
+    then the small rest; the pixels past the last whole block (at the right and bottom
+    edges) are left out. A smaller shrink costs little in one step."""
     k = int(1.0 / f)
     if k < 3:
         return cv2.resize(image, None, fx=f, fy=f, interpolation=cv2.INTER_AREA), f, f
     h, w = image.shape[:2]
     out = (max(1, round(w * f)), max(1, round(h * f)))
+    halvings = (k & -k).bit_length() - 1  # the factor of two in k
+    odd = k >> halvings
     h, w = h - h % k, w - w % k
-    image = cv2.resize(image[:h, :w], (w // k, h // k), interpolation=cv2.INTER_AREA)
+    image = image[:h, :w]
+    for _ in range(halvings):
+        image = cv2.resize(image, (image.shape[1] // 2, image.shape[0] // 2), interpolation=cv2.INTER_AREA)
+    if odd > 1:
+        image = cv2.resize(image, (w // k, h // k), interpolation=cv2.INTER_AREA)
     return cv2.resize(image, out, interpolation=cv2.INTER_AREA), out[0] / w, out[1] / h
 
 
