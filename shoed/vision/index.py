@@ -34,6 +34,8 @@ from shoed.vision.locate import CANON_H, CANON_W
 
 WINDOW_W, WINDOW_H = 0.34, 0.45  # the corner window, as fractions of the card
 PIP_EDGE = 0.16  # no pip's centre is nearer the card's side than this (a fraction of its width)
+INDEX_ROWS = 0.35  # the corner indices are printed in this much of the card's height at either end
+FRAME_SPAN, FRAME_FILL = 0.6, 0.2  # a line framing the middle: its box this much of the card each way, this little filled
 MIDDLE_ROW = 0.05  # a pip whose centre is this near the card's middle (a fraction of its height) is on the middle row
 SPLIT_LEVELS = (0.12, 0.24)  # ink levels above a window's own, tried in turn where a rank ran into its suit
 OTHER_PRINT = 0.35  # ink beside a mark from this level on is other print, not the mark's colour spread into paper
@@ -445,21 +447,29 @@ class Pip:
     either_way: bool = False
 
 
+def _middle_print_parts(ink: np.ndarray) -> tuple[tuple[int, int, int, int], int, np.ndarray, np.ndarray, np.ndarray]:
+    """The print of a canonical card's middle, in connected parts: the window (x0, y0,
+    x1, y1) and cv2.connectedComponentsWithStats's (count, labels, stats, centres) over
+    it. Nearly the whole card: some designs print their outer pips close to the edges."""
+    h, w = ink.shape
+    x0, x1, y0, y1 = int(0.05 * w), int(0.95 * w), int(0.035 * h), int(0.965 * h)
+    window = ink[y0:y1, x0:x1]
+    binary = (window > threshold(window)).astype(np.uint8)
+    n, labels, stats, centres = cv2.connectedComponentsWithStats(binary, connectivity=8)
+    return (x0, y0, x1, y1), n, labels, stats, centres
+
+
 def find_pips(ink: np.ndarray, red: np.ndarray, limit: int = 12,
               index_boxes: Sequence[tuple[int, int, int, int]] = ()) -> list[Pip]:
     """Pip-like marks in the middle of a canonical card. Pips on the lower half
     are printed turned; they are turned back. Only number cards and aces have
     pips; the caller decides whether to trust these (a court card's picture has
     marks too). Marks whose centre lies in one of `index_boxes` (x0, y0, x1,
-    y1 on the card: the marks of the corner indices) are no pips."""
+    y1 on the card: the marks of the corner indices) are no pips, nor those in
+    the indices' columns (a pip's centre is never within PIP_EDGE of the card's
+    side; an index's always is)."""
     h, w = ink.shape
-    # Nearly the whole card: some designs print their outer pips close to the
-    # edges. The indices' columns are left out by the marks' centres (a pip's
-    # centre is never within PIP_EDGE of the card's side; an index's always is).
-    x0, x1, y0, y1 = int(0.05 * w), int(0.95 * w), int(0.035 * h), int(0.965 * h)
-    window = ink[y0:y1, x0:x1]
-    binary = (window > threshold(window)).astype(np.uint8)
-    n, labels, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
+    (x0, y0, x1, y1), n, labels, stats, _ = _middle_print_parts(ink)
     found = []
     for k in range(1, n):
         x, y, bw, bh, area = (int(v) for v in stats[k])
@@ -485,6 +495,40 @@ def find_pips(ink: np.ndarray, red: np.ndarray, limit: int = 12,
         pips.append(Pip(m, np.ascontiguousarray(patch), np.ascontiguousarray(mask),
                         _print_redness(ink, red, m), _blur(ink, m), abs(cy - h / 2) <= MIDDLE_ROW * h))
     return pips
+
+
+def stray_print(ink: np.ndarray, group: Sequence[Pip], index_boxes: Sequence[tuple[int, int, int, int]] = ()
+                ) -> float:
+    """The largest print in the middle of a canonical card that is not one of `group`'s
+    pips (found by find_pips on this same ink: their marks carry its component labels),
+    as a share of their median area: 0 where the middle shows nothing but them. A
+    finger, a chip or a shadow over the middle shows here (and may hide a pip); so does
+    the picture of a court card. The parts are find_pips's, and what touches the
+    window's edges counts (a finger reaches in from beyond the card). Left out: the
+    indices (a mark whose centre lies in one of `index_boxes`, as for find_pips, or
+    where an index is printed: an index's column, the card's upper or lower
+    INDEX_ROWS), and a line that frames the middle (its box FRAME_SPAN of the card's
+    width and height or more, printed over at most FRAME_FILL of it)."""
+    if not group:
+        return 0.0
+    h, w = ink.shape
+    (x0, y0, _, _), n, _, stats, centres = _middle_print_parts(ink)
+    own = {k for pip in group for k in pip.mark.labels}
+    area = float(np.median([int(pip.mask.sum()) for pip in group]))
+    largest = 0
+    for k in range(1, n):
+        if k in own:
+            continue
+        cx, cy = x0 + centres[k][0], y0 + centres[k][1]
+        if not PIP_EDGE * w <= cx <= (1 - PIP_EDGE) * w and not INDEX_ROWS * h <= cy <= (1 - INDEX_ROWS) * h:
+            continue
+        if any(bx0 <= cx <= bx1 and by0 <= cy <= by1 for bx0, by0, bx1, by1 in index_boxes):
+            continue
+        _, _, bw, bh, size = (int(v) for v in stats[k])
+        if bw >= FRAME_SPAN * w and bh >= FRAME_SPAN * h and size <= FRAME_FILL * bw * bh:
+            continue
+        largest = max(largest, size)
+    return largest / max(area, 1.0)
 
 
 def pip_group(pips: list[Pip]) -> list[Pip]:
@@ -546,8 +590,13 @@ def index_pips(views: list[CornerView], maps: tuple[np.ndarray, np.ndarray]) -> 
     """The pips of a card, given its (ink, red) and its corner windows with their
     pairings (whose marks are no pips)."""
     ink, red = maps
-    boxes = [_card_box(view, m, ink.shape) for view in views for p in view.pairings for m in (p.rank, p.suit)]
-    return find_pips(ink, red, index_boxes=boxes)
+    return find_pips(ink, red, index_boxes=index_boxes(views, ink.shape))
+
+
+def index_boxes(views: list[CornerView], shape: tuple[int, int]) -> list[tuple[int, int, int, int]]:
+    """The boxes (x0, y0, x1, y1) on a card of `shape` of every mark its corner windows'
+    pairings read an index from."""
+    return [_card_box(view, m, shape) for view in views for p in view.pairings for m in (p.rank, p.suit)]
 
 
 def _card_box(view: CornerView, m: Mark, shape: tuple[int, int]) -> tuple[int, int, int, int]:
@@ -591,6 +640,7 @@ class LoneMarks:
     middle: Mark | None
     middle_red: float
     middle_colours: float = 0.0  # share of the middle printed in colours other than red and black
+    boxes: tuple[tuple[int, int, int, int], ...] = ()  # the lone ranks' and suits' boxes on the card (no pips)
 
 
 def lone_marks(card: np.ndarray, maps: tuple[np.ndarray, np.ndarray] | None = None,
@@ -609,7 +659,7 @@ def lone_marks(card: np.ndarray, maps: tuple[np.ndarray, np.ndarray] | None = No
             boxes.append(_card_box(lone.suit_view, lone.suit, (h, w)))
     middle, middle_red = _middle_print(ink, red)
     colours = middle_colours(card) if card is not None and found else 0.0
-    return LoneMarks(found, find_pips(ink, red, index_boxes=boxes), middle, middle_red, colours)
+    return LoneMarks(found, find_pips(ink, red, index_boxes=boxes), middle, middle_red, colours, tuple(boxes))
 
 
 def lone_indices(maps: tuple[np.ndarray, np.ndarray]) -> list[LoneIndex]:

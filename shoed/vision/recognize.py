@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -103,6 +104,9 @@ NO_SUIT_IN_INDEX = "no_suit_in_index"  # a rank alone in the corner, and the car
 LONE_COLOUR = 0.9
 PICTURE_COLOURS = 0.03  # a middle with more than this share printed in other colours than red and black is a picture
 ACE_PIP = 1.5  # an ace's one pip is at least this many times as tall as its rank
+# Print in the middle other than the pips, from this share of a pip's area on, may hide a pip: the pips then
+# stand in for no rank too small to read (_whole).
+STRAY_PRINT = 0.5
 COURT_PIPS = 7  # a court card's picture never shows this many marks of one size: rows of pips
 # A suit printed beside a court card's rank alone (a split index) stands on the
 # rank's line across clear paper: at most this share of the card between them printed.
@@ -146,6 +150,8 @@ class PipEvidence:
     split: str | None = None  # the other suit of `suit`'s colour, where a share of the pips' shapes read as it
     agreeing: int = 0  # how many pips read as `suit`
     centred: bool = False  # a pip in the card's middle column
+    # the largest print in the middle that is no pip of the group, as a share of a pip's area (index.stray_print)
+    stray: float = 0.0
 
 
 NO_PIPS = PipEvidence(None, 0.0, 0, 0.0)
@@ -205,6 +211,14 @@ def _numbered(rank: str, pips: PipEvidence) -> bool:
     return pips.count == _pips_of(rank)
 
 
+def _whole(pips: PipEvidence) -> bool:
+    """Whether the middle shows nothing but its pips: other print there as large as
+    STRAY_PRINT of a pip (a finger, a chip) may hide one (a three with its middle pip
+    covered shows a two's pips), and the pips then stand in for no rank too small
+    to read."""
+    return pips.stray < STRAY_PRINT
+
+
 def _counted_alone(result: Identification) -> bool:
     """Whether a card's rank was told by its pips alone: its index's rank glyph
     too small to be read by itself."""
@@ -224,6 +238,11 @@ def _pips_tell_suit(rank: str, pips: PipEvidence) -> bool:
     many = MIN_RED_PIPS_PX if pips.suit in RED_SUITS else MIN_BLACK_PIPS_PX
     return (pips.px >= many and _numbered(rank, pips) and pips.agreeing >= PIPS_AGREEING
             and pips.suit_p >= PIPS_SUIT_P and pips.split is None)
+
+
+def _other_colours(a: int, b: int) -> bool:
+    """Whether two suit classes are of different colours (one red, one black)."""
+    return (SUIT_CLASSES[a] in RED_SUITS) != (SUIT_CLASSES[b] in RED_SUITS)
 
 
 def red_probability(redness: float) -> float:
@@ -307,7 +326,7 @@ class Recognizer:
         vectors = X.collect_vectors(views)
         pip_vectors = _pip_vectors(pips)
         probs = self.model.predict(np.vstack([vectors, *pip_vectors]) if pip_vectors else vectors)
-        evidence = self._pip_evidence(pips, probs[len(vectors) :], scale)
+        evidence = self._pip_evidence(pips, probs[len(vectors) :], scale, maps[0], X.index_boxes(views, maps[0].shape))
         reads = []
         for view in views:
             best = None
@@ -352,7 +371,7 @@ class Recognizer:
         first_pip = len(rows)
         rows += _pip_vectors(lone.pips)
         probs = self.model.predict(np.vstack(rows))
-        evidence = self._pip_evidence(lone.pips, probs[first_pip:], scale)
+        evidence = self._pip_evidence(lone.pips, probs[first_pip:], scale, maps[0], lone.boxes)
         results = [self._lone_result(li, probs, evidence, lone, scale) for li in lone.indices]
         return dataclasses.replace(self._lone_answer(results, lone, probs), pip_count=evidence.count)
 
@@ -498,24 +517,39 @@ class Recognizer:
         return CornerRead(corner, _label(RANK_CLASSES[r], SUIT_CLASSES[s]), rank_p * suit_p, rank_p, suit_p, red,
                           p.rank.h * scale, p.suit.h * scale, len(p.rank.labels), three)
 
-    def _pip_evidence(self, pips: list[X.Pip], probs: np.ndarray, scale: float) -> PipEvidence:
+    def _pip_evidence(self, pips: list[X.Pip], probs: np.ndarray, scale: float, ink: np.ndarray | None = None,
+                      index_boxes: Sequence[tuple[int, int, int, int]] = ()) -> PipEvidence:
         """The suit most of the middle's suit-like marks agree on, weighed by how
         many agree; and how many pips of one size the middle shows. `probs`:
         the class probabilities of _pip_vectors(pips)'s rows. A pip on the
         middle row is read both ways up: it tells a suit only where both ways
-        show one suit's shape, as surely as the less sure of the two."""
+        show one suit's shape, as surely as the less sure of the two, or, alone
+        in the middle, where the two shapes are of different colours and its
+        print's colour picks one. `ink`: the card's ink map, where the print
+        beside the pips is measured (index.stray_print, its indices' marks in
+        `index_boxes` left out)."""
         group = X.pip_group(pips)
         votes: dict[int, list[float]] = {}
         leans = [0] * len(SUIT_CLASSES)
         turned_rows = iter(probs[len(pips) :])
         turned = [next(turned_rows) if pip.either_way else None for pip in pips]
+        lone = len(pips) == 1
         for pip, sp, other in zip(pips, probs[: len(pips)], turned, strict=True):
             s, p, _ = self._suit_of(sp, pip.redness, pip.blur)
             if other is not None:
-                if int(np.argmax(sp[13:17])) != int(np.argmax(other[13:17])):
-                    continue  # one shape one way up, another the other way (a club turned looks like a spade)
                 s2, p2, _ = self._suit_of(other, pip.redness, pip.blur)
-                p = min(p, p2) if s2 == s else 0.0
+                upright, over = int(np.argmax(sp[13:17])), int(np.argmax(other[13:17]))
+                if upright == over:
+                    p = min(p, p2) if s2 == s else 0.0
+                elif lone and _other_colours(upright, over):
+                    # A pip alone in the middle (an ace's): turned over, its shape reads as a suit of
+                    # the other colour (a heart as a spade, a spade or a club as a diamond), and the
+                    # print's colour tells which way is up. Two shapes of one colour tell nothing.
+                    s, p = (s, p) if p >= p2 else (s2, p2)
+                    if s not in (upright, over):
+                        continue
+                else:
+                    continue  # one shape one way up, another the other way (a club turned looks like a spade)
             if p >= 0.5:
                 votes.setdefault(s, []).append(p)
             if p >= PIP_LEAN:
@@ -523,15 +557,16 @@ class Recognizer:
         px = float(np.median([p.mark.h for p in group])) * scale if group else 0.0
         three = len(group) == 3 and _in_middle_column(group)
         centred = any(_in_middle_column([pip], spread=False) for pip in group)
+        stray = X.stray_print(ink, group, index_boxes) if ink is not None else 0.0
         if not votes:
-            return PipEvidence(None, 0.0, len(group), px, three, centred=centred)
+            return PipEvidence(None, 0.0, len(group), px, three, centred=centred, stray=stray)
         s = max(votes, key=lambda k: (len(votes[k]), sum(votes[k])))
         agree = len(votes[s]) / sum(len(v) for v in votes.values())
         suit = SUIT_CLASSES[s]
         twin = leans[SUIT_CLASSES.index(TWIN_SUIT[suit])]
         split = TWIN_SUIT[suit] if twin >= SPLIT_PIPS and twin >= SPLIT_SHARE * (twin + leans[s]) else None
         return PipEvidence(suit, float(np.median(votes[s])) * agree, len(group), px, three, split, len(votes[s]),
-                           centred)
+                           centred, stray)
 
     def _with_pips(self, read: CornerRead, pips: PipEvidence) -> CornerRead:
         """Number cards and aces show their suit again, larger, in the middle:
@@ -604,12 +639,14 @@ class Recognizer:
         rank may instead be counted from pips large enough to lie apart (number
         cards), the suit seen in large enough pips that agree."""
         rank, suit = top.card[:-1], top.card[-1]
-        counted = _numbered(rank, pips) and (pips.px >= MIN_COUNT_PX or top.rank_p >= COUNT_RANK_P)
+        counted = _numbered(rank, pips) and _whole(pips) and (pips.px >= MIN_COUNT_PX or top.rank_p >= COUNT_RANK_P)
         # an ace's one large pip, of the index's suit, is its rank's second reading
-        ace = (rank == "A" and pips.count == 1 and pips.px >= ACE_PIP * top.rank_px and pips.suit == suit
-               and pips.suit_p >= PIPS_SUIT_P and top.rank_p >= COUNT_RANK_P)
+        ace = (rank == "A" and pips.count == 1 and _whole(pips) and pips.px >= ACE_PIP * top.rank_px
+               and pips.suit == suit and pips.suit_p >= PIPS_SUIT_P and top.rank_p >= COUNT_RANK_P)
         if top.rank_px < MIN_RANK_PX and not (counted or ace):
-            return f"rank glyph {top.rank_px:.1f} px tall, {MIN_RANK_PX:.0f} needed"
+            covered = "" if _whole(pips) or rank in COURTS or pips.count != (_pips_of(rank) or 1) else (
+                f", other print in the middle, the size of {pips.stray:.1f} pips")
+            return f"rank glyph {top.rank_px:.1f} px tall, {MIN_RANK_PX:.0f} needed{covered}"
         need = min_suit_px(suit)
         if top.suit_px < need and not (pips.suit == suit and _pips_tell_suit(rank, pips)):
             return f"suit glyph {top.suit_px:.1f} px tall, {need:.0f} needed"

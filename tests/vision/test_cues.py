@@ -86,6 +86,10 @@ def corner(card: str, rank_px: float, suit_px: float, p: float = 0.99) -> Corner
         (corner("AH", 7.0, 12.0), PipEvidence("H", 0.98, 1, 9.0, agreeing=1), TOO_SMALL),  # no larger than a rank
         (corner("AH", 7.0, 12.0), PipEvidence("D", 0.98, 1, 20.0, agreeing=1), TOO_SMALL),  # of another suit
         (corner("AH", 7.0, 12.0, p=0.45), PipEvidence("H", 0.98, 1, 20.0, agreeing=1), TOO_SMALL),  # "A" unsure
+        # print beside the pips (a finger, a chip) may hide one: the count stands in for no rank, nor the pip for an "A"
+        (corner("8C", 7.0, 5.0), PipEvidence("C", 0.99, 8, 12.0, stray=0.6), TOO_SMALL),
+        (corner("AH", 7.0, 12.0), PipEvidence("H", 0.98, 1, 20.0, agreeing=1, stray=3.0), TOO_SMALL),
+        (corner("8C", 12.0, 11.0), PipEvidence("C", 0.99, 8, 12.0, stray=3.0), None),  # an index read on its own
         (corner("3H", 12.0, 8.5), NO_PIPS, None),  # a heart is told from a diamond in fewer pixels
     ],
 )
@@ -362,6 +366,41 @@ def test_a_pip_on_the_middle_row_tells_its_suit_only_where_both_ways_up_agree():
     assert evidence.suit == "C" and evidence.suit_p > 0.85
 
 
+@pytest.mark.parametrize(
+    "upright, turned, redness, suit",
+    [
+        ("C", "D", 0.0, "C"),  # a club turned over reads as a diamond: the print is black
+        ("D", "S", 0.0, "S"),  # the card lies the other way up: the spade is the turned reading
+        ("H", "S", 0.7, "H"),  # a heart turned over reads as a spade: the print is red
+        ("S", "H", 0.7, "H"),
+        ("C", "S", 0.0, None),  # two black shapes: the colour cannot tell which way up
+        ("H", "D", 0.7, None),  # two red shapes
+        ("S", "D", 0.35, None),  # a colour between red and black tells nothing
+    ],
+)
+def test_an_aces_lone_pip_that_reads_as_another_colour_turned_over_is_told_by_its_print(upright, turned, redness,
+                                                                                       suit):
+    """Turned over, a lone pip's shape may read as a suit of the other colour (a heart
+    upside down is a spade's outline, a spade's or a club's may pass for a diamond): the
+    print's colour then tells which reading is the right way up."""
+    pips, probs = _pips([{upright: 0.95}])
+    pips[0].either_way = True
+    pips[0].redness = redness
+    evidence = Recognizer()._pip_evidence(pips, np.vstack([probs, _pips([{turned: 0.95}])[1]]), 1.0)
+    assert evidence.suit == suit
+    if suit is not None:
+        assert evidence.suit_p > 0.85
+
+
+def test_pips_of_a_number_card_that_read_as_other_colours_turned_over_tell_no_suit():
+    """Only a pip alone in the middle is told by its print: where several are in view,
+    each must read as one suit both ways up (as before)."""
+    pips, probs = _pips([{"C": 0.95}, {"C": 0.95}])
+    pips[0].either_way = True
+    evidence = Recognizer()._pip_evidence(pips, np.vstack([probs, _pips([{"D": 0.95}])[1]]), 1.0)
+    assert evidence.suit == "C" and evidence.agreeing == 1
+
+
 @pytest.mark.parametrize("label, seed", [("AC", 3), ("AC", 10), ("AC", 12), ("AS", 3), ("3C", 3), ("5S", 10),
                                          ("AH", 12)])
 def test_a_card_lying_upside_down_is_read(recognizer, label, seed):
@@ -373,3 +412,53 @@ def test_a_card_lying_upside_down_is_read(recognizer, label, seed):
     face = synth.draw_face(label, np.random.default_rng(seed), synth.classic_style())
     turned = cv2.resize(face.image[::-1, ::-1], (CANON_W, CANON_H), interpolation=cv2.INTER_AREA)
     assert recognizer.read_card(turned).card == label
+
+
+def test_a_count_with_something_over_the_middle_stands_in_for_no_rank():
+    """A 112 x 112 frame of a three of clubs (lettering never trained on), its
+    middle pip under a round chip: two pips in view, and a 4 px "3" in the corner
+    weakly read as "2". The count agreed with that reading, and a two of clubs was
+    claimed at 0.93. The chip is print in the middle as large as three pips: the
+    count can stand in for no rank there."""
+    import pathlib
+
+    image = cv2.imread(str(pathlib.Path(__file__).parent / "data" / "covered" / "3C-middle-pip-covered.png"))
+    result = Recognizer().identify(image)
+    assert result.card is None and result.reason == TOO_SMALL
+    assert "other print in the middle" in result.detail
+
+
+def test_print_beside_the_pips_is_measured_against_a_pip():
+    """index.stray_print: nothing but the pips gives 0; a blot as large as two pips
+    gives about 2, wherever it lies in the middle, even reaching in from the side;
+    a mark where an index is printed, or read as one, is left to the indices, and
+    a line framing the middle is no cover."""
+    from shoed.vision import locate as L
+
+    card = np.full((L.CANON_H, L.CANON_W, 3), 235, np.uint8)
+    for x, y in ((100, 120), (200, 120), (100, 300), (200, 300)):
+        cv2.circle(card, (x, y), 14, (30, 30, 30), -1)
+
+    def stray(picture: np.ndarray, boxes: tuple = ()) -> float:
+        ink, red = X.ink_and_red(picture)
+        group = X.pip_group(X.find_pips(ink, red, index_boxes=boxes))
+        assert len(group) == 4
+        return X.stray_print(ink, group, boxes)
+
+    assert stray(card) == 0.0
+    blotted = card.copy()
+    cv2.rectangle(blotted, (130, 190), (170, 230), (60, 80, 120), -1)  # 41 x 41 px: about two pips of 14 px radius
+    assert 1.5 < stray(blotted) < 2.8
+    in_index = card.copy()
+    cv2.rectangle(in_index, (8, 40), (40, 80), (60, 80, 120), -1)  # where an index is printed
+    assert stray(in_index) == 0.0
+    finger = card.copy()
+    cv2.rectangle(finger, (0, 190), (40, 230), (60, 80, 120), -1)  # from the side, at the middle's height
+    assert stray(finger) > 1.0
+    framed = card.copy()
+    cv2.rectangle(framed, (40, 60), (260, 360), (30, 30, 30), 2)  # a line framing the middle, as some designs print
+    assert stray(framed) == 0.0
+    wide_index = card.copy()
+    cv2.rectangle(wide_index, (52, 24), (63, 63), (30, 30, 30), -1)  # the "0" of a wide "10", past the index column
+    assert stray(wide_index) > 0.5
+    assert stray(wide_index, ((50, 22, 65, 65),)) == 0.0  # read as an index's mark: left to the index

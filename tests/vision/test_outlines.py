@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from shoed.vision import locate
-from shoed.vision.recognize import CUES_DISAGREE, Recognizer
+from shoed.vision.recognize import CUES_DISAGREE, TOO_SMALL, Recognizer
 from vision_lab import decks, synth
 
 DATA = Path(__file__).parent / "data" / "outlines"
@@ -77,15 +77,23 @@ def test_a_reading_through_one_outline_is_ruled_out_by_the_pips_another_showed()
     assert result.detail == "index 9C, 10 pips in the middle through another outline"
 
 
-def test_a_count_standing_in_for_a_tiny_rank_holds_only_where_every_outline_counts_alike():
+def test_a_count_standing_in_for_a_tiny_rank_holds_only_where_every_outline_counts_alike(monkeypatch):
     """A 128 x 128 frame of an eight of hearts whose index hearts are as large
     as its pips. Through the card's own outline eight pips are counted and no
     index read; through an outline that takes in more than the card, an index
     heart is counted as a ninth pip and the 7 px "8" is weakly read as "9":
     two cues that seem to agree, where the count is what stands in for a rank
-    too small to read. Another outline counting otherwise leaves it no answer."""
+    too small to read. What that outline takes in beyond the card is other print
+    in the middle, where the count stands in for no rank; and, that guard left
+    aside, another outline counting otherwise leaves it no answer."""
+    from shoed.vision import recognize
+
     image = cv2.imread(str(DATA / "8H-counted-9-through-a-wrong-outline.png"))
     assert len(locate.find_quads(image)) >= 2
+    result = Recognizer().identify(image)
+    assert result.card is None and result.reason == TOO_SMALL
+    assert "other print in the middle" in result.detail
+    monkeypatch.setattr(recognize, "STRAY_PRINT", float("inf"))
     result = Recognizer().identify(image)
     assert result.card is None and result.reason == CUES_DISAGREE
     assert result.detail == "index 9H, 9 pips in the middle, 8 through another outline"
