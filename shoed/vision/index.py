@@ -447,32 +447,36 @@ class Pip:
     either_way: bool = False
 
 
-def _middle_print_parts(ink: np.ndarray) -> tuple[tuple[int, int, int, int], int, np.ndarray, np.ndarray, np.ndarray]:
-    """The print of a canonical card's middle, in connected parts: the window (x0, y0,
-    x1, y1) and cv2.connectedComponentsWithStats's (count, labels, stats, centres) over
-    it. Nearly the whole card: some designs print their outer pips close to the edges."""
+def middle_pips(ink: np.ndarray, red: np.ndarray, limit: int = 12,
+                index_boxes: Sequence[tuple[int, int, int, int]] = ()) -> tuple[list[Pip], dict[int, int]]:
+    """Pip-like marks in the middle of a canonical card, and the print there that may
+    cover one. Pips on the lower half are printed turned; they are turned back. Only
+    number cards and aces have pips; the caller decides whether to trust these (a court
+    card's picture has marks too). Marks whose centre lies in one of `index_boxes` (x0,
+    y0, x1, y1 on the card: the marks of the corner indices) are no pips, nor those in
+    the indices' columns (a pip's centre is never within PIP_EDGE of the card's side;
+    an index's always is).
+
+    The print that may cover a pip (a finger, a chip, a shadow; the picture of a court
+    card too): every connected part of the middle's print, by its label (a pip's mark
+    carries its label), with its area; what touches the window's edges counts (a
+    finger reaches in from beyond the card). Left out: the indices (a part whose centre
+    lies in one of `index_boxes`, or where an index is printed: an index's column, the
+    card's upper or lower INDEX_ROWS), and a line that frames the middle (its box
+    FRAME_SPAN of the card's width and height or more, printed over at most FRAME_FILL
+    of it). stray_print weighs it against the pips."""
     h, w = ink.shape
+    # Nearly the whole card: some designs print their outer pips close to the edges.
     x0, x1, y0, y1 = int(0.05 * w), int(0.95 * w), int(0.035 * h), int(0.965 * h)
     window = ink[y0:y1, x0:x1]
     binary = (window > threshold(window)).astype(np.uint8)
     n, labels, stats, centres = cv2.connectedComponentsWithStats(binary, connectivity=8)
-    return (x0, y0, x1, y1), n, labels, stats, centres
-
-
-def find_pips(ink: np.ndarray, red: np.ndarray, limit: int = 12,
-              index_boxes: Sequence[tuple[int, int, int, int]] = ()) -> list[Pip]:
-    """Pip-like marks in the middle of a canonical card. Pips on the lower half
-    are printed turned; they are turned back. Only number cards and aces have
-    pips; the caller decides whether to trust these (a court card's picture has
-    marks too). Marks whose centre lies in one of `index_boxes` (x0, y0, x1,
-    y1 on the card: the marks of the corner indices) are no pips, nor those in
-    the indices' columns (a pip's centre is never within PIP_EDGE of the card's
-    side; an index's always is)."""
-    h, w = ink.shape
-    (x0, y0, x1, y1), n, labels, stats, _ = _middle_print_parts(ink)
     found = []
+    covering: dict[int, int] = {}
     for k in range(1, n):
         x, y, bw, bh, area = (int(v) for v in stats[k])
+        if _may_cover(x0 + centres[k][0], y0 + centres[k][1], bw, bh, area, (h, w), index_boxes):
+            covering[k] = area
         if x <= 0 or y <= 0 or x + bw >= x1 - x0 or y + bh >= y1 - y0:
             continue
         if not (0.045 * h <= bh <= 0.4 * h) or not (0.45 <= bw / bh <= 1.5) or area < 0.35 * bw * bh:
@@ -494,41 +498,30 @@ def find_pips(ink: np.ndarray, red: np.ndarray, limit: int = 12,
             patch, mask = patch[::-1, ::-1], mask[::-1, ::-1]
         pips.append(Pip(m, np.ascontiguousarray(patch), np.ascontiguousarray(mask),
                         _print_redness(ink, red, m), _blur(ink, m), abs(cy - h / 2) <= MIDDLE_ROW * h))
-    return pips
+    return pips, covering
 
 
-def stray_print(ink: np.ndarray, group: Sequence[Pip], index_boxes: Sequence[tuple[int, int, int, int]] = ()
-                ) -> float:
-    """The largest print in the middle of a canonical card that is not one of `group`'s
-    pips (found by find_pips on this same ink: their marks carry its component labels),
-    as a share of their median area: 0 where the middle shows nothing but them. A
-    finger, a chip or a shadow over the middle shows here (and may hide a pip); so does
-    the picture of a court card. The parts are find_pips's, and what touches the
-    window's edges counts (a finger reaches in from beyond the card). Left out: the
-    indices (a mark whose centre lies in one of `index_boxes`, as for find_pips, or
-    where an index is printed: an index's column, the card's upper or lower
-    INDEX_ROWS), and a line that frames the middle (its box FRAME_SPAN of the card's
-    width and height or more, printed over at most FRAME_FILL of it)."""
+def _may_cover(cx: float, cy: float, bw: int, bh: int, area: int, shape: tuple[int, int],
+               index_boxes: Sequence[tuple[int, int, int, int]]) -> bool:
+    """Whether a part of the middle's print, its centre at (cx, cy) on the card, may cover
+    a pip: not an index's mark, nor a line framing the middle (middle_pips)."""
+    h, w = shape
+    if not PIP_EDGE * w <= cx <= (1 - PIP_EDGE) * w and not INDEX_ROWS * h <= cy <= (1 - INDEX_ROWS) * h:
+        return False
+    if any(bx0 <= cx <= bx1 and by0 <= cy <= by1 for bx0, by0, bx1, by1 in index_boxes):
+        return False
+    return not (bw >= FRAME_SPAN * w and bh >= FRAME_SPAN * h and area <= FRAME_FILL * bw * bh)
+
+
+def stray_print(group: Sequence[Pip], covering: dict[int, int]) -> float:
+    """The largest print in the middle that may cover a pip (middle_pips's `covering`)
+    and is not one of `group`'s pips, as a share of their median area: 0 where the
+    middle shows nothing but them."""
     if not group:
         return 0.0
-    h, w = ink.shape
-    (x0, y0, _, _), n, _, stats, centres = _middle_print_parts(ink)
     own = {k for pip in group for k in pip.mark.labels}
     area = float(np.median([int(pip.mask.sum()) for pip in group]))
-    largest = 0
-    for k in range(1, n):
-        if k in own:
-            continue
-        cx, cy = x0 + centres[k][0], y0 + centres[k][1]
-        if not PIP_EDGE * w <= cx <= (1 - PIP_EDGE) * w and not INDEX_ROWS * h <= cy <= (1 - INDEX_ROWS) * h:
-            continue
-        if any(bx0 <= cx <= bx1 and by0 <= cy <= by1 for bx0, by0, bx1, by1 in index_boxes):
-            continue
-        _, _, bw, bh, size = (int(v) for v in stats[k])
-        if bw >= FRAME_SPAN * w and bh >= FRAME_SPAN * h and size <= FRAME_FILL * bw * bh:
-            continue
-        largest = max(largest, size)
-    return largest / max(area, 1.0)
+    return max((size for k, size in covering.items() if k not in own), default=0) / max(area, 1.0)
 
 
 def pip_group(pips: list[Pip]) -> list[Pip]:
@@ -575,7 +568,7 @@ def read_card_marks(card: np.ndarray, maps: tuple[np.ndarray, np.ndarray] | None
     the card's (ink, red) when already measured."""
     maps = maps if maps is not None else ink_and_red(card)
     views = read_corners(maps)
-    return views, index_pips(views, maps)
+    return views, index_pips(views, maps)[0]
 
 
 def read_corners(maps: tuple[np.ndarray, np.ndarray]) -> list[CornerView]:
@@ -586,17 +579,12 @@ def read_corners(maps: tuple[np.ndarray, np.ndarray]) -> list[CornerView]:
     return views
 
 
-def index_pips(views: list[CornerView], maps: tuple[np.ndarray, np.ndarray]) -> list[Pip]:
-    """The pips of a card, given its (ink, red) and its corner windows with their
-    pairings (whose marks are no pips)."""
+def index_pips(views: list[CornerView], maps: tuple[np.ndarray, np.ndarray]) -> tuple[list[Pip], dict[int, int]]:
+    """The pips of a card, and the print that may cover one (middle_pips), given its
+    (ink, red) and its corner windows with their pairings (whose marks are no pips)."""
     ink, red = maps
-    return find_pips(ink, red, index_boxes=index_boxes(views, ink.shape))
-
-
-def index_boxes(views: list[CornerView], shape: tuple[int, int]) -> list[tuple[int, int, int, int]]:
-    """The boxes (x0, y0, x1, y1) on a card of `shape` of every mark its corner windows'
-    pairings read an index from."""
-    return [_card_box(view, m, shape) for view in views for p in view.pairings for m in (p.rank, p.suit)]
+    boxes = [_card_box(view, m, ink.shape) for view in views for p in view.pairings for m in (p.rank, p.suit)]
+    return middle_pips(ink, red, index_boxes=boxes)
 
 
 def _card_box(view: CornerView, m: Mark, shape: tuple[int, int]) -> tuple[int, int, int, int]:
@@ -640,7 +628,7 @@ class LoneMarks:
     middle: Mark | None
     middle_red: float
     middle_colours: float = 0.0  # share of the middle printed in colours other than red and black
-    boxes: tuple[tuple[int, int, int, int], ...] = ()  # the lone ranks' and suits' boxes on the card (no pips)
+    covering: dict[int, int] = field(default_factory=dict)  # print that may cover a pip (middle_pips)
 
 
 def lone_marks(card: np.ndarray, maps: tuple[np.ndarray, np.ndarray] | None = None,
@@ -659,7 +647,8 @@ def lone_marks(card: np.ndarray, maps: tuple[np.ndarray, np.ndarray] | None = No
             boxes.append(_card_box(lone.suit_view, lone.suit, (h, w)))
     middle, middle_red = _middle_print(ink, red)
     colours = middle_colours(card) if card is not None and found else 0.0
-    return LoneMarks(found, find_pips(ink, red, index_boxes=boxes), middle, middle_red, colours, tuple(boxes))
+    pips, covering = middle_pips(ink, red, index_boxes=boxes)
+    return LoneMarks(found, pips, middle, middle_red, colours, covering)
 
 
 def lone_indices(maps: tuple[np.ndarray, np.ndarray]) -> list[LoneIndex]:

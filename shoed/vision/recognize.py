@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -322,11 +321,11 @@ class Recognizer:
             # no corner holds a rank over a suit that can be read (the "1" of a
             # "10" is never read alone)
             return self._read_lone(card, scale, maps)
-        pips = X.index_pips(views, maps)
+        pips, covering = X.index_pips(views, maps)
         vectors = X.collect_vectors(views)
         pip_vectors = _pip_vectors(pips)
         probs = self.model.predict(np.vstack([vectors, *pip_vectors]) if pip_vectors else vectors)
-        evidence = self._pip_evidence(pips, probs[len(vectors) :], scale, maps[0], X.index_boxes(views, maps[0].shape))
+        evidence = self._pip_evidence(pips, probs[len(vectors) :], scale, covering)
         reads = []
         for view in views:
             best = None
@@ -371,7 +370,7 @@ class Recognizer:
         first_pip = len(rows)
         rows += _pip_vectors(lone.pips)
         probs = self.model.predict(np.vstack(rows))
-        evidence = self._pip_evidence(lone.pips, probs[first_pip:], scale, maps[0], lone.boxes)
+        evidence = self._pip_evidence(lone.pips, probs[first_pip:], scale, lone.covering)
         results = [self._lone_result(li, probs, evidence, lone, scale) for li in lone.indices]
         return dataclasses.replace(self._lone_answer(results, lone, probs), pip_count=evidence.count)
 
@@ -517,17 +516,16 @@ class Recognizer:
         return CornerRead(corner, _label(RANK_CLASSES[r], SUIT_CLASSES[s]), rank_p * suit_p, rank_p, suit_p, red,
                           p.rank.h * scale, p.suit.h * scale, len(p.rank.labels), three)
 
-    def _pip_evidence(self, pips: list[X.Pip], probs: np.ndarray, scale: float, ink: np.ndarray | None = None,
-                      index_boxes: Sequence[tuple[int, int, int, int]] = ()) -> PipEvidence:
+    def _pip_evidence(self, pips: list[X.Pip], probs: np.ndarray, scale: float,
+                      covering: dict[int, int] | None = None) -> PipEvidence:
         """The suit most of the middle's suit-like marks agree on, weighed by how
         many agree; and how many pips of one size the middle shows. `probs`:
         the class probabilities of _pip_vectors(pips)'s rows. A pip on the
         middle row is read both ways up: it tells a suit only where both ways
         show one suit's shape, as surely as the less sure of the two, or, alone
         in the middle, where the two shapes are of different colours and its
-        print's colour picks one. `ink`: the card's ink map, where the print
-        beside the pips is measured (index.stray_print, its indices' marks in
-        `index_boxes` left out)."""
+        print's colour picks one. `covering`: the print in the middle that may
+        cover a pip (index.middle_pips), weighed against the pips (index.stray_print)."""
         group = X.pip_group(pips)
         votes: dict[int, list[float]] = {}
         leans = [0] * len(SUIT_CLASSES)
@@ -557,7 +555,7 @@ class Recognizer:
         px = float(np.median([p.mark.h for p in group])) * scale if group else 0.0
         three = len(group) == 3 and _in_middle_column(group)
         centred = any(_in_middle_column([pip], spread=False) for pip in group)
-        stray = X.stray_print(ink, group, index_boxes) if ink is not None else 0.0
+        stray = X.stray_print(group, covering or {})
         if not votes:
             return PipEvidence(None, 0.0, len(group), px, three, centred=centred, stray=stray)
         s = max(votes, key=lambda k: (len(votes[k]), sum(votes[k])))

@@ -429,7 +429,7 @@ def test_a_count_with_something_over_the_middle_stands_in_for_no_rank():
 
 
 def test_print_beside_the_pips_is_measured_against_a_pip():
-    """index.stray_print: nothing but the pips gives 0; a blot as large as two pips
+    """index.middle_pips and stray_print: nothing but the pips gives 0; a blot as large as two pips
     gives about 2, wherever it lies in the middle, even reaching in from the side;
     a mark where an index is printed, or read as one, is left to the indices, and
     a line framing the middle is no cover."""
@@ -441,9 +441,10 @@ def test_print_beside_the_pips_is_measured_against_a_pip():
 
     def stray(picture: np.ndarray, boxes: tuple = ()) -> float:
         ink, red = X.ink_and_red(picture)
-        group = X.pip_group(X.find_pips(ink, red, index_boxes=boxes))
+        pips, covering = X.middle_pips(ink, red, index_boxes=boxes)
+        group = X.pip_group(pips)
         assert len(group) == 4
-        return X.stray_print(ink, group, boxes)
+        return X.stray_print(group, covering)
 
     assert stray(card) == 0.0
     blotted = card.copy()
