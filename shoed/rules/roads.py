@@ -81,12 +81,11 @@ A1. For each derived road, the mark it would get if the next coup were a
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
-from msgspec.structs import asdict
 
 BANKER, PLAYER, TIE = "B", "P", "T"
 RED, BLUE = "R", "B"
@@ -224,7 +223,7 @@ class Cell(msgspec.Struct, frozen=True, gc=False):
 
 class Place(msgspec.Struct, frozen=True, gc=False):
     """Where a logical cell is drawn on a grid. A frozen struct (msgspec), made in C at less cost
-    than a look-up of an equal one made before; its JSON is its fields, also made in C (_place_json)."""
+    than a look-up of an equal one made before."""
 
     row: int
     col: int
@@ -391,32 +390,36 @@ class RoadStep(msgspec.Struct, frozen=True, gc=False):
     ask_road: dict[str, dict[str, str | None]]  # A1, after this coup
 
     def to_json(self) -> dict[str, Any]:
-        """The stable JSON form (the `road` of a coup.result event): fields are added, never renamed."""
-        drawn, cell, derived = self.big_road, self.cell, self.derived
-        out: dict[str, Any] = {"position": self.position}
-        out.update(self.outcome.to_json())
-        out["bead_plate"] = {"row": self.bead_plate.row, "col": self.bead_plate.col}
-        if drawn is None or cell is None:
-            out["big_road"] = None
-        else:  # the place, then the cell, then whether the coup added it (each JSON a fresh dict: filled in)
-            big = out["big_road"] = _place_json(drawn)
-            big.update(cell.to_json())
-            big["new"] = self.new_cell
-        out["leading_ties"] = self.leading_ties
-        for name in _DERIVED_NAMES:
-            added = derived[name]
-            if added is None:
-                out[name] = None
-            else:
-                mark_json = out[name] = _place_json(added[1])
-                mark_json["colour"] = added[0]
-        ask = self.ask_road  # A1's answers are shared between coups: the event has its own copy
-        out["ask_road"] = {"banker": dict(ask["banker"]), "player": dict(ask["player"])}
-        return out
+        """The stable JSON form (the `road` of a coup.result event): fields are added, never renamed.
+        Built in one expression, every dict fresh (an event owns its JSON): one is made for every coup."""
+        outcome, bead, drawn, cell, derived, ask = (self.outcome, self.bead_plate, self.big_road, self.cell,
+                                                    self.derived, self.ask_road)
+        return {
+            "position": self.position, "result": outcome.winner, "banker_pair": outcome.banker_pair,
+            "player_pair": outcome.player_pair, "natural": outcome.natural,
+            "bead_plate": {"row": bead.row, "col": bead.col},
+            # the place, then the cell, then whether the coup added it
+            "big_road": None if drawn is None or cell is None else {
+                "row": drawn.row, "col": drawn.col, "column": drawn.column, "index": drawn.index, "tail": drawn.tail,
+                "winner": cell.winner, "ties": cell.ties, "ties_before": cell.ties_before,
+                "banker_pair": cell.banker_pair, "player_pair": cell.player_pair, "natural": cell.natural,
+                "coup": cell.coup, "new": self.new_cell},
+            "leading_ties": self.leading_ties,
+            "big_eye_boy": _mark_json(derived["big_eye_boy"]),
+            "small_road": _mark_json(derived["small_road"]),
+            "cockroach_pig": _mark_json(derived["cockroach_pig"]),
+            # A1's answers are shared between coups: the event has its own copy
+            "ask_road": {"banker": dict(ask["banker"]), "player": dict(ask["player"])},
+        }
 
 
-# A place's JSON: a fresh dict of its fields, in their order ({"row", "col", "column", "index", "tail"}), made in C.
-_place_json: Callable[[Place], dict[str, Any]] = asdict
+def _mark_json(added: tuple[str, Place] | None) -> dict[str, Any] | None:
+    """A derived road's mark as a road step's JSON gives it: its place, then its colour."""
+    if added is None:
+        return None
+    colour, place = added
+    return {"row": place.row, "col": place.col, "column": place.column, "index": place.index, "tail": place.tail,
+            "colour": colour}
 
 
 def _place_of(drawn: dict[str, Any]) -> Place:
