@@ -9,6 +9,12 @@ reasons, "detail" (free text). This is a stable contract (tests outside this rep
 read it): fields are added, never renamed. The exit status is 0 whenever the
 images were looked at, even if none could be read; each says why.
 
+`score` identifies labelled pictures (a test lab's own photographs: the card in
+each file's name, or a labels file) and counts the answers right, wrong and
+refused, in all, by rank, by suit and by folder (one folder a deck design), with
+every wrong card named. `score --json` is a stable contract too. Its exit status
+is 1 where any card was read wrong, 0 otherwise.
+
 `watch` reads a camera, a video or a folder of frames and prints one line per
 card dealt (JSON Lines with --json).
 """
@@ -16,9 +22,17 @@ card dealt (JSON Lines with --json).
 from __future__ import annotations
 
 import json
+import os
+import re
 import sys
+from typing import Any
 
 from shoed import cli
+
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp", ".pgm", ".ppm")
+NO_CARD = "-"  # a label: no card meant to be read here (a refusal is right, any card is wrong)
+RANK_ORDER = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
+_CARD_TOKEN = re.compile(r"(?:10|[2-9TJQKA])[CDHS]")  # a card in a file name: upper case, a token of its own
 
 
 def register(sub) -> None:
@@ -32,6 +46,20 @@ def register(sub) -> None:
     ident.add_argument("--threshold", type=float, default=None, metavar="P",
                        help="confidence needed to name a card, 0..1 (default 0.9)")
     ident.set_defaults(func=run_identify)
+
+    score = vsub.add_parser(
+        "score", help="identify labelled pictures and count them right, wrong and refused (exit 1 on a wrong card)",
+        description="Each picture's card is the last token of its file name that names a card (IMG_0042_QS.jpg, "
+                    "decks/anglo/10H.png), or its line in --labels. Folders are searched for pictures; each folder "
+                    "is counted apart (one folder a deck design).")
+    score.add_argument("paths", nargs="+", metavar="PATH", help="pictures, or folders of pictures (searched through)")
+    score.add_argument("--labels", metavar="FILE",
+                       help="lines of FILE,CARD (comma or tab; CARD '-' where no card is meant to be read, a "
+                            "refusal then right); files relative to the labels file's folder")
+    score.add_argument("--json", action="store_true", help="print the counts and every answer as JSON (a contract)")
+    score.add_argument("--threshold", type=float, default=None, metavar="P",
+                       help="confidence needed to name a card, 0..1 (default 0.9)")
+    score.set_defaults(func=run_score)
 
     watch = vsub.add_parser("watch", help="report each card dealt under a camera, in a video or a folder of frames")
     watch.add_argument("source", metavar="SOURCE",
@@ -115,6 +143,172 @@ def run_identify(args) -> int:
     if args.json:
         print(json.dumps(entries, indent=1))
     return 0
+
+
+def _pictures(paths: list[str]) -> list[tuple[str, str]]:
+    """(picture, its folder as counted) for every picture given or found under a folder given, in order."""
+    from shoed.cli import CommandError
+
+    found = []
+    for path in paths:
+        if not os.path.exists(path):
+            raise CommandError(f"no such picture or folder: {path}")
+        if os.path.isdir(path):
+            for folder, dirs, files in os.walk(path):
+                dirs.sort()
+                for name in sorted(files):
+                    if name.lower().endswith(IMAGE_SUFFIXES):
+                        group = os.path.relpath(folder, path)
+                        found.append((os.path.join(folder, name), group))
+        else:
+            found.append((path, os.path.basename(os.path.dirname(os.path.abspath(path)))))
+    return found
+
+
+def label_of_name(path: str) -> str | None:
+    """The card a file's name gives (its last token that is a card, "TD" or "10D"), as shoed writes it; None."""
+    from shoed.rules.cards import parse_card
+
+    stem = os.path.splitext(os.path.basename(path))[0]
+    for token in reversed(re.split(r"[^A-Za-z0-9]+", stem)):
+        if _CARD_TOKEN.fullmatch(token):
+            return parse_card(token).text
+    return None
+
+
+def read_labels(file: str) -> dict[str, str]:
+    """A labels file: real path of each picture -> its card (as shoed writes it) or NO_CARD."""
+    from shoed.cli import CommandError
+    from shoed.rules.cards import CardError, parse_card
+
+    try:
+        with open(file, encoding="utf-8") as handle:
+            text = handle.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CommandError(f"cannot read labels {file}: {exc}") from None
+    base = os.path.dirname(os.path.abspath(file))
+    labels = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        name, _, card = (part.strip() for part in line.replace("\t", ",").rpartition(","))
+        if number == 1 and (name.lower(), card.lower()) == ("file", "card"):
+            continue  # a header
+        if not name:
+            raise CommandError(f"labels {file} line {number}: write FILE,CARD, not {line!r}")
+        if card.lower() in (NO_CARD, "none"):
+            label = NO_CARD
+        else:
+            try:
+                label = parse_card(card).text
+            except CardError as exc:
+                raise CommandError(f"labels {file} line {number}: {exc}") from None
+        labels[os.path.realpath(os.path.join(base, name))] = label
+    return labels
+
+
+def outcome(label: str, card: str | None) -> str:
+    """right, wrong or refused: a picture's answer against its label."""
+    if card is None:
+        return "refused"
+    return "right" if card == label else "wrong"
+
+
+def rank_of(label: str) -> str:
+    return "10" if label[0] == "T" else label[:-1]
+
+
+def tally(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """The counts of `score --json` from its entries (each an `identify --json` entry with its `label`,
+    `outcome` and `folder`): the pictures meant to be read right, wrong and refused, in all, by rank, by
+    suit and by folder; refusals by reason; every wrong card; the pictures where no card is meant to be read."""
+    def counts() -> dict[str, int]:
+        return {"pictures": 0, "right": 0, "wrong": 0, "refused": 0}
+
+    total, apart = counts(), counts()
+    by_rank = {rank: counts() for rank in RANK_ORDER}
+    by_suit = {suit: counts() for suit in "CDHS"}
+    by_folder: dict[str, dict[str, int]] = {}
+    refusals: dict[str, int] = {}
+    wrong = []
+    for entry in entries:
+        label, result = entry["label"], entry["outcome"]
+        if label == NO_CARD:
+            groups = [apart]
+        else:
+            groups = [total, by_rank[rank_of(label)], by_suit[label[-1]],
+                      by_folder.setdefault(entry["folder"], counts())]
+        for group in groups:
+            group["pictures"] += 1
+            group[result] += 1
+        if result == "refused":
+            reason = str(entry.get("reason") or "").split(" (")[0]
+            refusals[reason] = refusals.get(reason, 0) + 1
+        elif result == "wrong":
+            wrong.append({key: entry[key] for key in ("file", "label", "card", "confidence")})
+    return {
+        **total,
+        "right_share": round(total["right"] / total["pictures"], 4) if total["pictures"] else None,
+        "no_card_meant": apart,
+        "refusals": dict(sorted(refusals.items(), key=lambda item: (-item[1], item[0]))),
+        "by_rank": {rank: group for rank, group in by_rank.items() if group["pictures"]},
+        "by_suit": {suit: group for suit, group in by_suit.items() if group["pictures"]},
+        "by_folder": dict(sorted(by_folder.items())),
+        "wrong_cards": wrong,
+    }
+
+
+def _line(groups: dict[str, dict[str, int]]) -> str:
+    return ", ".join(f"{name} {group['right']}/{group['pictures']}" + (f" ({group['wrong']} wrong)" if group["wrong"]
+                                                                       else "") for name, group in groups.items())
+
+
+def run_score(args) -> int:
+    from shoed.cli import CommandError
+
+    _need_opencv()
+    labels = read_labels(args.labels) if args.labels else {}
+    pictures = _pictures(args.paths)
+    if not pictures:
+        raise CommandError(f"no pictures in {', '.join(args.paths)} ({', '.join(IMAGE_SUFFIXES)})")
+    work, unlabelled = [], []
+    for path, folder in pictures:
+        label = labels.get(os.path.realpath(path)) or label_of_name(path)
+        if label is None:
+            unlabelled.append(path)
+        else:
+            work.append((path, folder, label))
+    if unlabelled:
+        raise CommandError(f"no card given for {len(unlabelled)} picture(s), the first {unlabelled[0]}: name the "
+                           "card in the file name (IMG_0042_QS.jpg, 10H.png) or list it in --labels FILE")
+    recognizer = _recognizer(args.threshold)
+    entries = []
+    for path, folder, label in work:
+        entry = identify_file(recognizer, path)
+        entry.update(label=label, outcome=outcome(label, entry["card"]), folder=folder)
+        entries.append(entry)
+    counts = tally(entries)
+    if args.json:
+        print(json.dumps(counts | {"entries": entries}, indent=1))
+    else:
+        share = f" ({counts['right_share']:.1%})" if counts["right_share"] is not None else ""
+        print(f"{counts['pictures']} pictures with a card to read: {counts['right']} right{share}, "
+              f"{counts['wrong']} wrong, {counts['refused']} refused")
+        apart = counts["no_card_meant"]
+        if apart["pictures"]:
+            print(f"{apart['pictures']} with no card meant to be read: {apart['refused']} refused, "
+                  f"{apart['wrong']} read as a card (wrong)")
+        if counts["refusals"]:
+            print("refused: " + ", ".join(f"{reason} {n}" for reason, n in counts["refusals"].items()))
+        print("by rank: " + _line(counts["by_rank"]))
+        print("by suit: " + _line(counts["by_suit"]))
+        if len(counts["by_folder"]) > 1:
+            print("by folder: " + _line(counts["by_folder"]))
+        for bad in counts["wrong_cards"]:
+            meant = "no card meant to be read" if bad["label"] == NO_CARD else bad["label"]
+            print(f"WRONG {bad['file']}: {meant}, read as {bad['card']} ({bad['confidence']:.2f})")
+    return 1 if counts["wrong"] or counts["no_card_meant"]["wrong"] else 0
 
 
 def parse_roi(text: str | None):
