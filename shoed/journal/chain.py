@@ -32,10 +32,10 @@ import hashlib
 import hmac
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal, overload
+from typing import Any, Literal, overload
 
 import msgspec
 
@@ -292,11 +292,20 @@ def check_line(
     return rec, None
 
 
-def check_step_line(line: bytes, secret: bytes | None) -> StepLine | None:
+def step_hasher(secret: bytes | None) -> Callable[[], Any]:
+    """What makes a fresh hasher for each step line of a file: SHA-256, or HMAC-SHA256 under the
+    file's key, copied from one keyed once (keying an HMAC costs three times a copy of one)."""
+    if secret is None:
+        return hashlib.sha256
+    return hmac.new(secret, digestmod=hashlib.sha256).copy
+
+
+def check_step_line(line: bytes, new_hasher: Callable[[], Any]) -> StepLine | None:
     """A step's line (not line 1) checked without decoding its events: its envelope and input
-    parsed, its hash taken over the line's bytes less the `hash` member at the offset the parse
-    gives (right after the events). None where this does not apply or does not hold (another
-    kind of record, another form, a bad hash): check_line then says what the line is."""
+    parsed, its hash (`new_hasher`: step_hasher of the file's key) taken over the line's bytes
+    less the `hash` member at the offset the parse gives (right after the events). None where
+    this does not apply or does not hold (another kind of record, another form, a bad hash):
+    check_line then says what the line is."""
     if not line.startswith(_STEP_HEAD):
         return None
     try:
@@ -312,7 +321,7 @@ def check_step_line(line: bytes, secret: bytes | None) -> StepLine | None:
         return None
     # Hashed in two parts, the line not copied: what is before the member, and what is after it.
     view = memoryview(line)
-    hasher = hashlib.sha256() if secret is None else hmac.new(secret, digestmod=hashlib.sha256)
+    hasher = new_hasher()
     hasher.update(view[:at + 1])
     hasher.update(view[end + 2:])
     if not hmac.compare_digest(hasher.hexdigest().encode(), h):
@@ -392,6 +401,7 @@ def chain(
     expect_prev = prev
     keys = as_keys(secret)
     key: bytes | None = None
+    new_hasher = step_hasher(None)
     links_only = False
     offset, number, size = 0, 0, len(data)
     while offset < size:  # the lines, as `lines` gives them (written out here: a replay reads every one)
@@ -400,7 +410,7 @@ def chain(
         ended = cut >= 0
         line = data[offset:cut] if ended else data[offset:]
         start, offset = offset, (cut + 1 if ended else size)
-        fast = check_step_line(line, key) if steps and number > 1 and not links_only else None
+        fast = check_step_line(line, new_hasher) if steps and number > 1 and not links_only else None
         rec: dict | StepLine | None
         if fast is not None:
             if not ended or fast.jseq != number or (expect_prev is not None and fast.prev != expect_prev):
@@ -416,6 +426,7 @@ def chain(
             )
         if number == 1 and isinstance(rec, dict) and reason is None:
             key, links_only, _ = header_key(rec, keys, links_if_keyed)
+            new_hasher = step_hasher(key)
         read_jseq = rec.get("jseq") if rec is not None and isinstance(rec.get("jseq"), int) else number
         if rec is None:  # check_line gives a record wherever it gives no reason
             yield Bad(number, start, read_jseq, reason or "not a record")

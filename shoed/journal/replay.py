@@ -64,12 +64,13 @@ def replay_file(
         on_start(state)
     last: dict | StepLine | None = None
     cards = 0
+    file = path.name
     for item in file_records(path, name, secret, steps=True):
         if type(item) is StepLine:  # most records: a step, its events compared as bytes
             if item.input.get("kind") == "card":
                 cards += 1
             try:
-                step = state.feed_line(item, path.name)
+                step = state.feed_line(item, file)
             except UnusableRecord as exc:
                 out.bad = BadRecord(str(path), item.jseq, item.jseq, exc.reason)
                 break
@@ -89,7 +90,7 @@ def replay_file(
         elif kind == STEP and isinstance(record.get("input"), dict) and record["input"].get("kind") == "card":
             cards += 1
         try:
-            events = state.feed(record, path.name)
+            events = state.feed(record, file)
         except UnusableRecord as exc:
             out.bad = BadRecord(str(path), record["jseq"], record["jseq"], exc.reason)
             break
