@@ -64,7 +64,7 @@ MIN_RANK_PX = 10.0
 # A court card's rank ("J", "Q", "K": a hook, a ring with a tail, diagonals) is read from this many pixels
 # where its middle is a picture in colours with no rows of pips (no "10": a ten shows at least
 # 10 - MAX_HIDDEN_PIPS of its pips), and its suit, too small in the index, from the suit its picture
-# prints again, larger (PipEvidence.large).
+# prints again, larger (PipEvidence.large; over a picture only: a number card's pips are large marks too).
 MIN_COURT_RANK_PX = 8.0
 COURT_PICTURE = 0.1  # a court card's picture fills its middle with colours: at least this share of it
 # Pips counted in place of a rank glyph too small to read must be at least this
@@ -162,8 +162,8 @@ class PipEvidence:
     # larger than its index's); and how surely, the least sure of them
     large: str | None = None
     large_p: float = 0.0
-    # the middle is a picture in colours (COURT_PICTURE of it; measured only where a court card's rank is too
-    # small to read on its own)
+    # the middle is a picture in colours (COURT_PICTURE of it; measured only where a corner's rank reads as a
+    # court card's): only there do `large` marks stand for a court card's suit (not a number card's pips)
     picture: bool = False
 
 
@@ -340,6 +340,10 @@ class Recognizer:
         pip_vectors = _pip_vectors(pips)
         probs = self.model.predict(np.vstack([vectors, *pip_vectors]) if pip_vectors else vectors)
         evidence = self._pip_evidence(pips, probs[len(vectors) :], scale, covering)
+        if any(int(np.argmax(probs[p.rank_key][:13])) >= RANK_CLASSES.index("J")
+               for view in views for p in view.pairings if not p.partial):
+            # a court card's reading: is its middle a picture (the suit printed again there, a small rank)?
+            evidence = dataclasses.replace(evidence, picture=X.middle_colours(card) >= COURT_PICTURE)
         reads = []
         for view in views:
             best = None
@@ -358,8 +362,6 @@ class Recognizer:
                 reads.append(best)
         if not reads:
             return self._read_lone(card, scale, maps)
-        if any(r.card[:-1] in COURTS and r.rank_px < MIN_RANK_PX for r in reads):
-            evidence = dataclasses.replace(evidence, picture=X.middle_colours(card) >= COURT_PICTURE)
         return dataclasses.replace(self._decide(reads, evidence), pip_count=evidence.count)
 
     def _read_lone(self, card: np.ndarray, scale: float, maps: tuple[np.ndarray, np.ndarray] | None = None
@@ -599,7 +601,7 @@ class Recognizer:
         has no pips, but may print its suit again, larger (PipEvidence.large):
         it adds to the index's suit, or takes away, alike."""
         if read.card[:-1] in COURTS:
-            if pips.large is None:
+            if pips.large is None or not pips.picture:
                 return read
             # a court card's picture may print its suit again, larger (PipEvidence.large)
             suit, p = pips.large, pips.large_p
@@ -684,7 +686,7 @@ class Recognizer:
         need = min_suit_px(suit)
         # a court card's picture printing its suit again, larger, tells it where the index's is too small
         if top.suit_px < need and not (pips.suit == suit and _pips_tell_suit(rank, pips)) and not (
-                rank in COURTS and pips.large == suit):
+                rank in COURTS and pips.picture and pips.large == suit):
             return f"suit glyph {top.suit_px:.1f} px tall, {need:.0f} needed"
         return None
 

@@ -94,9 +94,12 @@ def corner(card: str, rank_px: float, suit_px: float, p: float = 0.99) -> Corner
         # a court card's picture printing its suit again, larger, tells the suit its index is too small for;
         # a picture in colours with no rows of pips (no ten's) lets a "J", "Q" or "K" of 8 px be read
         (corner("QS", 9.0, 6.0), PipEvidence(None, 0.0, 2, 0.0, large="S", large_p=0.97, picture=True), None),
-        (corner("QS", 12.0, 6.0), PipEvidence(None, 0.0, 2, 0.0, large="S", large_p=0.97), None),
-        (corner("QS", 9.0, 6.0), PipEvidence(None, 0.0, 2, 0.0, large="S", large_p=0.97), TOO_SMALL),  # no picture
-        (corner("QS", 12.0, 6.0), PipEvidence(None, 0.0, 2, 0.0, large="C", large_p=0.97), TOO_SMALL),  # other suit
+        (corner("QS", 12.0, 6.0), PipEvidence(None, 0.0, 2, 0.0, large="S", large_p=0.97, picture=True), None),
+        # no picture in colours: the large marks may be a number card's pips, the rank a "10"
+        (corner("QS", 12.0, 6.0), PipEvidence(None, 0.0, 2, 0.0, large="S", large_p=0.97), TOO_SMALL),
+        (corner("QS", 9.0, 12.0), PipEvidence(None, 0.0, 2, 0.0), TOO_SMALL),
+        (corner("QS", 12.0, 6.0), PipEvidence(None, 0.0, 2, 0.0, large="C", large_p=0.97, picture=True),
+         TOO_SMALL),  # another suit
         (corner("JS", 7.0, 12.0), PipEvidence(None, 0.0, 2, 0.0, picture=True), TOO_SMALL),  # under 8 px
         (corner("JS", 9.0, 12.0), PipEvidence("S", 0.99, 6, 12.0, picture=True), TOO_SMALL),  # a ten's pips in view
         (corner("JS", 9.0, 12.0), PipEvidence(None, 0.0, 5, 12.0, picture=True), None),
@@ -479,11 +482,13 @@ def test_print_beside_the_pips_is_measured_against_a_pip():
 def test_the_suit_a_court_cards_picture_prints_again_adds_to_its_index_or_takes_away():
     read = corner("QS", 14.0, 11.0, p=0.93)
     r = Recognizer()
-    agree = r._with_pips(read, PipEvidence(None, 0.0, 2, 0.0, large="S", large_p=0.95))
+    agree = r._with_pips(read, PipEvidence(None, 0.0, 2, 0.0, large="S", large_p=0.95, picture=True))
     assert agree.suit_p > read.suit_p and agree.confidence > read.confidence
-    other = r._with_pips(read, PipEvidence(None, 0.0, 2, 0.0, large="C", large_p=0.95))
+    other = r._with_pips(read, PipEvidence(None, 0.0, 2, 0.0, large="C", large_p=0.95, picture=True))
     assert other.confidence < 0.1
-    assert r._with_pips(read, PipEvidence("C", 0.99, 2, 20.0)) == read  # a picture's marks are no pips
+    assert r._with_pips(read, PipEvidence("C", 0.99, 2, 20.0, picture=True)) == read  # a picture's marks are no pips
+    # no picture in colours: large marks are a number card's pips, under a court card's reading misread
+    assert r._with_pips(read, PipEvidence("C", 0.99, 5, 20.0, large="C", large_p=0.99)) == read
 
 
 def _pip(x: int, y: int, h: int) -> X.Pip:

@@ -77,7 +77,7 @@ def test_a_six_read_the_wrong_way_up_is_no_nine(recognizer):
     assert sum(card is not None and card[0] == "9" for card in answers) >= 6, answers
 
 
-COURT_DESIGNS = ("anglo_poker", "anglo_modern", "simplistic")
+COURT_DESIGNS = ("anglo_poker", "anglo_modern", "gnomangelo")
 
 
 @pytest.mark.skipif(not all(_installed(d) for d in COURT_DESIGNS),
