@@ -61,6 +61,12 @@ COURTS = ("J", "Q", "K")
 MIN_BLACK_SUIT_PX = 10.0
 MIN_RED_SUIT_PX = 8.0
 MIN_RANK_PX = 10.0
+# A court card's rank ("J", "Q", "K": a hook, a ring with a tail, diagonals) is read from this many pixels
+# where its middle is a picture in colours with no rows of pips (no "10": a ten shows at least
+# 10 - MAX_HIDDEN_PIPS of its pips), and its suit, too small in the index, from the suit its picture
+# prints again, larger (PipEvidence.large; over a picture only: a number card's pips are large marks too).
+MIN_COURT_RANK_PX = 8.0
+COURT_PICTURE = 0.1  # a court card's picture fills its middle with colours: at least this share of it
 # Pips counted in place of a rank glyph too small to read must be at least this
 # tall, or the index must read that rank at COUNT_RANK_P or more: smaller ones
 # run together (or a blurred one fades) and are counted short, and a five then
@@ -151,6 +157,14 @@ class PipEvidence:
     centred: bool = False  # a pip in the card's middle column
     # the largest print in the middle that is no pip of the group, as a share of a pip's area (index.stray_print)
     stray: float = 0.0
+    # the suit that every mark of the middle read surely (PIPS_SUIT_P) by its shape and colour, and as large as
+    # an index's suit must be, names, no mark leaning to another (a court card's picture prints its suit again,
+    # larger than its index's); and how surely, the least sure of them
+    large: str | None = None
+    large_p: float = 0.0
+    # the middle is a picture in colours (COURT_PICTURE of it; measured only where a corner's rank reads as a
+    # court card's): only there do `large` marks stand for a court card's suit (not a number card's pips)
+    picture: bool = False
 
 
 NO_PIPS = PipEvidence(None, 0.0, 0, 0.0)
@@ -326,6 +340,10 @@ class Recognizer:
         pip_vectors = _pip_vectors(pips)
         probs = self.model.predict(np.vstack([vectors, *pip_vectors]) if pip_vectors else vectors)
         evidence = self._pip_evidence(pips, probs[len(vectors) :], scale, covering)
+        if any(int(np.argmax(probs[p.rank_key][:13])) >= RANK_CLASSES.index("J")
+               for view in views for p in view.pairings if not p.partial):
+            # a court card's reading: is its middle a picture (the suit printed again there, a small rank)?
+            evidence = dataclasses.replace(evidence, picture=X.middle_colours(card) >= COURT_PICTURE)
         reads = []
         for view in views:
             best = None
@@ -532,6 +550,7 @@ class Recognizer:
         turned_rows = iter(probs[len(pips) :])
         turned = [next(turned_rows) if pip.either_way else None for pip in pips]
         lone = len(pips) == 1
+        sure: dict[int, list[float]] = {}  # surely read suits of marks as large as an index's suit must be
         for pip, sp, other in zip(pips, probs[: len(pips)], turned, strict=True):
             s, p, _ = self._suit_of(sp, pip.redness, pip.blur)
             if other is not None:
@@ -552,28 +571,44 @@ class Recognizer:
                 votes.setdefault(s, []).append(p)
             if p >= PIP_LEAN:
                 leans[s] += 1
+            if p >= PIPS_SUIT_P and pip.mark.h * scale >= min_suit_px(SUIT_CLASSES[s]):
+                sure.setdefault(s, []).append(p)
         px = float(np.median([p.mark.h for p in group])) * scale if group else 0.0
         three = len(group) == 3 and _in_middle_column(group)
         centred = any(_in_middle_column([pip], spread=False) for pip in group)
         stray = X.stray_print(group, covering or {})
+        large, large_p = None, 0.0
+        if len(sure) == 1:
+            k = next(iter(sure))
+            if all(n == 0 for j, n in enumerate(leans) if j != k):
+                large, large_p = SUIT_CLASSES[k], min(sure[k])
         if not votes:
-            return PipEvidence(None, 0.0, len(group), px, three, centred=centred, stray=stray)
+            return PipEvidence(None, 0.0, len(group), px, three, centred=centred, stray=stray, large=large,
+                               large_p=large_p)
         s = max(votes, key=lambda k: (len(votes[k]), sum(votes[k])))
         agree = len(votes[s]) / sum(len(v) for v in votes.values())
         suit = SUIT_CLASSES[s]
         twin = leans[SUIT_CLASSES.index(TWIN_SUIT[suit])]
         split = TWIN_SUIT[suit] if twin >= SPLIT_PIPS and twin >= SPLIT_SHARE * (twin + leans[s]) else None
         return PipEvidence(suit, float(np.median(votes[s])) * agree, len(group), px, three, split, len(votes[s]),
-                           centred, stray)
+                           centred, stray, large, large_p)
 
     def _with_pips(self, read: CornerRead, pips: PipEvidence) -> CornerRead:
         """Number cards and aces show their suit again, larger, in the middle:
         agreement adds to the index's suit, a clear contradiction takes away.
         Where the index's suit is too small to be told by its shape, the pips'
-        suit stands in for it, if they are large enough."""
-        if pips.suit is None or read.card[:-1] in COURTS:
+        suit stands in for it, if they are large enough. A court card's picture
+        has no pips, but may print its suit again, larger (PipEvidence.large):
+        it adds to the index's suit, or takes away, alike."""
+        if read.card[:-1] in COURTS:
+            if pips.large is None or not pips.picture:
+                return read
+            # a court card's picture may print its suit again, larger (PipEvidence.large)
+            suit, p = pips.large, pips.large_p
+        elif pips.suit is None:
             return read
-        suit, p = pips.suit, pips.suit_p
+        else:
+            suit, p = pips.suit, pips.suit_p
         if suit == read.card[-1]:
             if read.suit_px < min_suit_px(suit) and _pips_tell_suit(read.card[:-1], pips):
                 suit_p = p
@@ -641,12 +676,17 @@ class Recognizer:
         # an ace's one large pip, of the index's suit, is its rank's second reading
         ace = (rank == "A" and pips.count == 1 and _whole(pips) and pips.px >= ACE_PIP * top.rank_px
                and pips.suit == suit and pips.suit_p >= PIPS_SUIT_P and top.rank_p >= COUNT_RANK_P)
-        if top.rank_px < MIN_RANK_PX and not (counted or ace):
+        # a court card: a picture in colours rules out a ten, whose pips are rows of one size
+        court = (rank in COURTS and pips.picture and top.rank_px >= MIN_COURT_RANK_PX
+                 and pips.count < 10 - MAX_HIDDEN_PIPS)
+        if top.rank_px < MIN_RANK_PX and not (counted or ace or court):
             covered = "" if _whole(pips) or rank in COURTS or pips.count != (_pips_of(rank) or 1) else (
                 f", other print in the middle, the size of {pips.stray:.1f} pips")
             return f"rank glyph {top.rank_px:.1f} px tall, {MIN_RANK_PX:.0f} needed{covered}"
         need = min_suit_px(suit)
-        if top.suit_px < need and not (pips.suit == suit and _pips_tell_suit(rank, pips)):
+        # a court card's picture printing its suit again, larger, tells it where the index's is too small
+        if top.suit_px < need and not (pips.suit == suit and _pips_tell_suit(rank, pips)) and not (
+                rank in COURTS and pips.picture and pips.large == suit):
             return f"suit glyph {top.suit_px:.1f} px tall, {need:.0f} needed"
         return None
 

@@ -91,6 +91,20 @@ def corner(card: str, rank_px: float, suit_px: float, p: float = 0.99) -> Corner
         (corner("AH", 7.0, 12.0), PipEvidence("H", 0.98, 1, 20.0, agreeing=1, stray=3.0), TOO_SMALL),
         (corner("8C", 12.0, 11.0), PipEvidence("C", 0.99, 8, 12.0, stray=3.0), None),  # an index read on its own
         (corner("3H", 12.0, 8.5), NO_PIPS, None),  # a heart is told from a diamond in fewer pixels
+        # a court card's picture printing its suit again, larger, tells the suit its index is too small for;
+        # a picture in colours with no rows of pips (no ten's) lets a "J", "Q" or "K" of 8 px be read
+        (corner("QS", 9.0, 6.0), PipEvidence(None, 0.0, 2, 0.0, large="S", large_p=0.97, picture=True), None),
+        (corner("QS", 12.0, 6.0), PipEvidence(None, 0.0, 2, 0.0, large="S", large_p=0.97, picture=True), None),
+        # no picture in colours: the large marks may be a number card's pips, the rank a "10"
+        (corner("QS", 12.0, 6.0), PipEvidence(None, 0.0, 2, 0.0, large="S", large_p=0.97), TOO_SMALL),
+        (corner("QS", 9.0, 12.0), PipEvidence(None, 0.0, 2, 0.0), TOO_SMALL),
+        (corner("QS", 12.0, 6.0), PipEvidence(None, 0.0, 2, 0.0, large="C", large_p=0.97, picture=True),
+         TOO_SMALL),  # another suit
+        (corner("JS", 7.0, 12.0), PipEvidence(None, 0.0, 2, 0.0, picture=True), TOO_SMALL),  # under 8 px
+        (corner("JS", 9.0, 12.0), PipEvidence("S", 0.99, 6, 12.0, picture=True), TOO_SMALL),  # a ten's pips in view
+        (corner("JS", 9.0, 12.0), PipEvidence(None, 0.0, 5, 12.0, picture=True), None),
+        (corner("8S", 12.0, 5.0), PipEvidence(None, 0.0, 0, 0.0, large="S", large_p=0.97), TOO_SMALL),  # no court
+        (corner("8S", 9.0, 12.0), PipEvidence(None, 0.0, 0, 0.0, picture=True), TOO_SMALL),
     ],
 )
 def test_glyphs_too_small_to_separate_the_candidates_are_refused(read, pips, reason):
@@ -463,3 +477,48 @@ def test_print_beside_the_pips_is_measured_against_a_pip():
     cv2.rectangle(wide_index, (52, 24), (63, 63), (30, 30, 30), -1)  # the "0" of a wide "10", past the index column
     assert stray(wide_index) > 0.5
     assert stray(wide_index, ((50, 22, 65, 65),)) == 0.0  # read as an index's mark: left to the index
+
+
+def test_the_suit_a_court_cards_picture_prints_again_adds_to_its_index_or_takes_away():
+    read = corner("QS", 14.0, 11.0, p=0.93)
+    r = Recognizer()
+    agree = r._with_pips(read, PipEvidence(None, 0.0, 2, 0.0, large="S", large_p=0.95, picture=True))
+    assert agree.suit_p > read.suit_p and agree.confidence > read.confidence
+    other = r._with_pips(read, PipEvidence(None, 0.0, 2, 0.0, large="C", large_p=0.95, picture=True))
+    assert other.confidence < 0.1
+    assert r._with_pips(read, PipEvidence("C", 0.99, 2, 20.0, picture=True)) == read  # a picture's marks are no pips
+    # no picture in colours: large marks are a number card's pips, under a court card's reading misread
+    assert r._with_pips(read, PipEvidence("C", 0.99, 5, 20.0, large="C", large_p=0.99)) == read
+
+
+def _pip(x: int, y: int, h: int) -> X.Pip:
+    mask = np.ones((h, h), bool)
+    return X.Pip(X.Mark(x, y, h, h, mask, (x,)), np.ones((h, h), np.float32), mask, 0.0, 0.05)
+
+
+def _shape(suit: str, p: float) -> np.ndarray:
+    """Class probabilities of a black mark whose shape is `suit` with share `p`, "none" the rest."""
+    row = np.zeros(18, np.float32)
+    row[13 + "CDHS".index(suit)] = p
+    row[17] = 1.0 - p
+    return row
+
+
+@pytest.mark.parametrize(
+    "shapes, scale, large",
+    [
+        ([("S", 0.97), ("S", 0.95)], 0.4, "S"),  # two spades of 12 px: the picture's suit
+        ([("S", 0.97)], 0.4, "S"),
+        ([("S", 0.97), ("S", 0.95)], 0.3, None),  # 9 px: too small to tell a spade from a club
+        ([("S", 0.97), ("C", 0.95)], 0.4, None),  # two suits
+        ([("S", 0.97), ("S", 0.95), ("C", 0.4)], 0.4, None),  # a mark leaning to another suit
+        ([("S", 0.8), ("S", 0.85)], 0.4, None),  # none surely
+    ],
+)
+def test_the_suit_printed_large_in_the_middle_is_named_only_where_every_sure_mark_agrees(shapes, scale, large):
+    pips = [_pip(60 + 90 * k, 60, 30) for k in range(len(shapes))]
+    probs = np.stack([_shape(s, p) for s, p in shapes])
+    evidence = Recognizer()._pip_evidence(pips, probs, scale)
+    assert evidence.large == large, evidence
+    if large is not None:
+        assert evidence.large_p == pytest.approx(min(p for _, p in shapes), abs=0.01)

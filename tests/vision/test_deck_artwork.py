@@ -75,3 +75,35 @@ def test_a_six_read_the_wrong_way_up_is_no_nine(recognizer):
                 assert result.card in (None, label), f"{label} ({side} px, {seed}, turned {turns}): {result.card}"
                 answers.append(result.card)
     assert sum(card is not None and card[0] == "9" for card in answers) >= 6, answers
+
+
+COURT_DESIGNS = ("anglo_poker", "anglo_modern", "gnomangelo")
+
+
+@pytest.mark.skipif(not all(_installed(d) for d in COURT_DESIGNS),
+                    reason="needs aisleriot's deck artwork (apt-get install gnome-cards-data librsvg2-bin)")
+def test_court_cards_in_small_frames_are_read_from_the_suit_their_picture_prints_again(recognizer, monkeypatch):
+    """Standard court cards print their suit again, larger, in the picture beside
+    the figure. In a small camera's frame their index's suit is 5-8 px tall, too
+    few to tell a spade from a club; the picture's, twice as tall, tells it, and
+    the picture in colours rules out a ten under a 9 px "J". Never another card,
+    most read; with no suit found in the picture, none read (too_small)."""
+    from shoed.vision import index as X
+
+    frames = []
+    for d, design in enumerate(COURT_DESIGNS):
+        for i, label in enumerate(rank + suit for rank in "JQK" for suit in "CDHS"):
+            face = decks.face(design, label)
+            assert face is not None
+            rng = np.random.default_rng(1700 + 100 * d + i)
+            shot = synth.photograph(label, rng, synth.classic_style(), size=(512, 512), face=face,
+                                    **hard_sets.FRAMED)
+            frames.append((label, hard_sets.small_frame(shot, 128, i).image))
+    answers = [recognizer.identify(frame).card for _, frame in frames]
+    for (label, _), card in zip(frames, answers, strict=True):
+        assert card in (None, label), f"{label} read as {card}"
+    assert sum(card is not None for card in answers) >= 18, answers
+    monkeypatch.setattr(X, "middle_pips", lambda *args, **kwargs: ([], {}))
+    for label, frame in frames:
+        result = recognizer.identify(frame)
+        assert result.card is None, f"{label} read as {result.card} with no suit in its picture"
