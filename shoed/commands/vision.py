@@ -28,10 +28,11 @@ import sys
 from typing import Any
 
 from shoed import cli
+from shoed.rules.cards import RANK_LETTERS, SUITS
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp", ".pgm", ".ppm")
 NO_CARD = "-"  # a label: no card meant to be read here (a refusal is right, any card is wrong)
-RANK_ORDER = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
+RANK_ORDER = tuple("10" if letter == "T" else letter for letter in RANK_LETTERS)  # as the counts name them
 _CARD_TOKEN = re.compile(r"(?:10|[2-9TJQKA])[CDHS]")  # a card in a file name: upper case, a token of its own
 
 
@@ -228,7 +229,7 @@ def tally(entries: list[dict[str, Any]]) -> dict[str, Any]:
 
     total, apart = counts(), counts()
     by_rank = {rank: counts() for rank in RANK_ORDER}
-    by_suit = {suit: counts() for suit in "CDHS"}
+    by_suit = {suit: counts() for suit in SUITS}
     by_folder: dict[str, dict[str, int]] = {}
     refusals: dict[str, int] = {}
     wrong = []

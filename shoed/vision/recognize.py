@@ -166,6 +166,11 @@ class PipEvidence:
     # court card's): only there do `large` marks stand for a court card's suit (not a number card's pips)
     picture: bool = False
 
+    @property
+    def picture_suit(self) -> str | None:
+        """The suit a court card's picture prints again, larger: `large`, over a picture in colours only."""
+        return self.large if self.picture else None
+
 
 NO_PIPS = PipEvidence(None, 0.0, 0, 0.0)
 
@@ -340,7 +345,7 @@ class Recognizer:
         pip_vectors = _pip_vectors(pips)
         probs = self.model.predict(np.vstack([vectors, *pip_vectors]) if pip_vectors else vectors)
         evidence = self._pip_evidence(pips, probs[len(vectors) :], scale, covering)
-        if any(int(np.argmax(probs[p.rank_key][:13])) >= RANK_CLASSES.index("J")
+        if any(RANK_CLASSES[int(np.argmax(probs[p.rank_key][:13]))] in COURTS
                for view in views for p in view.pairings if not p.partial):
             # a court card's reading: is its middle a picture (the suit printed again there, a small rank)?
             evidence = dataclasses.replace(evidence, picture=X.middle_colours(card) >= COURT_PICTURE)
@@ -601,10 +606,9 @@ class Recognizer:
         has no pips, but may print its suit again, larger (PipEvidence.large):
         it adds to the index's suit, or takes away, alike."""
         if read.card[:-1] in COURTS:
-            if pips.large is None or not pips.picture:
+            if pips.picture_suit is None:
                 return read
-            # a court card's picture may print its suit again, larger (PipEvidence.large)
-            suit, p = pips.large, pips.large_p
+            suit, p = pips.picture_suit, pips.large_p
         elif pips.suit is None:
             return read
         else:
@@ -686,7 +690,7 @@ class Recognizer:
         need = min_suit_px(suit)
         # a court card's picture printing its suit again, larger, tells it where the index's is too small
         if top.suit_px < need and not (pips.suit == suit and _pips_tell_suit(rank, pips)) and not (
-                rank in COURTS and pips.picture and pips.large == suit):
+                rank in COURTS and pips.picture_suit == suit):
             return f"suit glyph {top.suit_px:.1f} px tall, {need:.0f} needed"
         return None
 
