@@ -189,9 +189,13 @@ class Identification:
     index: str | None = None  # which corner's index gave the answer
     reads: tuple[CornerRead, ...] = field(default=(), repr=False)
     detail: str | None = None
-    # the card's own print does not tell its suit (its pips read as both suits of
-    # its colour): another outline's reading of the same card does not count
-    contested: bool = field(default=False, repr=False)
+    # the cards this reading found evidence against: the index's card where the card's own print
+    # speaks against it (more pips than its rank, pips read as another suit or as both suits of
+    # its colour, a "9" over a six's pips; not pips too few, which an outline cutting the card
+    # short shows too), both cards where two corners read two cards. Another outline's reading
+    # of one of them does not count: an outline cut wider (over a chip beside the card) bends the
+    # card's middle (a side column's pips move to the middle) or leaves a corner out.
+    contested: tuple[str, ...] = field(default=(), repr=False)
     pip_count: int = field(default=0, repr=False)  # pips of one size seen in the card's middle
 
     def to_json(self) -> dict:
@@ -309,8 +313,8 @@ class Recognizer:
             for q in tries:
                 result = dataclasses.replace(self.read_card(L.warp_card(image, q), picture_scale(q)),
                                              corners=q.as_list())
-                if result.contested and result.reads:
-                    contested.setdefault(result.reads[0].card, result)
+                for card in result.contested:
+                    contested.setdefault(card, result)
                 if result.card is not None and result.card in contested:
                     result = contested[result.card]
                 elif result.card is not None and max(counts, default=0) > (_pips_of(result.card[:-1]) or COURT_PIPS):
@@ -327,6 +331,8 @@ class Recognizer:
                     counts.add(result.pip_count)
                 if best is None or _rank(result) > _rank(best):
                     best = result
+            if best is not None and best.card in contested:  # the other way up of this outline contests it
+                best = contested[best.card]
             if best is not None and best.card is not None:
                 break
         return best if best is not None else Identification(None, 0.0, "no card found")
@@ -421,7 +427,8 @@ class Recognizer:
             if (sure and _label(RANK_CLASSES[r], "") != top.card[:-1]) or (
                     other.reads and other.reads[0].card != top.card and other.reads[0].confidence >= 0.5):
                 seen = other.reads[0].card if other.reads else _label(RANK_CLASSES[r], "?")
-                return Identification(None, 0.0, f"corner indices disagree ({top.card} or {seen})")
+                return Identification(None, 0.0, f"corner indices disagree ({top.card} or {seen})",
+                                      contested=(top.card, seen))
         return top
 
     def _lone_result(self, li: X.LoneIndex, probs: np.ndarray, pips: PipEvidence, lone: X.LoneMarks,
@@ -642,7 +649,7 @@ class Recognizer:
             if other.card != top.card:
                 if other.confidence >= 0.5:
                     return Identification(None, 0.0, f"corner indices disagree ({top.card} or {other.card})",
-                                          reads=tuple(reads))
+                                          reads=tuple(reads), contested=(top.card, other.card))
                 if counted and _disagreement(other.card, pips):
                     # the pips rule the other corner's reading out (more pips than its rank, a
                     # picture's card with rows of pips); a reading they allow keeps its doubt
@@ -663,8 +670,10 @@ class Recognizer:
         if top.confidence >= 0.5:
             clash = _disagreement(top.card, pips)
             if clash:
+                # what the middle shows against the card holds for every outline, but for pips too few:
+                # another outline may show the middle whole
                 return Identification(None, round(confidence, 4), CUES_DISAGREE, reads=tuple(reads), detail=clash,
-                                      contested=_suits_split(top.card, pips))
+                                      contested=() if _too_few_pips(top.card, pips) else (top.card,))
         if confidence < self.threshold:
             why = "colour unclear" if 0.2 < top.red_p < 0.8 else "low confidence"
             return Identification(None, round(confidence, 4), why, reads=tuple(reads))
@@ -715,7 +724,7 @@ def _disagreement(card: str, pips: PipEvidence) -> str | None:
         return f"index {card}, {pips.count} pips in the middle"
     if rank == "A" and pips.count >= 2:
         return f"index {card}, {pips.count} pips in the middle"
-    if n is not None and not n - MAX_HIDDEN_PIPS <= pips.count <= n:
+    if n is not None and (pips.count > n or _too_few_pips(card, pips)):
         return f"index {card}, {pips.count} pips in the middle"
     if rank == "9" and pips.count <= TURNED_SIX and not pips.centred:
         return f"index {card}, {pips.count} pips in the middle: a 6 the wrong way up"
@@ -726,6 +735,13 @@ def _disagreement(card: str, pips: PipEvidence) -> str | None:
     if rank not in COURTS and _suits_split(card, pips):
         return f"index {card}, pips that read as {pips.suit} and as {pips.split}"
     return None
+
+
+def _too_few_pips(card: str, pips: PipEvidence) -> bool:
+    """Whether fewer of a number card's pips are in view than a finger hides: the card's middle is
+    not all in view (an outline that cuts the card short shows this too: another may show them all)."""
+    n = _pips_of(card[:-1])
+    return n is not None and pips.count < n - MAX_HIDDEN_PIPS
 
 
 def _suits_split(card: str, pips: PipEvidence) -> bool:

@@ -1,6 +1,7 @@
 """Every outline the locator offers of a card is read, and what one shows of
-the card's print holds for the others: a contradiction of the suit's shape,
-and the number of pips (a card never shows more pips than its rank)."""
+the card's print holds for the others: a contradiction of the index by the
+middle, two corners that read two cards, and the number of pips (a card never
+shows more pips than its rank)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import numpy as np
 import pytest
 
 from shoed.vision import locate
-from shoed.vision.recognize import CUES_DISAGREE, TOO_SMALL, Recognizer
+from shoed.vision.recognize import CUES_DISAGREE, TOO_SMALL, Recognizer, picture_scale
 from vision_lab import decks, synth
 
 DATA = Path(__file__).parent / "data" / "outlines"
@@ -30,7 +31,7 @@ class _FirstOutlineContested(Recognizer):
         result = super().read_card(card, scale)
         self.outlines = getattr(self, "outlines", 0) + 1
         if self.outlines == 1 and result.card is not None:
-            return dataclasses.replace(result, card=None, reason=CUES_DISAGREE, contested=True,
+            return dataclasses.replace(result, card=None, reason=CUES_DISAGREE, contested=(result.card,),
                                        detail=f"index {result.card}, pips that read as S and as C")
         return result
 
@@ -75,6 +76,24 @@ def test_a_reading_through_one_outline_is_ruled_out_by_the_pips_another_showed()
     result = _FirstOutlineShowsTen().identify(shot.image)
     assert result.card is None and result.reason == CUES_DISAGREE
     assert result.detail == "index 9C, 10 pips in the middle through another outline"
+
+
+def test_two_corners_that_read_a_six_and_a_nine_rule_the_nine_out_for_every_outline():
+    """A 192 x 192 frame of a six of diamonds of KDE's ancient-egyptians (a rank with its suit
+    beside it, 6 and 9 alike), upside down, a chip beside it. Through the card's own outline one
+    corner reads "6D", the other "9D", and the six pips show none in the middle column. The
+    next outline takes the chip in: the card's middle bends (two side pips move to the middle
+    column) and one corner drops out, and what is left reads "9D". What the first outline saw
+    against the nine holds."""
+    image = cv2.imread(str(DATA / "6D-read-as-9D-through-an-outline-over-a-chip.png"))
+    recognizer = Recognizer()
+    quads = locate.find_quads(image)
+    assert len(quads) >= 2
+    wider = [turn for q in quads[1:] for turn in (q, q.turned())]
+    through = [recognizer.read_card(locate.warp_card(image, q), picture_scale(q)) for q in wider]
+    assert "9D" in [r.card for r in through]  # read alone, the wider outline would give the wrong card
+    result = recognizer.identify(image)
+    assert result.card is None and result.reason == "corner indices disagree (6D or 9D)"
 
 
 def test_a_count_standing_in_for_a_tiny_rank_holds_only_where_every_outline_counts_alike(monkeypatch):

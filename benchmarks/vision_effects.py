@@ -1,0 +1,152 @@
+"""A search for wrong cards under what real cameras and rooms add to a photograph and the
+training pictures do not: a hard shadow across the card, a phone's sharpening halos, a dark
+exposure with its noise lifted, a bright one with the paper clipped, a steep view.
+
+The camera's one unforgivable answer is a wrong card. This script photographs every card of the
+chosen ranks (all four suits) in every held-out lettering design (`vision_lab.hard_sets`) and in
+every held-out deck design (`vision_lab.decks`) at a phone's resolution, then applies each effect
+in `--effects` to a copy of the photograph, and counts per effect the pictures read right, refused
+and read wrong (which must be 0), printing every wrong card with its picture's parameters. Cards a
+design's index does not let shoed read (foreign court letters: `decks.to_refuse`) count as right
+when refused.
+
+    .venv/bin/python benchmarks/vision_effects.py [--ranks A,2,...,K] [--effects shadow,sharpen,...]
+                                                  [--seed 9100] [--size 1280x960] [--keep DIR]
+
+Effects:
+- shadow: a straight-edged shadow (a hand, the shoe) over part of the card: 35-65% darker;
+- sharpen: an unsharp mask as phone cameras apply it (halos along every edge of the print);
+- dark: a third of the light, then the sensor's noise and the brightness lifted back;
+- bright: the light doubled: the paper clipped to white, pale print paler;
+- steep: the picture seen obliquely (a homography of up to 30% foreshortening).
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import cv2  # noqa: E402
+import numpy as np  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.append(str(ROOT))  # vision_lab lives beside shoed; a shoed on PYTHONPATH (another version) comes first
+
+EFFECTS = ("shadow", "sharpen", "dark", "bright", "steep")
+
+
+def _jpeg(img: np.ndarray, quality: int) -> np.ndarray:
+    ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, quality])
+    assert ok
+    return cv2.imdecode(buf, cv2.IMREAD_COLOR)
+
+
+def shadow(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A half-plane through a point near the middle darkened, its edge sharp (a point light)."""
+    h, w = img.shape[:2]
+    angle = rng.uniform(0, np.pi)
+    cx, cy = w * rng.uniform(0.3, 0.7), h * rng.uniform(0.3, 0.7)
+    ys, xs = np.mgrid[0:h, 0:w].astype(np.float32)
+    side = (xs - cx) * np.float32(np.cos(angle)) + (ys - cy) * np.float32(np.sin(angle))
+    edge = max(1.0, min(w, h) / 400 * rng.uniform(0.5, 3))  # a few pixels of penumbra
+    dark = np.clip(side / edge + 0.5, 0, 1) * np.float32(rng.uniform(0.35, 0.65))
+    return np.clip(img.astype(np.float32) * (1 - dark[..., None]), 0, 255).astype(np.uint8)
+
+
+def sharpen(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    sigma = min(img.shape[:2]) / 1000 * rng.uniform(1.0, 2.5)
+    amount = rng.uniform(0.6, 1.5)
+    soft = cv2.GaussianBlur(img, (0, 0), sigma)
+    return cv2.addWeighted(img, 1 + amount, soft, -amount, 0)
+
+
+def dark(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    gain = rng.uniform(0.25, 0.4)
+    low = img.astype(np.float32) * gain
+    noise = rng.normal(0, rng.uniform(1.5, 3.0), img.shape[:2]).astype(np.float32)
+    chroma = rng.normal(0, 1.0, img.shape).astype(np.float32)  # a dark picture's colour noise
+    lifted = (low + noise[..., None] + chroma) / gain
+    return _jpeg(np.clip(lifted, 0, 255).astype(np.uint8), int(rng.uniform(70, 90)))
+
+
+def bright(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    return cv2.convertScaleAbs(img, alpha=rng.uniform(1.6, 2.2), beta=0)
+
+
+def steep(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    h, w = img.shape[:2]
+    squeeze = rng.uniform(0.15, 0.3)
+    src = np.float32([[0, 0], [w, 0], [w, h], [0, h]])
+    dst = src.copy()
+    if rng.uniform() < 0.5:  # the far edge shorter: top or bottom
+        k = 0 if rng.uniform() < 0.5 else 2
+        dst[k][0] += w * squeeze / 2
+        dst[k + 1][0] -= w * squeeze / 2
+    else:  # left or right
+        for k in ((0, 3) if rng.uniform() < 0.5 else (1, 2)):
+            dst[k][1] += (h * squeeze / 2) * (1 if k in (0, 1) else -1)
+    m = cv2.getPerspectiveTransform(src, dst)
+    return cv2.warpPerspective(img, m, (w, h), borderMode=cv2.BORDER_REPLICATE)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ranks", default="A,2,3,4,5,6,7,8,9,T,J,Q,K", help="ranks (T for ten), each in all four suits")
+    ap.add_argument("--effects", default=",".join(EFFECTS), help="effects, comma-separated")
+    ap.add_argument("--seed", type=int, default=9100)
+    ap.add_argument("--size", default="1280x960", help="the photograph's size, WxH")
+    ap.add_argument("--keep", help="save every wrong card's picture in this folder")
+    args = ap.parse_args()
+    cv2.setNumThreads(1)
+    import shoed
+    from shoed.vision.recognize import Recognizer
+    from vision_lab import decks, hard_sets, synth
+
+    print(f"shoed from {Path(shoed.__file__).parent}")
+    effects = {name: globals()[name] for name in args.effects.split(",")}
+    recognizer = Recognizer()
+    size = tuple(int(v) for v in args.size.split("x"))
+    labels = [rank + suit for rank in args.ranks.split(",") for suit in "CDHS"]
+    styles = hard_sets.held_out_styles()
+    designs = decks.held_out_designs()
+    tally = {name: [0, 0, 0] for name in effects}  # right, wrong, refused
+    for i, label in enumerate(labels):
+        seed = args.seed + i * 101
+        shots = [(synth.photograph(label, np.random.default_rng(seed + k), style, size=size, occlusion_p=0.0),
+                  style.name, False) for k, style in enumerate(styles)]
+        for d, design in enumerate(designs):
+            face = decks.face(design, label)
+            if face is not None:
+                rng = np.random.default_rng(seed + 2000 + d)
+                shots.append((synth.photograph(label, rng, synth.classic_style(), size=size, face=face),
+                              design, decks.to_refuse(design, label)))
+        for j, (shot, name, refuse) in enumerate(shots):
+            for e, (effect, apply) in enumerate(effects.items()):
+                picture = apply(shot.image, np.random.default_rng(seed * 7 + j * 13 + e))
+                result = recognizer.identify(picture)
+                k = 2 if result.card is None else 0 if result.card == label else 1
+                if k == 1:
+                    print(f"  WRONG {label} -> {result.card} at {result.confidence:.2f}: {effect}, {name}, "
+                          f"seed {seed}, shot {j}", flush=True)
+                    if args.keep:
+                        os.makedirs(args.keep, exist_ok=True)
+                        cv2.imwrite(os.path.join(args.keep, f"{effect}_{name}_{label}_{result.card}.png"), picture)
+                if k == 2 and refuse:
+                    k = 0
+                tally[effect][k] += 1
+        print(f"{label}: " + ", ".join(f"{e} {t[0]}/{sum(t)} wrong {t[1]}" for e, t in tally.items()), flush=True)
+    wrong = 0
+    for effect, (right, bad, refused) in tally.items():
+        n = right + bad + refused
+        print(f"{effect:8}: {n:5} pictures, right {right / n:6.1%}, wrong {bad}, refused {refused}")
+        wrong += bad
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
