@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from shoed.vision import locate
-from shoed.vision.recognize import CUES_DISAGREE, TOO_SMALL, Recognizer, picture_scale
+from shoed.vision.recognize import CUES_DISAGREE, TOO_SMALL, CornerRead, PipEvidence, Recognizer, picture_scale
 from vision_lab import decks, synth
 
 DATA = Path(__file__).parent / "data" / "outlines"
@@ -94,6 +94,25 @@ def test_two_corners_that_read_a_six_and_a_nine_rule_the_nine_out_for_every_outl
     assert "9D" in [r.card for r in through]  # read alone, the wider outline would give the wrong card
     result = recognizer.identify(image)
     assert result.card is None and result.reason == "corner indices disagree (6D or 9D)"
+
+
+@pytest.mark.parametrize(("reads", "pips", "contested"), [
+    # a "9" over six pips, none in the middle column: a six the wrong way up, for every outline
+    ([("top-left", "9D")], PipEvidence("D", 0.99, 6, 30.0), ("9D",)),
+    # pips of another suit than the index's
+    ([("top-left", "8S")], PipEvidence("C", 0.99, 8, 30.0), ("8S",)),
+    # more pips than the rank
+    ([("top-left", "7H")], PipEvidence("H", 0.99, 8, 30.0), ("7H",)),
+    # two corners, two cards: both
+    ([("top-left", "6D"), ("bottom-right", "9D")], PipEvidence("D", 0.99, 6, 30.0), ("6D", "9D")),
+    # pips too few: an outline cutting the card short shows that too, another may show them all
+    ([("top-left", "8S")], PipEvidence("S", 0.99, 2, 30.0), ()),
+])
+def test_what_a_reading_contests_for_the_other_outlines(reads, pips, contested):
+    corner_reads = [CornerRead(corner, card, 0.99, 0.99, 0.99, 0.0 if card[-1] in "SC" else 1.0, 30.0, 30.0)
+                    for corner, card in reads]
+    result = Recognizer()._decide(corner_reads, pips)
+    assert result.card is None and result.contested == contested
 
 
 def test_a_count_standing_in_for_a_tiny_rank_holds_only_where_every_outline_counts_alike(monkeypatch):
