@@ -361,9 +361,12 @@ class Recognizer:
             for p in view.pairings:
                 if p.partial:
                     continue  # one glyph of a two-glyph index: the "1" of a "10" is no jack
-                # a two-glyph rank over ten pips of one size is a ten, however its
-                # lettering looks: the only two-glyph rank, counted
-                ten = len(p.rank.labels) == 2 and evidence.count == 10
+                # a two-glyph rank over ten pips of one size is a ten, however its lettering looks
+                # (the only two-glyph rank, counted), where the index leaves it at least LAYOUT_FLOOR
+                # likely: a "9" that runs into a mark beside it is two glyphs too, over ten of the
+                # many pips a design may print
+                ten = (len(p.rank.labels) == 2 and evidence.count == 10
+                       and probs[p.rank_key][RANK_CLASSES.index("10")] >= LAYOUT_FLOOR)
                 three = (evidence.three and len(p.rank.labels) == 1
                          and probs[p.rank_key][RANK_CLASSES.index("3")] >= LAYOUT_FLOOR)
                 read = self._with_pips(self._read_pair(view.name, p, probs, scale, ten, three), evidence)

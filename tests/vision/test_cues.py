@@ -442,6 +442,19 @@ def test_a_count_with_something_over_the_middle_stands_in_for_no_rank():
     assert "other print in the middle" in result.detail
 
 
+def test_a_two_glyph_nine_over_ten_of_many_pips_is_no_ten():
+    """A nine of hearts of KDE's xskat-german (eighteen hearts in three columns, running into
+    the corner windows) photographed at 640 x 480 and seen steeply: ten of its hearts are of one
+    size in the middle, and one corner's "9" runs into a mark beside it (two glyphs). A
+    two-glyph rank over ten pips is read as a ten only where its index leaves a ten possible;
+    this "9" leaves it 0.01, and the heart ten was claimed at 0.95."""
+    import pathlib
+
+    image = cv2.imread(str(pathlib.Path(__file__).parent / "data" / "pips" / "9H-eighteen-pips-two-glyph-nine.png"))
+    result = Recognizer().identify(image)
+    assert result.card in (None, "9H"), result
+
+
 def test_print_beside_the_pips_is_measured_against_a_pip():
     """index.middle_pips and stray_print: nothing but the pips gives 0; a blot as large as two pips
     gives about 2, wherever it lies in the middle, even reaching in from the side;
