@@ -96,7 +96,9 @@ TURNED_SIX = 6
 # with nothing beside them but a seven of some designs (two, three, two), and
 # one finger never hides both its side columns while its middle stays in view.
 # There the pips read the rank, provided the index leaves it at least this
-# likely (a court card's picture or an ace is never taken for a three).
+# likely (a court card's picture or an ace is never taken for a three); so do
+# ten pips of one size under a two-glyph rank (a "9" run into a mark beside it
+# is two glyphs too).
 LAYOUT_FLOOR = 0.05
 INDEX_SIZE_RATIO = 1.5  # a deck's indices are printed alike: rank glyphs of one size within this factor
 MIDDLE_COLUMN = 0.1  # a pip in the middle column: its centre this near the card's middle (fraction of the width)
