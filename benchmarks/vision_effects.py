@@ -40,12 +40,6 @@ sys.path.append(str(ROOT))  # vision_lab lives beside shoed; a shoed on PYTHONPA
 EFFECTS = ("shadow", "sharpen", "dark", "bright", "steep")
 
 
-def _jpeg(img: np.ndarray, quality: int) -> np.ndarray:
-    ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, quality])
-    assert ok
-    return cv2.imdecode(buf, cv2.IMREAD_COLOR)
-
-
 def shadow(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """A half-plane through a point near the middle darkened, its edge sharp (a point light)."""
     h, w = img.shape[:2]
@@ -71,7 +65,9 @@ def dark(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     noise = rng.normal(0, rng.uniform(1.5, 3.0), img.shape[:2]).astype(np.float32)
     chroma = rng.normal(0, 1.0, img.shape).astype(np.float32)  # a dark picture's colour noise
     lifted = (low + noise[..., None] + chroma) / gain
-    return _jpeg(np.clip(lifted, 0, 255).astype(np.uint8), int(rng.uniform(70, 90)))
+    from vision_lab.hard_sets import jpeg
+
+    return jpeg(np.clip(lifted, 0, 255).astype(np.uint8), int(rng.uniform(70, 90)))
 
 
 def bright(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -48,7 +48,8 @@ def held_out_styles() -> list[synth.CardStyle]:
             for f in fonts]
 
 
-def _jpeg(img: np.ndarray, quality: int) -> np.ndarray:
+def jpeg(img: np.ndarray, quality: int) -> np.ndarray:
+    """The picture as a camera's JPEG at `quality` gives it back."""
     ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, quality])
     return cv2.imdecode(buf, cv2.IMREAD_COLOR)
 
@@ -102,7 +103,7 @@ def small_frame(shot: synth.Shot, side: int, i: int) -> synth.Shot:
     img = cv2.resize(shot.image, (side, side), interpolation=cv2.INTER_AREA)
     if i % 3 == 2:
         img = cast(img, tuple(CASTS)[i % len(CASTS)])
-    return dataclasses.replace(shot, image=_jpeg(img, 80))
+    return dataclasses.replace(shot, image=jpeg(img, 80))
 
 
 def casts(count: int, seed: int, size: tuple[int, int] = (480, 360)) -> Iterator[tuple[synth.Shot, str]]:
@@ -115,7 +116,7 @@ def casts(count: int, seed: int, size: tuple[int, int] = (480, 360)) -> Iterator
         shot = synth.photograph(labels[(i * 11) % 52], rng, style, size=size, size_frac=(0.6, 0.9),
                                 occlusion_p=0.0, tilt=0.15)
         img = cast(shot.image, tuple(CASTS)[i % len(CASTS)])
-        yield dataclasses.replace(shot, image=_jpeg(img, 85)), style.name
+        yield dataclasses.replace(shot, image=jpeg(img, 85)), style.name
 
 
 def bleed(count: int, seed: int, size: tuple[int, int] = (1280, 960),
