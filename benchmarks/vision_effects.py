@@ -101,26 +101,19 @@ def main() -> int:
     cv2.setNumThreads(1)
     import shoed
     from shoed.vision.recognize import Recognizer
-    from vision_lab import decks, hard_sets, synth
+    from vision_lab import decks, hard_sets
 
     print(f"shoed from {Path(shoed.__file__).parent}")
     effects = {name: globals()[name] for name in args.effects.split(",")}
     recognizer = Recognizer()
     size = tuple(int(v) for v in args.size.split("x"))
     labels = [rank + suit for rank in args.ranks.split(",") for suit in "CDHS"]
-    styles = hard_sets.held_out_styles()
     designs = decks.held_out_designs()
     tally = {name: [0, 0, 0] for name in effects}  # right, wrong, refused
     for i, label in enumerate(labels):
         seed = args.seed + i * 101
-        shots = [(synth.photograph(label, np.random.default_rng(seed + k), style, size=size, occlusion_p=0.0),
-                  style.name, False) for k, style in enumerate(styles)]
-        for d, design in enumerate(designs):
-            face = decks.face(design, label)
-            if face is not None:
-                rng = np.random.default_rng(seed + 2000 + d)
-                shots.append((synth.photograph(label, rng, synth.classic_style(), size=size, face=face),
-                              design, decks.to_refuse(design, label)))
+        # the lettering designs' cards uncovered; the artwork's with synth.photograph's chance of a cover
+        shots = hard_sets.held_out_shots(label, seed, size, designs, lettering={"occlusion_p": 0.0})
         for j, (shot, name, refuse) in enumerate(shots):
             for e, (effect, apply) in enumerate(effects.items()):
                 picture = apply(shot.image, np.random.default_rng(seed * 7 + j * 13 + e))

@@ -25,7 +25,6 @@ import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import cv2  # noqa: E402
-import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.append(str(ROOT))  # vision_lab lives beside shoed; a shoed on PYTHONPATH (another version) comes first
@@ -43,12 +42,11 @@ def main() -> int:
     cv2.setNumThreads(1)
     import shoed
     from shoed.vision.recognize import Recognizer
-    from vision_lab import decks, hard_sets, synth
+    from vision_lab import decks, hard_sets
 
     print(f"shoed from {Path(shoed.__file__).parent}")
     recognizer = Recognizer()
     labels = [rank + suit for rank in args.ranks.split(",") for suit in "CDHS"]
-    styles = hard_sets.held_out_styles()
     designs = decks.held_out_designs()[0 if args.designs == "even" else 1 :: 2]
     total = [0, 0, 0]  # right, wrong, refused
     aces = [0, 0, 0]
@@ -59,15 +57,8 @@ def main() -> int:
             size = (4 * side, 4 * side)
             for i, label in enumerate(labels):
                 seed = args.seed + side * 31 + int(cover * 10) * 7 + i * 101
-                shots = [(synth.photograph(label, np.random.default_rng(seed + k), style, size=size, **options),
-                          style.name) for k, style in enumerate(styles)]
-                for d, design in enumerate(designs):
-                    face = decks.face(design, label)
-                    if face is not None:
-                        rng = np.random.default_rng(seed + 2000 + d)
-                        shots.append((synth.photograph(label, rng, synth.classic_style(), size=size, face=face,
-                                                       **options), design))
-                for j, (shot, name) in enumerate(shots):
+                shots = hard_sets.held_out_shots(label, seed, size, designs, lettering=options, artwork=options)
+                for j, (shot, name, _) in enumerate(shots):
                     frame = hard_sets.small_frame(shot, side, i + j)
                     result = recognizer.identify(frame.image)
                     k = 2 if result.card is None else 0 if result.card == frame.card else 1

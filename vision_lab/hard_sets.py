@@ -48,6 +48,24 @@ def held_out_styles() -> list[synth.CardStyle]:
             for f in fonts]
 
 
+def held_out_shots(label: str, seed: int, size: tuple[int, int], designs: list[str],
+                   lettering: dict | None = None, artwork: dict | None = None
+                   ) -> list[tuple[synth.Shot, str, bool]]:
+    """One photograph of the card `label` in every held-out lettering design (the kth drawn
+    from seed + k, with `lettering`'s options to synth.photograph) and in each of `designs`
+    that prints it (the dth from seed + 2000 + d, with `artwork`'s options): (the shot, its
+    design's name, whether refusing the card is right there: decks.to_refuse)."""
+    shots = [(synth.photograph(label, np.random.default_rng(seed + k), style, size=size, **(lettering or {})),
+              style.name, False) for k, style in enumerate(held_out_styles())]
+    for d, design in enumerate(designs):
+        face = decks.face(design, label)
+        if face is not None:
+            shots.append((synth.photograph(label, np.random.default_rng(seed + 2000 + d), synth.classic_style(),
+                                           size=size, face=face, **(artwork or {})),
+                          design, decks.to_refuse(design, label)))
+    return shots
+
+
 def jpeg(img: np.ndarray, quality: int) -> np.ndarray:
     """The picture as a camera's JPEG at `quality` gives it back."""
     ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, quality])
