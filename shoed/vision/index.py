@@ -48,6 +48,36 @@ GLYPH_BOX = 40  # glyphs are drawn into a GLYPH_BOX square before features are t
 FEATURES = 20 * 20 + 4 * 4 * 8 + 3
 
 
+def percentile(values: np.ndarray, q: int) -> float:
+    """np.percentile(values, q) of a 1-D array (its default, linear interpolation), to the
+    last bit, at a twentieth of its cost: the two order statistics around the point by one
+    partition, then numpy's own interpolation (from the upper one where it lies nearer).
+    A corner read takes a few dozen percentiles of small arrays, where numpy's general
+    machinery costs more than the work."""
+    n = values.size
+    at = (n - 1) * (q / 100)
+    if at >= n - 1:
+        return float(values.max())
+    lo = math.floor(at)
+    part = np.partition(values, (lo, lo + 1))
+    a, b = part[lo], part[lo + 1]
+    t = at - lo
+    diff = b - a
+    return float(b - diff * (1 - t)) if t >= 0.5 else float(a + diff * t)
+
+
+def median(values: np.ndarray) -> float:
+    """np.median(values) of a 1-D array, to the last bit (the mean of the middle two taken
+    as numpy takes it: in the array's own float type, in float64 for integers)."""
+    n = values.size
+    k = n // 2
+    if n % 2:
+        return float(np.partition(values, k)[k])
+    part = np.partition(values, (k - 1, k))
+    a, b = part[k - 1], part[k]
+    return (float(a) + float(b)) / 2 if part.dtype.kind in "iub" else float((a + b) / 2)
+
+
 @dataclass
 class Mark:
     """A connected mark (or two side by side, for "10") in a corner window."""
@@ -355,9 +385,9 @@ def _blur(full_ink: np.ndarray, m: Mark) -> float:
     if not edge.any() or not inside.any():
         return 1.0
     outside = ~inside.astype(bool)
-    contrast = float(np.percentile(ink[inside.astype(bool)], 90)) - (
-        float(np.percentile(ink[outside], 10)) if outside.any() else 0.0)
-    steep = float(np.percentile(grad[edge], 75))
+    contrast = percentile(ink[inside.astype(bool)], 90) - (
+        percentile(ink[outside], 10) if outside.any() else 0.0)
+    steep = percentile(grad[edge], 75)
     sigma = contrast / (steep * math.sqrt(2 * math.pi) + 1e-6)
     return sigma / m.h
 
@@ -392,7 +422,7 @@ def _print_redness(full_ink: np.ndarray, full_red: np.ndarray, *marks: Mark) -> 
         paper = ink < OTHER_PRINT
         near_b, ring = inside.astype(bool) | (near.astype(bool) & paper), (far > near) & paper
         # the paper's own level just around the mark, which normalisation leaves a little off 1
-        base_ink, base_red = (float(np.median(ink[ring])), float(np.median(red[ring]))) if ring.any() else (0.0, 0.0)
+        base_ink, base_red = (median(ink[ring]), median(red[ring])) if ring.any() else (0.0, 0.0)
         num += float((red[near_b] - base_red).sum())
         den += float((ink[near_b] - base_ink).sum())
     return num / den if den > 1e-6 else 0.0
@@ -402,7 +432,7 @@ def glyph_vector(ink: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Features of one mark: `ink` (0..1) and `mask` (bool) cover its bounding box."""
     near = cv2.dilate(mask.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
     patch = np.where(near, ink, 0.0).astype(np.float32)
-    ref = float(np.percentile(patch[mask], 90)) if mask.any() else 1.0
+    ref = percentile(patch[mask], 90) if mask.any() else 1.0
     patch = np.clip(patch / max(ref, 0.15), 0.0, 1.0)
     h, w = patch.shape
     s = (GLYPH_BOX - 4) / max(h, w)
@@ -759,7 +789,7 @@ def _middle_print(ink: np.ndarray, red: np.ndarray) -> tuple[Mark | None, float]
     # bleed): red-minus-green over ink inside it, against the window's paper
     inside, paper = labels == k, window < OTHER_PRINT
     reds = red[y0:y1, x0:x1]
-    base_ink, base_red = (float(np.median(window[paper])), float(np.median(reds[paper]))) if paper.any() else (0.0, 0.0)
+    base_ink, base_red = (median(window[paper]), median(reds[paper])) if paper.any() else (0.0, 0.0)
     den = float((window[inside] - base_ink).sum())
     return m, (float((reds[inside] - base_red).sum()) / den if den > 1e-6 else 0.0)
 

@@ -24,6 +24,7 @@ and are the same turned half a turn, so both portrait warps read alike.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import cv2
@@ -155,17 +156,19 @@ def _outline_quads(contour: np.ndarray, area: float, white: np.ndarray, shape, f
     for an edge trace that holds more than a card or less, the card sought
     among its long straight runs."""
     found = []
-    quad = _outline_quad(contour, area, white, shape, from_edges)
+    outline = contour.reshape(-1, 2).astype(np.float64)
+    quad = _outline_quad(contour, outline, area, white, shape, from_edges)
     if quad is not None:
         found.append(quad)
     if from_edges and (quad is None or quad.weakest < 0.5 or abs(np.log(quad.aspect / CARD_ASPECT)) > 0.12):
         # the outline holds more than the card, or less: look for its sides
-        found += _line_quads(contour, white, shape)
+        found += _line_quads(contour, outline, white, shape)
     return found
 
 
-def _outline_quad(contour: np.ndarray, area: float, white: np.ndarray, shape, from_edges: bool = False
-                  ) -> CardQuad | None:
+def _outline_quad(contour: np.ndarray, outline: np.ndarray, area: float, white: np.ndarray, shape,
+                  from_edges: bool = False) -> CardQuad | None:
+    """The quadrilateral enclosing `contour` (its points as floats: `outline`), sides refitted, judged."""
     hull = cv2.convexHull(contour)
     hull_area = cv2.contourArea(hull)
     if hull_area <= 0:
@@ -177,16 +180,16 @@ def _outline_quad(contour: np.ndarray, area: float, white: np.ndarray, shape, fr
     poly = _reduce_to_quad(found)
     if poly is None:
         return None
-    poly = _refit_sides(poly, contour.reshape(-1, 2).astype(np.float64))
+    poly = _refit_sides(poly, outline)
     if poly is None:
         return None
     quad_area = abs(_signed_area(poly))
     if quad_area <= 0:
         return None
-    return _judge(poly, contour, area / quad_area, white, shape, from_edges)
+    return _judge(poly, outline, area / quad_area, white, shape, from_edges)
 
 
-def _judge(poly: np.ndarray, contour: np.ndarray, fill: float, white: np.ndarray, shape, from_edges: bool,
+def _judge(poly: np.ndarray, outline: np.ndarray, fill: float, white: np.ndarray, shape, from_edges: bool,
            partial: tuple[float, float] | None = None) -> CardQuad | None:
     """A candidate quadrilateral scored as a card, or None where it is no card:
     `fill` is the share of it the outline (or the outline's hull) covers;
@@ -214,7 +217,7 @@ def _judge(poly: np.ndarray, contour: np.ndarray, fill: float, white: np.ndarray
         return None
     if partial is None and (fill < (0.8 if from_edges else 0.35) or fill > 1.08):
         return None
-    sides_seen = _side_support(poly, contour.reshape(-1, 2).astype(np.float64))
+    sides_seen = _side_support(poly, outline)
     support = float(np.mean(sides_seen))
     if partial is not None:
         seen = max(partial[0], 1e-3)
@@ -229,11 +232,11 @@ def _judge(poly: np.ndarray, contour: np.ndarray, fill: float, white: np.ndarray
         return None
     if min(sides) < 0.35 * max(sides):
         return None
+    corners = poly.tolist()
     for i in range(4):  # no corner flatter than 45 or sharper than 135 degrees
-        a, b, c = poly[i - 1], poly[i], poly[(i + 1) % 4]
-        u, v = a - b, c - b
-        cos = np.dot(u, v) / (np.linalg.norm(u) * np.linalg.norm(v) + 1e-9)
-        if abs(cos) > 0.71:
+        (ax, ay), (bx, by), (cx, cy) = corners[i - 1], corners[i], corners[(i + 1) % 4]
+        ux, uy, vx, vy = ax - bx, ay - by, cx - bx, cy - by
+        if abs(ux * vx + uy * vy) > 0.71 * (math.hypot(ux, uy) * math.hypot(vx, vy) + 1e-9):
             return None
     # Brightness inside against a ring just outside: a card face stands out.
     # (within the quadrilateral's bounding box only: cheap on a big picture)
@@ -256,14 +259,14 @@ def _judge(poly: np.ndarray, contour: np.ndarray, fill: float, white: np.ndarray
     return CardQuad(corners.astype(np.float32), float(score), float(aspect), float(min(sides_seen)))
 
 
-def _line_quads(contour: np.ndarray, white: np.ndarray, shape, keep: int = 3) -> list[CardQuad]:
+def _line_quads(contour: np.ndarray, outline: np.ndarray, white: np.ndarray, shape, keep: int = 3
+                ) -> list[CardQuad]:
     """Quadrilaterals from the outline's long straight runs: two pairs of nearly
     parallel lines, the pairs nearly at right angles. A card's four sides are
     the longest straight lines of its outline even where its print runs to an
     edge and joins the outline of the card to that of the print, or a chip
     touches it: the print's and the chip's curves are no straight lines, where
     the quadrilateral enclosing the whole outline would take them in."""
-    outline = contour.reshape(-1, 2).astype(np.float64)
     hull = cv2.convexHull(contour)
     hull_area = cv2.contourArea(hull)
     scale = float(np.sqrt(max(hull_area, 1.0)))
@@ -325,7 +328,7 @@ def _line_quads(contour: np.ndarray, white: np.ndarray, shape, keep: int = 3) ->
         if quad_area <= 0:
             continue
         inside, _ = cv2.intersectConvexConvex(hull.reshape(-1, 2).astype(np.float32), _ccw(quad).astype(np.float32))
-        judged = _judge(quad, contour, float(inside) / quad_area, white, shape, True)
+        judged = _judge(quad, outline, float(inside) / quad_area, white, shape, True)
         # sides from straight runs must have a card's proportions (a chord of a
         # large curve is straight too)
         if judged is not None and abs(np.log(judged.aspect / CARD_ASPECT)) <= LINE_ASPECT:
@@ -337,6 +340,7 @@ def _line_quads(contour: np.ndarray, white: np.ndarray, shape, keep: int = 3) ->
     # card looks like a side.)
     hull_points = hull.reshape(-1, 2).astype(np.float64)
     centre = hull_points.mean(axis=0)
+    hull_x, hull_y = hull_points[:, 0], hull_points[:, 1]
     partial = []
     for a, b in pairs:
         for c in range(len(lines)):
@@ -347,10 +351,10 @@ def _line_quads(contour: np.ndarray, white: np.ndarray, shape, keep: int = 3) ->
             if da < np.radians(55):
                 continue
             for quad in _three_sides(lines[a], lines[b], lines[c], centre):
-                across = float(np.linalg.norm(quad[1] - quad[0]))
-                along = float(np.linalg.norm(quad[3] - quad[0]))
-                d = (quad[3] - quad[0]) / max(along, 1e-9)
-                seen = float(((hull_points - quad[0]) @ d).max())
+                (x0, y0), (x1, y1), _, (x3, y3) = quad.tolist()
+                across, along = math.hypot(x1 - x0, y1 - y0), math.hypot(x3 - x0, y3 - y0)
+                dx, dy = (x3 - x0) / max(along, 1e-9), (y3 - y0) / max(along, 1e-9)
+                seen = float((hull_x * dx + hull_y * dy).max()) - (x0 * dx + y0 * dy)
                 # the side across seen mostly whole, the facing sides in good
                 # part, and the card reaching well past what is seen of it
                 if lines[c][2] >= 0.6 * across and min(lines[a][2], lines[b][2]) >= 0.2 * along and (
@@ -378,7 +382,7 @@ def _line_quads(contour: np.ndarray, white: np.ndarray, shape, keep: int = 3) ->
         inside, _ = cv2.intersectConvexConvex(hull32, _ccw(quad).astype(np.float32))
         if inside < 0.97 * hull_area:
             continue
-        judged = _judge(quad, contour, 1.0, white, shape, True, partial=guess)
+        judged = _judge(quad, outline, 1.0, white, shape, True, partial=guess)
         if judged is not None and abs(np.log(judged.aspect / CARD_ASPECT)) <= LINE_ASPECT:
             found.append(judged)
     return found
@@ -388,42 +392,47 @@ def _three_sides(a: list[float], b: list[float], c: list[float], centre: np.ndar
     """Quadrilaterals with facing sides on lines `a` and `b` and a third side on
     `c`, the fourth placed where a card's proportions put it (as a short side
     and as a long one), on the side of `c` where `centre` lies."""
-    m = []
-    for line in (a, b):
-        t1, r1, t2, r2 = c[0], c[1], line[0], line[1]
-        mat = np.array([[-np.sin(t1), np.cos(t1)], [-np.sin(t2), np.cos(t2)]])
-        if abs(np.linalg.det(mat)) < 1e-6:
-            return []
-        m.append(np.linalg.solve(mat, [r1, r2]))
-    ca, cb = m
-    across = float(np.linalg.norm(cb - ca))
+    ca, cb = _meet(c, a), _meet(c, b)
+    if ca is None or cb is None:
+        return []
+    across = math.hypot(cb[0] - ca[0], cb[1] - ca[1])
     if across < 1:
         return []
+    cx, cy = float(centre[0]), float(centre[1])
     out = []
     for ratio in (CARD_ASPECT, 1 / CARD_ASPECT):
         length = across * ratio
         ends = []
-        for corner, line in ((ca, a), (cb, b)):
-            d = np.array([np.cos(line[0]), np.sin(line[0])])
-            if np.dot(centre - corner, d) < 0:
-                d = -d
-            ends.append(corner + d * length)
+        for (x, y), line in ((ca, a), (cb, b)):
+            dx, dy = math.cos(line[0]), math.sin(line[0])
+            if (cx - x) * dx + (cy - y) * dy < 0:
+                dx, dy = -dx, -dy
+            ends.append((x + dx * length, y + dy * length))
         quad = np.array([ca, cb, ends[1], ends[0]])
         if _convex(quad):
             out.append(quad)
     return out
 
 
+def _meet(one: list[float], other: list[float]) -> tuple[float, float] | None:
+    """Where two lines (angle, offset: the points p with p . (-sin, cos) = offset) meet;
+    None where they are parallel or nearly."""
+    s1, c1, s2, c2 = math.sin(one[0]), math.cos(one[0]), math.sin(other[0]), math.cos(other[0])
+    det = c1 * s2 - s1 * c2
+    if abs(det) < 1e-6:
+        return None
+    r1, r2 = one[1], other[1]
+    return (c2 * r1 - c1 * r2) / det, (s2 * r1 - s1 * r2) / det
+
+
 def _quad_of_lines(lines: list[list[float]]) -> np.ndarray | None:
     """The quadrilateral of four lines (angle, offset) given in order round it."""
     pts = []
     for i in range(4):
-        t1, r1 = lines[i - 1][0], lines[i - 1][1]
-        t2, r2 = lines[i][0], lines[i][1]
-        m = np.array([[-np.sin(t1), np.cos(t1)], [-np.sin(t2), np.cos(t2)]])
-        if abs(np.linalg.det(m)) < 1e-6:
+        p = _meet(lines[i - 1], lines[i])
+        if p is None:
             return None
-        pts.append(np.linalg.solve(m, [r1, r2]))
+        pts.append(p)
     quad = np.array(pts)
     return quad if _convex(quad) else None
 
@@ -452,19 +461,26 @@ def _side_support(quad: np.ndarray, outline: np.ndarray, bins: int = 40) -> list
     outline runs along. A card's edges are mostly in view even when a picture or a finger
     breaks up its face; a round chip touches the sides of its quadrilateral only
     at four points."""
+    t, dist, length = _along_sides(quad, outline)
+    on = (dist < np.maximum(2.0, 0.02 * length)) & (t > 0.08 * length) & (t < 0.92 * length)
     hits: list[float] = []
     for i in range(4):
-        a, b = quad[i], quad[(i + 1) % 4]
-        d = b - a
-        length = float(np.linalg.norm(d))
-        u = d / max(length, 1e-9)
-        rel = outline - a
-        t = rel @ u
-        dist = np.abs(rel[:, 0] * u[1] - rel[:, 1] * u[0])
-        on = (dist < max(2.0, 0.02 * length)) & (t > 0.08 * length) & (t < 0.92 * length)
-        k = ((t[on] / length - 0.08) / 0.84 * bins).astype(int).clip(0, bins - 1)
+        k = ((t[i][on[i]] / length[i, 0] - 0.08) / 0.84 * bins).astype(int).clip(0, bins - 1)
         hits.append(int(np.count_nonzero(np.bincount(k, minlength=bins))) / bins)  # the bins hit
     return hits
+
+
+def _along_sides(quad: np.ndarray, outline: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Where the outline's points lie against each side of the quadrilateral, all four sides
+    at once: how far along the side from its first corner (t, 4 x N) and how far off its
+    line (dist, 4 x N), with the sides' lengths (4 x 1)."""
+    d = _next(quad) - quad
+    length = np.sqrt(d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1])[:, None]
+    u = d / np.maximum(length, 1e-9)
+    rx = outline[:, 0] - quad[:, 0, None]
+    ry = outline[:, 1] - quad[:, 1, None]
+    ux, uy = u[:, 0, None], u[:, 1, None]
+    return rx * ux + ry * uy, np.abs(rx * uy - ry * ux), length
 
 
 def _signed_area(p: np.ndarray) -> float:
@@ -477,41 +493,40 @@ def _next(a: np.ndarray) -> np.ndarray:
     return np.concatenate((a[1:], a[:1]))
 
 
-def _intersect(p1, p2, p3, p4):
+def _intersect(p1, p2, p3, p4) -> tuple[float, float] | None:
     """Intersection of line p1-p2 with line p3-p4, or None when parallel."""
-    d1, d2 = p2 - p1, p4 - p3
-    den = d1[0] * d2[1] - d1[1] * d2[0]
+    (x1, y1), (x2, y2), (x3, y3), (x4, y4) = p1, p2, p3, p4
+    d1x, d1y, d2x, d2y = x2 - x1, y2 - y1, x4 - x3, y4 - y3
+    den = d1x * d2y - d1y * d2x
     if abs(den) < 1e-9:
         return None
-    t = ((p3[0] - p1[0]) * d2[1] - (p3[1] - p1[1]) * d2[0]) / den
-    return p1 + t * d1
+    t = ((x3 - x1) * d2y - (y3 - y1) * d2x) / den
+    return x1 + t * d1x, y1 + t * d1y
 
 
 def _reduce_to_quad(poly: np.ndarray) -> np.ndarray | None:
     """Drop edges of a convex polygon one by one, each time the one whose removal
     (extending its neighbours to meet) adds the least area, until four remain."""
-    pts = [p for p in poly]
+    pts: list[tuple[float, float]] = [(float(x), float(y)) for x, y in poly]
     while len(pts) > 4:
         n = len(pts)
-        best, best_cost, best_point = None, np.inf, None
+        best, best_cost, best_point = -1, math.inf, (0.0, 0.0)
         for i in range(n):
             a, b, c, d = pts[i - 1], pts[i], pts[(i + 1) % n], pts[(i + 2) % n]
             x = _intersect(a, b, c, d)
             if x is None:
                 continue
+            (ax, ay), (bx, by), (cx, cy), (dx, dy), (xx, xy) = a, b, c, d, x
             # the new vertex must lie beyond the removed edge (outside), forming a triangle b-x-c
-            cost = abs(_signed_area(np.array([b, x, c])))
-            if np.dot(x - b, b - a) < 0 or np.dot(x - c, c - d) < 0:
+            if (xx - bx) * (bx - ax) + (xy - by) * (by - ay) < 0 or (xx - cx) * (cx - dx) + (xy - cy) * (cy - dy) < 0:
                 continue
+            cost = abs(0.5 * ((bx * xy + xx * cy + cx * by) - (by * xx + xy * cx + cy * bx)))
             if cost < best_cost:
                 best, best_cost, best_point = i, cost, x
-        if best is None:
+        if best < 0:
             return None
-        i = best
-        new = pts[:]
-        new[i] = best_point
-        del new[(i + 1) % n]
-        pts = new
+        pts[best] = best_point
+        del pts[(best + 1) % n]
     return np.array(pts)
 
 
@@ -524,23 +539,18 @@ def _refit_sides(quad: np.ndarray, outline: np.ndarray, tolerances: tuple[float,
     # to them (a chip touching the card, a finger over its edge). Sides found
     # as straight runs are near already: the second pass alone.
     for tolerance in tolerances:
+        t, dist, length = _along_sides(refined, outline)
+        if length.min() < 1:
+            return None
+        near = (t > 0.12 * length) & (t < 0.88 * length) & (dist < np.maximum(2.0, tolerance * length))
+        counts = near.sum(axis=1)
         lines = []
         for i in range(4):
-            a, b = refined[i], refined[(i + 1) % 4]
-            d = b - a
-            length = np.linalg.norm(d)
-            if length < 1:
-                return None
-            u = d / length
-            rel = outline - a
-            t = rel @ u
-            dist = np.abs(rel[:, 0] * u[1] - rel[:, 1] * u[0])
-            near = (t > 0.12 * length) & (t < 0.88 * length) & (dist < max(2.0, tolerance * length))
-            if near.sum() >= 8:
-                vx, vy, x0, y0 = cv2.fitLine(outline[near].astype(np.float32), cv2.DIST_HUBER, 0, 0.01, 0.01).ravel()
-                lines.append((np.array([x0, y0], float), np.array([x0 + vx, y0 + vy], float)))
+            if counts[i] >= 8:
+                vx, vy, x0, y0 = cv2.fitLine(outline[near[i]].astype(np.float32), cv2.DIST_HUBER, 0, 0.01, 0.01).ravel()
+                lines.append(((float(x0), float(y0)), (float(x0 + vx), float(y0 + vy))))  # float32 sums
             else:
-                lines.append((a, b))
+                lines.append((tuple(refined[i].tolist()), tuple(refined[(i + 1) % 4].tolist())))
         out = []
         for i in range(4):
             p = _intersect(*lines[i - 1], *lines[i])

@@ -146,3 +146,22 @@ def test_fragments_are_absorbed_as_one_by_one():
         assert all((a.mask == b.mask).all() for a, b in zip(got, expected, strict=True))
         merged += sum(len(m.labels) > 2 for m in got)
     assert merged > 50  # marks took in several pieces, some after growing
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.uint8])
+def test_percentile_and_median_are_numpys_to_the_last_bit(dtype):
+    """The corner reader's own percentile and median give numpy's answers exactly, on arrays of
+    every size from one element up, with ties, in the types the reader measures (float32 ink,
+    float64, uint8): its thresholds are compared with them."""
+    rng = np.random.default_rng(7)
+    for n in list(range(1, 40)) + [97, 256, 1001]:
+        for trial in range(6):
+            if dtype is np.uint8:
+                values = rng.integers(0, 256, n).astype(np.uint8)
+            else:
+                values = (rng.random(n) * 3 - 1).astype(dtype)
+                if trial % 2:
+                    values = (np.round(values * 4) / 4).astype(dtype)  # ties
+            for q in (10, 25, 50, 75, 90, 100, 0):
+                assert X.percentile(values.copy(), q) == float(np.percentile(values, q)), (n, q)
+            assert X.median(values.copy()) == float(np.median(values)), n
