@@ -232,9 +232,9 @@ def _judge(poly: np.ndarray, outline: np.ndarray, fill: float, white: np.ndarray
         return None
     if min(sides) < 0.35 * max(sides):
         return None
-    corners = poly.tolist()
+    points = poly.tolist()
     for i in range(4):  # no corner flatter than 45 or sharper than 135 degrees
-        (ax, ay), (bx, by), (cx, cy) = corners[i - 1], corners[i], corners[(i + 1) % 4]
+        (ax, ay), (bx, by), (cx, cy) = points[i - 1], points[i], points[(i + 1) % 4]
         ux, uy, vx, vy = ax - bx, ay - by, cx - bx, cy - by
         if abs(ux * vx + uy * vy) > 0.71 * (math.hypot(ux, uy) * math.hypot(vx, vy) + 1e-9):
             return None
