@@ -470,11 +470,21 @@ class Pip:
     mark: Mark  # in card pixels
     ink: np.ndarray  # upright patch over the mark's box
     mask: np.ndarray
-    redness: float
+    redness: float | None  # how red its print is (_print_redness); None: measured when first asked (colour)
     blur: float
     # on the card's middle row (an ace's pip, a three's middle one): printed
     # upright on the card, and the card may lie either way up
     either_way: bool = False
+    card: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)  # the card's ink and red
+
+    def colour(self) -> float:
+        """How red its print is, measured on the card the first time it is asked: the paper
+        around a large mark (a piece of a court card's picture) is the dearest measure a
+        corner read takes, and a mark whose shape is no suit's needs none."""
+        if self.redness is None:
+            assert self.card is not None, "a pip without its redness carries its card"
+            self.redness = _print_redness(*self.card, self.mark)
+        return self.redness
 
 
 def middle_pips(ink: np.ndarray, red: np.ndarray, limit: int = 12,
@@ -526,8 +536,8 @@ def middle_pips(ink: np.ndarray, red: np.ndarray, limit: int = 12,
         cy = m.y + m.h / 2
         if cy > 0.55 * h:  # lower half: printed upside down
             patch, mask = patch[::-1, ::-1], mask[::-1, ::-1]
-        pips.append(Pip(m, np.ascontiguousarray(patch), np.ascontiguousarray(mask),
-                        _print_redness(ink, red, m), _blur(ink, m), abs(cy - h / 2) <= MIDDLE_ROW * h))
+        pips.append(Pip(m, np.ascontiguousarray(patch), np.ascontiguousarray(mask), None, _blur(ink, m),
+                        abs(cy - h / 2) <= MIDDLE_ROW * h, (ink, red)))
     return pips, covering
 
 

@@ -123,6 +123,8 @@ SUIT_CLEAR = 0.02
 # SPLIT_SHARE of those that lean to a suit of the colour, lean to the other suit
 # than the rest, the shape of this design's suit is not told apart.
 PIP_LEAN = 0.3
+PIP_VOTE = 0.5  # a pip read as a suit at least this surely votes for it
+LEAST_PIP_P = min(PIP_LEAN, PIP_VOTE, PIPS_SUIT_P)  # below this a pip's reading counts for nothing
 SPLIT_PIPS = 2
 SPLIT_SHARE = 0.25
 TWIN_SUIT = {"C": "S", "S": "C", "D": "H", "H": "D"}
@@ -274,6 +276,13 @@ def red_probability(redness: float) -> float:
     (index._print_redness: black print measures about 0, red print 0.5 to 0.9;
     under strong casts black stays below 0.25, red above 0.4)."""
     return 1.0 / (1.0 + math.exp(-(redness - 0.35) / 0.05))
+
+
+def _surest_shape(sp: np.ndarray, trust: float) -> float:
+    """The most that _suit_of can make of a mark's class probabilities `sp` at this trust
+    (sharpness), whatever its print's colour: the share of its likeliest suit shape.
+    _suit_of's answer is never more (the colour's odds are at most 1)."""
+    return float(sp[13:17].max() / (sp.sum() + 1e-9)) * trust
 
 
 def sharpness(blur: float) -> float:
@@ -569,9 +578,12 @@ class Recognizer:
         lone = len(pips) == 1
         sure: dict[int, list[float]] = {}  # surely read suits of marks as large as an index's suit must be
         for pip, sp, other in zip(pips, probs[: len(pips)], turned, strict=True):
-            s, p, _ = self._suit_of(sp, pip.redness, pip.blur)
+            trust = sharpness(pip.blur)
+            if _surest_shape(sp, trust) < LEAST_PIP_P and (other is None or _surest_shape(other, trust) < LEAST_PIP_P):
+                continue  # read either way up, and of either colour, it counts for no suit: its colour is not measured
+            s, p, _ = self._suit_of(sp, pip.colour(), pip.blur)
             if other is not None:
-                s2, p2, _ = self._suit_of(other, pip.redness, pip.blur)
+                s2, p2, _ = self._suit_of(other, pip.colour(), pip.blur)
                 upright, over = int(np.argmax(sp[13:17])), int(np.argmax(other[13:17]))
                 if upright == over:
                     p = min(p, p2) if s2 == s else 0.0
@@ -584,7 +596,7 @@ class Recognizer:
                         continue
                 else:
                     continue  # one shape one way up, another the other way (a club turned looks like a spade)
-            if p >= 0.5:
+            if p >= PIP_VOTE:
                 votes.setdefault(s, []).append(p)
             if p >= PIP_LEAN:
                 leans[s] += 1

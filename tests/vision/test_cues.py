@@ -535,3 +535,23 @@ def test_the_suit_printed_large_in_the_middle_is_named_only_where_every_sure_mar
     assert evidence.large == large, evidence
     if large is not None:
         assert evidence.large_p == pytest.approx(min(p for _, p in shapes), abs=0.01)
+
+
+def test_a_pip_whose_shape_is_no_suits_is_not_measured_for_colour_and_the_evidence_is_the_same():
+    """The colour of a middle mark (the paper around it: the dearest measure of a read, for a
+    large piece of a court card's picture) is measured only where its shape can count for a
+    suit: a mark that leans to no suit shape counts for nothing whatever its colour. The
+    evidence is what it is with every colour measured."""
+    card = np.full((420, 300), 0.02, np.float32)
+    red = np.zeros((420, 300), np.float32)
+    card[80:100, 40:56] = card[80:100, 100:116] = 0.9  # two black marks
+    pips, probs = _pips([{"S": 0.9}, {"none": 0.8, "C": 0.1, "S": 0.1}])
+    for pip in pips:
+        pip.redness, pip.card = None, (card, red)
+    evidence = Recognizer()._pip_evidence(pips, probs, 1.0)
+    assert pips[0].redness is not None and pips[0].redness == X._print_redness(card, red, pips[0].mark)
+    assert pips[1].redness is None  # never asked for
+    measured, _ = _pips([{"S": 0.9}, {"none": 0.8, "C": 0.1, "S": 0.1}])
+    for pip in measured:
+        pip.redness = X._print_redness(card, red, pip.mark)
+    assert Recognizer()._pip_evidence(measured, probs, 1.0) == evidence
