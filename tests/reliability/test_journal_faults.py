@@ -25,6 +25,7 @@ import os
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -74,13 +75,19 @@ def test_torn_last_record_is_cut_logged_and_the_daemon_runs_on(base):
         with Daemon(base, "--source", sim.source) as daemon:
             daemon.wait_for(lambda line: (line.get("coup") or 0) >= 5, 30, "coup 5")
             daemon.stop(signal.SIGKILL)
-        # The last record is cut in the middle, as a crash during its write leaves it.
+        # A crash during a record's write leaves the first part of it, never acknowledged (the
+        # shoe hears of a card only once its record is durable). Cutting a record the daemon wrote
+        # whole could cut one the shoe was told of: which it is, the kill's timing decides.
         path = shoe_file(base / "journal")
         path.chmod(0o644)
-        data = path.read_bytes()
-        start = data.rstrip(b"\n").rfind(b"\n") + 1
-        cut = start + (len(data) - start) // 2
-        path.write_bytes(data[:cut])
+        whole = path.read_bytes()
+        if whole.endswith(b"\n"):  # the half of a record like the last stands for the next one
+            last = whole[whole.rstrip(b"\n").rfind(b"\n") + 1:]
+            start, data = len(whole), whole + last[: len(last) // 2]
+        else:  # the kill came during a write: that record is torn already
+            start, data = whole.rfind(b"\n") + 1, whole
+        cut = len(data)
+        path.write_bytes(data)
         with Daemon(base, "--source", sim.source) as daemon:
             note = daemon.wait_for(lambda line: line.get("event") == "journal recovery", 5, "the recovery")["note"]
             assert note["action"] == "truncated_torn_tail" and note["offset"] == start
@@ -148,13 +155,16 @@ def test_disk_full_locks_the_gate_raises_the_alarm_and_publishes_nothing_unjourn
     journal = base / "journal"
     mount_small_tmpfs(journal, "128k")
     notify = NotifyListener(base / "notify")
+    watching = threading.Event()  # the shoe deals once the display has the table's snapshot
     shoe = VirtualShoe(ruleset="punto-banco", protocol="native", seed=33, pace=0.0, link=str(base / "shoe"),
-                       truth_file=str(base / "truth.jsonl"))
+                       truth_file=str(base / "truth.jsonl"), ready=watching.is_set)
     shoe.start()
     daemon = display = None
     try:
         daemon = Daemon(base, "--source", f"native:{base / 'shoe'}", env=notify.env())
         display = Display(daemon)
+        display.until(lambda _: display.snapshots, 10, "snapshot")
+        watching.set()
         deadline = time.monotonic() + 60
         while daemon.proc.poll() is None:
             assert time.monotonic() < deadline, "the disk never filled"
