@@ -149,7 +149,7 @@ class Face:
     index_boxes: list[tuple[int, int, int, int]] = field(default_factory=list)  # x0, y0, x1, y1 in face pixels
 
 
-_PIP_LAYOUT = {
+PIP_LAYOUT = {
     2: [(0.5, 0.2), (0.5, 0.8)],
     3: [(0.5, 0.2), (0.5, 0.5), (0.5, 0.8)],
     4: [(0.3, 0.2), (0.7, 0.2), (0.3, 0.8), (0.7, 0.8)],
@@ -216,7 +216,7 @@ def draw_face(label: str, rng: np.random.Generator, style: CardStyle | None = No
         clear = mx + column + 1.5 * PX_PER_MM + pip.shape[1] / 2
         spread = min(spread, (0.5 * FACE_W - clear) / (0.2 * FACE_W))
         reach = rng.uniform(*style.pip_reach) if style.pip_reach[0] != style.pip_reach[1] else style.pip_reach[0]
-        for fx, fy in _PIP_LAYOUT[rank_no]:
+        for fx, fy in PIP_LAYOUT[rank_no]:
             fx = 0.5 + (fx - 0.5) * spread
             fy = 0.5 + (fy - 0.5) * reach
             m = pip if fy <= 0.5 else pip[::-1, ::-1]

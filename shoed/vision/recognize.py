@@ -100,6 +100,15 @@ TURNED_SIX = 6
 # ten pips of one size under a two-glyph rank (a "9" run into a mark beside it
 # is two glyphs too).
 LAYOUT_FLOOR = 0.05
+# The number cards whose pips' layout tells their rank (pip_layout): pips -> (rank, pips in
+# each side column, pips in the middle column). No other card shows it with a pip hidden.
+LAYOUTS = {3: ("3", 0, 3), 5: ("5", 2, 1), 8: ("8", 3, 2), 9: ("9", 4, 1), 10: ("10", 4, 2)}
+TURNED = -1  # a middle-row mark read as one suit's shape one way up and another's the other way
+LAYOUT_MIRROR = 0.05  # the side columns' distances from the middle differ by at most this (of the card's width)
+LAYOUT_ROW = 0.05  # a row's two pips differ in height by at most this (of the card's height)
+LAYOUT_SPAN = 0.4  # the rows span at least this (of the card's height)
+LAYOUT_EVEN = 0.1  # a pip is at most this (of the rows' span) from where an even layout puts it
+LAYOUT_OFF_CENTRE = 0.15  # an eight's, a ten's middle pips lie at least this (of the span) off the centre
 INDEX_SIZE_RATIO = 1.5  # a deck's indices are printed alike: rank glyphs of one size within this factor
 MIDDLE_COLUMN = 0.1  # a pip in the middle column: its centre this near the card's middle (fraction of the width)
 # Reasons for no card beyond "no card found", "no corner index found", "low
@@ -169,6 +178,8 @@ class PipEvidence:
     # the middle is a picture in colours (COURT_PICTURE of it; measured only where a corner's rank reads as a
     # court card's): only there do `large` marks stand for a court card's suit (not a number card's pips)
     picture: bool = False
+    # the rank whose layout the pips show (pip_layout), of those no card with a pip hidden shows
+    layout: str | None = None
 
     @property
     def picture_suit(self) -> str | None:
@@ -380,7 +391,11 @@ class Recognizer:
                        and probs[p.rank_key][RANK_CLASSES.index("10")] >= LAYOUT_FLOOR)
                 three = (evidence.three and len(p.rank.labels) == 1
                          and probs[p.rank_key][RANK_CLASSES.index("3")] >= LAYOUT_FLOOR)
-                read = self._with_pips(self._read_pair(view.name, p, probs, scale, ten, three), evidence)
+                # a rank glyph too small to read tells no rank; pips in the layout of one number card
+                # do (pip_layout)
+                laid = evidence.layout if (
+                    not (ten or three) and evidence.layout is not None and p.rank.h * scale < MIN_RANK_PX) else None
+                read = self._with_pips(self._read_pair(view.name, p, probs, scale, ten, three, laid), evidence)
                 if best is None or read.confidence > best.confidence:
                     best = read
             if best is not None:
@@ -552,13 +567,16 @@ class Recognizer:
         return s, p, red
 
     def _read_pair(self, corner: str, p: X.Pairing, probs: np.ndarray, scale: float, ten: bool = False,
-                   three: bool = False) -> CornerRead:
+                   three: bool = False, laid: str | None = None) -> CornerRead:
+        """A corner's rank over its suit; `ten`, `three`, `laid`: the rank is the one the pips tell
+        (a ten's count, a three's column, the layout's rank), not the likeliest of the index alone."""
         rp = probs[p.rank_key]
-        r = RANK_CLASSES.index("10") if ten else RANK_CLASSES.index("3") if three else int(np.argmax(rp[:13]))
+        r = RANK_CLASSES.index("10") if ten else RANK_CLASSES.index("3") if three else \
+            RANK_CLASSES.index(laid) if laid else int(np.argmax(rp[:13]))
         s, suit_p, red = self._suit_of(probs[p.suit_key], p.redness, p.suit_blur)
-        rank_p = float(rp[r]) * sharpness(p.rank_blur)
+        rank_p = COUNT_TRUST if laid else float(rp[r]) * sharpness(p.rank_blur)
         return CornerRead(corner, _label(RANK_CLASSES[r], SUIT_CLASSES[s]), rank_p * suit_p, rank_p, suit_p, red,
-                          p.rank.h * scale, p.suit.h * scale, len(p.rank.labels), three)
+                          p.rank.h * scale, p.suit.h * scale, len(p.rank.labels), three or laid is not None)
 
     def _pip_evidence(self, pips: list[X.Pip], probs: np.ndarray, scale: float,
                       covering: dict[int, int] | None = None) -> PipEvidence:
@@ -577,6 +595,9 @@ class Recognizer:
         turned = [next(turned_rows) if pip.either_way else None for pip in pips]
         lone = len(pips) == 1
         sure: dict[int, list[float]] = {}  # surely read suits of marks as large as an index's suit must be
+        # id of a mark -> the suit it leans to (PIP_LEAN), or TURNED: a suit's shape one way up and
+        # another's the other way; a mark not here leans to no suit
+        leaning: dict[int, int] = {}
         for pip, sp, other in zip(pips, probs[: len(pips)], turned, strict=True):
             trust = sharpness(pip.blur)
             if _surest_shape(sp, trust) < LEAST_PIP_P and (other is None or _surest_shape(other, trust) < LEAST_PIP_P):
@@ -595,11 +616,13 @@ class Recognizer:
                     if s not in (upright, over):
                         continue
                 else:
+                    leaning[id(pip)] = TURNED
                     continue  # one shape one way up, another the other way (a club turned looks like a spade)
             if p >= PIP_VOTE:
                 votes.setdefault(s, []).append(p)
             if p >= PIP_LEAN:
                 leans[s] += 1
+                leaning[id(pip)] = s
             if p >= PIPS_SUIT_P and pip.mark.h * scale >= min_suit_px(SUIT_CLASSES[s]):
                 sure.setdefault(s, []).append(p)
         px = float(np.median([p.mark.h for p in group])) * scale if group else 0.0
@@ -615,12 +638,16 @@ class Recognizer:
             return PipEvidence(None, 0.0, len(group), px, three, centred=centred, stray=stray, large=large,
                                large_p=large_p)
         s = max(votes, key=lambda k: (len(votes[k]), sum(votes[k])))
+        # a layout counts where every mark of it reads as a pip of the suit (or, on the middle row, as
+        # one shape one way up and another the other way): none of no suit's shape (a chip, a speck
+        # of the pips' size), none of another suit's
+        layout = pip_layout(group) if all(leaning.get(id(p)) in (s, TURNED) for p in group) else None
         agree = len(votes[s]) / sum(len(v) for v in votes.values())
         suit = SUIT_CLASSES[s]
         twin = leans[SUIT_CLASSES.index(TWIN_SUIT[suit])]
         split = TWIN_SUIT[suit] if twin >= SPLIT_PIPS and twin >= SPLIT_SHARE * (twin + leans[s]) else None
         return PipEvidence(suit, float(np.median(votes[s])) * agree, len(group), px, three, split, len(votes[s]),
-                           centred, stray, large, large_p)
+                           centred, stray, large, large_p, layout=layout)
 
     def _with_pips(self, read: CornerRead, pips: PipEvidence) -> CornerRead:
         """Number cards and aces show their suit again, larger, in the middle:
@@ -702,7 +729,9 @@ class Recognizer:
         rank may instead be counted from pips large enough to lie apart (number
         cards), the suit seen in large enough pips that agree."""
         rank, suit = top.card[:-1], top.card[-1]
-        counted = _numbered(rank, pips) and _whole(pips) and (pips.px >= MIN_COUNT_PX or top.rank_p >= COUNT_RANK_P)
+        # pips in a number card's layout lie apart, however small: none ran together
+        counted = _numbered(rank, pips) and _whole(pips) and (
+            pips.px >= MIN_COUNT_PX or top.rank_p >= COUNT_RANK_P or pips.layout is not None)
         # an ace's one large pip, of the index's suit, is its rank's second reading
         ace = (rank == "A" and pips.count == 1 and _whole(pips) and pips.px >= ACE_PIP * top.rank_px
                and pips.suit == suit and pips.suit_p >= PIPS_SUIT_P and top.rank_p >= COUNT_RANK_P)
@@ -786,6 +815,64 @@ def _in_middle_column(group: list[X.Pip], spread: bool = True) -> bool:
     xs = [(p.mark.x + p.mark.w / 2) / L.CANON_W for p in group]
     ys = [(p.mark.y + p.mark.h / 2) / L.CANON_H for p in group]
     return all(abs(x - 0.5) <= MIDDLE_COLUMN for x in xs) and (not spread or (min(ys) < 0.35 and max(ys) > 0.65))
+
+
+def pip_layout(group: list[X.Pip]) -> str | None:
+    """The rank whose layout the pips of one size show, of those no other number card shows
+    with a pip hidden, or None. A number card prints its pips in two side columns, mirrored,
+    on rows evenly spaced, and in the middle column: a three three down it; a five, a
+    nine one at the centre, four or eight round it; an eight, a ten two, as far above
+    the centre as below it, six or eight round them. A two is a three with its middle pip
+    hidden, a four a five, a six a seven, a seven an eight: their layouts tell nothing
+    alone. Positions on the flattened card, as fractions of its width and height."""
+    want = LAYOUTS.get(len(group))
+    if want is None:
+        return None
+    rank, sides, middles = want
+    left: list[float] = []
+    right: list[float] = []
+    middle: list[float] = []
+    left_x: list[float] = []
+    right_x: list[float] = []
+    for p in group:
+        x = (p.mark.x + p.mark.w / 2) / L.CANON_W
+        y = (p.mark.y + p.mark.h / 2) / L.CANON_H
+        if abs(x - 0.5) <= MIDDLE_COLUMN:
+            middle.append(y)
+        elif x < 0.5:
+            left.append(y)
+            left_x.append(x)
+        else:
+            right.append(y)
+            right_x.append(x)
+    if len(left) != sides or len(right) != sides or len(middle) != middles:
+        return None
+    left.sort()
+    right.sort()
+    middle.sort()
+    if sides:
+        if abs((0.5 - sum(left_x) / sides) - (sum(right_x) / sides - 0.5)) > LAYOUT_MIRROR:
+            return None  # the side columns mirror each other about the middle
+        if any(abs(a - b) > LAYOUT_ROW for a, b in zip(left, right)):
+            return None  # each row a pip on either side, at one height
+        rows = [(a + b) / 2 for a, b in zip(left, right)]
+    else:
+        rows = middle  # a three: its pips are its rows
+    top, bottom = rows[0], rows[-1]
+    span = bottom - top
+    if span < LAYOUT_SPAN:
+        return None  # spread from the card's upper part to its lower
+    step = span / (len(rows) - 1)
+    if any(abs(rows[i] - (top + i * step)) > LAYOUT_EVEN * span for i in range(1, len(rows) - 1)):
+        return None  # rows evenly spaced
+    centre = (top + bottom) / 2
+    if middles == 1 and abs(middle[0] - centre) > LAYOUT_EVEN * span:
+        return None  # one pip at the centre
+    if middles == 2:
+        above, below = centre - middle[0], middle[1] - centre
+        if abs(above - below) > LAYOUT_EVEN * span or min(above, below) < LAYOUT_OFF_CENTRE * span:
+            return None  # two pips, as far above the centre as below it, neither at the centre
+    return rank
 
 
 def _rank(result: Identification) -> tuple:

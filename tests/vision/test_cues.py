@@ -555,3 +555,86 @@ def test_a_pip_whose_shape_is_no_suits_is_not_measured_for_colour_and_the_eviden
     for pip in measured:
         pip.redness = X._print_redness(card, red, pip.mark)
     assert Recognizer()._pip_evidence(measured, probs, 1.0) == evidence
+
+
+def _laid_out(positions: list[tuple[float, float]]) -> list[X.Pip]:
+    """Pips of one size centred at `positions` (fractions of the flattened card's width and height)."""
+    from shoed.vision import locate as L
+
+    pips = []
+    for fx, fy in positions:
+        mask = np.ones((20, 16), bool)
+        mark = X.Mark(round(fx * L.CANON_W) - 8, round(fy * L.CANON_H) - 10, 16, 20, mask)
+        pips.append(X.Pip(mark, mask.astype(np.float32), mask, redness=0.0, blur=0.03))
+    return pips
+
+
+def _printed(rank: int, spread: float, reach: float, rng: np.random.Generator) -> list[tuple[float, float]]:
+    """A number card's pips as decks print them (vision_lab.synth's layouts, the columns and rows
+    spread as a design spreads them), each a little off where it belongs."""
+    from vision_lab.synth import PIP_LAYOUT
+
+    return [(0.5 + (x - 0.5) * spread + rng.normal(0, 0.006), 0.5 + (y - 0.5) * reach + rng.normal(0, 0.006))
+            for x, y in PIP_LAYOUT[rank]]
+
+
+@pytest.mark.parametrize("rank", range(2, 11))
+def test_a_layout_tells_the_rank_only_where_no_card_with_pips_hidden_shows_it(rank):
+    """A three, five, eight, nine and ten are known by how their pips lie; a two is a
+    three with its middle pip hidden (glare hides a pip and leaves no print), a four a five,
+    a six a seven, a seven an eight, so those layouts tell nothing alone. No card's layout
+    with one or two of its pips hidden is another card's."""
+    import itertools
+
+    from shoed.vision.recognize import pip_layout
+
+    rng = np.random.default_rng(rank)
+    told = {3: "3", 5: "5", 8: "8", 9: "9", 10: "10"}.get(rank)
+    for spread, reach in itertools.product((0.9, 1.0, 1.1), (0.9, 1.0, 1.15)):
+        printed = _printed(rank, spread, reach, rng)
+        assert pip_layout(_laid_out(printed)) == told, (spread, reach)
+        for hidden in (1, 2):
+            for gone in itertools.combinations(range(len(printed)), hidden):
+                shown = [p for i, p in enumerate(printed) if i not in gone]
+                assert pip_layout(_laid_out(shown)) is None, (rank, gone, spread, reach)
+
+
+def test_a_layout_counts_only_where_every_mark_of_it_may_be_a_pip_of_the_suit():
+    """A four with a speck of a pip's size at its centre shows a five's layout: a mark of no
+    suit's shape, or of another suit's, makes it no layout."""
+    from vision_lab.synth import PIP_LAYOUT
+
+    recognizer = Recognizer()
+    pips = _laid_out(PIP_LAYOUT[5])
+    centre = next(i for i, (x, y) in enumerate(PIP_LAYOUT[5]) if (x, y) == (0.5, 0.5))
+    for middle, layout in (({"S": 0.9}, "5"), ({"none": 0.9}, None), ({"H": 0.9}, None)):
+        leanings = [{"S": 0.9}] * 5
+        leanings[centre] = middle
+        _, probs = _pips(leanings)
+        evidence = recognizer._pip_evidence(pips, probs, 1.0)
+        assert evidence.suit == "S" and evidence.count == 5
+        assert evidence.layout == layout, middle
+
+
+@pytest.mark.parametrize("pip_px, layout, card", [(8.0, "10", "TD"), (8.0, None, None), (12.0, None, "TD")])
+def test_pips_in_a_layout_stand_in_for_a_tiny_rank_however_small(pip_px, layout, card):
+    """Pips of 8 px may run together and be counted short; where they lie as a ten's do, none
+    did, and the count stands in for a rank glyph of 5 px."""
+    read = CornerRead("top-left", "TD", 0.97 * 0.98, 0.97, 0.98, 0.99, 5.0, 3.8, 1, True)
+    pips = PipEvidence("D", 0.98, 10, pip_px, agreeing=10, layout=layout)
+    if layout is None:
+        read = dataclasses.replace(read, rank_p=0.36, confidence=0.36 * 0.98, counted=False)
+    result = Recognizer()._decide([read], pips)
+    assert result.card == card, result
+
+
+@pytest.mark.parametrize("first, card", [(16, "9C"), (31, "TC"), (73, "5S"), (92, "8D"), (213, "TH")])
+def test_a_small_frames_pips_tell_the_rank_its_tiny_index_misreads(first, card):
+    """128 x 128 frames (lettering never trained on) whose rank glyph is 4-7 px, read as a
+    queen, a jack, a six: the pips lie as only this card's do, and tell its rank and suit."""
+    from vision_lab import hard_sets
+
+    shot, _ = next(hard_sets.frames(first + 1, 102, first=first))
+    assert shot.card == card
+    result = Recognizer().identify(shot.image)
+    assert result.card == card, result
