@@ -870,8 +870,9 @@ def pip_layout(group: list[X.Pip]) -> str | None:
         return None  # one pip at the centre
     if middles == 2:
         above, below = centre - middle[0], middle[1] - centre
-        if abs(above - below) > LAYOUT_EVEN * span or min(above, below) < LAYOUT_OFF_CENTRE * span:
-            return None  # two pips, as far above the centre as below it, neither at the centre
+        if abs(above - below) > LAYOUT_EVEN * span or min(above, below) < LAYOUT_OFF_CENTRE * span \
+                or max(above, below) > span / 2:
+            return None  # two pips between the outer rows, as far above the centre as below it, neither at it
     return rank
 
 
