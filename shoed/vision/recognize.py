@@ -574,7 +574,9 @@ class Recognizer:
         r = RANK_CLASSES.index("10") if ten else RANK_CLASSES.index("3") if three else \
             RANK_CLASSES.index(laid) if laid else int(np.argmax(rp[:13]))
         s, suit_p, red = self._suit_of(probs[p.suit_key], p.redness, p.suit_blur)
-        rank_p = COUNT_TRUST if laid else float(rp[r]) * sharpness(p.rank_blur)
+        rank_p = float(rp[r]) * sharpness(p.rank_blur)
+        if laid:  # the layout's rank: as sure as a count, or as the index if it reads so more surely
+            rank_p = max(rank_p, COUNT_TRUST)
         return CornerRead(corner, _label(RANK_CLASSES[r], SUIT_CLASSES[s]), rank_p * suit_p, rank_p, suit_p, red,
                           p.rank.h * scale, p.suit.h * scale, len(p.rank.labels), three or laid is not None)
 
