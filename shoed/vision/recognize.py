@@ -392,9 +392,11 @@ class Recognizer:
                 three = (evidence.three and len(p.rank.labels) == 1
                          and probs[p.rank_key][RANK_CLASSES.index("3")] >= LAYOUT_FLOOR)
                 # a rank glyph too small to read tells no rank; pips in the layout of one number card
-                # do (pip_layout)
+                # do (pip_layout); a ten's layout only under a rank of two glyphs, as a ten's is (a design
+                # may print more pips than its rank: xskat-german's five prints ten, in a ten's layout)
                 laid = evidence.layout if (
-                    not (ten or three) and evidence.layout is not None and p.rank.h * scale < MIN_RANK_PX) else None
+                    not (ten or three) and evidence.layout is not None and p.rank.h * scale < MIN_RANK_PX
+                    and (evidence.layout != "10" or len(p.rank.labels) == 2)) else None
                 read = self._with_pips(self._read_pair(view.name, p, probs, scale, ten, three, laid), evidence)
                 if best is None or read.confidence > best.confidence:
                     best = read

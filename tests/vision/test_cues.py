@@ -628,13 +628,28 @@ def test_pips_in_a_layout_stand_in_for_a_tiny_rank_however_small(pip_px, layout,
     assert result.card == card, result
 
 
-@pytest.mark.parametrize("first, card", [(16, "9C"), (31, "TC"), (73, "5S"), (92, "8D"), (213, "TH")])
+@pytest.mark.parametrize("first, card", [(16, "9C"), (73, "5S"), (92, "8D"), (212, "3H"), (287, "8H")])
 def test_a_small_frames_pips_tell_the_rank_its_tiny_index_misreads(first, card):
     """128 x 128 frames (lettering never trained on) whose rank glyph is 4-7 px, read as a
-    queen, a jack, a six: the pips lie as only this card's do, and tell its rank and suit."""
+    queen, a jack, a seven: the pips lie as only this card's do, and tell its rank and suit."""
     from vision_lab import hard_sets
 
     shot, _ = next(hard_sets.frames(first + 1, 102, first=first))
     assert shot.card == card
     result = Recognizer().identify(shot.image)
     assert result.card == card, result
+
+
+@pytest.mark.parametrize("seed, side", [(1, 128), (3, 112), (3, 128)])
+def test_a_tens_layout_under_a_one_glyph_rank_is_no_ten(seed, side):
+    """KDE's xskat-german prints twice its rank's pips: its five ten hearts, laid out as a ten's.
+    In a small frame its "5" is too small to read, but it is one glyph, and a ten's rank is two:
+    the layout tells no ten there, and the five is refused, never read as the ten of hearts."""
+    from vision_lab import decks, hard_sets
+
+    if "kde-xskat-german" not in decks.designs():
+        pytest.skip("KDE's card artwork is not installed (apt-get install kdegames-card-data-kf5 librsvg2-bin)")
+    shot, _ = list(hard_sets.deck_frames(18, seed, side=side, names=["kde-xskat-german"]))[17]
+    assert shot.card == "5H"
+    result = Recognizer().identify(shot.image)
+    assert result.card in (None, "5H"), result
