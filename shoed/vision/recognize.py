@@ -813,12 +813,22 @@ def _alike_marks(a: X.Mark, b: X.Mark) -> bool:
     return max(a.h, b.h) <= INDEX_SIZE_RATIO * min(a.h, b.h)
 
 
+def _centre(pip: X.Pip) -> tuple[float, float]:
+    """Where a pip's centre lies on the flattened card, as fractions of its width and height."""
+    return (pip.mark.x + pip.mark.w / 2) / L.CANON_W, (pip.mark.y + pip.mark.h / 2) / L.CANON_H
+
+
+def _middle_column(x: float) -> bool:
+    """Whether a pip centred at `x` (a fraction of the card's width) is in the card's middle column."""
+    return abs(x - 0.5) <= MIDDLE_COLUMN
+
+
 def _in_middle_column(group: list[X.Pip], spread: bool = True) -> bool:
     """Whether the pips all lie in the card's middle column and, with `spread`,
     spread from its upper to its lower part (not a cluster in one place)."""
-    xs = [(p.mark.x + p.mark.w / 2) / L.CANON_W for p in group]
-    ys = [(p.mark.y + p.mark.h / 2) / L.CANON_H for p in group]
-    return all(abs(x - 0.5) <= MIDDLE_COLUMN for x in xs) and (not spread or (min(ys) < 0.35 and max(ys) > 0.65))
+    centres = [_centre(p) for p in group]
+    ys = [y for _, y in centres]
+    return all(_middle_column(x) for x, _ in centres) and (not spread or (min(ys) < 0.35 and max(ys) > 0.65))
 
 
 def pip_layout(group: list[X.Pip]) -> str | None:
@@ -839,9 +849,8 @@ def pip_layout(group: list[X.Pip]) -> str | None:
     left_x: list[float] = []
     right_x: list[float] = []
     for p in group:
-        x = (p.mark.x + p.mark.w / 2) / L.CANON_W
-        y = (p.mark.y + p.mark.h / 2) / L.CANON_H
-        if abs(x - 0.5) <= MIDDLE_COLUMN:
+        x, y = _centre(p)
+        if _middle_column(x):
             middle.append(y)
         elif x < 0.5:
             left.append(y)

@@ -334,15 +334,22 @@ def test_print_beside_a_mark_does_not_colour_it(border):
     assert found[0].redness > 0.78, found[0].redness
 
 
-def _pips(leanings: list[dict[str, float]]) -> tuple[list[X.Pip], np.ndarray]:
-    """Black pips of one size, each with the given suit-shape probabilities."""
+def _pip(x: int, y: int, h: int, w: int | None = None, blur: float = 0.05) -> X.Pip:
+    """A black pip h px tall (w wide: square if not given), its box's top-left corner at (x, y)."""
+    mask = np.ones((h, w or h), bool)
+    return X.Pip(X.Mark(x, y, w or h, h, mask, (x,)), mask.astype(np.float32), mask, redness=0.0, blur=blur)
+
+
+def _pips(leanings: list[dict[str, float]],
+          positions: list[tuple[float, float]] | None = None) -> tuple[list[X.Pip], np.ndarray]:
+    """Black pips of one size, each with the given suit-shape probabilities; centred at
+    `positions` (_laid_out), or on a grid."""
     from shoed.vision.model import CLASSES
 
-    pips, rows = [], []
-    for i, lean in enumerate(leanings):
-        mask = np.ones((20, 16), bool)
-        mark = X.Mark(40 + 60 * (i % 3), 80 + 60 * (i // 3), 16, 20, mask)
-        pips.append(X.Pip(mark, mask.astype(np.float32), mask, redness=0.0, blur=0.03))
+    pips = _laid_out(positions) if positions is not None else [
+        _pip(40 + 60 * (i % 3), 80 + 60 * (i // 3), 20, 16, blur=0.03) for i in range(len(leanings))]
+    rows = []
+    for lean in leanings:
         row = np.full(len(CLASSES), 0.001, np.float32)
         for suit, p in lean.items():
             row[CLASSES.index(suit)] = p
@@ -504,11 +511,6 @@ def test_the_suit_a_court_cards_picture_prints_again_adds_to_its_index_or_takes_
     assert r._with_pips(read, PipEvidence("C", 0.99, 5, 20.0, large="C", large_p=0.99)) == read
 
 
-def _pip(x: int, y: int, h: int) -> X.Pip:
-    mask = np.ones((h, h), bool)
-    return X.Pip(X.Mark(x, y, h, h, mask, (x,)), np.ones((h, h), np.float32), mask, 0.0, 0.05)
-
-
 def _shape(suit: str, p: float) -> np.ndarray:
     """Class probabilities of a black mark whose shape is `suit` with share `p`, "none" the rest."""
     row = np.zeros(18, np.float32)
@@ -561,12 +563,7 @@ def _laid_out(positions: list[tuple[float, float]]) -> list[X.Pip]:
     """Pips of one size centred at `positions` (fractions of the flattened card's width and height)."""
     from shoed.vision import locate as L
 
-    pips = []
-    for fx, fy in positions:
-        mask = np.ones((20, 16), bool)
-        mark = X.Mark(round(fx * L.CANON_W) - 8, round(fy * L.CANON_H) - 10, 16, 20, mask)
-        pips.append(X.Pip(mark, mask.astype(np.float32), mask, redness=0.0, blur=0.03))
-    return pips
+    return [_pip(round(fx * L.CANON_W) - 8, round(fy * L.CANON_H) - 10, 20, 16, blur=0.03) for fx, fy in positions]
 
 
 def _printed(rank: int, spread: float, reach: float, rng: np.random.Generator) -> list[tuple[float, float]]:
@@ -605,12 +602,11 @@ def test_a_layout_counts_only_where_every_mark_of_it_may_be_a_pip_of_the_suit():
     from vision_lab.synth import PIP_LAYOUT
 
     recognizer = Recognizer()
-    pips = _laid_out(PIP_LAYOUT[5])
     centre = next(i for i, (x, y) in enumerate(PIP_LAYOUT[5]) if (x, y) == (0.5, 0.5))
     for middle, layout in (({"S": 0.9}, "5"), ({"none": 0.9}, None), ({"H": 0.9}, None)):
         leanings = [{"S": 0.9}] * 5
         leanings[centre] = middle
-        _, probs = _pips(leanings)
+        pips, probs = _pips(leanings, PIP_LAYOUT[5])
         evidence = recognizer._pip_evidence(pips, probs, 1.0)
         assert evidence.suit == "S" and evidence.count == 5
         assert evidence.layout == layout, middle
