@@ -38,6 +38,10 @@ INDEX_ROWS = 0.35  # the corner indices are printed in this much of the card's h
 FRAME_SPAN, FRAME_FILL = 0.6, 0.2  # a line framing the middle: its box this much of the card each way, this little filled
 MIDDLE_ROW = 0.05  # a pip whose centre is this near the card's middle (a fraction of its height) is on the middle row
 SPLIT_LEVELS = (0.12, 0.24)  # ink levels above a window's own, tried in turn where a rank ran into its suit
+# ink levels below a window's own, tried in turn where no rank lies over a suit: a thin stroke blurred in a
+# small picture fades below the level that large pips beside it set; never below FAINT_FLOOR (paper's grain)
+FAINT_LEVELS = (0.1, 0.15, 0.2)
+FAINT_FLOOR = 0.18
 OTHER_PRINT = 0.35  # ink beside a mark from this level on is other print, not the mark's colour spread into paper
 LONE_WINDOW_W = 0.45  # a rank printed alone may be wide and large (a "10" in big lettering): a wider window
 PARTNER = {"top-left": "top-right", "top-right": "top-left", "bottom-right": "bottom-left",
@@ -588,13 +592,24 @@ def index_pairings(view: CornerView) -> list[Pairing]:
         return found
     merged = [m for m in marks if m.h >= 1.3 * m.w and CANON_H * 0.07 <= m.h <= CANON_H * 0.35
               and m.y <= CANON_H * 0.2]
-    if not merged:
-        return []
-    for raise_by in SPLIT_LEVELS:
+    for raise_by in SPLIT_LEVELS if merged else ():
         found = pairings(view, find_marks(view, raise_by), merged)
         if found:
             return found
+    # a suit is a solid shape: it stands at the window's own level, where a thin rank may fade
+    level = threshold(view.ink)
+    for lower_by in FAINT_LEVELS if marks else ():
+        if level - lower_by < FAINT_FLOOR:
+            break
+        found = [p for p in pairings(view, find_marks(view, -lower_by)) if any(_solid_within(m, p.suit) for m in marks)]
+        if found:
+            return found
     return []
+
+
+def _solid_within(m: Mark, faint: Mark) -> bool:
+    """Whether `m`, a mark at the window's own level, is the body of `faint`, one found at a lower level."""
+    return _within(m, faint) and m.mask.sum() >= 0.5 * faint.mask.sum()
 
 
 def _within(a: Mark, b: Mark, slack: int = 2) -> bool:

@@ -96,6 +96,34 @@ def test_a_rank_blurred_into_its_suit_is_split_apart(sigma):
     assert found and all(p.rank.bottom <= p.suit.y + 2 and p.rank.h > 20 and p.suit.h > 20 for p in found)
 
 
+def _faint_corner(rank_ink: float, suit_ink: float) -> X.CornerView:
+    """A corner window: a thin "7" and a suit under it, a large solid pip beside them."""
+    ink = np.zeros((180, 100), np.float32)
+    cv2.line(ink, (16, 16), (34, 16), rank_ink, 2)
+    cv2.line(ink, (34, 16), (24, 50), rank_ink, 2)
+    cv2.circle(ink, (25, 68), 9, suit_ink, -1)
+    cv2.circle(ink, (95, 90), 22, 1.0, -1)  # a pip, running off the window: no mark of its own
+    return X.CornerView("top-left", cv2.GaussianBlur(ink, (0, 0), 0.8), np.zeros_like(ink), right=False)
+
+
+def test_a_faint_rank_over_a_solid_suit_is_found_at_a_lower_level():
+    """A thin stroke blurred in a small picture fades below the ink level that large pips beside it
+    set: at the window's own level the suit stands alone. Lowered, the level finds the rank over it."""
+    view = _faint_corner(0.4, 1.0)
+    marks = X.find_marks(view)
+    assert X.pairings(view, marks) == [] and len(marks) == 1
+    found = X.index_pairings(view)
+    assert found and all(p.rank.y < 20 and p.rank.h > 25 and p.suit.y > 50 for p in found)
+
+
+def test_faint_marks_with_no_solid_suit_under_them_are_no_index():
+    """Lowered, the level finds faint print anywhere (a pattern, the grain of the paper); only a rank
+    over a suit that stands at the window's own level is an index."""
+    view = _faint_corner(0.35, 0.35)
+    assert X.find_marks(view) == [] and X.index_pairings(view) == []
+    assert X.pairings(view, X.find_marks(view, -max(X.FAINT_LEVELS)))  # the marks are there, lowered
+
+
 def _random_marks(rng: np.random.Generator, n: int) -> list[X.Mark]:
     """Marks of random boxes and shapes, crowded enough that pieces lie within others."""
     marks = []
