@@ -36,6 +36,7 @@ WINDOW_W, WINDOW_H = 0.34, 0.45  # the corner window, as fractions of the card
 PIP_EDGE = 0.16  # no pip's centre is nearer the card's side than this (a fraction of its width)
 INDEX_ROWS = 0.35  # the corner indices are printed in this much of the card's height at either end
 FRAME_SPAN, FRAME_FILL = 0.6, 0.2  # a line framing the middle: its box this much of the card each way, this little filled
+BODY_ROW = 0.25  # a mark's rows this much as wide as its widest are its body (body_height)
 MIDDLE_ROW = 0.05  # a pip whose centre is this near the card's middle (a fraction of its height) is on the middle row
 SPLIT_LEVELS = (0.12, 0.24)  # ink levels above a window's own, tried in turn where a rank ran into its suit
 # ink levels below a window's own, tried in turn where no rank lies over a suit: a thin stroke blurred in a
@@ -569,16 +570,27 @@ def stray_print(group: Sequence[Pip], covering: dict[int, int]) -> float:
 
 
 def pip_group(pips: list[Pip]) -> list[Pip]:
-    """The largest set of pips of one size (heights within 15% of each other and
-    areas within 30%): a number card's pips are all printed alike, the pieces of
-    a court card's picture are not."""
+    """The largest set of pips of one size (heights, or body heights, within 15% of
+    each other and areas within 30%): a number card's pips are all printed alike,
+    the pieces of a court card's picture are not."""
+    bodies = [body_height(p.mask) for p in pips]
+    areas = [int(p.mask.sum()) for p in pips]
     best: list[Pip] = []
-    for ref in pips:
-        group = [p for p in pips if abs(p.mark.h - ref.mark.h) <= 0.15 * ref.mark.h
-                 and abs(int(p.mask.sum()) - int(ref.mask.sum())) <= 0.3 * int(ref.mask.sum())]
+    for ref, b, a in zip(pips, bodies, areas, strict=True):
+        h = ref.mark.h
+        group = [p for p, pb, pa in zip(pips, bodies, areas, strict=True)
+                 if (abs(p.mark.h - h) <= 0.15 * h or abs(pb - b) <= 0.15 * b) and abs(pa - a) <= 0.3 * a]
         if len(group) > len(best):
             best = group
     return best
+
+
+def body_height(mask: np.ndarray) -> int:
+    """The height of a mark's body: its rows at least BODY_ROW as wide as its widest. A spade's
+    or a club's thin stem joins its pip in one print and parts from it in the next (blur, a
+    small picture): its rows count for nothing, and pips printed alike measure alike."""
+    rows = mask.sum(axis=1)
+    return int((rows >= BODY_ROW * rows.max()).sum()) if rows.size else 0
 
 
 def index_pairings(view: CornerView) -> list[Pairing]:
