@@ -597,7 +597,10 @@ def index_pairings(view: CornerView) -> list[Pairing]:
     """A corner's candidate pairings. Where there are none, the print may be
     blurred enough for the rank to run into the suit under it: one tall mark
     where an index belongs. The ink level is raised, in steps, until it comes
-    apart; only a rank and a suit that both lie within that mark are taken."""
+    apart; only a rank and a suit that both lie within that mark are taken. Or a
+    thin rank may have faded below the level that large pips beside it set: the
+    level is lowered, in steps (FAINT_LEVELS), and only a pair whose suit stands
+    at the window's own level is taken."""
     marks = find_marks(view)
     found = pairings(view, marks)
     if found:
