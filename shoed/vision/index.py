@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import cv2
 import numpy as np
@@ -127,6 +128,12 @@ class CornerView:
     right: bool  # the card's edge is on the window's right (top-right style corners)
     pairings: list[Pairing] = field(default_factory=list)
 
+    @cached_property
+    def level(self) -> float:
+        """The window's own ink level (threshold), measured once: its marks are found at it, and at
+        levels raised or lowered from it."""
+        return threshold(self.ink)
+
 
 def paper_normalised(card: np.ndarray) -> np.ndarray:
     """Each channel divided by its local paper level (a blurred max filter)."""
@@ -204,7 +211,7 @@ def find_marks(view: CornerView, raise_by: float = 0.0) -> list[Mark]:
     at the window's ink level raised by `raise_by`."""
     ink = view.ink
     h, w = ink.shape
-    binary = ((ink > threshold(ink) + raise_by) & _corner_mask(view)).astype(np.uint8)
+    binary = ((ink > view.level + raise_by) & _corner_mask(view)).astype(np.uint8)
     n, labels, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
     min_side = max(5, int(CANON_H * 0.014))
     x, y, bw, bh, area = (stats[1:, i].astype(np.int64) for i in range(5))
@@ -612,9 +619,8 @@ def index_pairings(view: CornerView) -> list[Pairing]:
         if found:
             return found
     # a suit is a solid shape: it stands at the window's own level, where a thin rank may fade
-    level = threshold(view.ink)
     for lower_by in FAINT_LEVELS if marks else ():
-        if level - lower_by < FAINT_FLOOR:
+        if view.level - lower_by < FAINT_FLOOR:
             break
         found = [p for p in pairings(view, find_marks(view, -lower_by)) if any(_solid_within(m, p.suit) for m in marks)]
         if found:
