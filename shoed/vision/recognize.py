@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,11 +74,12 @@ COURT_PICTURE = 0.1  # a court card's picture fills its middle with colours: at 
 # agrees with a tiny index weakly misread as a four.
 MIN_COUNT_PX = 10.0
 COUNT_RANK_P = 0.5
-# A number card's pips tell its suit from a smaller size than one glyph does
-# (MIN_BLACK_PIPS_PX, MIN_RED_PIPS_PX), where every pip of its rank is in view,
-# at least PIPS_AGREEING of them read as one suit by their shape and nearly all
-# (PIPS_SUIT_P) agree: several prints of one shape, each a few pixels larger
-# than the index's suit, where one blurred glyph would be a guess.
+# Several prints of one suit tell it from a smaller size than one glyph does
+# (MIN_BLACK_PIPS_PX, MIN_RED_PIPS_PX; min_prints_px), where one blurred glyph
+# would be a guess: a number card's pips, every pip of its rank in view, at
+# least PIPS_AGREEING of them read as one suit by their shape and nearly all
+# (PIPS_SUIT_P) agree; or the index's suit in PIPS_AGREEING corners, each read
+# as that suit surely (PIPS_SUIT_P) and none as the other suit of its colour.
 MIN_BLACK_PIPS_PX = 7.0
 MIN_RED_PIPS_PX = 6.0
 PIPS_AGREEING = 2
@@ -236,6 +238,24 @@ def min_suit_px(suit: str) -> float:
     return MIN_RED_SUIT_PX if suit in RED_SUITS else MIN_BLACK_SUIT_PX
 
 
+def min_prints_px(suit: str) -> float:
+    """The smallest prints (pixels) whose shapes tell `suit` from the other suit
+    of its colour where PIPS_AGREEING of them read alike."""
+    return MIN_RED_PIPS_PX if suit in RED_SUITS else MIN_BLACK_PIPS_PX
+
+
+def _corners_tell_suit(card: str, reads: Sequence[CornerRead]) -> bool:
+    """Whether the index's suit, printed in PIPS_AGREEING corners or more, tells the
+    suit of `card` where one corner's glyph is too small to: each read as that
+    card surely (PIPS_SUIT_P), as large as min_prints_px, and no corner read as
+    the other suit of its colour."""
+    suit = card[-1]
+    if any(r.card[-1] == TWIN_SUIT[suit] for r in reads):
+        return False
+    return sum(1 for r in reads if r.card == card and r.suit_p >= PIPS_SUIT_P
+               and r.suit_px >= min_prints_px(suit)) >= PIPS_AGREEING
+
+
 def _pips_of(rank: str) -> int | None:
     """How many pips a number card of `rank` shows (None for aces and courts)."""
     if rank == "T":
@@ -272,8 +292,7 @@ def _pips_tell_suit(rank: str, pips: PipEvidence) -> bool:
         return False
     if pips.px >= min_suit_px(pips.suit):
         return True
-    many = MIN_RED_PIPS_PX if pips.suit in RED_SUITS else MIN_BLACK_PIPS_PX
-    return (pips.px >= many and _numbered(rank, pips) and pips.agreeing >= PIPS_AGREEING
+    return (pips.px >= min_prints_px(pips.suit) and _numbered(rank, pips) and pips.agreeing >= PIPS_AGREEING
             and pips.suit_p >= PIPS_SUIT_P and pips.split is None)
 
 
@@ -712,7 +731,7 @@ class Recognizer:
                 # Another corner says the same. Its print is the same font, so its
                 # doubt is not independent: it counts at half weight.
                 confidence = 1.0 - (1.0 - confidence) * math.sqrt(1.0 - other.confidence)
-        small = self._too_small(top, pips)
+        small = self._too_small(top, pips, reads)
         if small:
             return Identification(None, round(confidence, 4), TOO_SMALL, reads=tuple(reads), detail=small)
         if top.confidence >= 0.5:
@@ -728,10 +747,11 @@ class Recognizer:
         return Identification(top.card, round(confidence, 4), None, index=top.corner, reads=tuple(reads))
 
     @staticmethod
-    def _too_small(top: CornerRead, pips: PipEvidence) -> str | None:
+    def _too_small(top: CornerRead, pips: PipEvidence, reads: Sequence[CornerRead] = ()) -> str | None:
         """Why the best reading's glyphs are too small to be trusted, or None. The
         rank may instead be counted from pips large enough to lie apart (number
-        cards), the suit seen in large enough pips that agree."""
+        cards), the suit seen in large enough pips that agree, or in the index's
+        suit read alike in two corners (`reads`: every corner's reading)."""
         rank, suit = top.card[:-1], top.card[-1]
         # pips in a number card's layout lie apart, however small: none ran together
         counted = _numbered(rank, pips) and _whole(pips) and (
@@ -749,7 +769,7 @@ class Recognizer:
         need = min_suit_px(suit)
         # a court card's picture printing its suit again, larger, tells it where the index's is too small
         if top.suit_px < need and not (pips.suit == suit and _pips_tell_suit(rank, pips)) and not (
-                rank in COURTS and pips.picture_suit == suit):
+                rank in COURTS and pips.picture_suit == suit) and not _corners_tell_suit(top.card, reads):
             return f"suit glyph {top.suit_px:.1f} px tall, {need:.0f} needed"
         return None
 

@@ -115,6 +115,41 @@ def test_glyphs_too_small_to_separate_the_candidates_are_refused(read, pips, rea
         assert "px tall" in result.detail
 
 
+def in_corner(name: str, card: str, suit_px: float, p: float = 0.99, rank_px: float = 12.0) -> CornerRead:
+    return dataclasses.replace(corner(card, rank_px, suit_px, p), corner=name)
+
+
+PICTURE = PipEvidence(None, 0.0, 2, 0.0, picture=True)
+
+
+@pytest.mark.parametrize(
+    "reads, pips, card",
+    [
+        # a spade of 8 px read surely in two corners: two prints of one shape, as a number card's pips
+        ([in_corner("top-left", "QS", 8.0), in_corner("bottom-right", "QS", 8.0)], PICTURE, "QS"),
+        ([in_corner("top-left", "QS", 8.0)], PICTURE, None),  # one corner in view: one glyph, a guess
+        ([in_corner("top-left", "QS", 8.0), in_corner("bottom-right", "QS", 6.0)], PICTURE, None),  # one too small
+        ([in_corner("top-left", "QS", 8.0), in_corner("bottom-right", "QS", 8.0, p=0.85)], PICTURE, None),  # unsure
+        # a third corner leaning to clubs, however weakly
+        ([in_corner("top-left", "QS", 8.0), in_corner("bottom-right", "QS", 8.0),
+          in_corner("top-right", "QC", 8.0, p=0.6)], PICTURE, None),
+        ([in_corner("top-left", "QH", 6.5), in_corner("bottom-right", "QH", 6.5)], PICTURE, "QH"),  # red: from 6 px
+        ([in_corner("top-left", "QH", 5.5), in_corner("bottom-right", "QH", 5.5)], PICTURE, None),
+        # the corners tell the suit, never the rank: a "J" of 7 px is as much the "1" of a "10" in two corners
+        ([in_corner("top-left", "JS", 8.0, rank_px=7.0), in_corner("bottom-right", "JS", 8.0, rank_px=7.0)],
+         PICTURE, None),
+        # a number card's corners alike, its pips too small to tell the suit
+        ([in_corner("top-left", "7C", 7.5), in_corner("bottom-right", "7C", 7.5)],
+         PipEvidence("C", 0.99, 7, 5.0, agreeing=7), "7C"),
+    ],
+)
+def test_the_index_suit_in_two_corners_is_read_from_fewer_pixels(reads, pips, card):
+    result = Recognizer()._decide(reads, pips)
+    assert result.card == card, result
+    if card is None:
+        assert result.reason == TOO_SMALL and "px tall" in result.detail
+
+
 @pytest.mark.parametrize(
     "rank_p, pip_px, card",
     [
