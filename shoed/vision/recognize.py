@@ -49,7 +49,7 @@ import numpy as np
 
 from shoed.vision import index as X
 from shoed.vision import locate as L
-from shoed.vision.model import RANK_CLASSES, SUIT_CLASSES, IndexModel, default_model
+from shoed.vision.model import CLASSES, RANK_CLASSES, SUIT_CLASSES, IndexModel, default_model
 
 DEFAULT_THRESHOLD = 0.9
 RED_SUITS = "DH"
@@ -138,6 +138,13 @@ PIP_VOTE = 0.5  # a pip read as a suit at least this surely votes for it
 LEAST_PIP_P = min(PIP_LEAN, PIP_VOTE, PIPS_SUIT_P)  # below this a pip's reading counts for nothing
 SPLIT_PIPS = 2
 SPLIT_SHARE = 0.25
+# A mark of the middle's group of pips of one size is a pip by its size and
+# place; its shape is asked which suit it shows. Where the four suit shapes
+# hold at least PIP_SUIT_SHARE of its odds, the odds that it is no glyph at all
+# (the "none" class: a small or unusual print of a suit fades towards it) are
+# set aside, and each suit's share is of the suits and the ranks.
+PIP_SUIT_SHARE = 0.4
+NONE_CLASS = CLASSES.index("none")
 TWIN_SUIT = {"C": "S", "S": "C", "D": "H", "H": "D"}
 
 
@@ -294,6 +301,16 @@ def _pips_tell_suit(rank: str, pips: PipEvidence) -> bool:
         return True
     return (pips.px >= min_prints_px(pips.suit) and _numbered(rank, pips) and pips.agreeing >= PIPS_AGREEING
             and pips.suit_p >= PIPS_SUIT_P and pips.split is None)
+
+
+def _as_pip(sp: np.ndarray) -> np.ndarray:
+    """A pip's class probabilities `sp` with the odds that it is no glyph set
+    aside, where its suit shapes hold at least PIP_SUIT_SHARE of them."""
+    if sp[13:17].sum() < PIP_SUIT_SHARE * sp.sum():
+        return sp
+    out = sp.copy()
+    out[NONE_CLASS] = 0.0
+    return out
 
 
 def _other_colours(a: int, b: int) -> bool:
@@ -587,6 +604,30 @@ class Recognizer:
         p = float(shape[s] / (sp.sum() + 1e-9)) * float(colour[s]) * sharpness(blur)
         return s, p, red
 
+    def _pip_reading(self, pip: X.Pip, sp: np.ndarray, other: np.ndarray | None,
+                     lone: bool) -> tuple[int, float] | int | None:
+        """One mark's suit and how surely, from its class probabilities `sp` (and
+        `other`, those of its print turned over, on the middle row); TURNED where one
+        suit's shape reads one way up and another's the other way; None where it
+        counts for no suit (its colour then is not measured)."""
+        trust = sharpness(pip.blur)
+        if _surest_shape(sp, trust) < LEAST_PIP_P and (other is None or _surest_shape(other, trust) < LEAST_PIP_P):
+            return None  # read either way up, and of either colour, it counts for no suit
+        s, p, _ = self._suit_of(sp, pip.colour(), pip.blur)
+        if other is None:
+            return s, p
+        s2, p2, _ = self._suit_of(other, pip.colour(), pip.blur)
+        upright, over = int(np.argmax(sp[13:17])), int(np.argmax(other[13:17]))
+        if upright == over:
+            return s, (min(p, p2) if s2 == s else 0.0)
+        if lone and _other_colours(upright, over):
+            # A pip alone in the middle (an ace's): turned over, its shape reads as a suit of
+            # the other colour (a heart as a spade, a spade or a club as a diamond), and the
+            # print's colour tells which way is up. Two shapes of one colour tell nothing.
+            s, p = (s, p) if p >= p2 else (s2, p2)
+            return (s, p) if s in (upright, over) else None
+        return TURNED  # one shape one way up, another the other way (a club turned looks like a spade)
+
     def _read_pair(self, corner: str, p: X.Pairing, probs: np.ndarray, scale: float, ten: bool = False,
                    three: bool = False, laid: str | None = None) -> CornerRead:
         """A corner's rank over its suit; `ten`, `three`, `laid`: the rank is the one the pips tell
@@ -621,33 +662,26 @@ class Recognizer:
         # id of a mark -> the suit it leans to (PIP_LEAN), or TURNED: a suit's shape one way up and
         # another's the other way; a mark not here leans to no suit
         leaning: dict[int, int] = {}
+        in_group = {id(p) for p in group}
         for pip, sp, other in zip(pips, probs[: len(pips)], turned, strict=True):
-            trust = sharpness(pip.blur)
-            if _surest_shape(sp, trust) < LEAST_PIP_P and (other is None or _surest_shape(other, trust) < LEAST_PIP_P):
-                continue  # read either way up, and of either colour, it counts for no suit: its colour is not measured
-            s, p, _ = self._suit_of(sp, pip.colour(), pip.blur)
-            if other is not None:
-                s2, p2, _ = self._suit_of(other, pip.colour(), pip.blur)
-                upright, over = int(np.argmax(sp[13:17])), int(np.argmax(other[13:17]))
-                if upright == over:
-                    p = min(p, p2) if s2 == s else 0.0
-                elif lone and _other_colours(upright, over):
-                    # A pip alone in the middle (an ace's): turned over, its shape reads as a suit of
-                    # the other colour (a heart as a spade, a spade or a club as a diamond), and the
-                    # print's colour tells which way is up. Two shapes of one colour tell nothing.
-                    s, p = (s, p) if p >= p2 else (s2, p2)
-                    if s not in (upright, over):
-                        continue
-                else:
-                    leaning[id(pip)] = TURNED
-                    continue  # one shape one way up, another the other way (a club turned looks like a spade)
-            if p >= PIP_VOTE:
-                votes.setdefault(s, []).append(p)
-            if p >= PIP_LEAN:
-                leans[s] += 1
-                leaning[id(pip)] = s
-            if p >= PIPS_SUIT_P and pip.mark.h * scale >= min_suit_px(SUIT_CLASSES[s]):
-                sure.setdefault(s, []).append(p)
+            # a court card's picture prints its suit again (`sure`, `large`) only where the picture's
+            # mark reads surely as a glyph; the pips of a group read as pips (_as_pip)
+            raw = self._pip_reading(pip, sp, other, lone)
+            got = self._pip_reading(pip, _as_pip(sp), None if other is None else _as_pip(other), lone) \
+                if id(pip) in in_group else raw
+            if isinstance(got, int):
+                leaning[id(pip)] = TURNED
+                continue
+            if got is not None:
+                s, p = got
+                if p >= PIP_VOTE:
+                    votes.setdefault(s, []).append(p)
+                if p >= PIP_LEAN:
+                    leans[s] += 1
+                    leaning[id(pip)] = s
+            if isinstance(raw, tuple) and raw[1] >= PIPS_SUIT_P and \
+                    pip.mark.h * scale >= min_suit_px(SUIT_CLASSES[raw[0]]):
+                sure.setdefault(raw[0], []).append(raw[1])
         px = float(np.median([p.mark.h for p in group])) * scale if group else 0.0
         three = len(group) == 3 and _in_middle_column(group)
         centred = any(_in_middle_column([pip], spread=False) for pip in group)

@@ -19,6 +19,7 @@ from shoed.vision import index as X
 from shoed.vision.recognize import (
     CUES_DISAGREE,
     NO_PIPS,
+    PIPS_SUIT_P,
     TOO_SMALL,
     CornerRead,
     PipEvidence,
@@ -406,6 +407,24 @@ def test_pips_whose_shapes_read_as_both_black_suits_are_split(leanings, split):
     evidence = Recognizer()._pip_evidence(pips, probs, 1.0)
     assert evidence.suit == "S" and evidence.count == len(leanings)
     assert evidence.split == split
+
+
+@pytest.mark.parametrize(
+    "lean, suit_p",
+    [
+        # a small club's print half taken for no glyph: among the suits and ranks, a club at 88%
+        ({"C": 0.43, "none": 0.46, "S": 0.04}, 0.85),
+        ({"C": 0.2, "none": 0.75, "S": 0.03}, None),  # mostly no glyph: the suits' share counts as it is
+        ({"C": 0.43, "none": 0.3, "S": 0.25}, None),  # a club or a spade: no more sure without "none"
+    ],
+)
+def test_a_pip_is_asked_which_suit_it_shows_not_whether_it_is_a_glyph(lean, suit_p):
+    pips, probs = _pips([lean] * 4)
+    evidence = Recognizer()._pip_evidence(pips, probs, 1.0)
+    if suit_p is None:
+        assert evidence.suit_p < PIPS_SUIT_P
+    else:
+        assert evidence.suit == "C" and evidence.agreeing == 4 and evidence.suit_p >= suit_p
 
 
 def test_a_pip_on_the_middle_row_tells_its_suit_only_where_both_ways_up_agree():
