@@ -72,7 +72,10 @@ def corner(card: str, rank_px: float, suit_px: float, p: float = 0.99) -> Corner
         (corner("QS", 9.0, 6.0), NO_PIPS, TOO_SMALL),  # a spade or a club in six pixels
         (corner("JC", 8.0, 12.0), NO_PIPS, TOO_SMALL),  # "J" or the "1" of a "10" in eight pixels
         (corner("QS", 14.0, 11.0), NO_PIPS, None),
-        (corner("8C", 7.0, 5.0), PipEvidence("C", 0.99, 8, 12.0), None),  # eight pips counted, clubs in the pips
+        (corner("8C", 7.0, 5.0), PipEvidence("C", 0.99, 8, 12.0, agreeing=8), None),  # eight pips counted, clubs in the pips
+        # one large mark read as a spade beside one that is not: a piece of a picture (a sprig of leaves), no pips
+        (corner("5S", 14.0, 9.5), PipEvidence("S", 0.93, 2, 26.0, agreeing=1), TOO_SMALL),
+        (corner("AS", 14.0, 9.5), PipEvidence("S", 0.93, 1, 26.0, agreeing=1), None),  # an ace's one pip
         (corner("8C", 7.0, 5.0), PipEvidence("C", 0.99, 8, 6.0, agreeing=8), TOO_SMALL),  # pips too small for a club
         # eight pips of 8 px, all in view and read alike, tell clubs where one glyph of 5 px does not
         (corner("8C", 7.0, 5.0), PipEvidence("C", 0.99, 8, 8.0, agreeing=8), None),
@@ -165,7 +168,7 @@ def test_a_count_stands_in_for_a_tiny_rank_only_where_it_can_be_trusted(rank_p, 
     a tiny "5" weakly misread as "4": the count stands in for the rank only where
     the pips are large enough to lie apart, or the index itself reads the rank."""
     read = CornerRead("bottom-right", "4D", rank_p * 0.98, rank_p, 0.98, 0.99, 5.0, 3.8)
-    result = Recognizer()._decide([read], PipEvidence("D", 0.98, 4, pip_px))
+    result = Recognizer()._decide([read], PipEvidence("D", 0.98, 4, pip_px, agreeing=4))
     assert result.card == card, result
     if card is None:
         assert result.reason == TOO_SMALL
