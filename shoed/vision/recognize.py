@@ -292,16 +292,16 @@ def _counted_alone(result: Identification) -> bool:
 
 def _pips_tell_suit(rank: str, pips: PipEvidence) -> bool:
     """Whether the middle's pips are large enough to tell their suit by its
-    shape: as large as an index's suit glyph must be, at least PIPS_AGREEING of
-    them read as it (or an ace's one pip), or, where they are all of a number
-    card's pips and read alike, as large as MIN_BLACK_PIPS_PX or
-    MIN_RED_PIPS_PX. One mark of the middle read as a suit, beside others that
-    are not, may be a piece of a design's picture (a sprig of leaves read as a
-    spade), not its pip."""
+    shape: as large as an index's suit glyph must be, where at least
+    PIPS_AGREEING of them read as it, or they number the rank (an ace: one), or,
+    where they are all of a number card's pips and read alike, as large as
+    MIN_BLACK_PIPS_PX or MIN_RED_PIPS_PX. One mark of the middle read as a suit,
+    beside one that is not, under a rank of more pips, may be a piece of a
+    design's picture (a sprig of leaves read as a spade), not its pip."""
     if pips.suit is None or rank in COURTS:
         return False
     if pips.px >= min_suit_px(pips.suit):
-        return pips.agreeing >= PIPS_AGREEING or (rank == "A" and pips.count == 1)
+        return pips.agreeing >= PIPS_AGREEING or _numbered(rank, pips) or (rank == "A" and pips.count == 1)
     return (pips.px >= min_prints_px(pips.suit) and _numbered(rank, pips) and pips.agreeing >= PIPS_AGREEING
             and pips.suit_p >= PIPS_SUIT_P and pips.split is None)
 
