@@ -134,6 +134,24 @@ class CornerView:
         levels raised or lowered from it."""
         return threshold(self.ink)
 
+    @cached_property
+    def mask(self) -> np.ndarray:
+        """Where print may be: inside the card's rounded corner, off its very edge."""
+        h, w = self.ink.shape
+        keep = np.ones((h, w), np.uint8)
+        r = int(CANON_W * 0.058)
+        edge = 2
+        if self.right:
+            keep[:, w - edge :] = 0
+            cv2.rectangle(keep, (w - r, 0), (w - 1, r), 0, -1)
+            cv2.circle(keep, (w - 1 - r, r), r, 1, -1)
+        else:
+            keep[:, :edge] = 0
+            cv2.rectangle(keep, (0, 0), (r, r), 0, -1)
+            cv2.circle(keep, (r, r), r, 1, -1)
+        keep[:edge, :] = 0
+        return keep.astype(bool)
+
 
 def paper_normalised(card: np.ndarray) -> np.ndarray:
     """Each channel divided by its local paper level (a blurred max filter)."""
@@ -187,31 +205,12 @@ def threshold(ink: np.ndarray) -> float:
     return float(np.clip(t / 255.0, 0.28, 0.55))
 
 
-def _corner_mask(view: CornerView) -> np.ndarray:
-    """Where print may be: inside the card's rounded corner, off its very edge."""
-    h, w = view.ink.shape
-    keep = np.ones((h, w), np.uint8)
-    r = int(CANON_W * 0.058)
-    edge = 2
-    keep[:edge, :] = 0
-    if view.right:
-        keep[:, w - edge :] = 0
-        cv2.rectangle(keep, (w - r, 0), (w - 1, r), 0, -1)
-        cv2.circle(keep, (w - 1 - r, r), r, 1, -1)
-    else:
-        keep[:, :edge] = 0
-        cv2.rectangle(keep, (0, 0), (r, r), 0, -1)
-        cv2.circle(keep, (r, r), r, 1, -1)
-    keep[:edge, :] = 0
-    return keep.astype(bool)
-
-
 def find_marks(view: CornerView, raise_by: float = 0.0) -> list[Mark]:
     """Connected marks wholly inside the window (not running off its inner sides),
     at the window's ink level raised by `raise_by`."""
     ink = view.ink
     h, w = ink.shape
-    binary = ((ink > view.level + raise_by) & _corner_mask(view)).astype(np.uint8)
+    binary = ((ink > view.level + raise_by) & view.mask).astype(np.uint8)
     n, labels, stats, _ = cv2.connectedComponentsWithStats(binary, connectivity=8)
     min_side = max(5, int(CANON_H * 0.014))
     x, y, bw, bh, area = (stats[1:, i].astype(np.int64) for i in range(5))

@@ -670,8 +670,11 @@ class Recognizer:
             # a court card's picture prints its suit again (`sure`, `large`) only where the picture's
             # mark reads surely as a glyph; the pips of a group read as pips (_as_pip)
             raw = self._pip_reading(pip, sp, other, lone)
-            got = self._pip_reading(pip, _as_pip(sp), None if other is None else _as_pip(other), lone) \
-                if id(pip) in in_group else raw
+            got = raw
+            if id(pip) in in_group:
+                asp, aother = _as_pip(sp), None if other is None else _as_pip(other)
+                if asp is not sp or aother is not other:
+                    got = self._pip_reading(pip, asp, aother, lone)
             if isinstance(got, int):
                 leaning[id(pip)] = TURNED
                 continue

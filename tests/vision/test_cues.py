@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from shoed.vision import index as X
+from tests.vision.pip_masks import black_pip
 from shoed.vision.recognize import (
     CUES_DISAGREE,
     NO_PIPS,
@@ -375,8 +376,7 @@ def test_print_beside_a_mark_does_not_colour_it(border):
 
 def _pip(x: int, y: int, h: int, w: int | None = None, blur: float = 0.05) -> X.Pip:
     """A black pip h px tall (w wide: square if not given), its box's top-left corner at (x, y)."""
-    mask = np.ones((h, w or h), bool)
-    return X.Pip(X.Mark(x, y, w or h, h, mask, (x,)), mask.astype(np.float32), mask, redness=0.0, blur=blur)
+    return black_pip(np.ones((h, w or h), bool), x, y, blur)
 
 
 def _pips(leanings: list[dict[str, float]],

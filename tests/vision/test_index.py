@@ -12,6 +12,7 @@ import pytest
 
 from shoed.vision import index as X
 from shoed.vision import locate as L
+from tests.vision.pip_masks import black_pip
 from vision_lab import synth
 
 
@@ -195,12 +196,6 @@ def test_percentile_and_median_are_numpys_to_the_last_bit(dtype):
             assert X.median(values.copy()) == float(np.median(values)), n
 
 
-def _mask_pip(mask: np.ndarray) -> X.Pip:
-    """A black pip of this shape (a boolean mask), at the card's top-left corner."""
-    return X.Pip(X.Mark(0, 0, mask.shape[1], mask.shape[0], mask, (1,)), mask.astype(np.float32), mask,
-                 redness=0.0, blur=0.05)
-
-
 def _spade(stem: bool) -> X.Pip:
     """A spade's pip drawn as a mask: a body 40 px tall, and its thin stem joined under it or not."""
     mask = np.zeros((52 if stem else 40, 36), np.uint8)
@@ -209,7 +204,7 @@ def _spade(stem: bool) -> X.Pip:
     cv2.fillPoly(mask, [np.array([[18, 0], [2, 24], [34, 24]], np.int32)], 1)
     if stem:
         cv2.rectangle(mask, (16, 36), (19, 51), 1, -1)
-    return _mask_pip(mask.astype(bool))
+    return black_pip(mask.astype(bool))
 
 
 def test_spades_with_their_stem_joined_or_parted_are_one_group():
@@ -219,5 +214,5 @@ def test_spades_with_their_stem_joined_or_parted_are_one_group():
     assert pips[0].mark.h > 1.15 * pips[1].mark.h
     assert X.body_height(pips[0].mask) == X.body_height(pips[1].mask)
     assert len(X.pip_group(pips)) == 4
-    other = _mask_pip(np.ones((20, 36), bool))
+    other = black_pip(np.ones((20, 36), bool))
     assert len(X.pip_group([*pips, other])) == 4  # a mark half as tall is of another size
