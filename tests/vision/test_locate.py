@@ -78,29 +78,62 @@ def test_large_photographs_are_searched_small_and_flattened_sharp():
     assert corner_error(quad.corners, shot.corners) < 0.01 * 4032
 
 
-@pytest.mark.parametrize("size, f", [((4032, 3024), 960 / 4032), ((2016, 1512), 960 / 2016), ((1279, 957), 0.5),
-                                     ((1000, 700), 0.8)])
-def test_a_shrunk_picture_is_the_mean_of_what_it_covers(size, f):
-    """A large shrink is done in two steps (whole blocks averaged, then the rest):
-    the picture is the size asked for, its coordinates map by the factors given,
-    and it differs from a one-step area average by a grey level or so."""
+def _waves(w: int, h: int) -> np.ndarray:
+    """A smooth colour picture w x h: print seen through a lens is no finer."""
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    image = (127 + 60 * np.sin(xx / 37.0) * np.cos(yy / 53.0) + 40 * np.sin((xx + yy) / 91.0)).astype(np.uint8)
+    return np.dstack([image, 255 - image, image // 2])
+
+
+@pytest.mark.parametrize("size", [(4032, 3024), (2016, 1512), (1920, 1080), (1280, 720), (1279, 957), (1000, 700),
+                                  (960, 540)])
+def test_the_copy_searched_for_outlines_is_the_size_asked_for_and_maps_coordinates(size):
+    """The locator's copy (halvings, then bilinear for the rest) has its long side DETECT_SIDE
+    (a smaller picture is left as it is), its factor maps coordinates, and it differs from a
+    one-step area average by a grey level or so."""
     import cv2
 
     w, h = size
-    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
-    image = (127 + 60 * np.sin(xx / 37.0) * np.cos(yy / 53.0) + 40 * np.sin((xx + yy) / 91.0)).astype(np.uint8)
-    image = np.dstack([image, 255 - image, image // 2])
-    small, fx, fy = L.shrink(image, f)
-    assert small.shape[:2] == (round(h * f), round(w * f))
-    assert abs(fx - f) < 2 * f / w * max(1, int(1 / f)) + 1e-3 and abs(fy - f) < 1e-2
+    image = _waves(w, h)
+    small, f = L.downscale(image)
+    want = min(1.0, L.DETECT_SIDE / max(w, h))
+    assert small.shape[:2] == (round(h * want), round(w * want))
+    assert abs(f - want) < 4 / w
+    if want == 1.0:
+        assert small is image
+        return
     direct = cv2.resize(image, (small.shape[1], small.shape[0]), interpolation=cv2.INTER_AREA)
     diff = np.abs(small.astype(np.int16) - direct.astype(np.int16))
-    assert float(diff.mean()) < 1.0 and int(diff.max()) <= 12
+    assert float(diff.mean()) < 1.0 and int(diff.max()) <= 12, (float(diff.mean()), int(diff.max()))
+
+
+@pytest.mark.parametrize("span", [300, 700, 1300, 2900])
+def test_a_large_card_is_flattened_as_an_area_average_would(span):
+    """A card larger than 1.6 times the flattened size is warped at twice the size and halved
+    (halved first while more than twice too large): it differs from the card shrunk by one area
+    average and then warped by a grey level or so; a small card is warped directly."""
+    import cv2
+
+    w, h = int(span * 1.1), int(span * 1.15)
+    image = _waves(w, h)
+    corners = np.array([[0.06, 0.04], [0.74, 0.07], [0.79, 0.9], [0.05, 0.86]]) * (w, h)
+    corners[:, 1] *= span / np.linalg.norm(corners[0] - corners[3])
+    quad = L.CardQuad(corners.astype(np.float32), 1.0, 1.4, 1.0)
+    card = L.warp_card(image, quad)
+    assert card.shape[:2] == (L.CANON_H, L.CANON_W)
+    f = min(1.0, 1.6 * L.CANON_H / span)
+    small = cv2.resize(image, None, fx=f, fy=f, interpolation=cv2.INTER_AREA) if f < 1 else image
+    dst = np.float32([[0, 0], [L.CANON_W, 0], [L.CANON_W, L.CANON_H], [0, L.CANON_H]])
+    m = cv2.getPerspectiveTransform(((corners + 0.5) * f - 0.5).astype(np.float32), dst)  # pixel centres
+    direct = cv2.warpPerspective(small, m, (L.CANON_W, L.CANON_H), flags=cv2.INTER_LINEAR,
+                                 borderMode=cv2.BORDER_REPLICATE)
+    diff = np.abs(card.astype(np.int16) - direct.astype(np.int16))
+    assert float(diff.mean()) < 1.0 and int(diff.max()) <= 12, (float(diff.mean()), int(diff.max()))
 
 
 def test_a_card_in_a_twelve_megapixel_photograph_is_flattened_where_it_lies():
     """The card of a phone's 12 MP photograph is found and flattened through the
-    two-step shrink: its index corner holds the index (dark print in the top-left)."""
+    halvings: its index corner holds the index (dark print in the top-left)."""
     rng = np.random.default_rng(11)
     shot = synth.photograph("KS", rng, size=(4032, 3024), size_frac=(0.8, 0.95), occlusion_p=0)
     quad = L.find_card(shot.image)
