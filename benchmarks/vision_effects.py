@@ -1,6 +1,7 @@
 """A search for wrong cards under what real cameras and rooms add to a photograph and the
 training pictures do not: a hard shadow across the card, a phone's sharpening halos, a dark
-exposure with its noise lifted, a bright one with the paper clipped, a steep view.
+exposure with its noise lifted, a bright one with the paper clipped, a steep view, a wide lens's
+curved lines, a hand's movement during the exposure.
 
 The camera's one unforgivable answer is a wrong card. This script photographs every card of the
 chosen ranks (all four suits) in every held-out lettering design (`vision_lab.hard_sets`) and in
@@ -18,7 +19,12 @@ Effects:
 - sharpen: an unsharp mask as phone cameras apply it (halos along every edge of the print);
 - dark: a third of the light, then the sensor's noise and the brightness lifted back;
 - bright: the light doubled: the paper clipped to white, pale print paler;
-- steep: the picture seen obliquely (a homography of up to 30% foreshortening).
+- steep: the picture seen obliquely (a homography of up to 30% foreshortening);
+- lens: a wide lens's radial distortion left uncorrected (barrel, or for one picture in three
+  pincushion): straight lines bow, the more the farther they lie from the middle; the picture's
+  corners move inwards by 3-15% of the half-diagonal (barrel) or outwards by 1-5% (pincushion);
+- motion: the camera moved during the exposure: a straight smear 0.5-1% of the picture's
+  shorter side long (5-10 px at 1280 x 960), in any direction.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ import numpy as np  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.append(str(ROOT))  # vision_lab lives beside shoed; a shoed on PYTHONPATH (another version) comes first
 
-EFFECTS = ("shadow", "sharpen", "dark", "bright", "steep")
+EFFECTS = ("shadow", "sharpen", "dark", "bright", "steep", "lens", "motion")
 
 
 def shadow(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -88,6 +94,30 @@ def steep(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
             dst[k][1] += (h * squeeze / 2) * (1 if k in (0, 1) else -1)
     m = cv2.getPerspectiveTransform(src, dst)
     return cv2.warpPerspective(img, m, (w, h), borderMode=cv2.BORDER_REPLICATE)
+
+
+def lens(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Radial distortion r -> r (1 + k r^2), r the distance from the middle over the half-diagonal:
+    barrel (k of 0.03 to 0.15) or pincushion (k of -0.01 to -0.05)."""
+    h, w = img.shape[:2]
+    k = rng.uniform(0.03, 0.15) if rng.uniform() < 2 / 3 else -rng.uniform(0.01, 0.05)
+    cx, cy = (w - 1) / 2, (h - 1) / 2
+    half = float(np.hypot(cx, cy))
+    ys, xs = np.mgrid[0:h, 0:w].astype(np.float32)
+    dx, dy = (xs - cx) / half, (ys - cy) / half
+    grow = 1 + np.float32(k) * (dx * dx + dy * dy)  # each pixel shows what lies farther out (barrel)
+    return cv2.remap(img, cx + dx * grow * half, cy + dy * grow * half, cv2.INTER_LINEAR,
+                     borderMode=cv2.BORDER_CONSTANT, borderValue=(40, 40, 40))
+
+
+def motion(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A straight smear: the mean along a line 0.5-1% of the shorter side long, at any angle."""
+    n = max(3, int(round(min(img.shape[:2]) * rng.uniform(0.005, 0.01))))
+    kernel = np.zeros((n, n), np.float32)
+    kernel[n // 2, :] = 1.0
+    turn = cv2.getRotationMatrix2D(((n - 1) / 2, (n - 1) / 2), rng.uniform(0, 180), 1.0)
+    kernel = cv2.warpAffine(kernel, turn, (n, n))
+    return cv2.filter2D(img, -1, kernel / kernel.sum())
 
 
 def main() -> int:

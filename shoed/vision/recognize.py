@@ -87,6 +87,11 @@ PIPS_SUIT_P = 0.9
 # A group of pips of one size, as many as the index's rank, counts that rank
 # with at least this trust (counting needs no fine shapes, only separate blobs).
 COUNT_TRUST = 0.97
+# Corners that read the same card make it surer only where each reads both its glyphs at least
+# this surely: doubt about a glyph's shape printed alike in every corner (a foreign suit symbol
+# taken for a spade at 0.5-0.8 in all four) is the design's, not a blur's, and its repeats are
+# no new evidence.
+SECONDING_P = 0.8
 # A finger or a chip over the middle of a number card hides at most this many
 # of its pips: a "9" with one pip in view is a court card's picture misread.
 MAX_HIDDEN_PIPS = 4
@@ -767,7 +772,7 @@ class Recognizer:
                     # size, is a detail of the picture, not this deck's index
                     continue
                 confidence *= 1.0 - other.confidence
-            elif other.confidence >= 0.5:
+            elif other.confidence >= 0.5 and _glyphs_sure(top) and _glyphs_sure(other):
                 # Another corner says the same. Its print is the same font, so its
                 # doubt is not independent: it counts at half weight.
                 confidence = 1.0 - (1.0 - confidence) * math.sqrt(1.0 - other.confidence)
@@ -812,6 +817,12 @@ class Recognizer:
                 rank in COURTS and pips.picture_suit == suit) and not _corners_tell_suit(top.card, reads):
             return f"suit glyph {top.suit_px:.1f} px tall, {need:.0f} needed"
         return None
+
+
+def _glyphs_sure(read: CornerRead) -> bool:
+    """Whether a corner reads both its rank and its suit at SECONDING_P or more: its agreement
+    with another corner then makes the card surer."""
+    return min(read.rank_p, read.suit_p) >= SECONDING_P
 
 
 def _pip_vectors(pips: list[X.Pip]) -> list[np.ndarray]:

@@ -21,6 +21,7 @@ from shoed.vision.recognize import (
     CUES_DISAGREE,
     NO_PIPS,
     PIPS_SUIT_P,
+    SECONDING_P,
     TOO_SMALL,
     CornerRead,
     PipEvidence,
@@ -65,6 +66,30 @@ def test_the_middle_of_the_card_must_agree_with_its_index(card, pips, clash):
 
 def corner(card: str, rank_px: float, suit_px: float, p: float = 0.99) -> CornerRead:
     return CornerRead("top-left", card, p * p, p, p, 0.99 if card[-1] in "HD" else 0.01, rank_px, suit_px)
+
+
+def _corners(card: str, rank_p: float, suit_ps: list[float]) -> list[CornerRead]:
+    """The corners of a black card, each reading it with these glyph probabilities, at a phone's size."""
+    names = ("bottom-right", "bottom-left", "top-right", "top-left")
+    return [CornerRead(name, card, rank_p * p, rank_p, p, 0.001, 23.0, 30.0) for name, p in zip(names, suit_ps)]
+
+
+def test_corners_that_doubt_one_glyph_alike_make_the_card_no_surer():
+    """KDE's German-suited deck prints bells in stripes of colour in its four corners; a king of
+    bells read each time as a spade at 0.56-0.79 is a shape the classifier doubts, printed four
+    times alike, not four blurred prints of a spade. The corners' agreement adds nothing: the
+    card is as sure as its surest corner, and refused. Corners that read both glyphs surely
+    second each other as before."""
+    doubted = _corners("KS", 0.97, [0.79, 0.71, 0.62, 0.56])
+    result = Recognizer()._decide(doubted, NO_PIPS)
+    assert result.card is None and result.reason == "low confidence"
+    assert result.confidence == pytest.approx(0.97 * 0.79, abs=1e-4)
+    sure = _corners("KS", 0.97, [0.93, 0.9, 0.88, 0.85])
+    result = Recognizer()._decide(sure, NO_PIPS)
+    assert result.card == "KS" and result.confidence > 0.97 * 0.93 + 0.04
+    # a top corner sure of both, another doubting its suit: the doubting one adds nothing
+    mixed = _corners("KS", 0.97, [0.93, SECONDING_P - 0.01])
+    assert Recognizer()._decide(mixed, NO_PIPS).confidence == pytest.approx(0.97 * 0.93, abs=1e-4)
 
 
 @pytest.mark.parametrize(
