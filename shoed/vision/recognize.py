@@ -89,9 +89,9 @@ PIPS_SUIT_P = 0.9
 COUNT_TRUST = 0.97
 # Corners that read the same card make it surer only where each reads both its glyphs at least
 # this surely: doubt about a glyph's shape printed alike in every corner (a foreign suit symbol
-# taken for a spade at 0.5-0.8 in all four) is the design's, not a blur's, and its repeats are
+# taken for a spade at 0.5-0.7 in all four) is the design's, not a blur's, and its repeats are
 # no new evidence.
-SECONDING_P = 0.8
+SECONDING_P = 0.7
 # A finger or a chip over the middle of a number card hides at most this many
 # of its pips: a "9" with one pip in view is a court card's picture misread.
 MAX_HIDDEN_PIPS = 4
