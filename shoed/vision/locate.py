@@ -72,15 +72,17 @@ def downscale(image: np.ndarray, side: int = DETECT_SIDE) -> tuple[np.ndarray, f
     if f >= 1.0:
         return image, 1.0
     out = (max(1, round(w * f)), max(1, round(h * f)))
-    halvings = 0
-    while max(h, w) >> (halvings + 1) >= side:
-        halvings += 1
-    k = 1 << halvings
-    h, w = h - h % k, w - w % k
-    image = image[:h, :w]
-    for _ in range(halvings):
-        image = cv2.resize(image, (image.shape[1] // 2, image.shape[0] // 2), interpolation=cv2.INTER_AREA)
-    return cv2.resize(image, out, interpolation=cv2.INTER_LINEAR), out[0] / w
+    k = 1
+    while max(image.shape[:2]) >= 2 * side:
+        image, k = halve(image), 2 * k
+    return cv2.resize(image, out, interpolation=cv2.INTER_LINEAR), out[0] / (image.shape[1] * k)
+
+
+def halve(image: np.ndarray) -> np.ndarray:
+    """`image` at half its size, each pixel the mean of 2 x 2 (OpenCV's fast path of an area
+    average); a row or column past the last whole block is left out."""
+    h, w = image.shape[:2]
+    return cv2.resize(image[: h - h % 2, : w - w % 2], (w // 2, h // 2), interpolation=cv2.INTER_AREA)
 
 
 def find_card(image: np.ndarray) -> CardQuad | None:
@@ -584,8 +586,7 @@ def warp_card(image: np.ndarray, quad: CardQuad, size: tuple[int, int] = (CANON_
         # twice too large: OpenCV's fast paths, where an area average of the crop to the size costs
         # twice as much (10 ms for a card 700 px tall, one core).
         while span > 3.2 * h:
-            ch, cw = crop.shape[:2]
-            crop = cv2.resize(crop[: ch - ch % 2, : cw - cw % 2], (cw // 2, ch // 2), interpolation=cv2.INTER_AREA)
+            crop = halve(crop)
             corners, span = corners / 2 - 0.25, span / 2  # pixel centres: (x + 0.5) / 2 - 0.5
         out = (2 * w, 2 * h)
     dst = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
