@@ -757,6 +757,7 @@ class Recognizer:
             # The index's rank and the number of pips agree: two cues, one answer.
             confidence = max(confidence, COUNT_TRUST * top.suit_p)
         seconded = any(r.card == top.card and r.confidence >= 0.5 for r in reads[1:])
+        top_sure = _glyphs_sure(top)  # its agreement with another corner may make the card surer
         for other in reads[1:]:
             if other.card != top.card:
                 if other.confidence >= 0.5:
@@ -772,7 +773,7 @@ class Recognizer:
                     # size, is a detail of the picture, not this deck's index
                     continue
                 confidence *= 1.0 - other.confidence
-            elif other.confidence >= 0.5 and _glyphs_sure(top) and _glyphs_sure(other):
+            elif other.confidence >= 0.5 and top_sure and _glyphs_sure(other):
                 # Another corner says the same. Its print is the same font, so its
                 # doubt is not independent: it counts at half weight.
                 confidence = 1.0 - (1.0 - confidence) * math.sqrt(1.0 - other.confidence)
