@@ -15,6 +15,7 @@ when refused.
                                                   [--seed 9100] [--size 1280x960] [--keep DIR]
 
 Effects:
+- none: the photograph as it is (the baseline: each effect's right rate is read against it);
 - shadow: a straight-edged shadow (a hand, the shoe) over part of the card: 35-65% darker;
 - sharpen: an unsharp mask as phone cameras apply it (halos along every edge of the print);
 - dark: a third of the light, then the sensor's noise and the brightness lifted back;
@@ -43,7 +44,12 @@ import numpy as np  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.append(str(ROOT))  # vision_lab lives beside shoed; a shoed on PYTHONPATH (another version) comes first
 
-EFFECTS = ("shadow", "sharpen", "dark", "bright", "steep", "lens", "motion")
+EFFECTS = ("none", "shadow", "sharpen", "dark", "bright", "steep", "lens", "motion")
+
+
+def none(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The photograph as it is: the baseline the other effects are measured against."""
+    return img
 
 
 def shadow(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:

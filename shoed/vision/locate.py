@@ -35,6 +35,10 @@ CARD_ASPECT = 88.0 / 63.0
 DETECT_SIDE = 960  # long side of the copy the search runs on
 LINE_ASPECT = 0.25  # a card outlined by its sides' straight runs: aspect within this (log) of a card's
 PARTIAL_SUPPORT = 0.6  # least share of the sides seen along a card with one side placed, not seen
+# At most this many of a side's outline points, evenly spaced along it, go into the robust fit of
+# its line: the Huber fit costs half a microsecond a point, and a straight run is as well
+# placed by every fifth pixel of it.
+FIT_POINTS = 80
 
 
 @dataclass(frozen=True)
@@ -539,7 +543,10 @@ def _refit_sides(quad: np.ndarray, outline: np.ndarray, tolerances: tuple[float,
         lines = []
         for i in range(4):
             if counts[i] >= 8:
-                vx, vy, x0, y0 = cv2.fitLine(outline[near[i]].astype(np.float32), cv2.DIST_HUBER, 0, 0.01, 0.01).ravel()
+                points = outline[near[i]]
+                if len(points) > FIT_POINTS:
+                    points = points[:: -(-len(points) // FIT_POINTS)]
+                vx, vy, x0, y0 = cv2.fitLine(points.astype(np.float32), cv2.DIST_HUBER, 0, 0.01, 0.01).ravel()
                 lines.append(((float(x0), float(y0)), (float(x0 + vx), float(y0 + vy))))  # float32 sums
             else:
                 lines.append((tuple(refined[i].tolist()), tuple(refined[(i + 1) % 4].tolist())))

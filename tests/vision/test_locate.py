@@ -64,6 +64,46 @@ def test_reduce_to_quad_restores_the_corners(polygon, expected):
     assert corner_error(quad, expected) < 1e-6 or corner_error(quad[::-1], expected) < 1e-6
 
 
+@pytest.mark.parametrize("angle", [3.0, 17.0, 41.0])
+def test_sides_fitted_to_every_fifth_point_meet_at_the_card_s_corners(angle):
+    """A rounded card drawn tilted, 600 px tall (sides of 400-600 outline points): its sides
+    fitted to at most FIT_POINTS points each, evenly spaced, meet where the drawn card's corners
+    are, and within a tenth of a pixel of where the sides fitted to every point meet."""
+    cv2 = pytest.importorskip("cv2")
+    w, h, r = 430.0, 600.0, 24.0
+    c, s = np.cos(np.radians(angle)), np.sin(np.radians(angle))
+    turn = np.array([[c, -s], [s, c]])
+    corners = (np.array([(-w, -h), (w, -h), (w, h), (-w, h)]) / 2) @ turn.T + 500
+    scale = 8  # drawn at 8 x and shrunk: edges a camera would give, not a staircase
+    mask = np.zeros((1000 * scale, 1000 * scale), np.uint8)
+    inner = (np.array([(-w, -h), (w, -h), (w, h), (-w, h)]) / 2 * (1 - 2 * r / np.array([w, h]))) @ turn.T + 500
+    pts = [(p * scale).round().astype(np.int32) for p in inner]
+    cv2.fillConvexPoly(mask, np.array(pts), 255)
+    for p in pts:
+        cv2.circle(mask, tuple(int(v) for v in p), int(r * scale), 255, -1)
+    for a, b in zip(pts, pts[1:] + pts[:1]):
+        cv2.line(mask, tuple(int(v) for v in a), tuple(int(v) for v in b), 255, int(2 * r * scale))
+    small = cv2.resize(mask, (1000, 1000), interpolation=cv2.INTER_AREA)
+    contour = max(cv2.findContours((small > 127).astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)[0],
+                  key=len)
+    outline = contour.reshape(-1, 2).astype(np.float64)
+    start = L._reduce_to_quad(cv2.approxPolyDP(cv2.convexHull(contour), 4, True).reshape(-1, 2).astype(float))
+    assert start is not None
+    few = L._refit_sides(start, outline)
+    saved = L.FIT_POINTS
+    try:
+        L.FIT_POINTS = 10**9
+        every = L._refit_sides(start, outline)
+    finally:
+        L.FIT_POINTS = saved
+    assert few is not None and every is not None
+    # the outline runs through the centres of the card's outermost pixels, half a pixel inside
+    # its edges: a corner found within a pixel of the drawn one is where the outline puts it
+    truth = corners - 0.5  # pixel (i, j) covers i - 0.5 .. i + 0.5 of the drawing scaled down
+    assert min(corner_error(few, truth), corner_error(few[::-1], truth)) < 1.0
+    assert np.abs(few - every).max() < 0.1
+
+
 def test_nothing_card_shaped_on_an_empty_table():
     rng = np.random.default_rng(5)
     table = synth.draw_background(1280, 960, rng, clutter=0)
