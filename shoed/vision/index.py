@@ -492,8 +492,8 @@ class Pip:
 
     def colour(self) -> float:
         """How red its print is, measured on the card the first time it is asked: the paper
-        around a large mark (a piece of a court card's picture) is the dearest measure a
-        corner read takes, and a mark whose shape is no suit's needs none."""
+        around a large mark (a piece of a court card's picture) is one of the dearer measures
+        a corner read takes, and a mark whose shape is no suit's needs none."""
         if self.redness is None:
             assert self.card is not None, "a pip without its redness carries its card"
             self.redness = _print_redness(*self.card, self.mark)

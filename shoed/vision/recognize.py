@@ -194,6 +194,9 @@ class PipEvidence:
     picture: bool = False
     # the rank whose layout the pips show (pip_layout), of those no card with a pip hidden shows
     layout: str | None = None
+    # every mark of the group reads as a pip of `suit` (or, on the middle row, as one suit's shape one
+    # way up and another's the other way): only then does their number count a rank
+    alike: bool = False
 
     @property
     def picture_suit(self) -> str | None:
@@ -709,17 +712,19 @@ class Recognizer:
         # a layout counts where every mark of it reads as a pip of the suit (or, on the middle row, as
         # one shape one way up and another the other way): none of no suit's shape (a chip, a speck
         # of the pips' size), none of another suit's
-        layout = pip_layout(group) if all(leaning.get(id(p)) in (s, TURNED) for p in group) else None
+        alike = all(leaning.get(id(p)) in (s, TURNED) for p in group)
+        layout = pip_layout(group) if alike else None
         agree = len(votes[s]) / sum(len(v) for v in votes.values())
         suit = SUIT_CLASSES[s]
         twin = leans[SUIT_CLASSES.index(TWIN_SUIT[suit])]
         split = TWIN_SUIT[suit] if twin >= SPLIT_PIPS and twin >= SPLIT_SHARE * (twin + leans[s]) else None
         return PipEvidence(suit, float(np.median(votes[s])) * agree, len(group), px, three, split, len(votes[s]),
-                           centred, stray, large, large_p, layout=layout)
+                           centred, stray, large, large_p, layout=layout, alike=alike)
 
     def _with_pips(self, read: CornerRead, pips: PipEvidence) -> CornerRead:
         """Number cards and aces show their suit again, larger, in the middle:
-        agreement adds to the index's suit, a clear contradiction takes away.
+        agreement adds to the index's suit where the index's mark leans to it
+        (PIP_LEAN) by its shape, a clear contradiction takes away.
         Where the index's suit is too small to be told by its shape, the pips'
         suit stands in for it, if they are large enough. A court card's picture
         has no pips, but may print its suit again, larger (PipEvidence.large):
@@ -735,6 +740,10 @@ class Recognizer:
         if suit == read.card[-1]:
             if read.suit_px < min_suit_px(suit) and _pips_tell_suit(read.card[:-1], pips):
                 suit_p = p
+            elif read.suit_p < PIP_LEAN:
+                # the index's mark does not lean to the suit (its shape reads as another's, or
+                # as none, and its colour alone names this one): nothing there to agree with
+                return read
             else:
                 suit_p = 1.0 - (1.0 - read.suit_p) * math.sqrt(1.0 - p)
         elif p >= 0.5:
@@ -752,7 +761,9 @@ class Recognizer:
         confidence = top.confidence
         rank = top.card[:-1]
         sure_enough = top.confidence >= 0.3 or top.glyphs == 2 or top.counted
-        counted = _numbered(rank, pips) and sure_enough
+        # marks of the middle that do not all read as the suit's pips (pieces of a court card's
+        # picture among them) number no rank, however many they are
+        counted = _numbered(rank, pips) and sure_enough and pips.alike
         if counted:
             # The index's rank and the number of pips agree: two cues, one answer.
             confidence = max(confidence, COUNT_TRUST * top.suit_p)

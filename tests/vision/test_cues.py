@@ -196,7 +196,7 @@ def test_a_count_stands_in_for_a_tiny_rank_only_where_it_can_be_trusted(rank_p, 
     a tiny "5" weakly misread as "4": the count stands in for the rank only where
     the pips are large enough to lie apart, or the index itself reads the rank."""
     read = CornerRead("bottom-right", "4D", rank_p * 0.98, rank_p, 0.98, 0.99, 5.0, 3.8)
-    result = Recognizer()._decide([read], PipEvidence("D", 0.98, 4, pip_px, agreeing=4))
+    result = Recognizer()._decide([read], PipEvidence("D", 0.98, 4, pip_px, agreeing=4, alike=True))
     assert result.card == card, result
     if card is None:
         assert result.reason == TOO_SMALL
@@ -204,7 +204,7 @@ def test_a_count_stands_in_for_a_tiny_rank_only_where_it_can_be_trusted(rank_p, 
 
 def test_a_ten_beside_a_jack_is_refused_not_guessed():
     read = corner("JD", 30.0, 20.0)
-    result = Recognizer()._decide([read], PipEvidence("D", 0.99, 10, 30.0))
+    result = Recognizer()._decide([read], PipEvidence("D", 0.99, 10, 30.0, alike=True))
     assert result.card is None and result.reason == CUES_DISAGREE and "10 pips" in result.detail
     assert result.to_json()["detail"] == result.detail
 
@@ -307,7 +307,7 @@ def test_a_threes_layout_reads_the_rank_the_index_only_allows(counted, card):
     three; the two cues agree on a three. Without the layout, an index this
     unsure is no card."""
     read = CornerRead("top-left", "3C", 0.1 * 0.99, 0.1, 0.99, 0.01, 30.0, 20.0, 1, counted)
-    result = Recognizer()._decide([read], PipEvidence("C", 0.99, 3, 30.0, three=counted))
+    result = Recognizer()._decide([read], PipEvidence("C", 0.99, 3, 30.0, three=counted, alike=True))
     assert result.card == card, result
 
 
@@ -316,7 +316,7 @@ def test_a_two_glyph_rank_over_ten_pips_is_a_ten(glyphs, card):
     """Deck artwork letters "10" in ways no classifier has seen (a bare bar and
     a narrow oval); two glyphs side by side over ten pips of one size is a ten."""
     read = CornerRead("top-left", "TH", 0.01 * 0.99, 0.01, 0.99, 0.99, 30.0, 20.0, glyphs)
-    result = Recognizer()._decide([read], PipEvidence("H", 0.99, 10, 30.0))
+    result = Recognizer()._decide([read], PipEvidence("H", 0.99, 10, 30.0, alike=True))
     assert result.card == card, result
 
 
@@ -381,7 +381,7 @@ def test_a_pip_count_outweighs_only_the_readings_it_rules_out(other, card):
     counts. A reading the pips rule out takes nothing away."""
     reads = [CornerRead("bottom-right", "8H", 0.94, 0.976, 0.96, 0.99, 12.0, 9.0),
              CornerRead("top-left", other, 0.40, 0.40, 0.99, 0.99, 12.0, 9.0)]
-    result = Recognizer()._decide(reads, PipEvidence("H", 0.96, 8, 12.0))
+    result = Recognizer()._decide(reads, PipEvidence("H", 0.96, 8, 12.0, alike=True))
     assert result.card == card, result
 
 
@@ -546,6 +546,46 @@ def test_a_two_glyph_nine_over_ten_of_many_pips_is_no_ten():
     assert result.card in (None, "9H"), result
 
 
+def test_marks_that_do_not_all_read_as_pips_number_no_rank():
+    """A jack of clubs of a held-out lettering, the camera moving: both corners read its "J" as a
+    "4" (at 0.68 and 0.39), and the middle shows four marks of one size, two clubs inside the
+    picture's frame and two black triangles of the picture. Four marks under a "4" made it the
+    four of clubs at 0.97. Marks that do not all read as the suit's pips count no rank."""
+    import pathlib
+
+    card = cv2.imread(str(pathlib.Path(__file__).parent / "data" / "pips"
+                          / "JC-blurred-four-marks-of-its-picture-as-pips.png"))
+    result = Recognizer().read_card(card, 1.0)
+    assert result.card in (None, "JC"), result
+    reads = [CornerRead("bottom-right", "4C", 0.68, 0.68, 0.999, 0.001, 35.0, 32.0),
+             CornerRead("top-left", "4C", 0.39, 0.39, 0.999, 0.001, 37.0, 32.0)]
+    picture = PipEvidence("C", 0.99, 4, 28.0, agreeing=2, stray=54.8, large="C", large_p=0.98)
+    assert Recognizer()._decide(list(reads), picture).card is None
+    # the same corners over four marks that all read as clubs: the count vouches for the "4"
+    pips = dataclasses.replace(picture, agreeing=4, stray=0.0, large=None, large_p=0.0, alike=True)
+    assert Recognizer()._decide(list(reads), pips).card == "4C"
+
+
+def test_pips_add_nothing_to_an_index_suit_whose_shape_is_another_s():
+    """KDE's ancient-egyptians prints its lower index the way up of the upper one, the suit over
+    the rank. A nine of spades under a hard shadow: the upper index is lost in the shadow's edge,
+    the lower one read turned is a "6" (0.998) over a spade upside down, whose shape reads as a
+    diamond (0.71) and as a spade at 0.012; its black print left the spade. The pips' spades
+    (0.998) took that for agreement and made it the six of spades at 0.96. Pips agree with an
+    index's suit only where its mark leans to that suit by its shape."""
+    import pathlib
+
+    card = cv2.imread(str(pathlib.Path(__file__).parent / "data" / "pips"
+                          / "9S-upright-lower-index-under-a-shadow.png"))
+    result = Recognizer().read_card(card, 1.0)
+    assert result.card in (None, "9S"), result
+    pips = PipEvidence("S", 0.998, 9, 57.0, agreeing=9, alike=True)
+    turned = CornerRead("bottom-right", "6S", 0.998 * 0.012, 0.998, 0.012, 0.001, 54.0, 51.0)
+    assert Recognizer()._with_pips(turned, pips).suit_p == turned.suit_p
+    doubtful = dataclasses.replace(turned, confidence=0.998 * 0.4, suit_p=0.4)
+    assert Recognizer()._with_pips(doubtful, pips).suit_p > 0.95  # a blurred spade the pips confirm
+
+
 def test_print_beside_the_pips_is_measured_against_a_pip():
     """index.middle_pips and stray_print: nothing but the pips gives 0; a blot as large as two pips
     gives about 2, wherever it lies in the middle, even reaching in from the side;
@@ -701,7 +741,7 @@ def test_pips_in_a_layout_stand_in_for_a_tiny_rank_however_small(pip_px, layout,
     """Pips of 8 px may run together and be counted short; where they lie as a ten's do, none
     did, and the count stands in for a rank glyph of 5 px."""
     read = CornerRead("top-left", "TD", 0.97 * 0.98, 0.97, 0.98, 0.99, 5.0, 3.8, 1, True)
-    pips = PipEvidence("D", 0.98, 10, pip_px, agreeing=10, layout=layout)
+    pips = PipEvidence("D", 0.98, 10, pip_px, agreeing=10, layout=layout, alike=True)
     if layout is None:
         read = dataclasses.replace(read, rank_p=0.36, confidence=0.36 * 0.98, counted=False)
     result = Recognizer()._decide([read], pips)
