@@ -167,6 +167,9 @@ class CornerRead:
     suit_px: float = math.inf
     glyphs: int = 1  # glyphs in the rank ("10": two)
     counted: bool = False  # the rank was told by the pips' layout, the index agreeing
+    # the suit mark's shape reads as this suit more than as any other (False: its shape is another
+    # suit's, and its colour alone named this one)
+    suit_shaped: bool = True
 
 
 @dataclass(frozen=True)
@@ -650,8 +653,9 @@ class Recognizer:
         rank_p = float(rp[r]) * sharpness(p.rank_blur)
         if laid:  # the layout's rank: as sure as a count, or as the index if it reads so more surely
             rank_p = max(rank_p, COUNT_TRUST)
+        shaped = int(np.argmax(probs[p.suit_key][13:17])) == s
         return CornerRead(corner, _label(RANK_CLASSES[r], SUIT_CLASSES[s]), rank_p * suit_p, rank_p, suit_p, red,
-                          p.rank.h * scale, p.suit.h * scale, len(p.rank.labels), three or laid is not None)
+                          p.rank.h * scale, p.suit.h * scale, len(p.rank.labels), three or laid is not None, shaped)
 
     def _pip_evidence(self, pips: list[X.Pip], probs: np.ndarray, scale: float,
                       covering: dict[int, int] | None = None) -> PipEvidence:
@@ -723,8 +727,8 @@ class Recognizer:
 
     def _with_pips(self, read: CornerRead, pips: PipEvidence) -> CornerRead:
         """Number cards and aces show their suit again, larger, in the middle:
-        agreement adds to the index's suit where the index's mark leans to it
-        (PIP_LEAN) by its shape, a clear contradiction takes away.
+        agreement adds to the index's suit where the index's mark reads as that
+        suit by its shape more than as any other, a clear contradiction takes away.
         Where the index's suit is too small to be told by its shape, the pips'
         suit stands in for it, if they are large enough. A court card's picture
         has no pips, but may print its suit again, larger (PipEvidence.large):
@@ -740,9 +744,9 @@ class Recognizer:
         if suit == read.card[-1]:
             if read.suit_px < min_suit_px(suit) and _pips_tell_suit(read.card[:-1], pips):
                 suit_p = p
-            elif read.suit_p < PIP_LEAN:
-                # the index's mark does not lean to the suit (its shape reads as another's, or
-                # as none, and its colour alone names this one): nothing there to agree with
+            elif not read.suit_shaped:
+                # the index's mark reads as another suit by its shape, and its colour alone
+                # names this one: nothing there to agree with
                 return read
             else:
                 suit_p = 1.0 - (1.0 - read.suit_p) * math.sqrt(1.0 - p)
@@ -750,8 +754,7 @@ class Recognizer:
             suit_p = read.suit_p * (1.0 - p)
         else:
             return read
-        return CornerRead(read.corner, read.card, read.rank_p * suit_p, read.rank_p, suit_p, read.red_p,
-                          read.rank_px, read.suit_px, read.glyphs, read.counted)
+        return dataclasses.replace(read, confidence=read.rank_p * suit_p, suit_p=suit_p)
 
     def _decide(self, reads: list[CornerRead], pips: PipEvidence = NO_PIPS) -> Identification:
         if not reads:

@@ -572,7 +572,7 @@ def test_pips_add_nothing_to_an_index_suit_whose_shape_is_another_s():
     the lower one read turned is a "6" (0.998) over a spade upside down, whose shape reads as a
     diamond (0.71) and as a spade at 0.012; its black print left the spade. The pips' spades
     (0.998) took that for agreement and made it the six of spades at 0.96. Pips agree with an
-    index's suit only where its mark leans to that suit by its shape."""
+    index's suit only where its mark reads as that suit by its shape more than as any other."""
     import pathlib
 
     card = cv2.imread(str(pathlib.Path(__file__).parent / "data" / "pips"
@@ -580,10 +580,11 @@ def test_pips_add_nothing_to_an_index_suit_whose_shape_is_another_s():
     result = Recognizer().read_card(card, 1.0)
     assert result.card in (None, "9S"), result
     pips = PipEvidence("S", 0.998, 9, 57.0, agreeing=9, alike=True)
-    turned = CornerRead("bottom-right", "6S", 0.998 * 0.012, 0.998, 0.012, 0.001, 54.0, 51.0)
+    turned = CornerRead("bottom-right", "6S", 0.998 * 0.012, 0.998, 0.012, 0.001, 54.0, 51.0, suit_shaped=False)
     assert Recognizer()._with_pips(turned, pips).suit_p == turned.suit_p
-    doubtful = dataclasses.replace(turned, confidence=0.998 * 0.4, suit_p=0.4)
-    assert Recognizer()._with_pips(doubtful, pips).suit_p > 0.95  # a blurred spade the pips confirm
+    # a blurred spade, its shape still a spade's more than another suit's: the pips confirm it
+    doubtful = dataclasses.replace(turned, confidence=0.998 * 0.2, suit_p=0.2, suit_shaped=True)
+    assert Recognizer()._with_pips(doubtful, pips).suit_p > 0.95
 
 
 def test_print_beside_the_pips_is_measured_against_a_pip():
