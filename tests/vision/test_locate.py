@@ -7,6 +7,7 @@ so a portrait flattening is all that is needed (issue: camera fallback).
 
 from __future__ import annotations
 
+import cv2
 import numpy as np
 import pytest
 
@@ -65,11 +66,10 @@ def test_reduce_to_quad_restores_the_corners(polygon, expected):
 
 
 @pytest.mark.parametrize("angle", [3.0, 17.0, 41.0])
-def test_sides_fitted_to_every_fifth_point_meet_at_the_card_s_corners(angle):
+def test_sides_fitted_to_every_fifth_point_meet_at_the_card_s_corners(angle, monkeypatch):
     """A rounded card drawn tilted, 600 px tall (sides of 400-600 outline points): its sides
     fitted to at most FIT_POINTS points each, evenly spaced, meet where the drawn card's corners
     are, and within a tenth of a pixel of where the sides fitted to every point meet."""
-    cv2 = pytest.importorskip("cv2")
     w, h, r = 430.0, 600.0, 24.0
     c, s = np.cos(np.radians(angle)), np.sin(np.radians(angle))
     turn = np.array([[c, -s], [s, c]])
@@ -90,12 +90,8 @@ def test_sides_fitted_to_every_fifth_point_meet_at_the_card_s_corners(angle):
     start = L._reduce_to_quad(cv2.approxPolyDP(cv2.convexHull(contour), 4, True).reshape(-1, 2).astype(float))
     assert start is not None
     few = L._refit_sides(start, outline)
-    saved = L.FIT_POINTS
-    try:
-        L.FIT_POINTS = 10**9
-        every = L._refit_sides(start, outline)
-    finally:
-        L.FIT_POINTS = saved
+    monkeypatch.setattr(L, "FIT_POINTS", 10**9)
+    every = L._refit_sides(start, outline)
     assert few is not None and every is not None
     # the outline runs through the centres of the card's outermost pixels, half a pixel inside
     # its edges: a corner found within a pixel of the drawn one is where the outline puts it
