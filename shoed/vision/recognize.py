@@ -64,8 +64,10 @@ MIN_RED_SUIT_PX = 8.0
 MIN_RANK_PX = 10.0
 # A court card's rank ("J", "Q", "K": a hook, a ring with a tail, diagonals) is read from this many pixels
 # where its middle is a picture in colours with no rows of pips (no "10": a ten shows at least
-# 10 - MAX_HIDDEN_PIPS of its pips), and its suit, too small in the index, from the suit its picture
-# prints again, larger (PipEvidence.large; over a picture only: a number card's pips are large marks too).
+# 10 - MAX_HIDDEN_PIPS of its pips) and another corner reads the same card (one glyph this small, pale or
+# smeared, reads as another court rank as surely: nothing else on the card tells them apart), and its
+# suit, too small in the index, from the suit its picture prints again, larger (PipEvidence.large; over a
+# picture only: a number card's pips are large marks too).
 MIN_COURT_RANK_PX = 8.0
 COURT_PICTURE = 0.1  # a court card's picture fills its middle with colours: at least this share of it
 # Pips counted in place of a rank glyph too small to read must be at least this
@@ -528,6 +530,11 @@ class Recognizer:
                                   detail=f"a {rank} alone in the corner, no suit beside it: "
                                          "a court card's picture does not tell its suit")
         n = _pips_of(rank) or 1
+        # The pips' number counts here without every mark reading as the suit's pip (PipEvidence.alike,
+        # which _decide asks): the designs that print a rank alone print their pips below the middle
+        # upside down, and KDE's oxygen decks' clubs and hearts upside down read as no suit surely: half
+        # the pips lean to none (asked here, 38 of those decks' 624 pictures are lost). The rank is read
+        # alone at even odds or better, and a court's rank counts no pips.
         counted = not court and pips.count == n and pips.suit is not None
         if rank == "A" and pips.px < ACE_PIP * rank_px:
             counted = False  # an ace's one pip is large; a small mark alone is a detail, not its pip
@@ -770,7 +777,7 @@ class Recognizer:
         if counted:
             # The index's rank and the number of pips agree: two cues, one answer.
             confidence = max(confidence, COUNT_TRUST * top.suit_p)
-        seconded = any(r.card == top.card and r.confidence >= 0.5 for r in reads[1:])
+        seconded = _seconded(top, reads)
         top_sure = _glyphs_sure(top)  # its agreement with another corner may make the card surer
         for other in reads[1:]:
             if other.card != top.card:
@@ -821,7 +828,7 @@ class Recognizer:
                and pips.suit == suit and pips.suit_p >= PIPS_SUIT_P and top.rank_p >= COUNT_RANK_P)
         # a court card: a picture in colours rules out a ten, whose pips are rows of one size
         court = (rank in COURTS and pips.picture and top.rank_px >= MIN_COURT_RANK_PX
-                 and pips.count < 10 - MAX_HIDDEN_PIPS)
+                 and pips.count < 10 - MAX_HIDDEN_PIPS and _seconded(top, reads))
         if top.rank_px < MIN_RANK_PX and not (counted or ace or court):
             covered = "" if _whole(pips) or rank in COURTS or pips.count != (_pips_of(rank) or 1) else (
                 f", other print in the middle, the size of {pips.stray:.1f} pips")
@@ -832,6 +839,11 @@ class Recognizer:
                 rank in COURTS and pips.picture_suit == suit) and not _corners_tell_suit(top.card, reads):
             return f"suit glyph {top.suit_px:.1f} px tall, {need:.0f} needed"
         return None
+
+
+def _seconded(top: CornerRead, reads: Sequence[CornerRead]) -> bool:
+    """Whether another corner than `top`'s reads its card, at 0.5 or more."""
+    return any(r is not top and r.card == top.card and r.confidence >= 0.5 for r in reads)
 
 
 def _glyphs_sure(read: CornerRead) -> bool:

@@ -123,10 +123,11 @@ def test_corners_that_doubt_one_glyph_alike_make_the_card_no_surer():
         (corner("AH", 7.0, 12.0), PipEvidence("H", 0.98, 1, 20.0, agreeing=1, stray=3.0), TOO_SMALL),
         (corner("8C", 12.0, 11.0), PipEvidence("C", 0.99, 8, 12.0, stray=3.0), None),  # an index read on its own
         (corner("3H", 12.0, 8.5), NO_PIPS, None),  # a heart is told from a diamond in fewer pixels
-        # a court card's picture printing its suit again, larger, tells the suit its index is too small for;
-        # a picture in colours with no rows of pips (no ten's) lets a "J", "Q" or "K" of 8 px be read
-        (corner("QS", 9.0, 6.0), PipEvidence(None, 0.0, 2, 0.0, large="S", large_p=0.97, picture=True), None),
+        # a court card's picture printing its suit again, larger, tells the suit its index is too small for
         (corner("QS", 12.0, 6.0), PipEvidence(None, 0.0, 2, 0.0, large="S", large_p=0.97, picture=True), None),
+        # a "J", "Q" or "K" under 10 px read in one corner only: one glyph that small reads as another court
+        # rank as surely (test_a_small_court_rank_is_read_where_two_corners_read_it)
+        (corner("QS", 9.0, 6.0), PipEvidence(None, 0.0, 2, 0.0, large="S", large_p=0.97, picture=True), TOO_SMALL),
         # no picture in colours: the large marks may be a number card's pips, the rank a "10"
         (corner("QS", 12.0, 6.0), PipEvidence(None, 0.0, 2, 0.0, large="S", large_p=0.97), TOO_SMALL),
         (corner("QS", 9.0, 12.0), PipEvidence(None, 0.0, 2, 0.0), TOO_SMALL),
@@ -134,7 +135,7 @@ def test_corners_that_doubt_one_glyph_alike_make_the_card_no_surer():
          TOO_SMALL),  # another suit
         (corner("JS", 7.0, 12.0), PipEvidence(None, 0.0, 2, 0.0, picture=True), TOO_SMALL),  # under 8 px
         (corner("JS", 9.0, 12.0), PipEvidence("S", 0.99, 6, 12.0, picture=True), TOO_SMALL),  # a ten's pips in view
-        (corner("JS", 9.0, 12.0), PipEvidence(None, 0.0, 5, 12.0, picture=True), None),
+        (corner("JS", 9.0, 12.0), PipEvidence(None, 0.0, 5, 12.0, picture=True), TOO_SMALL),  # one corner
         (corner("8S", 12.0, 5.0), PipEvidence(None, 0.0, 0, 0.0, large="S", large_p=0.97), TOO_SMALL),  # no court
         (corner("8S", 9.0, 12.0), PipEvidence(None, 0.0, 0, 0.0, picture=True), TOO_SMALL),
     ],
@@ -149,6 +150,45 @@ def test_glyphs_too_small_to_separate_the_candidates_are_refused(read, pips, rea
 
 def in_corner(name: str, card: str, suit_px: float, p: float = 0.99, rank_px: float = 12.0) -> CornerRead:
     return dataclasses.replace(corner(card, rank_px, suit_px, p), corner=name)
+
+
+@pytest.mark.parametrize(
+    "reads, pips, card",
+    [
+        # a picture in colours with no rows of pips (no ten's) and two corners reading the card:
+        # a "J", "Q" or "K" of 8 px is read
+        ([in_corner("top-left", "QS", 12.0, rank_px=9.0), in_corner("bottom-right", "QS", 12.0, rank_px=9.0)],
+         PipEvidence(None, 0.0, 2, 0.0, picture=True), "QS"),
+        ([in_corner("top-left", "JS", 12.0, rank_px=8.0), in_corner("bottom-right", "JS", 12.0, rank_px=8.5)],
+         PipEvidence(None, 0.0, 5, 12.0, picture=True), "JS"),
+        # the other corner doubtful (under even odds), or reading another rank
+        ([in_corner("top-left", "QS", 12.0, rank_px=9.0), in_corner("bottom-right", "QS", 12.0, p=0.45, rank_px=9.0)],
+         PipEvidence(None, 0.0, 2, 0.0, picture=True), None),
+        ([in_corner("top-left", "QS", 12.0, rank_px=9.0), in_corner("bottom-right", "KS", 12.0, p=0.3, rank_px=9.0)],
+         PipEvidence(None, 0.0, 2, 0.0, picture=True), None),
+        # two corners, no picture in colours: the rank may be the "1" of a "10"
+        ([in_corner("top-left", "JS", 12.0, rank_px=9.0), in_corner("bottom-right", "JS", 12.0, rank_px=9.0)],
+         PipEvidence(None, 0.0, 2, 0.0), None),
+    ],
+)
+def test_a_small_court_rank_is_read_where_two_corners_read_it(reads, pips, card):
+    result = Recognizer()._decide(reads, pips)
+    assert result.card == card, result
+    if card is None and result.reason == TOO_SMALL:
+        assert "rank glyph" in result.detail
+
+
+def test_a_pale_court_rank_in_one_corner_reads_no_card():
+    """A queen of diamonds of gnomangelo's design, 640 x 480 and brightly lit, its paper clipped
+    white: one corner in view read as a "K" (0.93) of 9.9 px over a picture in colours, and the
+    card as the king of diamonds at 0.92. A court rank under 10 px is read only where another
+    corner reads the same card."""
+    import pathlib
+
+    card = cv2.imread(str(pathlib.Path(__file__).parent / "data" / "pips" / "QD-pale-court-rank-in-one-corner.png"))
+    result = Recognizer().read_card(card, 0.2204)
+    assert result.card in (None, "QD"), result
+    assert [r.card for r in result.reads] == ["KD"]  # the one corner's reading, kept for the log
 
 
 PICTURE = PipEvidence(None, 0.0, 2, 0.0, picture=True)
