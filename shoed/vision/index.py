@@ -372,11 +372,18 @@ def pairings(view: CornerView, marks: list[Mark], within: list[Mark] | None = No
     return out
 
 
+BLUR_DIRECTIONS = 4  # a mark's edges are measured in this many directions (of their gradient)
+BLUR_SHARE = 0.08  # a direction is measured where at least this share of the edge faces it
+BLUR_LEAST = 4  # and at least this many of its pixels
+
+
 def blur_ratio(view: CornerView, m: Mark) -> float:
     """How blurred a mark is, against its height: the Gaussian blur that would
     give its edges their steepness (contrast over the steepest gradients), in
-    units of the mark's height. Sharp print is 0.02-0.07; above about 0.12 the
-    shapes of small suits run together (a club becomes a spade)."""
+    units of the mark's height, in the direction its edges are least steep: a
+    moving camera smears print one way only and leaves the edges along that way
+    sharp. Sharp print is 0.02-0.07; above about 0.12 the shapes of small suits
+    run together (a club becomes a spade)."""
     return _blur(view.ink, m)
 
 
@@ -398,7 +405,14 @@ def _blur(full_ink: np.ndarray, m: Mark) -> float:
     outside = ~inside.astype(bool)
     contrast = percentile(ink[inside.astype(bool)], 90) - (
         percentile(ink[outside], 10) if outside.any() else 0.0)
-    steep = percentile(grad[edge], 75)
+    # each edge pixel's direction: the gradient's angle, folded to half a turn, in BLUR_DIRECTIONS bins
+    # centred on 0, 45, 90 and 135 degrees
+    turn = np.arctan2(gy[edge], gx[edge]) % math.pi
+    way = np.floor(turn * (BLUR_DIRECTIONS / math.pi) + 0.5).astype(np.int32) % BLUR_DIRECTIONS
+    steepness = grad[edge]
+    least = max(BLUR_LEAST, BLUR_SHARE * len(steepness))
+    steep = min((percentile(steepness[way == k], 75) for k in range(BLUR_DIRECTIONS)
+                 if np.count_nonzero(way == k) >= least), default=percentile(steepness, 75))
     sigma = contrast / (steep * math.sqrt(2 * math.pi) + 1e-6)
     return sigma / m.h
 
