@@ -406,7 +406,7 @@ def _blur(full_ink: np.ndarray, m: Mark) -> float:
     contrast = percentile(ink[inside.astype(bool)], 90) - (
         percentile(ink[outside], 10) if outside.any() else 0.0)
     # each edge pixel's direction: the gradient's angle, folded to half a turn, in BLUR_DIRECTIONS bins
-    # centred on 0, 45, 90 and 135 degrees
+    # (four: centred on 0, 45, 90 and 135 degrees)
     turn = np.arctan2(gy[edge], gx[edge]) % math.pi
     way = np.floor(turn * (BLUR_DIRECTIONS / math.pi) + 0.5).astype(np.int32) % BLUR_DIRECTIONS
     steepness = grad[edge]

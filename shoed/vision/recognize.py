@@ -531,10 +531,10 @@ class Recognizer:
                                          "a court card's picture does not tell its suit")
         n = _pips_of(rank) or 1
         # The pips' number counts here without every mark reading as the suit's pip (PipEvidence.alike,
-        # which _decide asks): the designs that print a rank alone print their pips below the middle
-        # upside down, and KDE's oxygen decks' clubs and hearts upside down read as no suit surely: half
-        # the pips lean to none (asked here, 38 of those decks' 624 pictures are lost). The rank is read
-        # alone at even odds or better, and a court's rank counts no pips.
+        # which _decide asks): pips below the middle are printed upside down, and those of KDE's oxygen
+        # decks (which print a rank alone) read so as no suit surely, clubs and hearts: half the pips
+        # lean to none (asked here, 38 of KDE's 624 deck pictures are lost). The rank is read alone at
+        # even odds or better, and a court's rank counts no pips.
         counted = not court and pips.count == n and pips.suit is not None
         if rank == "A" and pips.px < ACE_PIP * rank_px:
             counted = False  # an ace's one pip is large; a small mark alone is a detail, not its pip
