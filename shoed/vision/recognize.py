@@ -69,6 +69,10 @@ MIN_RANK_PX = 10.0
 # suit, too small in the index, from the suit its picture prints again, larger (PipEvidence.large; over a
 # picture only: a number card's pips are large marks too).
 MIN_COURT_RANK_PX = 8.0
+# Two corners that read two cards, each at this or more, leave the card refused through that outline
+# (low confidence) and contest both cards for every other outline (Identification.contested), as
+# corners that disagree at even odds or more do.
+CONTEST_P = 0.4
 COURT_PICTURE = 0.1  # a court card's picture fills its middle with colours: at least this share of it
 # Pips counted in place of a rank glyph too small to read must be at least this
 # tall, or the index must read that rank at COUNT_RANK_P or more: smaller ones
@@ -810,7 +814,10 @@ class Recognizer:
                                       contested=() if _too_few_pips(top.card, pips) else (top.card,))
         if confidence < self.threshold:
             why = "colour unclear" if 0.2 < top.red_p < 0.8 else "low confidence"
-            return Identification(None, round(confidence, 4), why, reads=tuple(reads))
+            # corners reading two cards at nearly even odds each speak against both, as surer ones do
+            doubted = tuple(dict.fromkeys(r.card for r in reads if r.confidence >= CONTEST_P))
+            return Identification(None, round(confidence, 4), why, reads=tuple(reads),
+                                  contested=doubted if len(doubted) > 1 else ())
         return Identification(top.card, round(confidence, 4), None, index=top.corner, reads=tuple(reads))
 
     @staticmethod
