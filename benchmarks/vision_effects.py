@@ -118,12 +118,10 @@ def lens(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 def motion(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """A straight smear: the mean along a line 0.5-1% of the shorter side long, at any angle."""
+    from vision_lab.hard_sets import smear
+
     n = max(3, int(round(min(img.shape[:2]) * rng.uniform(0.005, 0.01))))
-    kernel = np.zeros((n, n), np.float32)
-    kernel[n // 2, :] = 1.0
-    turn = cv2.getRotationMatrix2D(((n - 1) / 2, (n - 1) / 2), rng.uniform(0, 180), 1.0)
-    kernel = cv2.warpAffine(kernel, turn, (n, n))
-    return cv2.filter2D(img, -1, kernel / kernel.sum())
+    return smear(img, n, rng.uniform(0, 180))
 
 
 def main() -> int:

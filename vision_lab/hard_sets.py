@@ -66,6 +66,16 @@ def held_out_shots(label: str, seed: int, size: tuple[int, int], designs: list[s
     return shots
 
 
+def smear(img: np.ndarray, length: int, degrees: float) -> np.ndarray:
+    """The picture as a camera moving during the exposure gives it: the mean along a straight line
+    `length` px long at `degrees` (a square kernel of that side, its middle row turned)."""
+    kernel = np.zeros((length, length), np.float32)
+    kernel[length // 2, :] = 1.0
+    turn = cv2.getRotationMatrix2D(((length - 1) / 2, (length - 1) / 2), degrees, 1.0)
+    kernel = cv2.warpAffine(kernel, turn, (length, length))
+    return cv2.filter2D(img, -1, kernel / kernel.sum())
+
+
 def jpeg(img: np.ndarray, quality: int) -> np.ndarray:
     """The picture as a camera's JPEG at `quality` gives it back."""
     ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, quality])

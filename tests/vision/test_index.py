@@ -13,7 +13,7 @@ import pytest
 from shoed.vision import index as X
 from shoed.vision import locate as L
 from tests.vision.pip_masks import black_pip
-from vision_lab import synth
+from vision_lab import hard_sets, synth
 
 
 def flat_face(label: str, seed: int = 3, style=None) -> tuple[np.ndarray, synth.Face]:
@@ -218,25 +218,18 @@ def test_spades_with_their_stem_joined_or_parted_are_one_group():
     assert len(X.pip_group([*pips, other])) == 4  # a mark half as tall is of another size
 
 
-def _glyph_ink(smear: np.ndarray | None = None) -> tuple[np.ndarray, X.Mark]:
-    """A "Q" 34 px tall as ink (print 1, paper 0), smeared by a kernel, and its mark."""
+def _glyph_ink(smear: tuple[int, float] | None = None) -> tuple[np.ndarray, X.Mark]:
+    """A "Q" 34 px tall as ink (print 1, paper 0), smeared (length in px, degrees), and its mark."""
     drawn = np.zeros((120, 120), np.uint8)
     cv2.putText(drawn, "Q", (30, 80), cv2.FONT_HERSHEY_SIMPLEX, 1.5, 255, 3, cv2.LINE_AA)
     card = drawn.astype(np.float32) / 255
     if smear is not None:
-        card = cv2.filter2D(card, -1, smear / smear.sum())
+        card = hard_sets.smear(card, *smear)
     mask = card > 0.5
     ys, xs = np.nonzero(mask)
     y, x = int(ys.min()), int(xs.min())
     h, w = int(ys.max()) - y + 1, int(xs.max()) - x + 1
     return card, X.Mark(x, y, w, h, mask[y : y + h, x : x + w])
-
-
-def _smear(length: int, degrees: float) -> np.ndarray:
-    kernel = np.zeros((length, length), np.float32)
-    kernel[length // 2, :] = 1.0
-    turn = cv2.getRotationMatrix2D(((length - 1) / 2, (length - 1) / 2), degrees, 1.0)
-    return cv2.warpAffine(kernel, turn, (length, length))
 
 
 @pytest.mark.parametrize("degrees", [0, 30, 45, 90, 120, 160])
@@ -248,7 +241,7 @@ def test_a_glyph_smeared_one_way_is_as_blurred_as_its_smear_in_every_direction(d
     sharp measures as sharp print does."""
     ink, mark = _glyph_ink()
     assert X._blur(ink, mark) < 0.07
-    ink, mark = _glyph_ink(_smear(11, degrees))
+    ink, mark = _glyph_ink((11, degrees))
     assert X._blur(ink, mark) > 0.1
     # all the edges measured together, the sharp ones along the smear hide it
     monkeypatch.setattr(X, "BLUR_DIRECTIONS", 1)
