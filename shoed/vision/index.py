@@ -411,8 +411,9 @@ def _blur(full_ink: np.ndarray, m: Mark) -> float:
     way = np.floor(turn * (BLUR_DIRECTIONS / math.pi) + 0.5).astype(np.int32) % BLUR_DIRECTIONS
     steepness = grad[edge]
     least = max(BLUR_LEAST, BLUR_SHARE * len(steepness))
-    steep = min((percentile(steepness[way == k], 75) for k in range(BLUR_DIRECTIONS)
-                 if np.count_nonzero(way == k) >= least), default=percentile(steepness, 75))
+    counts = np.bincount(way, minlength=BLUR_DIRECTIONS)
+    steep = min((percentile(steepness[way == k], 75) for k in range(BLUR_DIRECTIONS) if counts[k] >= least),
+                default=percentile(steepness, 75))
     sigma = contrast / (steep * math.sqrt(2 * math.pi) + 1e-6)
     return sigma / m.h
 
