@@ -63,6 +63,16 @@ class CardQuad:
         return [[round(float(x), 1), round(float(y), 1)] for x, y in self.corners]
 
 
+def overlap(one: CardQuad, other: CardQuad) -> float:
+    """How much two outlines overlap, as a share of the smaller (0: apart; 1: one within the other)."""
+    a, b = one.corners.astype(np.float32), other.corners.astype(np.float32)
+    smaller = min(abs(cv2.contourArea(a)), abs(cv2.contourArea(b)))
+    if smaller <= 0:
+        return 1.0
+    common, _ = cv2.intersectConvexConvex(a, b)
+    return min(1.0, float(common) / smaller)
+
+
 def downscale(image: np.ndarray, side: int = DETECT_SIDE) -> tuple[np.ndarray, float]:
     """The copy the search for outlines runs on, its long side `side` (a smaller
     picture as it is), with the factor that maps coordinates to it. Halved while it

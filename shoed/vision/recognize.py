@@ -129,6 +129,8 @@ MIDDLE_COLUMN = 0.1  # a pip in the middle column: its centre this near the card
 TOO_SMALL = "too_small"  # the glyphs are too few pixels to tell the candidates apart
 CUES_DISAGREE = "cues_disagree"  # index, pips and colour do not tell the same card
 NO_SUIT_IN_INDEX = "no_suit_in_index"  # a rank alone in the corner, and the card's other print does not tell its suit
+SEVERAL_CARDS = "several_cards"  # two outlines read two different cards: which one was dealt is not known
+SAME_OUTLINE = 0.8  # an outline overlapping the card's by this share of the smaller (within it, around it) is the card
 # A rank alone in a corner is read only where its print has the suit's colour this surely.
 LONE_COLOUR = 0.9
 PICTURE_COLOURS = 0.03  # a middle with more than this share printed in other colours than red and black is a picture
@@ -386,7 +388,7 @@ class Recognizer:
         best: Identification | None = None
         contested: dict[str, Identification] = {}
         counts: set[int] = set()  # the pips of one size counted through each outline, two or more
-        for quad in quads:
+        for at, quad in enumerate(quads):
             tries = [quad, quad.turned()] if quad.ambiguous else [quad]
             for q in tries:
                 result = dataclasses.replace(self.read_card(L.warp_card(image, q), picture_scale(q)),
@@ -412,8 +414,27 @@ class Recognizer:
             if best is not None and best.card in contested:  # the other way up of this outline contests it
                 best = contested[best.card]
             if best is not None and best.card is not None:
-                break
+                return self._alone(image, best, quad, quads[at + 1:])
         return best if best is not None else Identification(None, 0.0, "no card found")
+
+    def _alone(self, image: np.ndarray, found: Identification, quad: L.CardQuad,
+               others: list[L.CardQuad]) -> Identification:
+        """The card read through `quad` is the answer where no other outline reads another card:
+        two cards in view (side by side, or one lying over the other) are refused (SEVERAL_CARDS),
+        never one of them taken for the card dealt. An outline within the card's, or around it
+        (its printed frame, an outline cut wider over a chip: SAME_OUTLINE), is the card itself,
+        and is not read again; one that reads no card is no card."""
+        for other in others:
+            if L.overlap(quad, other) >= SAME_OUTLINE:
+                continue
+            for q in ([other, other.turned()] if other.ambiguous else [other]):
+                seen = self.read_card(L.warp_card(image, q), picture_scale(q)).card
+                if seen is not None and seen != found.card:
+                    return dataclasses.replace(found, card=None, reason=SEVERAL_CARDS, index=None,
+                                               detail=f"{found.card} and {seen} in view")
+                if seen is not None:
+                    break
+        return found
 
     def read_card(self, card: np.ndarray, scale: float = 1.0) -> Identification:
         """Identify a flattened canonical card (locate.CANON_W x CANON_H, BGR);

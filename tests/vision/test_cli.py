@@ -111,3 +111,17 @@ def test_identify_json_names_a_court_card_with_a_rank_alone(shoed_cli, tmp_path)
     assert proc.returncode == 0, proc.stderr
     (entry,) = json.loads(proc.stdout)
     assert entry["card"] is None and entry["reason"] == "no_suit_in_index" and entry["detail"]
+
+
+def test_identify_json_names_two_cards_in_view(shoed_cli, tmp_path):
+    """Two different cards side by side: `several_cards`, the `detail` naming both (docs/vision.md)."""
+    rng = np.random.default_rng(5)
+    halves = [synth.photograph(label, rng, size=(960, 960), occlusion_p=0, size_frac=(0.5, 0.7)).image
+              for label in ("9S", "AS")]
+    path = str(tmp_path / "two.jpg")
+    cv2.imwrite(path, np.hstack(halves))
+    proc = shoed_cli("vision", "identify", path, "--json", timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    (entry,) = json.loads(proc.stdout)
+    assert entry["card"] is None and entry["reason"] == "several_cards", entry
+    assert entry["detail"] in ("9S and AS in view", "AS and 9S in view")

@@ -178,3 +178,19 @@ def test_a_card_in_a_twelve_megapixel_photograph_is_flattened_where_it_lies():
     assert card.shape[:2] == (L.CANON_H, L.CANON_W)
     corner, middle_edge = card[5:60, 5:45].min(), card[200:220, 5:20].min()
     assert corner < 120 < middle_edge, (corner, middle_edge)
+
+
+def _box(x: float, y: float, w: float = 100, h: float = 140) -> L.CardQuad:
+    return L.CardQuad(np.array([[x, y], [x + w, y], [x + w, y + h], [x, y + h]], np.float32), 1.0, h / w)
+
+
+@pytest.mark.parametrize("other, share", [
+    (_box(200, 0), 0.0),  # beside it
+    (_box(95, 0), 0.05),  # touching it
+    (_box(50, 0), 0.5),  # half over it
+    (_box(10, 10, 80, 120), 1.0),  # within it: the card's printed frame
+    (_box(-20, -20, 140, 180), 1.0),  # around it: an outline cut wider
+])
+def test_the_overlap_of_two_outlines_is_a_share_of_the_smaller(other, share):
+    assert L.overlap(_box(0, 0), other) == pytest.approx(share, abs=1e-6)
+    assert L.overlap(other, _box(0, 0)) == pytest.approx(share, abs=1e-6)

@@ -161,3 +161,40 @@ def test_identification_json():
     none = Identification(None, 0.0, "no card found")
     assert none.to_json() == {"card": None, "confidence": 0.0, "reason": "no card found"}
     assert DEFAULT_THRESHOLD == 0.9
+
+
+def side_by_side(rng, labels, kinds=("card", "card")):
+    """Two photographs of 960 x 960, one card each (or a card and a back), joined into one picture."""
+    from vision_lab import synth
+
+    halves = [synth.photograph(label, rng, kind=kind, size=(960, 960), occlusion_p=0, size_frac=(0.5, 0.7)).image
+              for label, kind in zip(labels, kinds)]
+    return np.hstack(halves)
+
+
+@pytest.mark.parametrize("seed, labels", [(5, ("9S", "AS")), (7, ("KD", "QD")), (11, ("10H", "9C")),
+                                          (13, ("4H", "2C"))])
+def test_two_cards_in_view_are_refused_not_one_taken_for_the_card_dealt(recognizer, seed, labels):
+    """Which of two cards side by side is the one dealt, the picture does not tell: naming
+    either could name the wrong card. Each card alone is read."""
+    rng = np.random.default_rng(seed)
+    picture = side_by_side(rng, labels)
+    result = recognizer.identify(picture)
+    assert result.card is None and result.reason == "several_cards", result
+    named = {"T" + c[2:] if c.startswith("10") else c for c in labels}
+    assert set(result.detail.replace(" in view", "").split(" and ")) == named, result.detail
+    half = picture.shape[1] // 2
+    assert {recognizer.identify(picture[:, :half]).card, recognizer.identify(picture[:, half:]).card} == named
+
+
+def test_the_same_card_twice_in_view_is_that_card(recognizer):
+    """An eight-deck shoe holds each card eight times: two of them side by side are still one card's identity."""
+    rng = np.random.default_rng(17)
+    assert recognizer.identify(side_by_side(rng, ("7D", "7D"))).card == "7D"
+
+
+def test_a_card_beside_a_card_back_is_read(recognizer):
+    """Another outline apart from the card that reads no card (a back, face down) leaves the card as read."""
+    rng = np.random.default_rng(19)
+    picture = side_by_side(rng, ("8S", None), kinds=("card", "back"))
+    assert recognizer.identify(picture).card == "8S"
