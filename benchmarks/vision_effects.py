@@ -25,7 +25,11 @@ Effects:
   pincushion): straight lines bow, the more the farther they lie from the middle; the picture's
   corners move inwards by 3-15% of the half-diagonal (barrel) or outwards by 1-5% (pincushion);
 - motion: the camera moved during the exposure: a straight smear 0.5-1% of the picture's
-  shorter side long (5-10 px at 1280 x 960), in any direction.
+  shorter side long (5-10 px at 1280 x 960), in any direction;
+- mirror: the picture mirrored, left to right or top to bottom (a camera set to mirror its
+  image, a phone's front camera, a view through a mirror): no card is printed mirrored, so the
+  index's rank is no rank shoed knows, and every answer must be a refusal or the card itself
+  (an ace or an eight mirrored is still itself).
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ import numpy as np  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.append(str(ROOT))  # vision_lab lives beside shoed; a shoed on PYTHONPATH (another version) comes first
 
-EFFECTS = ("none", "shadow", "sharpen", "dark", "bright", "steep", "lens", "motion")
+EFFECTS = ("none", "shadow", "sharpen", "dark", "bright", "steep", "lens", "motion", "mirror")
 
 
 def none(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -122,6 +126,12 @@ def motion(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
     n = max(3, int(round(min(img.shape[:2]) * rng.uniform(0.005, 0.01))))
     return smear(img, n, rng.uniform(0, 180))
+
+
+def mirror(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The picture mirrored, left to right or top to bottom: a camera set to mirror its image
+    (many webcams' default), a phone's front camera, a view through a mirror."""
+    return cv2.flip(img, int(rng.integers(2)))
 
 
 def main() -> int:

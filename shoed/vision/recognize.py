@@ -208,6 +208,9 @@ class PipEvidence:
     # every mark of the group reads as a pip of `suit` (or, on the middle row, as one suit's shape one
     # way up and another's the other way): only then does their number count a rank
     alike: bool = False
+    # two pips alike, in the middle column and spread down the card: a two's layout (or a three's with its
+    # middle pip hidden)
+    two: bool = False
 
     @property
     def picture_suit(self) -> str | None:
@@ -343,8 +346,11 @@ def _other_colours(a: int, b: int) -> bool:
 def red_probability(redness: float) -> float:
     """How sure the print is red, from its redness against the card's own paper
     (index._print_redness: black print measures about 0, red print 0.5 to 0.9;
-    under strong casts black stays below 0.25, red above 0.4)."""
-    return 1.0 / (1.0 + math.exp(-(redness - 0.35) / 0.05))
+    under strong casts black stays below 0.25, red above 0.4). Print whose ink barely differs from
+    the paper around it can measure far outside that (a yellow patch on green cloth, under -30):
+    the odds are then 0, not an overflow."""
+    z = -(redness - 0.35) / 0.05
+    return 1.0 / (1.0 + math.exp(z)) if z < 700.0 else 0.0
 
 
 def _surest_shape(sp: np.ndarray, trust: float) -> float:
@@ -450,8 +456,9 @@ class Recognizer:
         pip_vectors = _pip_vectors(pips)
         probs = self.model.predict(np.vstack([vectors, *pip_vectors]) if pip_vectors else vectors)
         evidence = self._pip_evidence(pips, probs[len(vectors) :], scale, covering)
-        if any(RANK_CLASSES[int(np.argmax(probs[p.rank_key][:13]))] in COURTS
-               for view in views for p in view.pairings if not p.partial):
+        measured = any(RANK_CLASSES[int(np.argmax(probs[p.rank_key][:13]))] in COURTS
+                       for view in views for p in view.pairings if not p.partial)
+        if measured:
             # a court card's reading: is its middle a picture (the suit printed again there, a small rank)?
             evidence = dataclasses.replace(evidence, picture=X.middle_colours(card) >= COURT_PICTURE)
         reads = []
@@ -481,6 +488,10 @@ class Recognizer:
                 reads.append(best)
         if not reads:
             return self._read_lone(card, scale, maps)
+        top = max(reads, key=lambda r: r.confidence)
+        if not measured and top.confidence < self.threshold and _numbered(top.card[:-1], evidence) and evidence.alike:
+            # the pips would count a rank read unsurely (_decide): marks of a picture in colours number no rank
+            evidence = dataclasses.replace(evidence, picture=X.middle_colours(card) >= COURT_PICTURE)
         return dataclasses.replace(self._decide(reads, evidence), pip_count=evidence.count)
 
     def _read_lone(self, card: np.ndarray, scale: float, maps: tuple[np.ndarray, np.ndarray] | None = None
@@ -755,7 +766,8 @@ class Recognizer:
         twin = leans[SUIT_CLASSES.index(TWIN_SUIT[suit])]
         split = TWIN_SUIT[suit] if twin >= SPLIT_PIPS and twin >= SPLIT_SHARE * (twin + leans[s]) else None
         return PipEvidence(suit, float(np.median(votes[s])) * agree, len(group), px, three, split, len(votes[s]),
-                           centred, stray, large, large_p, layout=layout, alike=alike)
+                           centred, stray, large, large_p, layout=layout, alike=alike,
+                           two=alike and len(group) == 2 and _in_middle_column(group))
 
     def _with_pips(self, read: CornerRead, pips: PipEvidence) -> CornerRead:
         """Number cards and aces show their suit again, larger, in the middle:
@@ -797,8 +809,9 @@ class Recognizer:
         rank = top.card[:-1]
         sure_enough = top.confidence >= 0.3 or top.glyphs == 2 or top.counted
         # marks of the middle that do not all read as the suit's pips (pieces of a court card's
-        # picture among them) number no rank, however many they are
-        counted = _numbered(rank, pips) and sure_enough and pips.alike
+        # picture among them), or that lie in a picture in colours (a court card's suit printed twice
+        # in its frame, under a mirrored "K" read as a "2"), number no rank, however many they are
+        counted = _numbered(rank, pips) and sure_enough and pips.alike and not pips.picture
         if counted:
             # The index's rank and the number of pips agree: two cues, one answer.
             confidence = max(confidence, COUNT_TRUST * top.suit_p)
@@ -890,14 +903,19 @@ def _pip_vectors(pips: list[X.Pip]) -> list[np.ndarray]:
 def _disagreement(card: str, pips: PipEvidence) -> str | None:
     """Where the middle of the card contradicts its index, or None. A number card
     shows as many pips as its rank (fewer may be in view, never more); an ace
-    one; a court card a picture, not rows of pips; three pips alone down the
-    middle column are a three's. Number cards and aces show the index's suit.
+    one; a court card a picture, not rows of pips nor a two's two pips down
+    the middle column with no picture; three pips alone down the middle column
+    are a three's; pips laid out as only one rank lays them (pip_layout) are
+    that rank's. Number cards and aces show the index's suit.
     Fewer pips than the rank may be in view (a finger over the middle), but
     not MAX_HIDDEN_PIPS fewer, nor as few as a six's under a "9"."""
     rank, suit = card[:-1], card[-1]
     n = _pips_of(rank)
     if rank in COURTS and pips.count >= COURT_PIPS:
         return f"index {card}, {pips.count} pips in the middle"
+    if rank in COURTS and pips.two and not pips.picture:
+        # a court card's picture may print its suit twice, not down the middle with nothing in colours
+        return f"index {card}, a two's pips in the middle, no picture"
     if rank == "A" and pips.count >= 2:
         return f"index {card}, {pips.count} pips in the middle"
     if n is not None and (pips.count > n or _too_few_pips(card, pips)):
@@ -910,6 +928,9 @@ def _disagreement(card: str, pips: PipEvidence) -> str | None:
         return f"index {card}, pips of {pips.suit}"
     if rank not in COURTS and _suits_split(card, pips):
         return f"index {card}, pips that read as {pips.suit} and as {pips.split}"
+    if pips.layout is not None and n != int(pips.layout):
+        # the pips lie as only a card of another rank lays them out (pip_layout)
+        return f"index {card}, a {pips.layout}'s pips in the middle"
     return None
 
 

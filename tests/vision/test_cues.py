@@ -58,6 +58,18 @@ from shoed.vision.recognize import (
         ("9S", PipEvidence("S", 0.87, 9, 56.0, split="C"), True),
         ("9C", PipEvidence("S", 0.87, 9, 56.0, split="C"), True),
         ("QS", PipEvidence("S", 0.87, 2, 56.0, split="C"), False),  # a court card's picture is no pips
+        # a court card's middle with no picture in colours and two marks of its suit: aisleriot's simplistic
+        # prints its court cards so, beside a big letter; down the middle column they are a two's pips
+        # (a mirrored "2" read as a "Q")
+        ("QC", PipEvidence("C", 0.99, 2, 30.0, alike=True), False),
+        ("QC", PipEvidence("C", 0.99, 2, 30.0, alike=True, two=True), True),
+        ("QC", PipEvidence("C", 0.99, 2, 30.0, alike=True, two=True, picture=True), False),
+        ("2C", PipEvidence("C", 0.99, 2, 30.0, alike=True, two=True), False),
+        # pips laid out as only one rank lays them are that rank's (a mirrored "5" read as a "6")
+        ("6C", PipEvidence("C", 0.99, 5, 30.0, alike=True, layout="5"), True),
+        ("5C", PipEvidence("C", 0.99, 5, 30.0, alike=True, layout="5"), False),
+        ("TC", PipEvidence("C", 0.99, 10, 30.0, alike=True, layout="10"), False),
+        ("KC", PipEvidence("C", 0.99, 9, 30.0, alike=True, layout="9", picture=True), True),
     ],
 )
 def test_the_middle_of_the_card_must_agree_with_its_index(card, pips, clash):
@@ -189,6 +201,24 @@ def test_a_pale_court_rank_in_one_corner_reads_no_card():
     result = Recognizer().read_card(card, 0.2204)
     assert result.card in (None, "QD"), result
     assert [r.card for r in result.reads] == ["KD"]  # the one corner's reading, kept for the log
+
+
+@pytest.mark.parametrize("name, detail", [
+    ("5C-mirrored-read-as-6", "index 6C, a 5's pips in the middle"),
+    ("2C-mirrored-read-as-Q", "index QC, a two's pips in the middle, no picture"),
+])
+def test_a_mirrored_card_whose_pips_speak_against_its_index_is_no_card(name, detail):
+    """Photographs mirrored left to right (a camera set to mirror its image), flattened as the
+    recogniser flattens them, at a phone's resolution: aisleriot's anglo_poker five of clubs, whose
+    mirrored "5" read as a "6" (0.98) in two corners over a five's layout of pips, and a held-out
+    lettering's two of clubs, whose mirrored "2" read as a "Q" (0.99) over a two's two pips down the
+    middle and no picture. No card is printed mirrored: `cues_disagree`."""
+    import pathlib
+
+    card = cv2.imread(str(pathlib.Path(__file__).parent / "data" / "mirrored" / f"{name}.png"))
+    result = Recognizer().read_card(card, 1.0)
+    assert result.card is None and result.reason == "cues_disagree", result
+    assert result.detail == detail
 
 
 PICTURE = PipEvidence(None, 0.0, 2, 0.0, picture=True)
@@ -881,3 +911,29 @@ def test_corners_reading_two_cards_at_nearly_even_odds_contest_both_for_every_ou
     assert set(Recognizer()._decide(reads, NO_PIPS).contested) == {"AC", "4C"}
     weak = [reads[0], dataclasses.replace(reads[1], confidence=0.2)]
     assert Recognizer()._decide(weak, NO_PIPS).contested == ()
+
+
+@pytest.mark.parametrize("redness, p", [(-1e6, 0.0), (-40.0, 0.0), (0.35, 0.5), (1e6, 1.0), (float("nan"), 0.0)])
+def test_the_odds_of_red_print_hold_for_any_redness(redness, p):
+    """Faint print can measure a redness far outside black's 0 and red's 0.5-0.9: its odds stay in [0, 1]."""
+    assert red_probability(redness) == pytest.approx(p, abs=1e-9)
+
+
+def test_an_outline_over_a_yellow_patch_on_green_cloth_is_read_as_no_card():
+    """A yellow patch on green cloth outlined as a card, flattened as the recogniser flattens it (an
+    outline beside a ten of clubs in a mirrored photograph): its marks measured a redness under -30,
+    whose odds of red overflowed and stopped the identification. It is no card."""
+    import pathlib
+
+    card = cv2.imread(str(pathlib.Path(__file__).parent / "data" / "outlines" / "yellow-patch-on-green-cloth.png"))
+    assert Recognizer().read_card(card, 0.491).card is None
+
+
+@pytest.mark.parametrize("picture, card", [(False, "2S"), (True, None)])
+def test_pips_in_a_picture_in_colours_number_no_rank(picture, card):
+    """A "2" read at 0.30 in one corner over two spades alike: a two's pips count it (COUNT_TRUST), but not
+    where the middle is a picture in colours (a mirrored king's "K" read as a "2" over the two spades its
+    picture's frame prints, at 0.97 when they counted)."""
+    read = CornerRead("top-left", "2S", 0.30, 0.30, 0.999, 0.001, 38.0, 25.0)
+    result = Recognizer()._decide([read], PipEvidence("S", 0.99, 2, 30.0, alike=True, picture=picture))
+    assert result.card == card, result
