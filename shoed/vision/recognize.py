@@ -201,7 +201,8 @@ class PipEvidence:
     large: str | None = None
     large_p: float = 0.0
     # the middle is a picture in colours (COURT_PICTURE of it; measured only where a corner's rank reads as a
-    # court card's): only there do `large` marks stand for a court card's suit (not a number card's pips)
+    # court card's, or where the pips would count a rank read unsurely): only there do `large` marks stand for
+    # a court card's suit (not a number card's pips), and there marks of one size number no rank
     picture: bool = False
     # the rank whose layout the pips show (pip_layout), of those no card with a pip hidden shows
     layout: str | None = None
