@@ -66,6 +66,15 @@ def held_out_shots(label: str, seed: int, size: tuple[int, int], designs: list[s
     return shots
 
 
+def side_by_side(rng: np.random.Generator, labels: tuple[str | None, str | None],
+                 kinds: tuple[str, str] = ("card", "card")) -> np.ndarray:
+    """Two photographs of 960 x 960, one card each (`kinds`: a card, or a back with its label None),
+    uncovered, joined left to right into one picture: two cards in view."""
+    halves = [synth.photograph(label, rng, kind=kind, size=(960, 960), occlusion_p=0, size_frac=(0.5, 0.7)).image
+              for label, kind in zip(labels, kinds)]
+    return np.hstack(halves)
+
+
 def smear(img: np.ndarray, length: int, degrees: float) -> np.ndarray:
     """The picture as a camera moving during the exposure gives it: the mean along a straight line
     `length` px long at `degrees` (a square kernel of that side, its middle row turned)."""

@@ -59,6 +59,10 @@ class CardQuad:
         """The other portrait reading (a quarter turn): for ambiguous outlines."""
         return CardQuad(np.roll(self.corners, -1, axis=0), self.score, self.aspect, self.weakest)
 
+    def ways(self) -> list[CardQuad]:
+        """The portrait readings to try: this one, and the quarter turn where the outline is ambiguous."""
+        return [self, self.turned()] if self.ambiguous else [self]
+
     def as_list(self) -> list[list[float]]:
         return [[round(float(x), 1), round(float(y), 1)] for x, y in self.corners]
 

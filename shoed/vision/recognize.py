@@ -396,8 +396,7 @@ class Recognizer:
         contested: dict[str, Identification] = {}
         counts: set[int] = set()  # the pips of one size counted through each outline, two or more
         for at, quad in enumerate(quads):
-            tries = [quad, quad.turned()] if quad.ambiguous else [quad]
-            for q in tries:
+            for q in quad.ways():
                 result = dataclasses.replace(self.read_card(L.warp_card(image, q), picture_scale(q)),
                                              corners=q.as_list())
                 for card in result.contested:
@@ -434,7 +433,7 @@ class Recognizer:
         for other in others:
             if L.overlap(quad, other) >= SAME_OUTLINE:
                 continue
-            for q in ([other, other.turned()] if other.ambiguous else [other]):
+            for q in other.ways():
                 seen = self.read_card(L.warp_card(image, q), picture_scale(q)).card
                 if seen is not None and seen != found.card:
                     return dataclasses.replace(found, card=None, reason=SEVERAL_CARDS, index=None,

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from vision_lab import synth
+from vision_lab.hard_sets import side_by_side
 
 
 @pytest.fixture(scope="module")
@@ -115,11 +116,8 @@ def test_identify_json_names_a_court_card_with_a_rank_alone(shoed_cli, tmp_path)
 
 def test_identify_json_names_two_cards_in_view(shoed_cli, tmp_path):
     """Two different cards side by side: `several_cards`, the `detail` naming both (docs/vision.md)."""
-    rng = np.random.default_rng(5)
-    halves = [synth.photograph(label, rng, size=(960, 960), occlusion_p=0, size_frac=(0.5, 0.7)).image
-              for label in ("9S", "AS")]
     path = str(tmp_path / "two.jpg")
-    cv2.imwrite(path, np.hstack(halves))
+    cv2.imwrite(path, side_by_side(np.random.default_rng(5), ("9S", "AS")))
     proc = shoed_cli("vision", "identify", path, "--json", timeout=120)
     assert proc.returncode == 0, proc.stderr
     (entry,) = json.loads(proc.stdout)

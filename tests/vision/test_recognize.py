@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 from shoed.vision.recognize import DEFAULT_THRESHOLD, Identification, Recognizer, identify
+from vision_lab.hard_sets import side_by_side
 
 CLASSIC_FLOOR = 0.95
 HELD_OUT_FLOOR = 0.85
@@ -161,15 +162,6 @@ def test_identification_json():
     none = Identification(None, 0.0, "no card found")
     assert none.to_json() == {"card": None, "confidence": 0.0, "reason": "no card found"}
     assert DEFAULT_THRESHOLD == 0.9
-
-
-def side_by_side(rng, labels, kinds=("card", "card")):
-    """Two photographs of 960 x 960, one card each (or a card and a back), joined into one picture."""
-    from vision_lab import synth
-
-    halves = [synth.photograph(label, rng, kind=kind, size=(960, 960), occlusion_p=0, size_frac=(0.5, 0.7)).image
-              for label, kind in zip(labels, kinds)]
-    return np.hstack(halves)
 
 
 @pytest.mark.parametrize("seed, labels", [(5, ("9S", "AS")), (7, ("KD", "QD")), (11, ("10H", "9C")),
