@@ -29,7 +29,11 @@ Effects:
 - mirror: the picture mirrored, left to right or top to bottom (a camera set to mirror its
   image, a phone's front camera, a view through a mirror): no card is printed mirrored, so the
   index's rank is no rank shoed knows, and every answer must be a refusal or the card itself
-  (an ace or an eight mirrored is still itself).
+  (an ace or an eight mirrored is still itself);
+- grey: the picture of a monochrome camera (or a camera's night mode), saved as a JPEG: red and
+  black print differ in brightness only, so every answer must be a refusal (`no_colour`);
+- tinted: a monochrome picture with a tint over it (a night mode's purple, an amber lamp over a
+  monochrome sensor's picture), saved as a JPEG: no print is redder than the paper.
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ import numpy as np  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.append(str(ROOT))  # vision_lab lives beside shoed; a shoed on PYTHONPATH (another version) comes first
 
-EFFECTS = ("none", "shadow", "sharpen", "dark", "bright", "steep", "lens", "motion", "mirror")
+EFFECTS = ("none", "shadow", "sharpen", "dark", "bright", "steep", "lens", "motion", "mirror", "grey", "tinted")
 
 
 def none(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -132,6 +136,23 @@ def mirror(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """The picture mirrored, left to right or top to bottom: a camera set to mirror its image
     (many webcams' default), a phone's front camera, a view through a mirror."""
     return cv2.flip(img, int(rng.integers(2)))
+
+
+def grey(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The picture as a monochrome camera gives it: one brightness a pixel, in three equal channels
+    after a JPEG's round trip."""
+    from vision_lab.hard_sets import jpeg
+
+    return jpeg(cv2.cvtColor(cv2.cvtColor(img, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR), int(rng.integers(70, 95)))
+
+
+def tinted(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A monochrome picture in one hue: each channel the brightness times a gain of 0.75-1.0."""
+    from vision_lab.hard_sets import jpeg
+
+    level = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    gains = rng.uniform(0.75, 1.0, 3).astype(np.float32)
+    return jpeg(np.clip(level[..., None] * gains, 0, 255).astype(np.uint8), int(rng.integers(70, 95)))
 
 
 def main() -> int:

@@ -31,7 +31,10 @@ agree, or there is no card:
   showing the suit - and every cue agrees; a court card's picture tells no
   suit: its rank is read only with the suit printed beside it (a split index:
   rank and suit in one colour, clear paper between them, a picture in colours
-  in the middle, no rows of pips), else `no_suit_in_index`.
+  in the middle, no rows of pips), else `no_suit_in_index`;
+- colour: a picture with no colour in it at all (a monochrome camera, a
+  camera's night mode) cannot tell red print from black: any card read in it
+  gives `no_colour`.
 
 Below the confidence threshold the answer is no card (with a reason): a guess
 is never presented as a card. Pure functions of the image: no clock, no I/O.
@@ -45,6 +48,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import cv2
 import numpy as np
 
 from shoed.vision import index as X
@@ -130,6 +134,20 @@ TOO_SMALL = "too_small"  # the glyphs are too few pixels to tell the candidates 
 CUES_DISAGREE = "cues_disagree"  # index, pips and colour do not tell the same card
 NO_SUIT_IN_INDEX = "no_suit_in_index"  # a rank alone in the corner, and the card's other print does not tell its suit
 SEVERAL_CARDS = "several_cards"  # two outlines read two different cards: which one was dealt is not known
+NO_COLOUR = "no_colour"  # the picture has no colour (a monochrome camera): red and black print look alike
+_NOTHING_READ = ("no card found", "no corner index found")  # refusals that read no print of a card
+# A picture has colour where at least COLOURED_SHARE of its pixels (in a copy of it no larger than
+# COLOUR_SIDE) have two channels COLOURED_LEVEL or more apart once its tint is taken out, and, in a picture
+# that large, a brightness within EVEN_LEVEL around them (_EVEN_AROUND, 2 px each way: colour_share). A
+# monochrome camera's picture has none if grey, and 0.02% at most in a tint at 320 px or more (a JPEG's
+# colour noise left); a colour camera's 0.03% and more but for some black cards on grey cloth
+# (docs/vision.md).
+COLOURED_LEVEL = 40
+EVEN_LEVEL = 80
+COLOURED_SHARE = 0.0003
+COLOUR_SIDE = 320
+MAX_TINT_GAIN = 4.0  # a channel is scaled up at most this much to take a tint out
+_EVEN_AROUND = np.ones((5, 5), np.uint8)
 SAME_OUTLINE = 0.8  # an outline overlapping the card's by this share of the smaller (within it, around it) is the card
 # A rank alone in a corner is read only where its print has the suit's colour this surely.
 LONE_COLOUR = 0.9
@@ -392,6 +410,15 @@ class Recognizer:
         quads = L.find_quads(image)
         if not quads:
             return Identification(None, 0.0, "no card found")
+        found = self._identify(image, quads)
+        if found.reason not in _NOTHING_READ and not has_colour(image):
+            # a card's print was read (as a card, or not surely enough): without colour it is no card
+            return dataclasses.replace(found, card=None, reason=NO_COLOUR, index=None,
+                                       detail="the picture has no colour: red and black print cannot be told "
+                                              "apart (a monochrome camera?)")
+        return found
+
+    def _identify(self, image: np.ndarray, quads: list[L.CardQuad]) -> Identification:
         best: Identification | None = None
         contested: dict[str, Identification] = {}
         counts: set[int] = set()  # the pips of one size counted through each outline, two or more
@@ -1038,6 +1065,38 @@ def pip_layout(group: list[X.Pip]) -> str | None:
 
 def _rank(result: Identification) -> tuple:
     return (result.card is not None, result.confidence)
+
+
+def has_colour(image: np.ndarray) -> bool:
+    """Whether the picture (BGR) shows colour: at least COLOURED_SHARE of it (colour_share). A
+    monochrome camera's picture has none, in grey or in one tint: its red print is as dark as
+    black, and no suit's colour can be told; a colour camera's shows its cloth, chips or red print."""
+    return colour_share(image) >= COLOURED_SHARE
+
+
+def colour_share(image: np.ndarray) -> float:
+    """The share of the picture's pixels with two channels COLOURED_LEVEL apart once its tint is
+    taken out (each channel scaled to the mean of the three: a grey world). The picture is judged
+    on a copy no larger than COLOUR_SIDE (its pixels picked, not averaged); on a picture that
+    large, only where the brightness around a pixel is even (within EVEN_LEVEL, 2 pixels each
+    way): a JPEG keeps colour at half resolution and smears a tinted paper's colour across the
+    edges of the print. A smaller picture's print has no even ground inside it (a 128 x 128
+    frame's pips are 5-8 pixels wide): every pixel counts, and a tint is not told from colour."""
+    h, w = image.shape[:2]
+    large = max(h, w) >= COLOUR_SIDE
+    if max(h, w) > COLOUR_SIDE:
+        scale = COLOUR_SIDE / max(h, w)
+        image = cv2.resize(image, (max(1, round(w * scale)), max(1, round(h * scale))),
+                           interpolation=cv2.INTER_NEAREST)
+    means = np.maximum(np.array(cv2.mean(image)[:3]), 1.0)
+    gains = np.minimum(means.mean() / means, MAX_TINT_GAIN)
+    b, g, r = cv2.split(cv2.transform(image, np.diag(gains)))  # OpenCV's: a twentieth of numpy's time here
+    spread = cv2.max(cv2.max(cv2.absdiff(b, g), cv2.absdiff(g, r)), cv2.absdiff(b, r))
+    coloured = spread >= COLOURED_LEVEL
+    if large:
+        uneven = cv2.morphologyEx(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), cv2.MORPH_GRADIENT, _EVEN_AROUND)
+        coloured &= uneven < EVEN_LEVEL
+    return float(np.count_nonzero(coloured)) / spread.size
 
 
 def _as_bgr(image: np.ndarray) -> np.ndarray:

@@ -16,9 +16,10 @@ import json
 import pathlib
 
 import cv2
+import numpy as np
 import pytest
 
-from shoed.vision.recognize import Recognizer
+from shoed.vision.recognize import COLOUR_SIDE, NO_COLOUR, Recognizer
 
 HARD = pathlib.Path(__file__).parent / "data" / "hard"
 FLOORS = {"narrow": 0.9, "casts": 0.85, "frames": 0.65}  # measured: 35/36, 30/32, 35/48
@@ -54,3 +55,27 @@ def test_small_frames_are_refused_for_their_size(hard_reads):
     """A 128 x 128 frame's index is a few pixels tall: refusals there say so."""
     reasons = [r.reason for e, r in hard_reads if e["set"] == "frames" and r.card is None]
     assert reasons.count("too_small") >= len(reasons) // 2, reasons
+
+
+def test_a_monochrome_camera_reads_no_card(hard_reads):
+    """The same pictures as a monochrome camera gives them, grey or (at 320 px and more) in one tint
+    (a night mode's purple, a lamp's amber), after a JPEG's round trip: a red card's print is as dark
+    as black there, so no card is read, and where the colour picture gave a card the reason is
+    `no_colour`, even at the lowered threshold of 0.7. A 128 x 128 frame in a tint is not told from
+    a colour picture (recognize.colour_share): those are grey only here."""
+    lenient = Recognizer(threshold=0.7)
+    tints = ((1.0, 1.0, 1.0), (0.95, 0.7, 1.0), (0.6, 0.85, 1.0))  # BGR: grey, purple, amber
+    checked = tinted = 0
+    for k, (entry, read) in enumerate(hard_reads):
+        image = cv2.imread(str(HARD / entry["file"]), cv2.IMREAD_COLOR)
+        tint = tints[k % 3] if max(image.shape[:2]) >= COLOUR_SIDE else tints[0]
+        level = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY).astype(np.float32)
+        mono = np.clip(level[..., None] * np.array(tint, np.float32), 0, 255).astype(np.uint8)
+        mono = cv2.imdecode(cv2.imencode(".jpg", mono, [cv2.IMWRITE_JPEG_QUALITY, 85])[1], cv2.IMREAD_COLOR)
+        result = lenient.identify(mono)
+        assert result.card is None, (entry["file"], tint, result)
+        if read.card is not None:
+            assert result.reason == NO_COLOUR, (entry["file"], tint, result)
+            checked += 1
+            tinted += tint != tints[0]
+    assert checked >= 80 and tinted >= 20, (checked, tinted)
