@@ -65,6 +65,8 @@ _FOREIGN_RANKS = {
 }
 # Designs not in French suits read in red and black: Swiss suits, four colours.
 _FOREIGN_DESIGNS = ("swiss-xvii", "atlasnye_skat", "kde-xskat-german")
+# The names designs give their jokers (aisleriot's, KDE's).
+JOKER_ELEMENTS = ("joker_black", "joker_red", "black_joker", "red_joker", "joker")
 _SUIT = {"C": "club", "D": "diamond", "H": "heart", "S": "spade"}
 _RANK = {"A": "1", "T": "10", "J": "jack", "Q": "queen", "K": "king"}
 
@@ -121,14 +123,26 @@ def _on_paper(rgba: np.ndarray) -> np.ndarray:
     return (rgba[..., :3].astype(np.float32) * f + 255.0 * (1 - f)).astype(np.uint8)
 
 
-def _render(design: str, label: str) -> np.ndarray | None:
-    """The card's face, cropped to the card, as rendered (BGRA, 1200 px tall)."""
+def jokers(design: str) -> list[synth.Face]:
+    """The jokers `design` prints (none to a design without), at synth's face size: no card of a
+    baccarat shoe, each must be read as no card."""
+    found = []
+    for element in JOKER_ELEMENTS:
+        rgba = _render(design, element, element)
+        if rgba is not None and rgba.shape[0] <= 1.8 * rgba.shape[1]:  # a card's proportions, not a strip
+            img = cv2.resize(rgba, (synth.FACE_W, synth.FACE_H), interpolation=cv2.INTER_AREA)
+            found.append(synth.Face(_on_paper(img), img[..., 3], None, font=design))
+    return found
+
+
+def _render(design: str, label: str, element: str | None = None) -> np.ndarray | None:
+    """The card's face (or the design's `element`), cropped to the card, as rendered (BGRA, 1200 px tall)."""
     path = designs()[design]
     png = os.path.join(CACHE, design, f"{label}.png")
     if not os.path.exists(png):
         os.makedirs(os.path.dirname(png), exist_ok=True)
-        run = subprocess.run(["rsvg-convert", "-i", _element_id(design, label), "-h", "1200", path, "-o", png],
-                             capture_output=True)
+        run = subprocess.run(["rsvg-convert", "-i", element or _element_id(design, label), "-h", "1200", path,
+                              "-o", png], capture_output=True)
         if run.returncode != 0:
             return None
     rgba = cv2.imread(png, cv2.IMREAD_UNCHANGED)

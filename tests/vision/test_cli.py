@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import pathlib
 import subprocess
 import sys
 
@@ -123,3 +124,14 @@ def test_identify_json_names_two_cards_in_view(shoed_cli, tmp_path):
     (entry,) = json.loads(proc.stdout)
     assert entry["card"] is None and entry["reason"] == "several_cards", entry
     assert entry["detail"] in ("9S and AS in view", "AS and 9S in view")
+
+
+def test_identify_json_says_a_picture_has_no_colour(shoed_cli):
+    """A monochrome camera's frame (an ace of hearts whose heart reads as a spade): `no_colour`,
+    the `detail` saying why (docs/vision.md)."""
+    path = str(pathlib.Path(__file__).parent / "data" / "grey" / "AH-monochrome-read-as-AS.png")
+    proc = shoed_cli("vision", "identify", path, "--json", timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    (entry,) = json.loads(proc.stdout)
+    assert entry["card"] is None and entry["reason"] == "no_colour", entry
+    assert "no colour" in entry["detail"]
