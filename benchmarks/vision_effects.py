@@ -141,18 +141,17 @@ def mirror(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 def grey(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """The picture as a monochrome camera gives it: one brightness a pixel, in three equal channels
     after a JPEG's round trip."""
-    from vision_lab.hard_sets import jpeg
+    from vision_lab.hard_sets import monochrome
 
-    return jpeg(cv2.cvtColor(cv2.cvtColor(img, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR), int(rng.integers(70, 95)))
+    return monochrome(img, (1.0, 1.0, 1.0), int(rng.integers(70, 95)))
 
 
 def tinted(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """A monochrome picture in one hue: each channel the brightness times a gain of 0.75-1.0."""
-    from vision_lab.hard_sets import jpeg
+    from vision_lab.hard_sets import monochrome
 
-    level = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY).astype(np.float32)
-    gains = rng.uniform(0.75, 1.0, 3).astype(np.float32)
-    return jpeg(np.clip(level[..., None] * gains, 0, 255).astype(np.uint8), int(rng.integers(70, 95)))
+    b, g, r = rng.uniform(0.75, 1.0, 3).astype(np.float32).tolist()
+    return monochrome(img, (b, g, r), int(rng.integers(70, 95)))
 
 
 def main() -> int:

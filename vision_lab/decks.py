@@ -110,12 +110,14 @@ def _element_id(design: str, label: str) -> str:
 def face(design: str, label: str) -> synth.Face | None:
     """The face of `label` ("TD") in `design`, at synth's face size; None when
     the design has no such card."""
-    rgba = _render(design, label)
-    if rgba is None:
-        return None
+    rgba = _render(design, _element_id(design, label))
+    return None if rgba is None else _face(rgba, label, design)
+
+
+def _face(rgba: np.ndarray, label: str | None, design: str) -> synth.Face:
+    """A rendering (BGRA) as synth's face, at its size, on white paper."""
     img = cv2.resize(rgba, (synth.FACE_W, synth.FACE_H), interpolation=cv2.INTER_AREA)
-    a = img[..., 3]
-    return synth.Face(_on_paper(img), a, label, font=design)
+    return synth.Face(_on_paper(img), img[..., 3], label, font=design)
 
 
 def _on_paper(rgba: np.ndarray) -> np.ndarray:
@@ -128,21 +130,20 @@ def jokers(design: str) -> list[synth.Face]:
     baccarat shoe, each must be read as no card."""
     found = []
     for element in JOKER_ELEMENTS:
-        rgba = _render(design, element, element)
+        rgba = _render(design, element)
         if rgba is not None and rgba.shape[0] <= 1.8 * rgba.shape[1]:  # a card's proportions, not a strip
-            img = cv2.resize(rgba, (synth.FACE_W, synth.FACE_H), interpolation=cv2.INTER_AREA)
-            found.append(synth.Face(_on_paper(img), img[..., 3], None, font=design))
+            found.append(_face(rgba, None, design))
     return found
 
 
-def _render(design: str, label: str, element: str | None = None) -> np.ndarray | None:
-    """The card's face (or the design's `element`), cropped to the card, as rendered (BGRA, 1200 px tall)."""
+def _render(design: str, element: str) -> np.ndarray | None:
+    """The design's `element` (a card's face: _element_id), cropped to the card, as rendered (BGRA,
+    1200 px tall)."""
     path = designs()[design]
-    png = os.path.join(CACHE, design, f"{label}.png")
+    png = os.path.join(CACHE, design, f"{element}.png")
     if not os.path.exists(png):
         os.makedirs(os.path.dirname(png), exist_ok=True)
-        run = subprocess.run(["rsvg-convert", "-i", element or _element_id(design, label), "-h", "1200", path,
-                              "-o", png], capture_output=True)
+        run = subprocess.run(["rsvg-convert", "-i", element, "-h", "1200", path, "-o", png], capture_output=True)
         if run.returncode != 0:
             return None
     rgba = cv2.imread(png, cv2.IMREAD_UNCHANGED)
@@ -167,7 +168,7 @@ def index_masks(design: str, label: str) -> tuple[np.ndarray, np.ndarray] | None
     from shoed.vision import index as X
     from shoed.vision.locate import CANON_H, CANON_W
 
-    rgba = _render(design, label)
+    rgba = _render(design, _element_id(design, label))
     if rgba is None:
         return None
     paper = _on_paper(rgba)

@@ -91,6 +91,13 @@ def jpeg(img: np.ndarray, quality: int) -> np.ndarray:
     return cv2.imdecode(buf, cv2.IMREAD_COLOR)
 
 
+def monochrome(img: np.ndarray, gains: tuple[float, float, float], quality: int) -> np.ndarray:
+    """The picture as a monochrome camera gives it: each pixel's brightness in every channel, times
+    the channel's gain (BGR; all 1: grey, else one tint), after a JPEG's round trip at `quality`."""
+    level = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    return jpeg(np.clip(level[..., None] * np.array(gains, np.float32), 0, 255).astype(np.uint8), quality)
+
+
 def cast(img: np.ndarray, name: str) -> np.ndarray:
     """The picture under a coloured light (channels clip as a sensor's do)."""
     gains = np.array(CASTS[name], np.float32)

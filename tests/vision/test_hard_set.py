@@ -16,10 +16,10 @@ import json
 import pathlib
 
 import cv2
-import numpy as np
 import pytest
 
 from shoed.vision.recognize import COLOUR_SIDE, NO_COLOUR, Recognizer
+from vision_lab.hard_sets import monochrome
 
 HARD = pathlib.Path(__file__).parent / "data" / "hard"
 FLOORS = {"narrow": 0.9, "casts": 0.85, "frames": 0.65}  # measured: 35/36, 30/32, 35/48
@@ -69,10 +69,7 @@ def test_a_monochrome_camera_reads_no_card(hard_reads):
     for k, (entry, read) in enumerate(hard_reads):
         image = cv2.imread(str(HARD / entry["file"]), cv2.IMREAD_COLOR)
         tint = tints[k % 3] if max(image.shape[:2]) >= COLOUR_SIDE else tints[0]
-        level = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY).astype(np.float32)
-        mono = np.clip(level[..., None] * np.array(tint, np.float32), 0, 255).astype(np.uint8)
-        mono = cv2.imdecode(cv2.imencode(".jpg", mono, [cv2.IMWRITE_JPEG_QUALITY, 85])[1], cv2.IMREAD_COLOR)
-        result = lenient.identify(mono)
+        result = lenient.identify(monochrome(image, tint, 85))
         assert result.card is None, (entry["file"], tint, result)
         if read.card is not None:
             assert result.reason == NO_COLOUR, (entry["file"], tint, result)
