@@ -33,7 +33,12 @@ Effects:
 - grey: the picture of a monochrome camera (or a camera's night mode), saved as a JPEG: red and
   black print differ in brightness only, so every answer must be a refusal (`no_colour`);
 - tinted: a monochrome picture with a tint over it (a night mode's purple, an amber lamp over a
-  monochrome sensor's picture), saved as a JPEG: no print is redder than the paper.
+  monochrome sensor's picture), saved as a JPEG: no print is redder than the paper;
+- fringe: a lens's lateral chromatic aberration: black print fringed red on one side, blue on
+  the other;
+- mosaic: a colour sensor's RGGB mosaic demosaiced bilinearly, as small cameras do, then a JPEG:
+  colour zippers along fine black print;
+- glare: a lamp's reflection in the card's gloss, an oval washed towards white.
 """
 
 from __future__ import annotations
@@ -52,7 +57,8 @@ import numpy as np  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.append(str(ROOT))  # vision_lab lives beside shoed; a shoed on PYTHONPATH (another version) comes first
 
-EFFECTS = ("none", "shadow", "sharpen", "dark", "bright", "steep", "lens", "motion", "mirror", "grey", "tinted")
+EFFECTS = ("none", "shadow", "sharpen", "dark", "bright", "steep", "lens", "motion", "mirror", "grey", "tinted",
+           "fringe", "mosaic", "glare")
 
 
 def none(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -152,6 +158,53 @@ def tinted(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
     b, g, r = rng.uniform(0.75, 1.0, 3).astype(np.float32).tolist()
     return monochrome(img, (b, g, r), int(rng.integers(70, 95)))
+
+
+def fringe(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A lens's lateral chromatic aberration: red imaged larger than green and blue smaller (or the
+    other way about), so that the print's edges are fringed red on one side and blue on the other,
+    the more the farther from the middle: 0.5-2.5 px apart at the picture's corners for a picture
+    of 480 px or less, in proportion for a larger one."""
+    h, w = img.shape[:2]
+    apart = rng.uniform(0.5, 2.5) * max(1.0, min(w, h) / 480) * (1 if rng.integers(2) else -1)
+    k = apart / np.hypot(w / 2, h / 2)
+    channels = list(cv2.split(img))
+    for c, scale in ((0, 1 - k), (2, 1 + k)):
+        m = cv2.getRotationMatrix2D(((w - 1) / 2, (h - 1) / 2), 0.0, scale)
+        channels[c] = cv2.warpAffine(channels[c], m, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return cv2.merge(channels)
+
+
+def mosaic(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A colour sensor's mosaic read as a small camera reads it: each pixel keeps one colour of
+    an RGGB pattern, the other two interpolated from its neighbours (OpenCV's bilinear
+    demosaicing: colour fringes and zippers along fine print), then saved as a JPEG."""
+    from vision_lab.hard_sets import jpeg
+
+    b, g, r = cv2.split(img)
+    raw = np.empty(img.shape[:2], np.uint8)
+    raw[0::2, 0::2] = r[0::2, 0::2]
+    raw[0::2, 1::2] = g[0::2, 1::2]
+    raw[1::2, 0::2] = g[1::2, 0::2]
+    raw[1::2, 1::2] = b[1::2, 1::2]
+    return jpeg(cv2.cvtColor(raw, cv2.COLOR_BayerBG2BGR), int(rng.integers(70, 95)))
+
+
+def glare(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A lamp's reflection in the card's gloss: an oval 8-25% of the picture's shorter side across,
+    somewhere in its middle 60%, washed towards white (60-100% at its centre, clipped there
+    at the strongest), its edge soft."""
+    h, w = img.shape[:2]
+    side = min(w, h)
+    cx, cy = rng.uniform(0.2, 0.8) * w, rng.uniform(0.2, 0.8) * h
+    ax, ay = rng.uniform(0.04, 0.125, 2) * side
+    turn = rng.uniform(0, np.pi)
+    y, x = np.mgrid[0:h, 0:w].astype(np.float32)
+    u = ((x - cx) * np.cos(turn) + (y - cy) * np.sin(turn)) / ax
+    v = (-(x - cx) * np.sin(turn) + (y - cy) * np.cos(turn)) / ay
+    wash = rng.uniform(0.6, 1.0) * np.exp(-(u * u + v * v) * 1.5)
+    wash = np.minimum(1.0, wash * 1.3)[..., None]
+    return np.clip(img * (1 - wash) + 255 * wash, 0, 255).astype(np.uint8)
 
 
 def main() -> int:

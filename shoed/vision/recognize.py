@@ -230,6 +230,9 @@ class PipEvidence:
     # two pips alike, in the middle column and spread down the card: a two's layout (or a three's with its
     # middle pip hidden)
     two: bool = False
+    # the pips do not lie mirrored about the card's middle column as a number card prints them (mirrored):
+    # a pip of a side column hidden; their number then counts no rank (_numbered)
+    lopsided: bool = False
 
     @property
     def picture_suit(self) -> str | None:
@@ -312,8 +315,11 @@ def _pips_of(rank: str) -> int | None:
 
 
 def _numbered(rank: str, pips: PipEvidence) -> bool:
-    """Whether the middle's pips number `rank` (a number card's)."""
-    return pips.count == _pips_of(rank)
+    """Whether the middle's pips number `rank` (a number card's): as many as it prints, lying as it
+    prints them, mirrored about its middle column. A card with a pip hidden from a side column (by
+    a lamp's glare that leaves no mark, where a finger leaves one: _whole) shows a lower rank's
+    number, lopsided: a six with a corner's pip washed out counts five."""
+    return pips.count == _pips_of(rank) and not pips.lopsided
 
 
 def _whole(pips: PipEvidence) -> bool:
@@ -597,8 +603,9 @@ class Recognizer:
         # which _decide asks): pips below the middle are printed upside down, and those of KDE's oxygen
         # decks (which print a rank alone) read so as no suit surely, clubs and hearts: half the pips
         # lean to none (asked here, 38 of KDE's 624 deck pictures are lost). The rank is read alone at
-        # even odds or better, and a court's rank counts no pips.
-        counted = not court and pips.count == n and pips.suit is not None
+        # even odds or better, and a court's rank counts no pips. They lie as a number card prints
+        # them, mirrored about the middle column (_numbered).
+        counted = not court and pips.count == n and not pips.lopsided and pips.suit is not None
         if rank == "A" and pips.px < ACE_PIP * rank_px:
             counted = False  # an ace's one pip is large; a small mark alone is a detail, not its pip
         if court and pips.count >= COURT_PIPS:
@@ -774,6 +781,7 @@ class Recognizer:
         three = len(group) == 3 and _in_middle_column(group)
         centred = any(_in_middle_column([pip], spread=False) for pip in group)
         stray = X.stray_print(group, covering or {})
+        lopsided = not mirrored(group)
         large, large_p = None, 0.0
         if len(sure) == 1:
             k = next(iter(sure))
@@ -781,7 +789,7 @@ class Recognizer:
                 large, large_p = SUIT_CLASSES[k], min(sure[k])
         if not votes:
             return PipEvidence(None, 0.0, len(group), px, three, centred=centred, stray=stray, large=large,
-                               large_p=large_p)
+                               large_p=large_p, lopsided=lopsided)
         s = max(votes, key=lambda k: (len(votes[k]), sum(votes[k])))
         # a layout counts where every mark of it reads as a pip of the suit (or, on the middle row, as
         # one shape one way up and another the other way): none of no suit's shape (a chip, a speck
@@ -794,7 +802,7 @@ class Recognizer:
         split = TWIN_SUIT[suit] if twin >= SPLIT_PIPS and twin >= SPLIT_SHARE * (twin + leans[s]) else None
         return PipEvidence(suit, float(np.median(votes[s])) * agree, len(group), px, three, split, len(votes[s]),
                            centred, stray, large, large_p, layout=layout, alike=alike,
-                           two=alike and len(group) == 2 and _in_middle_column(group))
+                           two=alike and len(group) == 2 and _in_middle_column(group), lopsided=lopsided)
 
     def _with_pips(self, read: CornerRead, pips: PipEvidence) -> CornerRead:
         """Number cards and aces show their suit again, larger, in the middle:
@@ -1005,6 +1013,46 @@ def _in_middle_column(group: list[X.Pip], spread: bool = True) -> bool:
     return all(_middle_column(x) for x, _ in centres) and (not spread or (min(ys) < 0.35 and max(ys) > 0.65))
 
 
+def _columns(group: list[X.Pip]) -> tuple[list[tuple[float, float]], list[float], list[tuple[float, float]]]:
+    """The pips' centres on the flattened card (fractions of its width and height): those of the left
+    side column, the heights of those in the middle column, those of the right side column."""
+    left: list[tuple[float, float]] = []
+    middle: list[float] = []
+    right: list[tuple[float, float]] = []
+    for p in group:
+        x, y = _centre(p)
+        if _middle_column(x):
+            middle.append(y)
+        else:
+            (left if x < 0.5 else right).append((x, y))
+    return left, middle, right
+
+
+def _mirror_rows(left: list[tuple[float, float]], right: list[tuple[float, float]]) -> list[float] | None:
+    """The heights of the rows two side columns of pips make where they mirror each other about the
+    card's middle, as a number card prints them (as many pips on either side, as far from the middle,
+    each row a pip on either side at one height), top to bottom; None where they do not."""
+    if len(left) != len(right):
+        return None
+    if not left:
+        return []
+    left, right = sorted(left, key=lambda c: c[1]), sorted(right, key=lambda c: c[1])
+    reach_left = 0.5 - sum(x for x, _ in left) / len(left)
+    reach_right = sum(x for x, _ in right) / len(right) - 0.5
+    if abs(reach_left - reach_right) > LAYOUT_MIRROR:
+        return None
+    if any(abs(a[1] - b[1]) > LAYOUT_ROW for a, b in zip(left, right)):
+        return None
+    return [(a[1] + b[1]) / 2 for a, b in zip(left, right)]
+
+
+def mirrored(group: list[X.Pip]) -> bool:
+    """Whether the pips lie as a number card prints them, mirrored about its middle column (a
+    pip hidden from a side column, by a finger or a lamp's glare, leaves them lopsided)."""
+    left, _, right = _columns(group)
+    return _mirror_rows(left, right) is not None
+
+
 def pip_layout(group: list[X.Pip]) -> str | None:
     """The rank whose layout the pips of one size show, of those no other number card shows
     with a pip hidden, or None. A number card prints its pips in two side columns, mirrored,
@@ -1017,33 +1065,14 @@ def pip_layout(group: list[X.Pip]) -> str | None:
     if want is None:
         return None
     rank, sides, middles = want
-    left: list[float] = []
-    right: list[float] = []
-    middle: list[float] = []
-    left_x: list[float] = []
-    right_x: list[float] = []
-    for p in group:
-        x, y = _centre(p)
-        if _middle_column(x):
-            middle.append(y)
-        elif x < 0.5:
-            left.append(y)
-            left_x.append(x)
-        else:
-            right.append(y)
-            right_x.append(x)
+    left, middle, right = _columns(group)
     if len(left) != sides or len(right) != sides or len(middle) != middles:
         return None
-    left.sort()
-    right.sort()
     middle.sort()
-    if sides:
-        if abs((0.5 - sum(left_x) / sides) - (sum(right_x) / sides - 0.5)) > LAYOUT_MIRROR:
-            return None  # the side columns mirror each other about the middle
-        if any(abs(a - b) > LAYOUT_ROW for a, b in zip(left, right)):
-            return None  # each row a pip on either side, at one height
-        rows = [(a + b) / 2 for a, b in zip(left, right)]
-    else:
+    rows = _mirror_rows(left, right)
+    if rows is None:
+        return None  # the side columns mirror each other about the middle, a pip on either side of each row
+    if not sides:
         rows = middle  # a three: its pips are its rows
     top, bottom = rows[0], rows[-1]
     span = bottom - top

@@ -791,6 +791,25 @@ def test_a_layout_tells_the_rank_only_where_no_card_with_pips_hidden_shows_it(ra
                 assert pip_layout(_laid_out(shown)) is None, (rank, gone, spread, reach)
 
 
+@pytest.mark.parametrize("rank", range(2, 11))
+def test_pips_count_a_rank_only_lying_mirrored_as_a_number_card_prints_them(rank):
+    """Every number card's pips lie mirrored about its middle column; with a pip of a side column
+    hidden (glare leaves no print) they lie lopsided and count no rank, whatever their number.
+    A pip hidden from the middle column leaves them mirrored: a seven shows a six's pips then,
+    and the index must tell it."""
+    import itertools
+
+    from shoed.vision.recognize import mirrored
+
+    rng = np.random.default_rng(100 + rank)
+    for spread, reach in itertools.product((0.9, 1.0, 1.1), (0.9, 1.0, 1.15)):
+        printed = _printed(rank, spread, reach, rng)
+        assert mirrored(_laid_out(printed)), (spread, reach)
+        for i, (x, _) in enumerate(printed):
+            shown = [p for j, p in enumerate(printed) if j != i]
+            assert mirrored(_laid_out(shown)) == (abs(x - 0.5) < 0.05), (rank, i, spread, reach)
+
+
 def test_a_layout_counts_only_where_every_mark_of_it_may_be_a_pip_of_the_suit():
     """A four with a speck of a pip's size at its centre shows a five's layout: a mark of no
     suit's shape, or of another suit's, makes it no layout."""

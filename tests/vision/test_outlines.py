@@ -124,8 +124,9 @@ def test_a_count_standing_in_for_a_tiny_rank_holds_only_where_every_outline_coun
     heart is counted as a ninth pip and the 7 px "8" is weakly read as "9":
     two cues that seem to agree, where the count is what stands in for a rank
     too small to read. What that outline takes in beyond the card is other print
-    in the middle, where the count stands in for no rank; and, that guard left
-    aside, another outline counting otherwise leaves it no answer. (The index's
+    in the middle, where the count stands in for no rank; its nine pips lie
+    lopsided, as no nine prints them, and count no rank either; and, those guards
+    left aside, another outline counting otherwise leaves it no answer. (The index's
     thin "8" stands out at a lower ink level, where the card is read whole: the
     guards are tested without it.)"""
     from shoed.vision import index, recognize
@@ -139,6 +140,10 @@ def test_a_count_standing_in_for_a_tiny_rank_holds_only_where_every_outline_coun
     assert result.card is None and result.reason == TOO_SMALL
     assert "other print in the middle" in result.detail
     monkeypatch.setattr(recognize, "STRAY_PRINT", float("inf"))
+    result = Recognizer().identify(image)
+    assert result.card is None and result.reason == TOO_SMALL
+    assert "other print" not in result.detail
+    monkeypatch.setattr(recognize, "mirrored", lambda group: True)
     result = Recognizer().identify(image)
     assert result.card is None and result.reason == CUES_DISAGREE
     assert result.detail == "index 9H, 9 pips in the middle, 8 through another outline"
