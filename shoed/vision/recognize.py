@@ -107,6 +107,9 @@ SECONDING_P = 0.7
 MAX_HIDDEN_PIPS = 4
 # A "6" read the wrong way up is a "9": a nine is claimed only where more pips
 # are in view than a six has, or one in the middle column (a six prints none there).
+# A "9" read the wrong way up is a "6" (a design that prints its lower index
+# upright, as KDE's ancient-egyptians does, shows a "6" there from the other end):
+# a six is claimed only where no pip lies in the middle column.
 TURNED_SIX = 6
 # Three pips in one column down the middle of the card, and no others, are a
 # three's whole layout: no other rank prints three pips in its middle column
@@ -957,6 +960,8 @@ def _disagreement(card: str, pips: PipEvidence) -> str | None:
         return f"index {card}, {pips.count} pips in the middle"
     if rank == "9" and pips.count <= TURNED_SIX and not pips.centred:
         return f"index {card}, {pips.count} pips in the middle: a 6 the wrong way up"
+    if rank == "6" and pips.centred:
+        return f"index {card}, a pip in the middle column: a 9 the wrong way up"
     if n is not None and n != 3 and pips.three:
         return f"index {card}, a three's pips"
     if rank not in COURTS and pips.suit not in (None, suit) and pips.suit_p >= 0.8 and pips.px >= min_suit_px(suit):

@@ -49,6 +49,8 @@ from shoed.vision.recognize import (
         ("9D", PipEvidence("D", 0.99, 6, 30.0), True),  # six pips under a "9": a "6" read the wrong way up
         ("9D", PipEvidence("D", 0.99, 7, 30.0), False),
         ("9D", PipEvidence("D", 0.99, 6, 30.0, centred=True), False),  # one in the middle column: no six's
+        ("6D", PipEvidence("D", 0.99, 6, 30.0, centred=True), True),  # ... under a "6": a "9" the wrong way up
+        ("6D", PipEvidence("D", 0.99, 5, 30.0), False),
         ("3S", NO_PIPS, False),  # a finger may cover all three
         ("5S", PipEvidence("S", 0.99, 3, 30.0, three=True), True),  # a three's layout: no five has three middle pips
         ("7S", PipEvidence("S", 0.99, 3, 30.0, three=True), True),

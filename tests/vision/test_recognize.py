@@ -140,6 +140,18 @@ def test_a_six_with_a_pip_lost_in_glare_is_no_five(recognizer):
     assert result.pip_count == 5 and result.reads[0].card == "5C"  # what the count agreed with
 
 
+def test_a_nine_read_from_its_other_end_as_a_six_is_refused(recognizer):
+    """KDE's ancient-egyptians (a deck design never trained on) prints its lower index upright, and
+    its rank alone: seen from the other end, the nine's lower "9" is a "6" at 0.999, in both corners.
+    A shadow across its middle (320 x 240) left six of its nine pips of one size, one of them its
+    middle pip: a six prints none in the middle column, and the card is refused, not read as the
+    six of diamonds (1.00 before)."""
+    image = cv2.imread(str(DATA / "turned" / "9D-upright-lower-index-read-as-6D.png"))
+    result = recognizer.identify(image)
+    assert result.card is None and result.reason == CUES_DISAGREE, result
+    assert result.detail == "index 6D, a pip in the middle column: a 9 the wrong way up"
+
+
 def test_a_picture_has_colour_where_a_little_of_it_is_coloured():
     """Grey, or grey in one tint, is no colour; a red patch of 0.5% of the picture is, and a
     small frame's red print is."""
