@@ -11,7 +11,9 @@ synthetic style when those fonts are not installed):
   the same of deck artwork never trained on);
 - `casts`: small photographs under strong colour casts (green, amber, blue,
   magenta light, a camera's white balance gone wrong);
-- `bleed`: cards whose print runs off their edges, mostly on dark cloth.
+- `bleed`: cards whose print runs off their edges, mostly on dark cloth;
+- `overlapping`: two different cards, one lying partly over the other (no card is the answer:
+  which of them was dealt, the picture does not tell).
 
 Deterministic for a seed and the set of installed fonts.
 """
@@ -182,6 +184,19 @@ def bleed(count: int, seed: int, size: tuple[int, int] = (1280, 960),
             style = dataclasses.replace(style, suit_ratio=(0.7, 1.0))
         yield synth.photograph(labels[(i * 7) % 52], rng, style, size=size, occlusion_p=0.0,
                                dark_table=i % 4 != 3), f"{base.name}/{layout}"
+
+
+def overlapping(count: int, seed: int, size: tuple[int, int] = (1280, 960)
+                ) -> Iterator[tuple[np.ndarray, tuple[str, str], str]]:
+    """Photographs of two different cards, the second lying partly over the first
+    (synth.overlapping), the lettering designs in turn: (picture, (under, over), design)."""
+    rng = np.random.default_rng(seed)
+    styles = [synth.classic_style(), *held_out_styles()]
+    labels = synth.all_labels()
+    for i in range(count):
+        under, over = (str(c) for c in rng.choice(labels, 2, replace=False))
+        style = styles[i % len(styles)]
+        yield synth.overlapping((under, over), rng, style, size), (under, over), style.name
 
 
 SETS = {"narrow": narrow, "frames": frames, "deck_frames": deck_frames, "casts": casts, "bleed": bleed}

@@ -627,6 +627,32 @@ def photograph(
     return Shot(img, truth, kind, corners.round(1).tolist(), face.font, style.name)
 
 
+def overlapping(labels: tuple[str, str], rng: np.random.Generator, style: CardStyle | None = None,
+                size: tuple[int, int] = (1280, 960)) -> np.ndarray:
+    """A photograph of two cards, the second lying partly over the first as cards dealt in a row
+    or a column do: moved along the first card's width by 25-80% of it (or down its length by
+    25-70%), across by up to a quarter, turned by up to 14 degrees; both wholly in the picture."""
+    style = style or classic_style()
+    w, h = size
+    while True:
+        under = _place(w, h, rng, (0.3, 0.45), 0.2)
+        along, across = rng.uniform(0.25, 0.8), rng.uniform(-0.25, 0.25)
+        if rng.integers(2):
+            along, across = across, rng.uniform(0.25, 0.7)  # down the first card's length
+        shift = along * (under[1] - under[0]) + across * (under[3] - under[0])
+        turn = rng.uniform(-0.25, 0.25)
+        rotation = np.array([[np.cos(turn), -np.sin(turn)], [np.sin(turn), np.cos(turn)]])
+        middle = under.mean(axis=0)
+        over = ((under - middle) @ rotation.T + middle + shift).astype(np.float32)
+        if over.min() >= 0 and over[:, 0].max() < w and over[:, 1].max() < h:
+            break
+    img = draw_background(w, h, rng)
+    for label, corners in zip(labels, (under, over)):
+        fg, alpha, _ = _warp_face(draw_face(label, rng, style), corners, w, h)
+        img = _composite(img, fg, alpha)
+    return _camera(_light(img, rng, None, None), rng, 1.5)
+
+
 def shots(count: int, seed: int, style: str = "classic", kinds: tuple[str, ...] = ("card",),
           sizes: tuple[tuple[int, int], ...] | None = None, index_layout: str | None = None,
           **options) -> Iterator[Shot]:
