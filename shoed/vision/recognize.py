@@ -960,8 +960,6 @@ def _disagreement(card: str, pips: PipEvidence) -> str | None:
         return f"index {card}, {pips.count} pips in the middle"
     if rank == "9" and pips.count <= TURNED_SIX and not pips.centred:
         return f"index {card}, {pips.count} pips in the middle: a 6 the wrong way up"
-    if rank == "6" and pips.centred:
-        return f"index {card}, a pip in the middle column: a 9 the wrong way up"
     if n is not None and n != 3 and pips.three:
         return f"index {card}, a three's pips"
     if rank not in COURTS and pips.suit not in (None, suit) and pips.suit_p >= 0.8 and pips.px >= min_suit_px(suit):
@@ -971,6 +969,8 @@ def _disagreement(card: str, pips: PipEvidence) -> str | None:
     if pips.layout is not None and n != int(pips.layout):
         # the pips lie as only a card of another rank lays them out (pip_layout)
         return f"index {card}, a {pips.layout}'s pips in the middle"
+    if rank == "6" and pips.centred:
+        return f"index {card}, a pip in the middle column: a 9 the wrong way up"
     return None
 
 
