@@ -429,6 +429,11 @@ class Shot:
                 "style": self.style}
 
 
+def _rotation(a: float) -> np.ndarray:
+    """The 2 x 2 matrix turning points (as rows, `points @ _rotation(a).T`) by `a` radians."""
+    return np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+
+
 def _place(w: int, h: int, rng: np.random.Generator, size_frac: tuple[float, float], tilt: float) -> np.ndarray:
     """Corners (TL, TR, BR, BL of the face) of a card placed in a w x h picture."""
     card_h = min(w, h) * rng.uniform(*size_frac)
@@ -436,8 +441,7 @@ def _place(w: int, h: int, rng: np.random.Generator, size_frac: tuple[float, flo
     rect = np.array([[-card_w / 2, -card_h / 2], [card_w / 2, -card_h / 2], [card_w / 2, card_h / 2],
                      [-card_w / 2, card_h / 2]])
     a = rng.uniform(0, 2 * np.pi)
-    rot = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
-    pts = rect @ rot.T
+    pts = rect @ _rotation(a).T
     # Perspective: bring one side nearer the camera, then jitter every corner.
     side = rng.integers(4)
     k = rng.uniform(0, tilt)
@@ -641,9 +645,8 @@ def overlapping(labels: tuple[str, str], rng: np.random.Generator, style: CardSt
             along, across = across, rng.uniform(0.25, 0.7)  # down the first card's length
         shift = along * (under[1] - under[0]) + across * (under[3] - under[0])
         turn = rng.uniform(-0.25, 0.25)
-        rotation = np.array([[np.cos(turn), -np.sin(turn)], [np.sin(turn), np.cos(turn)]])
         middle = under.mean(axis=0)
-        over = ((under - middle) @ rotation.T + middle + shift).astype(np.float32)
+        over = ((under - middle) @ _rotation(turn).T + middle + shift).astype(np.float32)
         if over.min() >= 0 and over[:, 0].max() < w and over[:, 1].max() < h:
             break
     img = draw_background(w, h, rng)
@@ -734,8 +737,7 @@ def deal_frames(labels: list[str], rng: np.random.Generator, size: tuple[int, in
             yield noisy(bg), None
         face = draw_face(label, rng, style)
         a = np.deg2rad(rng.choice([0, 90, 180, 270]) + rng.uniform(-8, 8))
-        rot = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
-        shape = rect @ rot.T
+        shape = rect @ _rotation(a).T
         rest = centre + rng.uniform(-0.05, 0.05, 2) * (rw, rh)
         start = np.array([x + rw + card_h, rest[1]])  # from the shoe, on the right
         end = np.array([rest[0], y + rh + card_h * 1.2])  # out towards the layout, below
