@@ -38,7 +38,12 @@ Effects:
   the other;
 - mosaic: a colour sensor's RGGB mosaic demosaiced bilinearly, as small cameras do, then a JPEG:
   colour zippers along fine black print;
-- glare: a lamp's reflection in the card's gloss, an oval washed towards white.
+- glare: a lamp's reflection in the card's gloss, an oval washed towards white;
+- layout: a baccarat layout printed on the cloth under the card (card boxes whose lines run along
+  the card's edges, an arc, the words and numbers of a layout) in gold or white;
+- vignette: light falling off towards the picture's corners and across it (a lamp to one side);
+- smudge: grey-brown dirt on the card, mostly near a corner index;
+- cut: the card partly out of the frame: the picture cut along one side through the card.
 """
 
 from __future__ import annotations
@@ -58,7 +63,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.append(str(ROOT))  # vision_lab lives beside shoed; a shoed on PYTHONPATH (another version) comes first
 
 EFFECTS = ("none", "shadow", "sharpen", "dark", "bright", "steep", "lens", "motion", "mirror", "grey", "tinted",
-           "fringe", "mosaic", "glare")
+           "fringe", "mosaic", "glare", "layout", "vignette", "smudge", "cut")
+# effects that need to know where the card lies: they are given its corners (TL, TR, BR, BL of the face)
+ON_THE_CARD = ("layout", "smudge", "cut")
 
 
 def none(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -207,6 +214,107 @@ def glare(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.clip(img * (1 - wash) + 255 * wash, 0, 255).astype(np.uint8)
 
 
+def _card_mask(shape: tuple[int, ...], corners: np.ndarray) -> np.ndarray:
+    mask = np.zeros(shape[:2], np.uint8)
+    cv2.fillPoly(mask, [np.round(corners).astype(np.int32)], 255, cv2.LINE_AA)
+    return mask
+
+
+def layout(img: np.ndarray, rng: np.random.Generator, corners: np.ndarray) -> np.ndarray:
+    """A baccarat layout printed on the cloth under the card: boxes of a card's proportions
+    (one around the card, off its centre and turned a little, so that its lines run along the
+    card's edges; two more beside it), an arc of a betting area, and the words and numbers of a
+    layout (PLAYER, BANKER, TIE 8 TO 1, seat numbers), in gold or white lines 1-3 px wide (at
+    480 px; in proportion for a larger picture)."""
+    h, w = img.shape[:2]
+    out = img.copy()
+    scale = min(w, h) / 480
+    colour = ((60, 175, 215), (215, 225, 230), (40, 200, 235))[int(rng.integers(3))]
+    thick = max(1, int(round(rng.uniform(1, 3) * scale)))
+    centre = corners.mean(axis=0)
+    long = corners[3] - corners[0]  # down the card
+    card_h = float(np.linalg.norm(long))
+    angle = float(np.degrees(np.arctan2(long[0], -long[1])))
+    for k in range(3):
+        grow = rng.uniform(1.02, 1.3)
+        box_h, box_w = card_h * grow, card_h * grow * 63 / 88
+        offset = rng.normal(0, 0.06, 2) * card_h if k == 0 else (
+            np.array([np.cos(np.radians(angle)), np.sin(np.radians(angle))]) * box_w * (1.15 * k) * rng.choice([-1, 1]))
+        turn = angle + (rng.normal(0, 4) if k == 0 else rng.normal(0, 10))
+        box = cv2.boxPoints(((float(centre[0] + offset[0]), float(centre[1] + offset[1])), (box_w, box_h), turn))
+        cv2.polylines(out, [np.round(box).astype(np.int32)], True, colour, thick, cv2.LINE_AA)
+    radius = int(card_h * rng.uniform(0.9, 2.0))
+    at = (int(centre[0] + rng.normal(0, card_h)), int(centre[1] + rng.normal(0, card_h)))
+    cv2.ellipse(out, at, (radius, int(radius * rng.uniform(0.5, 1.0))), float(rng.uniform(0, 180)),
+                0, float(rng.uniform(60, 180)), colour, thick, cv2.LINE_AA)
+    words = ["PLAYER", "BANKER", "TIE 8 TO 1", "PAYS 1 TO 1"] + [str(n) for n in range(1, 10)]
+    for _ in range(int(rng.integers(2, 6))):
+        text = words[int(rng.integers(len(words)))]
+        at = (int(centre[0] + rng.normal(0, card_h * 0.8)), int(centre[1] + rng.normal(0, card_h * 0.8)))
+        cv2.putText(out, text, at, (cv2.FONT_HERSHEY_SIMPLEX, cv2.FONT_HERSHEY_TRIPLEX)[int(rng.integers(2))],
+                    card_h * rng.uniform(0.06, 0.25) / 22, colour, thick, cv2.LINE_AA)  # letters 6-25% of a card high
+    alpha = _card_mask(img.shape, corners).astype(np.float32)[..., None] / 255  # the card lies over the print
+    return np.round(img * alpha + out * (1 - alpha)).astype(np.uint8)
+
+
+def vignette(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Light that falls off across the picture: towards its corners (a lens's vignetting, 25-55%
+    darker at the far corner from a centre off the middle) and across it (a lamp to one side, up
+    to 30% darker at the far edge), then saved as a JPEG."""
+    from vision_lab.hard_sets import jpeg
+
+    h, w = img.shape[:2]
+    cx, cy = w * rng.uniform(0.3, 0.7), h * rng.uniform(0.3, 0.7)
+    ys, xs = np.mgrid[0:h, 0:w].astype(np.float32)
+    r2 = ((xs - cx) ** 2 + (ys - cy) ** 2) / max(cx, w - cx, 1) ** 2 / 2
+    turn = rng.uniform(0, 2 * np.pi)
+    along = ((xs - w / 2) * np.float32(np.cos(turn)) + (ys - h / 2) * np.float32(np.sin(turn))) / np.float32(
+        np.hypot(w, h) / 2)
+    gain = (1 - np.float32(rng.uniform(0.25, 0.55)) * np.minimum(r2, 1)) * (
+        1 - np.float32(rng.uniform(0, 0.3)) * (along + 1) / 2)
+    return jpeg(np.clip(img * gain[..., None], 0, 255).astype(np.uint8), int(rng.integers(75, 95)))
+
+
+def smudge(img: np.ndarray, rng: np.random.Generator, corners: np.ndarray) -> np.ndarray:
+    """Dirt on the card: one to four soft grey-brown smears (a thumb's grease, cloth dust), each
+    4-12% of the card's height across, 10-45% darker at their middle, most near a corner index."""
+    h, w = img.shape[:2]
+    card_h = float(np.linalg.norm(corners[3] - corners[0]))
+    dirt = np.zeros((h, w), np.float32)
+    for _ in range(int(rng.integers(1, 5))):
+        a, b = rng.uniform(0, 1, 2)
+        if rng.uniform() < 0.6:  # near a corner: its index
+            corner = corners[0] if rng.uniform() < 0.5 else corners[2]
+            at = corner + (corners.mean(axis=0) - corner) * rng.uniform(0.1, 0.4)
+        else:  # anywhere on the card (bilinear in its corners)
+            at = (corners[0] * (1 - a) + corners[1] * a) * (1 - b) + (corners[3] * (1 - a) + corners[2] * a) * b
+        axes = (max(1, int(card_h * rng.uniform(0.02, 0.06))), max(1, int(card_h * rng.uniform(0.02, 0.06))))
+        blob = np.zeros((h, w), np.float32)
+        cv2.ellipse(blob, (int(at[0]), int(at[1])), axes, float(rng.uniform(0, 180)), 0, 360, 1.0, -1, cv2.LINE_AA)
+        blob = cv2.GaussianBlur(blob, (0, 0), max(axes) * 0.5)
+        dirt = np.maximum(dirt, blob / max(float(blob.max()), 1e-6) * np.float32(rng.uniform(0.1, 0.45)))
+    tint = np.array([0.8, 0.95, 1.0], np.float32)  # brown: blue darkened most
+    dirt *= _card_mask(img.shape, corners).astype(np.float32) / 255
+    return np.clip(img * (1 - dirt[..., None] * (2 - tint)), 0, 255).astype(np.uint8)
+
+
+def cut(img: np.ndarray, rng: np.random.Generator, corners: np.ndarray) -> np.ndarray:
+    """The card partly out of the frame (a card sliding out of the camera's view, a camera aimed
+    off the card): the picture cut along one side so that 10-50% of the card's extent across
+    that side lies beyond it."""
+    h, w = img.shape[:2]
+    (x0, y0), (x1, y1) = corners.min(axis=0), corners.max(axis=0)
+    f = rng.uniform(0.1, 0.5)
+    side = int(rng.integers(4))
+    if side == 0:
+        return img[:, min(w - 1, int(x0 + f * (x1 - x0))):].copy()
+    if side == 1:
+        return img[:, :max(1, int(x1 - f * (x1 - x0)))].copy()
+    if side == 2:
+        return img[min(h - 1, int(y0 + f * (y1 - y0))):].copy()
+    return img[:max(1, int(y1 - f * (y1 - y0)))].copy()
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ranks", default="A,2,3,4,5,6,7,8,9,T,J,Q,K", help="ranks (T for ten), each in all four suits")
@@ -233,7 +341,9 @@ def main() -> int:
         shots = hard_sets.held_out_shots(label, seed, size, designs, lettering={"occlusion_p": 0.0})
         for j, (shot, name, refuse) in enumerate(shots):
             for e, (effect, apply) in enumerate(effects.items()):
-                picture = apply(shot.image, np.random.default_rng(seed * 7 + j * 13 + e))
+                rng = np.random.default_rng(seed * 7 + j * 13 + e)
+                picture = (apply(shot.image, rng, np.float32(shot.corners)) if effect in ON_THE_CARD
+                           else apply(shot.image, rng))
                 result = recognizer.identify(picture)
                 k = 2 if result.card is None else 0 if result.card == label else 1
                 if k == 1:

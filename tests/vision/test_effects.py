@@ -1,0 +1,99 @@
+"""benchmarks/vision_effects.py: the effects that need the card's place do what they say (the
+print of a layout lies under the card, dirt lies on it and only darkens, a cut leaves the card
+partly out of the picture), and the search run small finds no wrong card under them."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from vision_lab import synth
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def effects():
+    spec = importlib.util.spec_from_file_location("vision_effects", ROOT / "benchmarks" / "vision_effects.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def shot():
+    return synth.photograph("7H", np.random.default_rng(41), synth.classic_style(), size=(640, 480),
+                            occlusion_p=0.0)
+
+
+def _masks(shot):
+    card = np.zeros(shot.image.shape[:2], np.uint8)
+    cv2.fillPoly(card, [np.round(np.float32(shot.corners)).astype(np.int32)], 255)
+    inside = cv2.erode(card, np.ones((5, 5), np.uint8)) > 0
+    outside = cv2.dilate(card, np.ones((5, 5), np.uint8)) == 0
+    return inside, outside
+
+
+def test_every_effect_named_is_defined(effects):
+    for name in effects.EFFECTS:
+        assert callable(getattr(effects, name)), name
+    assert set(effects.ON_THE_CARD) <= set(effects.EFFECTS)
+
+
+def test_a_layout_is_printed_around_the_card_never_over_it(effects, shot):
+    inside, outside = _masks(shot)
+    changed = np.zeros(inside.shape, bool)
+    for seed in range(4):
+        out = effects.layout(shot.image, np.random.default_rng(seed), np.float32(shot.corners))
+        diff = np.abs(out.astype(int) - shot.image).max(axis=2) > 0
+        assert not diff[inside].any(), seed
+        changed |= diff
+    assert changed[outside].mean() > 0.01  # lines and letters on the cloth
+
+
+def test_dirt_lies_on_the_card_and_only_darkens(effects, shot):
+    inside, outside = _masks(shot)
+    darker = 0
+    for seed in range(4):
+        out = effects.smudge(shot.image, np.random.default_rng(seed), np.float32(shot.corners)).astype(int)
+        assert (out <= shot.image).all()
+        assert (out[outside] == shot.image[outside]).all()
+        darker += int((out.sum(axis=2) < shot.image.sum(axis=2) - 30)[inside].sum())
+    assert darker > 0
+
+
+def test_a_cut_leaves_the_card_partly_out_of_the_picture(effects, shot):
+    corners = np.float32(shot.corners)
+    h, w = shot.image.shape[:2]
+    for seed in range(8):
+        out = effects.cut(shot.image, np.random.default_rng(seed), corners)
+        oh, ow = out.shape[:2]
+        assert (oh, ow) != (h, w) and (oh == h or ow == w)
+        # where the picture was cut, some of the card lies beyond it: the part kept is the
+        # picture's right or bottom part (an offset), or its left or top part (none)
+        x0 = w - ow if ow < w and (out == shot.image[:, w - ow:]).all() else 0
+        y0 = h - oh if oh < h and (out == shot.image[h - oh:]).all() else 0
+        x, y = corners[:, 0] - x0, corners[:, 1] - y0
+        assert ((x < 0) | (x > ow) | (y < 0) | (y > oh)).any(), seed
+
+
+def test_the_search_under_them_runs_and_finds_no_wrong_card():
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "vision_effects.py"), "--ranks", "A",
+         "--effects", "layout,vignette,smudge,cut", "--size", "320x240", "--seed", "9500"],
+        capture_output=True, text=True, timeout=600, cwd=ROOT,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    rows = re.findall(r"^(\w+)\s*:\s+(\d+) pictures, right\s+([\d.]+)%, wrong (\d+), refused (\d+)", out.stdout, re.M)
+    assert [r[0] for r in rows] == ["layout", "vignette", "smudge", "cut"], out.stdout
+    for name, pictures, _right, wrong, _refused in rows:
+        assert int(pictures) >= 100 and int(wrong) == 0, name
+    assert float(rows[0][2]) > 50  # aces are read on a printed layout, not only refused
+    assert "WRONG" not in out.stdout
