@@ -11,7 +11,7 @@ and read wrong (which must be 0), printing every wrong card with its picture's p
 design's index does not let shoed read (foreign court letters: `decks.to_refuse`) count as right
 when refused.
 
-    .venv/bin/python benchmarks/vision_effects.py [--ranks A,2,...,K] [--effects shadow,sharpen,...]
+    .venv/bin/python benchmarks/vision_effects.py [--ranks A,2,...,K] [--effects shadow,glare+mosaic,...]
                                                   [--seed 9100] [--size 1280x960] [--keep DIR]
 
 Effects:
@@ -44,6 +44,10 @@ Effects:
 - vignette: light falling off towards the picture's corners and across it (a lamp to one side);
 - smudge: grey-brown dirt on the card, mostly near a corner index;
 - cut: the card partly out of the frame: the picture cut along one side through the card.
+
+Effects joined by "+" are applied to one picture in turn, as a real camera adds several at once
+(`--effects dark+glare,layout+steep+mosaic`); an effect that needs the card's place (layout,
+smudge, cut) comes before any that moves the card (steep, lens, mirror, cut).
 """
 
 from __future__ import annotations
@@ -66,6 +70,27 @@ EFFECTS = ("none", "shadow", "sharpen", "dark", "bright", "steep", "lens", "moti
            "fringe", "mosaic", "glare", "layout", "vignette", "smudge", "cut")
 # effects that need to know where the card lies: they are given its corners (TL, TR, BR, BL of the face)
 ON_THE_CARD = ("layout", "smudge", "cut")
+# effects that move the card in the picture: after one, its corners are no longer known
+MOVING = ("steep", "lens", "mirror", "cut")
+
+
+def combine(combo: str) -> list[str]:
+    """The effects of `combo` ("glare+mosaic": glare, then the mosaic), checked: each is known,
+    and none that needs the card's corners comes after one that moves the card."""
+    names = combo.split("+")
+    for k, name in enumerate(names):
+        if name not in EFFECTS:
+            raise ValueError(f"no effect {name!r} (effects: {', '.join(EFFECTS)})")
+        if name in ON_THE_CARD and any(before in MOVING for before in names[:k]):
+            raise ValueError(f"{combo}: {name} needs the card where the photograph put it; put it first")
+    return names
+
+
+def apply_effects(names: list[str], img: np.ndarray, rng: np.random.Generator, corners: np.ndarray) -> np.ndarray:
+    """The picture under each effect in turn (one generator drawn from by each)."""
+    for name in names:
+        img = globals()[name](img, rng, corners) if name in ON_THE_CARD else globals()[name](img, rng)
+    return img
 
 
 def none(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -318,7 +343,8 @@ def cut(img: np.ndarray, rng: np.random.Generator, corners: np.ndarray) -> np.nd
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ranks", default="A,2,3,4,5,6,7,8,9,T,J,Q,K", help="ranks (T for ten), each in all four suits")
-    ap.add_argument("--effects", default=",".join(EFFECTS), help="effects, comma-separated")
+    ap.add_argument("--effects", default=",".join(EFFECTS),
+                    help="effects, comma-separated; several joined by + are applied in turn to one picture")
     ap.add_argument("--seed", type=int, default=9100)
     ap.add_argument("--size", default="1280x960", help="the photograph's size, WxH")
     ap.add_argument("--keep", help="save every wrong card's picture in this folder")
@@ -329,7 +355,10 @@ def main() -> int:
     from vision_lab import decks, hard_sets
 
     print(f"shoed from {Path(shoed.__file__).parent}")
-    effects = {name: globals()[name] for name in args.effects.split(",")}
+    try:
+        effects = {combo: combine(combo) for combo in args.effects.split(",")}
+    except ValueError as exc:
+        ap.error(str(exc))
     recognizer = Recognizer()
     size = tuple(int(v) for v in args.size.split("x"))
     labels = [rank + suit for rank in args.ranks.split(",") for suit in "CDHS"]
@@ -342,8 +371,7 @@ def main() -> int:
         for j, (shot, name, refuse) in enumerate(shots):
             for e, (effect, apply) in enumerate(effects.items()):
                 rng = np.random.default_rng(seed * 7 + j * 13 + e)
-                picture = (apply(shot.image, rng, np.float32(shot.corners)) if effect in ON_THE_CARD
-                           else apply(shot.image, rng))
+                picture = apply_effects(apply, shot.image, rng, np.float32(shot.corners))
                 result = recognizer.identify(picture)
                 k = 2 if result.card is None else 0 if result.card == label else 1
                 if k == 1:

@@ -91,7 +91,7 @@ def downscale(image: np.ndarray, side: int = DETECT_SIDE) -> tuple[np.ndarray, f
         return image, 1.0
     out = (max(1, round(w * f)), max(1, round(h * f)))
     k = 1
-    while max(image.shape[:2]) >= 2 * side:
+    while max(image.shape[:2]) >= 2 * side and min(image.shape[:2]) >= 2:  # a strip one pixel wide is not halved
         image, k = halve(image), 2 * k
     return cv2.resize(image, out, interpolation=cv2.INTER_LINEAR), out[0] / (image.shape[1] * k)
 

@@ -97,3 +97,15 @@ def test_the_search_under_them_runs_and_finds_no_wrong_card():
         assert int(pictures) >= 100 and int(wrong) == 0, name
     assert float(rows[0][2]) > 50  # aces are read on a printed layout, not only refused
     assert "WRONG" not in out.stdout
+
+
+def test_effects_joined_are_applied_in_turn(effects, shot):
+    corners = np.float32(shot.corners)
+    one = effects.apply_effects(effects.combine("smudge+glare+mirror"), shot.image, np.random.default_rng(5), corners)
+    rng = np.random.default_rng(5)
+    by_hand = effects.mirror(effects.glare(effects.smudge(shot.image, rng, corners), rng), rng)
+    assert (one == by_hand).all()
+    with pytest.raises(ValueError, match="put it first"):
+        effects.combine("mirror+smudge")  # the card is no longer where its corners say
+    with pytest.raises(ValueError, match="no effect"):
+        effects.combine("glare+blurry")

@@ -143,6 +143,19 @@ def test_the_copy_searched_for_outlines_is_the_size_asked_for_and_maps_coordinat
     assert float(diff.mean()) < 1.0 and int(diff.max()) <= 12, (float(diff.mean()), int(diff.max()))
 
 
+@pytest.mark.parametrize("shape", [(1, 20000), (20000, 2), (3, 5000), (1, 1), (2, 1)])
+def test_a_strip_of_picture_holds_no_card_and_breaks_nothing(shape):
+    """A picture a pixel or a few wide, however long (a hostile or broken file), is searched
+    as it is and holds no card: no error from halving a side of one pixel to none."""
+    from shoed.vision.recognize import identify
+
+    image = np.full(shape + (3,), 200, np.uint8)
+    small, _ = L.downscale(image)
+    assert min(small.shape[:2]) >= 1 and max(small.shape[:2]) <= L.DETECT_SIDE
+    assert L.find_quads(image) == []
+    assert identify(image).reason == "no card found"
+
+
 @pytest.mark.parametrize("span", [300, 700, 1300, 2900])
 def test_a_large_card_is_flattened_as_an_area_average_would(span):
     """A card larger than 1.6 times the flattened size is warped at twice the size and halved
