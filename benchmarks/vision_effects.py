@@ -43,7 +43,8 @@ Effects:
   the card's edges, an arc, the words and numbers of a layout) in gold or white;
 - vignette: light falling off towards the picture's corners and across it (a lamp to one side);
 - smudge: grey-brown dirt on the card, mostly near a corner index;
-- cut: the card partly out of the frame: the picture cut along one side through the card.
+- cut: the card partly out of the frame: the picture cut along one side through the card;
+- enlarge: the picture enlarged 2-5 times (a driver or viewer scaling a small camera's frames up).
 
 Effects joined by "+" are applied to one picture in turn, as a real camera adds several at once
 (`--effects dark+glare,layout+steep+mosaic`); an effect that needs the card's place (layout,
@@ -67,11 +68,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.append(str(ROOT))  # vision_lab lives beside shoed; a shoed on PYTHONPATH (another version) comes first
 
 EFFECTS = ("none", "shadow", "sharpen", "dark", "bright", "steep", "lens", "motion", "mirror", "grey", "tinted",
-           "fringe", "mosaic", "glare", "layout", "vignette", "smudge", "cut")
+           "fringe", "mosaic", "glare", "layout", "vignette", "smudge", "cut", "enlarge")
 # effects that need to know where the card lies: they are given its corners (TL, TR, BR, BL of the face)
 ON_THE_CARD = ("layout", "smudge", "cut")
 # effects that move the card in the picture: after one, its corners are no longer known
-MOVING = ("steep", "lens", "mirror", "cut")
+MOVING = ("steep", "lens", "mirror", "cut", "enlarge")
 
 
 def combine(combo: str) -> list[str]:
@@ -338,6 +339,15 @@ def cut(img: np.ndarray, rng: np.random.Generator, corners: np.ndarray) -> np.nd
     if side == 2:
         return img[min(h - 1, int(y0 + f * (y1 - y0))):].copy()
     return img[:max(1, int(y1 - f * (y1 - y0)))].copy()
+
+
+def enlarge(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The picture enlarged 2-5 times, bilinearly or bicubically (a camera's driver, a capture
+    card or a viewer that scales a small sensor's frames up): as many pixels as a larger picture,
+    no more detail than the small one."""
+    k = rng.uniform(2.0, 5.0)
+    interpolation = (cv2.INTER_LINEAR, cv2.INTER_CUBIC)[int(rng.integers(2))]
+    return cv2.resize(img, None, fx=k, fy=k, interpolation=interpolation)
 
 
 def main() -> int:
