@@ -379,9 +379,9 @@ def main() -> int:
         # the lettering designs' cards uncovered; the artwork's with synth.photograph's chance of a cover
         shots = hard_sets.held_out_shots(label, seed, size, designs, lettering={"occlusion_p": 0.0})
         for j, (shot, name, refuse) in enumerate(shots):
-            for e, (effect, apply) in enumerate(effects.items()):
+            for e, (effect, names) in enumerate(effects.items()):
                 rng = np.random.default_rng(seed * 7 + j * 13 + e)
-                picture = apply_effects(apply, shot.image, rng, np.float32(shot.corners))
+                picture = apply_effects(names, shot.image, rng, np.float32(shot.corners))
                 result = recognizer.identify(picture)
                 k = 2 if result.card is None else 0 if result.card == label else 1
                 if k == 1:
