@@ -625,13 +625,22 @@ class Recognizer:
             if sp[13:17].max() > sp[:13].max():  # a rank beside it is the same index again, not a suit
                 s, p, _ = self._suit_of(sp, li.suit_red, li.suit_blur)
                 corner = (SUIT_CLASSES[s], p)
+        if corner is not None and counted and corner[0] != pips.suit:
+            return Identification(None, 0.0, CUES_DISAGREE,
+                                  detail=f"a suit {corner[0]} in the corner, pips of {pips.suit}")
+        if rank == "A" and not pips.alike:
+            # the one mark does not read as the suit's pip (the suit came from other print): a large
+            # mark of no suit's shape is a picture's print (a court card's silhouette), no ace's pip
+            counted = False
+        if rank != "A" and lone.middle_colours > PICTURE_COLOURS:
+            # a number card is printed in its suit's ink alone: marks of a picture in colours number no
+            # rank (a German deck's green leaves, run together in a small frame, are no spades' pips;
+            # an ace's pip may lie in a coloured ornament, and is asked to read as its suit instead)
+            counted = False
         if corner is None and not counted:
             return Identification(None, 0.0, NO_SUIT_IN_INDEX,
                                   detail=f"a {rank} alone in the corner, no suit beside it"
                                          + ("" if court else " and no pips to count"))
-        if corner is not None and counted and corner[0] != pips.suit:
-            return Identification(None, 0.0, CUES_DISAGREE,
-                                  detail=f"a suit {corner[0]} in the corner, pips of {pips.suit}")
         suit = corner[0] if corner is not None else str(pips.suit)
         card = _label(rank, suit)
         red = suit in RED_SUITS
@@ -678,7 +687,7 @@ class Recognizer:
         suit_px = li.suit.h * scale if li.suit is not None else math.inf if counted else 0.0
         read = CornerRead(li.view.name, card, confidence, rank_p, suit_p, rank_red, rank_px,
                           suit_px if corner is not None else 0.0, len(li.rank.labels))
-        small = self._too_small(read, pips)
+        small = self._too_small(read, pips, counts=counted)
         if small:
             return Identification(None, round(confidence, 4), TOO_SMALL, reads=(read,), detail=small)
         if confidence < self.threshold:
@@ -893,18 +902,20 @@ class Recognizer:
         return Identification(top.card, round(confidence, 4), None, index=top.corner, reads=tuple(reads))
 
     @staticmethod
-    def _too_small(top: CornerRead, pips: PipEvidence, reads: Sequence[CornerRead] = ()) -> str | None:
+    def _too_small(top: CornerRead, pips: PipEvidence, reads: Sequence[CornerRead] = (),
+                   counts: bool = True) -> str | None:
         """Why the best reading's glyphs are too small to be trusted, or None. The
         rank may instead be counted from pips large enough to lie apart (number
-        cards), the suit seen in large enough pips that agree, or in the index's
-        suit read alike in two corners (`reads`: every corner's reading)."""
+        cards; `counts`: whether the reading lets its pips count), the suit seen in
+        large enough pips that agree, or in the index's suit read alike in two
+        corners (`reads`: every corner's reading)."""
         rank, suit = top.card[:-1], top.card[-1]
         # pips in a number card's layout lie apart, however small: none ran together
-        counted = _numbered(rank, pips) and _whole(pips) and (
+        counted = counts and _numbered(rank, pips) and _whole(pips) and (
             pips.px >= MIN_COUNT_PX or top.rank_p >= COUNT_RANK_P or pips.layout is not None)
-        # an ace's one large pip, of the index's suit, is its rank's second reading
+        # an ace's one large pip, read as the index's suit, is its rank's second reading
         ace = (rank == "A" and pips.count == 1 and _whole(pips) and pips.px >= ACE_PIP * top.rank_px
-               and pips.suit == suit and pips.suit_p >= PIPS_SUIT_P and top.rank_p >= COUNT_RANK_P)
+               and pips.alike and pips.suit == suit and pips.suit_p >= PIPS_SUIT_P and top.rank_p >= COUNT_RANK_P)
         # a court card: a picture in colours rules out a ten, whose pips are rows of one size
         court = (rank in COURTS and pips.picture and top.rank_px >= MIN_COURT_RANK_PX
                  and pips.count < 10 - MAX_HIDDEN_PIPS and _seconded(top, reads))

@@ -114,28 +114,30 @@ def test_corners_that_doubt_one_glyph_alike_make_the_card_no_surer():
         (corner("QS", 9.0, 6.0), NO_PIPS, TOO_SMALL),  # a spade or a club in six pixels
         (corner("JC", 8.0, 12.0), NO_PIPS, TOO_SMALL),  # "J" or the "1" of a "10" in eight pixels
         (corner("QS", 14.0, 11.0), NO_PIPS, None),
-        (corner("8C", 7.0, 5.0), PipEvidence("C", 0.99, 8, 12.0, agreeing=8), None),  # eight pips counted, clubs in the pips
+        (corner("8C", 7.0, 5.0), PipEvidence("C", 0.99, 8, 12.0, agreeing=8, alike=True), None),  # eight pips counted, clubs in the pips
         # one large mark read as a spade beside one that is not: a piece of a picture (a sprig of leaves), no pips
         (corner("5S", 14.0, 9.5), PipEvidence("S", 0.93, 2, 26.0, agreeing=1), TOO_SMALL),
-        (corner("AS", 14.0, 9.5), PipEvidence("S", 0.93, 1, 26.0, agreeing=1), None),  # an ace's one pip
-        (corner("8C", 7.0, 5.0), PipEvidence("C", 0.99, 8, 6.0, agreeing=8), TOO_SMALL),  # pips too small for a club
+        (corner("AS", 14.0, 9.5), PipEvidence("S", 0.93, 1, 26.0, agreeing=1, alike=True), None),  # an ace's one pip
+        (corner("8C", 7.0, 5.0), PipEvidence("C", 0.99, 8, 6.0, agreeing=8, alike=True), TOO_SMALL),  # pips too small for a club
         # eight pips of 8 px, all in view and read alike, tell clubs where one glyph of 5 px does not
-        (corner("8C", 7.0, 5.0), PipEvidence("C", 0.99, 8, 8.0, agreeing=8), None),
-        (corner("8C", 12.0, 5.0), PipEvidence("C", 0.99, 7, 8.0, agreeing=7), TOO_SMALL),  # not all in view
+        (corner("8C", 7.0, 5.0), PipEvidence("C", 0.99, 8, 8.0, agreeing=8, alike=True), None),
+        (corner("8C", 12.0, 5.0), PipEvidence("C", 0.99, 7, 8.0, agreeing=7, alike=True), TOO_SMALL),  # not all in view
         (corner("2S", 12.0, 5.0), PipEvidence("S", 0.99, 2, 8.0, agreeing=1), TOO_SMALL),  # one read, one not
         (corner("6S", 12.0, 5.0), PipEvidence("S", 0.85, 6, 8.0, agreeing=5), TOO_SMALL),  # not nearly all agree
-        (corner("6S", 12.0, 5.0), PipEvidence("S", 0.99, 6, 8.0, split="C", agreeing=6), TOO_SMALL),  # some lean to clubs
-        (corner("5H", 12.0, 4.0), PipEvidence("H", 0.98, 5, 6.5, agreeing=5), None),  # red pips from fewer pixels
-        (corner("QH", 12.0, 4.0), PipEvidence("H", 0.98, 5, 6.5, agreeing=5), TOO_SMALL),  # a picture has no pips
+        (corner("6S", 12.0, 5.0), PipEvidence("S", 0.99, 6, 8.0, split="C", agreeing=6, alike=True), TOO_SMALL),  # some lean to clubs
+        (corner("5H", 12.0, 4.0), PipEvidence("H", 0.98, 5, 6.5, agreeing=5, alike=True), None),  # red pips from fewer pixels
+        (corner("QH", 12.0, 4.0), PipEvidence("H", 0.98, 5, 6.5, agreeing=5, alike=True), TOO_SMALL),  # a picture has no pips
         # an ace's one large pip of the index's suit reads its rank a second time
-        (corner("AH", 7.0, 12.0), PipEvidence("H", 0.98, 1, 20.0, agreeing=1), None),
-        (corner("AH", 7.0, 12.0), PipEvidence("H", 0.98, 1, 9.0, agreeing=1), TOO_SMALL),  # no larger than a rank
-        (corner("AH", 7.0, 12.0), PipEvidence("D", 0.98, 1, 20.0, agreeing=1), TOO_SMALL),  # of another suit
-        (corner("AH", 7.0, 12.0, p=0.45), PipEvidence("H", 0.98, 1, 20.0, agreeing=1), TOO_SMALL),  # "A" unsure
+        (corner("AH", 7.0, 12.0), PipEvidence("H", 0.98, 1, 20.0, agreeing=1, alike=True), None),
+        (corner("AH", 7.0, 12.0), PipEvidence("H", 0.98, 1, 9.0, agreeing=1, alike=True), TOO_SMALL),  # no larger than a rank
+        (corner("AH", 7.0, 12.0), PipEvidence("D", 0.98, 1, 20.0, agreeing=1, alike=True), TOO_SMALL),  # of another suit
+        (corner("AH", 7.0, 12.0, p=0.45), PipEvidence("H", 0.98, 1, 20.0, agreeing=1, alike=True), TOO_SMALL),  # "A" unsure
         # print beside the pips (a finger, a chip) may hide one: the count stands in for no rank, nor the pip for an "A"
-        (corner("8C", 7.0, 5.0), PipEvidence("C", 0.99, 8, 12.0, stray=0.6), TOO_SMALL),
-        (corner("AH", 7.0, 12.0), PipEvidence("H", 0.98, 1, 20.0, agreeing=1, stray=3.0), TOO_SMALL),
+        (corner("8C", 7.0, 5.0), PipEvidence("C", 0.99, 8, 12.0, agreeing=8, alike=True, stray=0.6), TOO_SMALL),
+        (corner("AH", 7.0, 12.0), PipEvidence("H", 0.98, 1, 20.0, agreeing=1, alike=True, stray=3.0), TOO_SMALL),
         (corner("8C", 12.0, 11.0), PipEvidence("C", 0.99, 8, 12.0, stray=3.0), None),  # an index read on its own
+        # a large mark of no suit's shape (the suit read from other print) is no ace's pip
+        (corner("AH", 7.0, 12.0), PipEvidence("H", 0.98, 1, 20.0), TOO_SMALL),
         (corner("3H", 12.0, 8.5), NO_PIPS, None),  # a heart is told from a diamond in fewer pixels
         # a court card's picture printing its suit again, larger, tells the suit its index is too small for
         (corner("QS", 12.0, 6.0), PipEvidence(None, 0.0, 2, 0.0, large="S", large_p=0.97, picture=True), None),

@@ -152,6 +152,32 @@ def test_a_nine_read_from_its_other_end_as_a_six_is_refused(recognizer):
     assert result.detail == "index 6D, a pip in the middle column: a 9 the wrong way up"
 
 
+def test_a_court_cards_silhouette_is_no_aces_pip(recognizer):
+    """KDE's oxygen-air (a deck design never trained on) prints a rank alone in one corner and a
+    black silhouette for its jack's picture. On a printed layout with a lamp's glare over a corner
+    (480 x 360), the locator traced an outline through the layout's line and the glare: through it
+    the jack's "J" read as an "A" at 0.63 and the silhouette, one large mark, was counted as an
+    ace's pip, lifting the card to the ace of clubs at 0.95. The silhouette reads as no suit's
+    shape: it counts no ace, and the card is refused."""
+    image = cv2.imread(str(DATA / "outlines" / "JC-silhouette-counted-as-an-aces-pip.jpg"))
+    result = recognizer.identify(image)
+    assert result.card is None, result
+    lenient = Recognizer(recognizer.model, threshold=0.5)
+    assert lenient.identify(image).card in (None, "JC")
+
+
+def test_marks_of_a_middle_in_colours_count_no_rank(recognizer):
+    """A 128 x 128 frame of KDE's German-suited xskat nine of leaves (a design shoed is not meant
+    to read): its corner shows a 5 px mark alone, read as a "4" at 0.66, and its green leaves, run
+    together in four groups, were counted as four pips, standing in for the rank too small to
+    read: the four of spades at 0.91. A number card is printed in its suit's ink alone: marks in a
+    middle printed in other colours count no rank, and the card is refused."""
+    image = cv2.imread(str(DATA / "pips" / "9S-german-leaves-run-together-counted-as-4S.png"))
+    result = recognizer.identify(image)
+    assert result.card is None, result
+    assert Recognizer(recognizer.model, threshold=0.5).identify(image).card is None
+
+
 def test_a_picture_has_colour_where_a_little_of_it_is_coloured():
     """Grey, or grey in one tint, is no colour; a red patch of 0.5% of the picture is, and a
     small frame's red print is."""
