@@ -888,11 +888,13 @@ class Recognizer:
             return Identification(None, round(confidence, 4), TOO_SMALL, reads=tuple(reads), detail=small)
         if top.confidence >= 0.5:
             clash = _disagreement(top.card, pips)
-            if clash:
+            short = None if clash else _pips_short(top.card, pips)
+            if clash or short:
                 # what the middle shows against the card holds for every outline, but for pips too few:
                 # another outline may show the middle whole
-                return Identification(None, round(confidence, 4), CUES_DISAGREE, reads=tuple(reads), detail=clash,
-                                      contested=() if _too_few_pips(top.card, pips) else (top.card,))
+                return Identification(None, round(confidence, 4), CUES_DISAGREE, reads=tuple(reads),
+                                      detail=clash or short,
+                                      contested=() if short or _too_few_pips(top.card, pips) else (top.card,))
         if confidence < self.threshold:
             why = "colour unclear" if 0.2 < top.red_p < 0.8 else "low confidence"
             # corners reading two cards at nearly even odds each speak against both, as surer ones do
@@ -990,6 +992,18 @@ def _too_few_pips(card: str, pips: PipEvidence) -> bool:
     not all in view (an outline that cuts the card short shows this too: another may show them all)."""
     n = _pips_of(card[:-1])
     return n is not None and pips.count < n - MAX_HIDDEN_PIPS
+
+
+def _pips_short(card: str, pips: PipEvidence) -> str | None:
+    """Where fewer of a number card's pips are in view than its rank, two or more, large enough to
+    lie apart (not run together and counted short), with nothing over the middle that could hide
+    one (_whole): the index's rank is doubted (an "8" read as a "9" in a small frame), or None. A
+    pip the outline cut off, or a lamp's glare washed out, costs a refusal, never a wrong card.
+    Only the best reading is asked: the count rules no other corner's reading out."""
+    n = _pips_of(card[:-1])
+    if n is not None and 2 <= pips.count < n and _whole(pips) and pips.px >= MIN_COUNT_PX:
+        return f"index {card}, {pips.count} pips in the middle and nothing over it"
+    return None
 
 
 def _suits_split(card: str, pips: PipEvidence) -> bool:

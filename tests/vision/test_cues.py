@@ -276,6 +276,26 @@ def test_a_count_stands_in_for_a_tiny_rank_only_where_it_can_be_trusted(rank_p, 
         assert result.reason == TOO_SMALL
 
 
+@pytest.mark.parametrize(
+    "pips, card",
+    [
+        (PipEvidence("D", 0.99, 8, 15.0, agreeing=8, alike=True), None),  # eight pips, nothing over them
+        (PipEvidence("D", 0.99, 9, 15.0, agreeing=9, alike=True), "9D"),
+        (PipEvidence("D", 0.99, 8, 15.0, agreeing=8, alike=True, stray=0.6), "9D"),  # a finger may hide one
+        (PipEvidence("D", 0.99, 8, 8.0, agreeing=8, alike=True), "9D"),  # small pips run together, counted short
+    ],
+)
+def test_fewer_pips_than_the_rank_in_view_with_nothing_over_them_doubt_the_index(pips, card):
+    """An "8" read as a "9" over eight pips: pips large enough to lie apart and nothing over the
+    middle that could hide the ninth. The refusal contests no other outline's reading (an outline
+    that cuts the card short shows fewer pips too)."""
+    result = Recognizer()._decide([corner("9D", 12.0, 12.0, p=0.98)], pips)
+    assert result.card == card, result
+    if card is None:
+        assert result.reason == CUES_DISAGREE and result.contested == ()
+        assert result.detail == "index 9D, 8 pips in the middle and nothing over it"
+
+
 def test_a_ten_beside_a_jack_is_refused_not_guessed():
     read = corner("JD", 30.0, 20.0)
     result = Recognizer()._decide([read], PipEvidence("D", 0.99, 10, 30.0, alike=True))
