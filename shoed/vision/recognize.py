@@ -130,6 +130,12 @@ LAYOUT_SPAN = 0.4  # the rows span at least this (of the card's height)
 LAYOUT_EVEN = 0.1  # a pip is at most this (of the rows' span) from where an even layout puts it
 LAYOUT_OFF_CENTRE = 0.15  # an eight's, a ten's middle pips lie at least this (of the span) off the centre
 INDEX_SIZE_RATIO = 1.5  # a deck's indices are printed alike: rank glyphs of one size within this factor
+# Another corner whose rank glyph, of the index's size and large enough to read, reads another rank at
+# least this surely contests the card however unsure its suit is: its rank is as good a reading as the
+# best one's (a "J" read for sure above a "4" of another corner). A "6" and a "9" are one glyph turned
+# (a design may print its lower index upright): they contest nothing (TURNED_SIX rules them apart).
+SURE_RANK_P = 0.9
+TURNED_RANKS = frozenset({"6", "9"})
 MIDDLE_COLUMN = 0.1  # a pip in the middle column: its centre this near the card's middle (fraction of the width)
 # Reasons for no card beyond "no card found", "no corner index found", "low
 # confidence", "colour unclear" and "corner indices disagree (X or Y)":
@@ -878,6 +884,9 @@ class Recognizer:
                     # two corners agree; a weak reading of other marks, of another
                     # size, is a detail of the picture, not this deck's index
                     continue
+                if _rank_contests(other, top):
+                    return Identification(None, 0.0, f"corner indices disagree ({top.card} or {other.card})",
+                                          reads=tuple(reads), contested=(top.card, other.card))
                 confidence *= 1.0 - other.confidence
             elif other.confidence >= 0.5 and top_sure and _glyphs_sure(other):
                 # Another corner says the same. Its print is the same font, so its
@@ -931,6 +940,15 @@ class Recognizer:
                 rank in COURTS and pips.picture_suit == suit) and not _corners_tell_suit(top.card, reads):
             return f"suit glyph {top.suit_px:.1f} px tall, {need:.0f} needed"
         return None
+
+
+def _rank_contests(other: CornerRead, top: CornerRead) -> bool:
+    """Whether `other` corner reads another rank than `top`'s as surely as a rank is read (SURE_RANK_P),
+    from a glyph large enough to read and of the size of `top`'s: the corners disagree, whatever the
+    suit of `other` reads. A "6" against a "9" is one glyph turned (TURNED_RANKS)."""
+    ranks = {other.card[:-1], top.card[:-1]}
+    return (len(ranks) == 2 and ranks != TURNED_RANKS and other.rank_p >= SURE_RANK_P
+            and other.rank_px >= MIN_RANK_PX and _alike(other, top))
 
 
 def _seconded(top: CornerRead, reads: Sequence[CornerRead]) -> bool:

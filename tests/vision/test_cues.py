@@ -980,3 +980,33 @@ def test_pips_in_a_picture_in_colours_number_no_rank(picture, card):
     read = CornerRead("top-left", "2S", 0.30, 0.30, 0.999, 0.001, 38.0, 25.0)
     result = Recognizer()._decide([read], PipEvidence("S", 0.99, 2, 30.0, alike=True, picture=picture))
     assert result.card == card, result
+
+
+@pytest.mark.parametrize(
+    "other, card",
+    [
+        (CornerRead("top-left", "JC", 0.0, 1.0, 0.0, 0.0, 28.0, 14.0), None),  # a sure "J" whatever its suit
+        (CornerRead("top-left", "JC", 0.0, 0.6, 0.0, 0.0, 28.0, 14.0), "4S"),  # an unsure one: its doubt counts
+        (CornerRead("top-left", "JC", 0.0, 1.0, 0.0, 0.0, 8.0, 6.0), "4S"),  # too small to read
+        (CornerRead("top-left", "JC", 0.0, 1.0, 0.0, 0.0, 60.0, 30.0), "4S"),  # not of the index's size
+        (CornerRead("top-left", "4C", 0.0, 1.0, 0.0, 0.0, 28.0, 14.0), "4S"),  # the same rank
+    ],
+)
+def test_another_corner_reading_another_rank_surely_contests_the_card(other, card):
+    """One corner reads the four of spades at 0.94; the other corner's rank glyph, of the same size,
+    reads a "J" for sure while a lamp's glare leaves its suit unread (confidence 0). A rank read
+    as surely as the best one's is a reading of its own: the corners disagree."""
+    top = CornerRead("bottom-right", "4S", 0.94, 0.94, 0.99, 0.0, 30.7, 19.0)
+    result = Recognizer()._decide([top, other], PipEvidence("S", 0.99, 1, 50.0, alike=True))
+    assert result.card == card, result
+    if card is None:
+        assert set(result.contested) == {"4S", other.card}
+
+
+def test_a_six_and_a_nine_are_one_glyph_turned_and_contest_nothing():
+    """A design that prints its lower index upright shows a nine's "9" as a "6" from the other end:
+    that surer reading is the glyph turned, not another rank (the pips tell a six from a nine)."""
+    top = CornerRead("top-left", "9D", 0.98, 0.98, 0.99, 0.99, 20.0, 14.0)
+    other = CornerRead("bottom-right", "6D", 0.3, 0.95, 0.3, 0.99, 20.0, 14.0)
+    pips = PipEvidence("D", 0.99, 9, 20.0, alike=True, centred=True)
+    assert Recognizer()._decide([top, other], pips).card == "9D"
