@@ -132,9 +132,10 @@ LAYOUT_OFF_CENTRE = 0.15  # an eight's, a ten's middle pips lie at least this (o
 INDEX_SIZE_RATIO = 1.5  # a deck's indices are printed alike: rank glyphs of one size within this factor
 # Another corner whose rank glyph, of the index's size and large enough to read, reads another rank at
 # least this surely contests the card however unsure its suit is: its rank is as good a reading as the
-# best one's (a "J" read for sure above a "4" of another corner). A "6" and a "9" are one glyph turned
+# best one's (a "J" read for sure above a "4" of another corner). So does its suit, read as another suit
+# by its shape this surely, large enough to tell the suits apart. A "6" and a "9" are one glyph turned
 # (a design may print its lower index upright): they contest nothing (TURNED_SIX rules them apart).
-SURE_RANK_P = 0.9
+SURE_GLYPH_P = 0.9
 TURNED_RANKS = frozenset({"6", "9"})
 MIDDLE_COLUMN = 0.1  # a pip in the middle column: its centre this near the card's middle (fraction of the width)
 # Reasons for no card beyond "no card found", "no corner index found", "low
@@ -884,7 +885,7 @@ class Recognizer:
                     # two corners agree; a weak reading of other marks, of another
                     # size, is a detail of the picture, not this deck's index
                     continue
-                if _rank_contests(other, top):
+                if _contests(other, top):
                     return Identification(None, 0.0, f"corner indices disagree ({top.card} or {other.card})",
                                           reads=tuple(reads), contested=(top.card, other.card))
                 confidence *= 1.0 - other.confidence
@@ -942,13 +943,19 @@ class Recognizer:
         return None
 
 
-def _rank_contests(other: CornerRead, top: CornerRead) -> bool:
-    """Whether `other` corner reads another rank than `top`'s as surely as a rank is read (SURE_RANK_P),
-    from a glyph large enough to read and of the size of `top`'s: the corners disagree, whatever the
-    suit of `other` reads. A "6" against a "9" is one glyph turned (TURNED_RANKS)."""
+def _contests(other: CornerRead, top: CornerRead) -> bool:
+    """Whether `other` corner, its index of the size of `top`'s, reads one of its glyphs otherwise
+    than `top` as surely as a glyph is read (SURE_GLYPH_P) and from enough pixels: another rank,
+    whatever its suit reads, or another suit by its shape, whatever its rank reads. The corners then
+    disagree. A "6" against a "9" is one glyph turned (TURNED_RANKS)."""
+    if not _alike(other, top):
+        return False
     ranks = {other.card[:-1], top.card[:-1]}
-    return (len(ranks) == 2 and ranks != TURNED_RANKS and other.rank_p >= SURE_RANK_P
-            and other.rank_px >= MIN_RANK_PX and _alike(other, top))
+    if len(ranks) == 2 and ranks != TURNED_RANKS and other.rank_p >= SURE_GLYPH_P and other.rank_px >= MIN_RANK_PX:
+        return True
+    suit = other.card[-1]
+    return (suit != top.card[-1] and other.suit_p >= SURE_GLYPH_P and other.suit_shaped
+            and other.suit_px >= min_suit_px(suit))
 
 
 def _seconded(top: CornerRead, reads: Sequence[CornerRead]) -> bool:

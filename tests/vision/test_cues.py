@@ -989,18 +989,31 @@ def test_pips_in_a_picture_in_colours_number_no_rank(picture, card):
         (CornerRead("top-left", "JC", 0.0, 0.6, 0.0, 0.0, 28.0, 14.0), "4S"),  # an unsure one: its doubt counts
         (CornerRead("top-left", "JC", 0.0, 1.0, 0.0, 0.0, 8.0, 6.0), "4S"),  # too small to read
         (CornerRead("top-left", "JC", 0.0, 1.0, 0.0, 0.0, 60.0, 30.0), "4S"),  # not of the index's size
-        (CornerRead("top-left", "4C", 0.0, 1.0, 0.0, 0.0, 28.0, 14.0), "4S"),  # the same rank
+        (CornerRead("top-left", "4C", 0.0, 0.0, 0.0, 0.0, 28.0, 14.0), "4S"),  # the same rank, the suit unread
+        (CornerRead("top-left", "8C", 0.0, 0.0, 0.95, 0.0, 28.0, 14.0), None),  # a sure club, the rank unread
+        (CornerRead("top-left", "8C", 0.0, 0.0, 0.95, 0.0, 28.0, 8.0), "4S"),  # ... too small to tell from a spade
+        # ... named by its colour alone, its shape another suit's
+        (CornerRead("top-left", "8C", 0.0, 0.0, 0.95, 0.0, 28.0, 14.0, suit_shaped=False), "4S"),
     ],
 )
-def test_another_corner_reading_another_rank_surely_contests_the_card(other, card):
+def test_another_corner_reading_another_glyph_surely_contests_the_card(other, card):
     """One corner reads the four of spades at 0.94; the other corner's rank glyph, of the same size,
     reads a "J" for sure while a lamp's glare leaves its suit unread (confidence 0). A rank read
-    as surely as the best one's is a reading of its own: the corners disagree."""
+    as surely as the best one's is a reading of its own: the corners disagree. So is a suit read
+    surely by its shape, whatever the rank beside it reads."""
     top = CornerRead("bottom-right", "4S", 0.94, 0.94, 0.99, 0.0, 30.7, 19.0)
     result = Recognizer()._decide([top, other], PipEvidence("S", 0.99, 1, 50.0, alike=True))
     assert result.card == card, result
     if card is None:
         assert set(result.contested) == {"4S", other.card}
+
+
+def test_a_sure_suit_in_another_corner_contests_nothing_the_pips_rule_out():
+    """Four spades, counted, in the middle rule the other corner's club out: the four of spades."""
+    top = CornerRead("bottom-right", "4S", 0.94, 0.94, 0.99, 0.0, 30.7, 19.0)
+    other = CornerRead("top-left", "4C", 0.0, 0.0, 0.95, 0.0, 28.0, 14.0)
+    assert Recognizer()._decide([top, other], PipEvidence("S", 0.99, 4, 50.0, alike=True)).card == "4S"
+    assert Recognizer()._decide([top, other], PipEvidence(None, 0.0, 0, 0.0)).card is None
 
 
 def test_a_six_and_a_nine_are_one_glyph_turned_and_contest_nothing():
