@@ -78,6 +78,8 @@ MIN_COURT_RANK_PX = 8.0
 # corners that disagree at even odds or more do.
 CONTEST_P = 0.4
 COURT_PICTURE = 0.1  # a court card's picture fills its middle with colours: at least this share of it
+# the readings whose middle is measured for a picture in colours: a court card's shows one, an ace's never
+PICTURE_ASKED = (*COURTS, "A")
 # Pips counted in place of a rank glyph too small to read must be at least this
 # tall, or the index must read that rank at COUNT_RANK_P or more: smaller ones
 # run together (or a blurred one fades) and are counted short, and a five then
@@ -499,10 +501,11 @@ class Recognizer:
         pip_vectors = _pip_vectors(pips)
         probs = self.model.predict(np.vstack([vectors, *pip_vectors]) if pip_vectors else vectors)
         evidence = self._pip_evidence(pips, probs[len(vectors) :], scale, covering)
-        measured = any(RANK_CLASSES[int(np.argmax(probs[p.rank_key][:13]))] in COURTS
+        measured = any(RANK_CLASSES[int(np.argmax(probs[p.rank_key][:13]))] in PICTURE_ASKED
                        for view in views for p in view.pairings if not p.partial)
         if measured:
             # a court card's reading: is its middle a picture (the suit printed again there, a small rank)?
+            # an ace's: its middle is one pip, no picture
             evidence = dataclasses.replace(evidence, picture=X.middle_colours(card) >= COURT_PICTURE)
         reads = []
         for view in views:
@@ -897,7 +900,7 @@ class Recognizer:
         if small:
             return Identification(None, round(confidence, 4), TOO_SMALL, reads=tuple(reads), detail=small)
         if top.confidence >= 0.5:
-            clash = _disagreement(top.card, pips)
+            clash = _disagreement(top.card, pips) or _picture_under_ace(top, pips, reads)
             short = None if clash else _pips_short(top.card, pips)
             if clash or short:
                 # what the middle shows against the card holds for every outline, but for pips too few:
@@ -1009,6 +1012,16 @@ def _disagreement(card: str, pips: PipEvidence) -> str | None:
         return f"index {card}, a {pips.layout}'s pips in the middle"
     if rank == "6" and pips.centred:
         return f"index {card}, a pip in the middle column: a 9 the wrong way up"
+    return None
+
+
+def _picture_under_ace(top: CornerRead, pips: PipEvidence, reads: Sequence[CornerRead]) -> str | None:
+    """Where the best reading is an ace over a picture in colours, read in one corner alone, or None.
+    An ace's middle is one pip: a court card's picture under a rank misread as an "A" (a black mark of
+    the picture taken for the ace's pip). Some designs print their ace of spades in a picture in
+    colours: an ace that two corners read is read over one."""
+    if top.card[:-1] == "A" and pips.picture and not _seconded(top, reads):
+        return f"index {top.card}, a picture in colours in the middle"
     return None
 
 

@@ -1023,3 +1023,16 @@ def test_a_six_and_a_nine_are_one_glyph_turned_and_contest_nothing():
     other = CornerRead("bottom-right", "6D", 0.3, 0.95, 0.3, 0.99, 20.0, 14.0)
     pips = PipEvidence("D", 0.99, 9, 20.0, alike=True, centred=True)
     assert Recognizer()._decide([top, other], pips).card == "9D"
+
+
+def test_an_ace_over_a_picture_in_colours_is_read_only_where_two_corners_read_it():
+    """An ace's middle is one pip: an "A" read in one corner over a picture in colours is a court
+    card's rank misread (a black mark of its picture taken for the ace's pip). Some designs print
+    their ace of spades in a picture: two corners reading the ace read it."""
+    one = CornerRead("top-left", "AC", 0.99, 0.99, 1.0, 0.0, 10.7, 11.4)
+    other = CornerRead("bottom-right", "AC", 0.98, 0.98, 1.0, 0.0, 10.5, 11.0)
+    picture = PipEvidence("C", 0.99, 1, 10.0, alike=True, picture=True)
+    result = Recognizer()._decide([one], picture)
+    assert (result.card, result.reason, result.detail) == (None, CUES_DISAGREE, "index AC, a picture in colours in the middle")
+    assert Recognizer()._decide([one], dataclasses.replace(picture, picture=False)).card == "AC"
+    assert Recognizer()._decide([one, other], picture).card == "AC"
