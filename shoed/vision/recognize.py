@@ -876,22 +876,17 @@ class Recognizer:
         top_sure = _glyphs_sure(top)  # its agreement with another corner may make the card surer
         for other in reads[1:]:
             if other.card != top.card:
-                if other.confidence >= 0.5:
+                # passed over: the pips rule the other corner's reading out (more pips than its rank,
+                # a picture's card with rows of pips; a reading they allow keeps its doubt: pips run
+                # together in a small picture are counted short), or two corners agree and a weak
+                # reading of other marks, of another size, is a detail of the picture, not this
+                # deck's index
+                passed_over = (counted and _disagreement(other.card, pips)) or (seconded and not _alike(other, top))
+                if other.confidence >= 0.5 or (not passed_over and _contests(other, top)):
                     return Identification(None, 0.0, f"corner indices disagree ({top.card} or {other.card})",
                                           reads=tuple(reads), contested=(top.card, other.card))
-                if counted and _disagreement(other.card, pips):
-                    # the pips rule the other corner's reading out (more pips than its rank, a
-                    # picture's card with rows of pips); a reading they allow keeps its doubt
-                    # (pips run together in a small picture, and are then counted short)
-                    continue
-                if seconded and not _alike(other, top):
-                    # two corners agree; a weak reading of other marks, of another
-                    # size, is a detail of the picture, not this deck's index
-                    continue
-                if _contests(other, top):
-                    return Identification(None, 0.0, f"corner indices disagree ({top.card} or {other.card})",
-                                          reads=tuple(reads), contested=(top.card, other.card))
-                confidence *= 1.0 - other.confidence
+                if not passed_over:
+                    confidence *= 1.0 - other.confidence
             elif other.confidence >= 0.5 and top_sure and _glyphs_sure(other):
                 # Another corner says the same. Its print is the same font, so its
                 # doubt is not independent: it counts at half weight.

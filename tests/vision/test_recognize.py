@@ -308,8 +308,9 @@ def test_a_sure_rank_in_the_other_corner_contests_a_card_whose_suit_glare_washed
 def test_an_ace_over_a_picture_in_colours_is_refused(recognizer):
     """A king of clubs of a held-out lettering (NimbusRoman Regular), 400 x 300, a bright exposure
     through a colour sensor's mosaic: its 11 px "K" read as an "A" at 1.00, and one black mark of its
-    picture as a club, an ace's one pip: the ace of clubs at 1.00. An ace's middle is one pip, no
-    picture: 13% of it printed in colours other than red and black, the card is refused."""
+    picture as a club, an ace's one pip: the ace of clubs at 1.00, read in that corner alone. An
+    ace's middle is one pip, no picture: 13% of it printed in colours other than red and black, the
+    card is refused."""
     image = cv2.imread(str(DATA / "courts" / "KC-bright-K-read-as-A-over-its-picture.png"))
     result = recognizer.identify(image)
     assert result.card is None and result.reason == CUES_DISAGREE, result
