@@ -43,12 +43,14 @@ Effects:
   the card's edges, an arc, the words and numbers of a layout) in gold or white;
 - vignette: light falling off towards the picture's corners and across it (a lamp to one side);
 - smudge: grey-brown dirt on the card, mostly near a corner index;
+- hand: a dealer's finger reaching over the card, shaded, its tip on a corner index (partly
+  covering it) or anywhere on the face, with its soft shadow beside it;
 - cut: the card partly out of the frame: the picture cut along one side through the card;
 - enlarge: the picture enlarged 2-5 times (a driver or viewer scaling a small camera's frames up).
 
 Effects joined by "+" are applied to one picture in turn, as a real camera adds several at once
 (`--effects dark+glare,layout+steep+mosaic`); an effect that needs the card's place (layout,
-smudge, cut) comes before any that moves the card (steep, lens, mirror, cut).
+smudge, hand, cut) comes before any that moves the card (steep, lens, mirror, cut).
 """
 
 from __future__ import annotations
@@ -68,9 +70,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.append(str(ROOT))  # vision_lab lives beside shoed; a shoed on PYTHONPATH (another version) comes first
 
 EFFECTS = ("none", "shadow", "sharpen", "dark", "bright", "steep", "lens", "motion", "mirror", "grey", "tinted",
-           "fringe", "mosaic", "glare", "layout", "vignette", "smudge", "cut", "enlarge")
+           "fringe", "mosaic", "glare", "layout", "vignette", "smudge", "hand", "cut", "enlarge")
 # effects that need to know where the card lies: they are given its corners (TL, TR, BR, BL of the face)
-ON_THE_CARD = ("layout", "smudge", "cut")
+ON_THE_CARD = ("layout", "smudge", "hand", "cut")
 # effects that move the card in the picture: after one, its corners are no longer known
 MOVING = ("steep", "lens", "mirror", "cut", "enlarge")
 
@@ -322,6 +324,44 @@ def smudge(img: np.ndarray, rng: np.random.Generator, corners: np.ndarray) -> np
     tint = np.array([0.8, 0.95, 1.0], np.float32)  # brown: blue darkened most
     dirt *= _card_mask(img.shape, corners).astype(np.float32) / 255
     return np.clip(img * (1 - dirt[..., None] * (2 - tint)), 0, 255).astype(np.uint8)
+
+
+def hand(img: np.ndarray, rng: np.random.Generator, corners: np.ndarray) -> np.ndarray:
+    """A dealer's finger over the card: a rounded finger 16-24% of the card's height wide (a
+    finger's width to a card's), shaded as a cylinder lit from above, reaching in from beyond the
+    card; its tip on or partly over a corner index (one picture in two: a thumb holding the card)
+    or anywhere on the face, and a soft shadow cast beside it on the card and the cloth."""
+    h, w = img.shape[:2]
+    card_h = float(np.linalg.norm(corners[3] - corners[0]))
+    centre = corners.mean(axis=0)
+    if rng.uniform() < 0.5:  # at a corner index: the tip a little inside the card's corner
+        corner = corners[0] if rng.uniform() < 0.5 else corners[2]
+        tip = corner + (centre - corner) * rng.uniform(0.05, 0.3)
+    else:  # anywhere on the face (bilinear in its corners)
+        a, b = rng.uniform(0.2, 0.8, 2)
+        tip = (corners[0] * (1 - a) + corners[1] * a) * (1 - b) + (corners[3] * (1 - a) + corners[2] * a) * b
+    away = tip - centre
+    heading = float(np.arctan2(away[1], away[0])) if np.hypot(*away) > 1 else rng.uniform(0, 2 * np.pi)
+    heading += rng.normal(0, 0.7)  # the hand comes from beyond the nearer edge, more or less
+    base = tip + np.array([np.cos(heading), np.sin(heading)]) * card_h * 1.5
+    radius = card_h * rng.uniform(0.08, 0.12)
+    ys, xs = np.mgrid[0:h, 0:w].astype(np.float32)
+
+    def across(at: np.ndarray) -> np.ndarray:
+        """Each pixel's distance from the finger's axis (the segment tip-base) in radii."""
+        run = (base - at).astype(np.float32)
+        t = np.clip(((xs - at[0]) * run[0] + (ys - at[1]) * run[1]) / float(run @ run), 0, 1)
+        return np.hypot(xs - at[0] - t * run[0], ys - at[1] - t * run[1]) / np.float32(radius)
+
+    light = np.array([rng.uniform(-0.3, 0.3), rng.uniform(-0.3, 0.3)]) * radius
+    shade = cv2.GaussianBlur((across(tip + light * 2.5) < 1).astype(np.float32), (0, 0), radius * 0.4)
+    out = img.astype(np.float32) * (1 - shade[..., None] * np.float32(rng.uniform(0.3, 0.5)))
+    d = across(tip)
+    cover = np.clip((1 - d) * np.float32(radius), 0, 1)[..., None]  # one pixel of soft edge
+    skin = np.float32([rng.uniform(90, 150), rng.uniform(120, 170), rng.uniform(170, 230)])  # BGR
+    lit = np.sqrt(np.clip(1 - d * d, 0, 1))[..., None] * np.float32(0.45) + np.float32(0.55)
+    out = out * (1 - cover) + np.minimum(skin * lit * np.float32(1.1), 255) * cover
+    return np.clip(out, 0, 255).astype(np.uint8)
 
 
 def cut(img: np.ndarray, rng: np.random.Generator, corners: np.ndarray) -> np.ndarray:

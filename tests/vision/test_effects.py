@@ -1,6 +1,7 @@
 """benchmarks/vision_effects.py: the effects that need the card's place do what they say (the
-print of a layout lies under the card, dirt lies on it and only darkens, a cut leaves the card
-partly out of the picture), and the search run small finds no wrong card under them."""
+print of a layout lies under the card, dirt lies on it and only darkens, a finger covers part of
+the card from beyond it, a cut leaves the card partly out of the picture), and the search run
+small finds no wrong card under them."""
 
 from __future__ import annotations
 
@@ -69,6 +70,24 @@ def test_dirt_lies_on_the_card_and_only_darkens(effects, shot):
     assert darker > 0
 
 
+def test_a_finger_covers_part_of_the_card_and_reaches_in_from_beyond_it(effects, shot):
+    inside, outside = _masks(shot)
+    corner_index = np.zeros(inside.shape, bool)  # the top-left and bottom-right corners, a fifth of the card
+    tl, br = np.float32(shot.corners)[0], np.float32(shot.corners)[2]
+    reach = 0.2 * float(np.linalg.norm(br - tl))
+    ys, xs = np.mgrid[0:inside.shape[0], 0:inside.shape[1]]
+    for corner in (tl, br):
+        corner_index |= np.hypot(xs - corner[0], ys - corner[1]) < reach
+    on_an_index = 0
+    for seed in range(8):
+        out = effects.hand(shot.image, np.random.default_rng(seed), np.float32(shot.corners)).astype(int)
+        skin = (np.abs(out - shot.image).max(axis=2) > 40) & (out[..., 2] > out[..., 0] + 30)  # redder than blue
+        assert 0.02 < skin[inside].mean() < 0.5, seed  # over part of the card, never all of it
+        assert skin[outside].any(), seed  # the finger comes from beyond the card
+        on_an_index += bool((skin & inside & corner_index).any())
+    assert on_an_index >= 2  # some fingers lie on a corner index
+
+
 def test_a_cut_leaves_the_card_partly_out_of_the_picture(effects, shot):
     corners = np.float32(shot.corners)
     h, w = shot.image.shape[:2]
@@ -87,12 +106,12 @@ def test_a_cut_leaves_the_card_partly_out_of_the_picture(effects, shot):
 def test_the_search_under_them_runs_and_finds_no_wrong_card():
     out = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "vision_effects.py"), "--ranks", "A",
-         "--effects", "layout,vignette,smudge,cut", "--size", "320x240", "--seed", "9500"],
+         "--effects", "layout,vignette,smudge,hand,cut", "--size", "320x240", "--seed", "9500"],
         capture_output=True, text=True, timeout=600, cwd=ROOT,
     )
     assert out.returncode == 0, out.stdout + out.stderr
     rows = re.findall(r"^(\w+)\s*:\s+(\d+) pictures, right\s+([\d.]+)%, wrong (\d+), refused (\d+)", out.stdout, re.M)
-    assert [r[0] for r in rows] == ["layout", "vignette", "smudge", "cut"], out.stdout
+    assert [r[0] for r in rows] == ["layout", "vignette", "smudge", "hand", "cut"], out.stdout
     for name, pictures, _right, wrong, _refused in rows:
         assert int(pictures) >= 100 and int(wrong) == 0, name
     assert float(rows[0][2]) > 50  # aces are read on a printed layout, not only refused
