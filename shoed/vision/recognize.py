@@ -277,6 +277,7 @@ class Identification:
     # card's middle (a side column's pips move to the middle) or leaves a corner out.
     contested: tuple[str, ...] = field(default=(), repr=False)
     pip_count: int = field(default=0, repr=False)  # pips of one size seen in the card's middle
+    pips_covered: bool = field(default=False, repr=False)  # print over the middle may hide a pip (_whole)
 
     def to_json(self) -> dict:
         out: dict[str, Any] = {"card": self.card, "confidence": round(float(self.confidence), 4)}
@@ -440,6 +441,7 @@ class Recognizer:
         best: Identification | None = None
         contested: dict[str, Identification] = {}
         counts: set[int] = set()  # the pips of one size counted through each outline, two or more
+        covered = False  # an outline showed pips with print over the middle that may hide more (_whole)
         for at, quad in enumerate(quads):
             for q in quad.ways():
                 result = dataclasses.replace(self.read_card(L.warp_card(image, q), picture_scale(q)),
@@ -458,8 +460,16 @@ class Recognizer:
                     result = dataclasses.replace(result, card=None, reason=CUES_DISAGREE, index=None,
                                                  detail=f"index {result.card}, {result.pip_count} pips in the middle, "
                                                         f"{max(others)} through another outline")
+                elif result.card is not None and _counted_alone(result) and covered:
+                    # the count stands in for a rank too small to read, and another outline shows print over
+                    # the pips (a finger whose edge and the card's bound this outline: the pips in view of it
+                    # lie as a lower rank's)
+                    result = dataclasses.replace(result, card=None, reason=CUES_DISAGREE, index=None,
+                                                 detail=f"index {result.card}, {result.pip_count} pips in the middle, "
+                                                        "print over them through another outline")
                 if result.pip_count >= 2:
                     counts.add(result.pip_count)
+                    covered = covered or result.pips_covered
                 if best is None or _rank(result) > _rank(best):
                     best = result
             if best is not None and best.card in contested:  # the other way up of this outline contests it
@@ -538,7 +548,8 @@ class Recognizer:
         if not measured and top.confidence < self.threshold and _numbered(top.card[:-1], evidence) and evidence.alike:
             # the pips would count a rank read unsurely (_decide): marks of a picture in colours number no rank
             evidence = dataclasses.replace(evidence, picture=X.middle_colours(card) >= COURT_PICTURE)
-        return dataclasses.replace(self._decide(reads, evidence), pip_count=evidence.count)
+        return dataclasses.replace(self._decide(reads, evidence), pip_count=evidence.count,
+                                   pips_covered=not _whole(evidence))
 
     def _read_lone(self, card: np.ndarray, scale: float, maps: tuple[np.ndarray, np.ndarray] | None = None
                    ) -> Identification:
@@ -566,7 +577,8 @@ class Recognizer:
         probs = self.model.predict(np.vstack(rows))
         evidence = self._pip_evidence(lone.pips, probs[first_pip:], scale, lone.covering)
         results = [self._lone_result(li, probs, evidence, lone, scale) for li in lone.indices]
-        return dataclasses.replace(self._lone_answer(results, lone, probs), pip_count=evidence.count)
+        return dataclasses.replace(self._lone_answer(results, lone, probs), pip_count=evidence.count,
+                                   pips_covered=not _whole(evidence))
 
     @staticmethod
     def _lone_answer(results: list[Identification], lone: X.LoneMarks, probs: np.ndarray) -> Identification:
@@ -1027,15 +1039,25 @@ def _too_few_pips(card: str, pips: PipEvidence) -> bool:
     return n is not None and pips.count < n - MAX_HIDDEN_PIPS
 
 
+def _may_hide(pips: PipEvidence) -> int:
+    """How many pips the print over the middle may hide: none where the middle shows nothing but its
+    pips (_whole); else one for each STRAY_PRINT of a pip's area, or part of it, that the largest
+    such print measures (print of 0.6 of a pip's area may lie over parts of two), at most
+    MAX_HIDDEN_PIPS."""
+    return 0 if _whole(pips) else min(MAX_HIDDEN_PIPS, math.ceil(pips.stray / STRAY_PRINT))
+
+
 def _pips_short(card: str, pips: PipEvidence) -> str | None:
     """Where fewer of a number card's pips are in view than its rank, two or more, large enough to
-    lie apart (not run together and counted short), with nothing over the middle that could hide
-    one (_whole): the index's rank is doubted (an "8" read as a "9" in a small frame), or None. A
-    pip the outline cut off, or a lamp's glare washed out, costs a refusal, never a wrong card.
-    Only the best reading is asked: the count rules no other corner's reading out."""
+    lie apart (not run together and counted short), and more are missing than the print over the
+    middle may hide (_may_hide: any, where nothing lies over it): the index's rank is doubted (an
+    "8" read as a "9" in a small frame; a "4" read as a "7" over three pips and a finger's edge),
+    or None. A pip the outline cut off, or a lamp's glare washed out, costs a refusal, never a
+    wrong card. Only the best reading is asked: the count rules no other corner's reading out."""
     n = _pips_of(card[:-1])
-    if n is not None and 2 <= pips.count < n and _whole(pips) and pips.px >= MIN_COUNT_PX:
-        return f"index {card}, {pips.count} pips in the middle and nothing over it"
+    if n is not None and 2 <= pips.count < n and n - pips.count > _may_hide(pips) and pips.px >= MIN_COUNT_PX:
+        over = "nothing" if _whole(pips) else f"print the size of {pips.stray:.1f} pips"
+        return f"index {card}, {pips.count} pips in the middle and {over} over it"
     return None
 
 

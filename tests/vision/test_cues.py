@@ -296,6 +296,26 @@ def test_fewer_pips_than_the_rank_in_view_with_nothing_over_them_doubt_the_index
         assert result.detail == "index 9D, 8 pips in the middle and nothing over it"
 
 
+@pytest.mark.parametrize(
+    "count, stray, card",
+    [
+        (6, 0.6, "8D"),  # print of 0.6 of a pip may lie over parts of two
+        (5, 0.6, None),  # not three
+        (5, 1.2, "8D"),  # three
+        (3, 40.0, None),  # never more than four (MAX_HIDDEN_PIPS)
+    ],
+)
+def test_more_pips_missing_than_what_lies_over_the_middle_hides_doubt_the_index(count, stray, card):
+    """Print over the middle (a finger, a chip) hides a pip for each half of a pip's area it
+    measures, or part of one: a "4" read as a "7" over three pips beside a finger's print of 0.6
+    of a pip's area is doubted."""
+    pips = PipEvidence("D", 0.99, count, 15.0, agreeing=count, alike=True, stray=stray)
+    result = Recognizer()._decide([corner("8D", 12.0, 12.0, p=0.98)], pips)
+    assert result.card == card, result
+    if card is None:
+        assert result.reason == CUES_DISAGREE and result.detail.startswith(f"index 8D, {count} pips in the middle")
+
+
 def test_a_ten_beside_a_jack_is_refused_not_guessed():
     read = corner("JD", 30.0, 20.0)
     result = Recognizer()._decide([read], PipEvidence("D", 0.99, 10, 30.0, alike=True))

@@ -316,3 +316,29 @@ def test_an_ace_over_a_picture_in_colours_is_refused(recognizer):
     assert result.card is None and result.reason == CUES_DISAGREE, result
     assert result.detail == "index AC, a picture in colours in the middle"
     assert Recognizer(recognizer.model, threshold=0.5).identify(image).card in (None, "KC")
+
+
+def test_pips_counted_through_an_outline_beside_a_finger_stand_in_for_no_rank(recognizer):
+    """An eight of diamonds of a held-out lettering (OpenSans Bold) in a 128 x 128 frame through a
+    colour sensor's mosaic, a dealer's finger over its upper pips. Through the card's outline its
+    8.7 px "8" is too small to read, five pips are in view and the finger's print lies over them.
+    The locator offers an outline bounded by the finger's edge and the card's too: through it the
+    five pips lie as a five's, and the rank counted from them made the card the five of diamonds
+    at 0.96. A count that stands in for the rank is refused where another outline of the card
+    shows print over its pips."""
+    image = cv2.imread(str(DATA / "covered" / "8D-finger-over-pips-counted-5-through-an-outline-beside-it.png"))
+    result = recognizer.identify(image)
+    assert result.card is None, result
+    assert Recognizer(recognizer.model, threshold=0.5).identify(image).card in (None, "8D")
+
+
+def test_more_pips_missing_than_a_finger_hides_doubt_the_index(recognizer):
+    """KDE's ancient-egyptians four of diamonds (a deck design never trained on) in a 128 x 128
+    frame, a dealer's finger reaching over its middle. Its lower "4", 10.2 px, read as a "7" at
+    0.92 over three pips in view; the finger's print over the middle measured 0.6 of a pip's area,
+    enough to lie over parts of two pips, not four: the card is refused."""
+    image = cv2.imread(str(DATA / "covered" / "4D-finger-4-read-as-7-over-three-pips.png"))
+    result = recognizer.identify(image)
+    assert result.card is None and result.reason == CUES_DISAGREE, result
+    assert result.detail == "index 7D, 3 pips in the middle and print the size of 0.6 pips over it"
+    assert Recognizer(recognizer.model, threshold=0.5).identify(image).card in (None, "4D")
