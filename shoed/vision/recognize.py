@@ -104,6 +104,11 @@ COUNT_TRUST = 0.97
 # taken for a spade at 0.5-0.7 in all four) is the design's, not a blur's, and its repeats are
 # no new evidence.
 SECONDING_P = 0.7
+# A court card's middle, a picture, tells no rank: read in one corner alone (the other corner
+# covered, or out of the outline), its rank rests on that corner's glyph, and the card needs at
+# least this confidence (a narrow "J" bent by a wide lens read as a "Q" at 0.92, its other corner
+# under a finger).
+COURT_ALONE_P = 0.95
 # A finger or a chip over the middle of a number card hides at most this many
 # of its pips: a "9" with one pip in view is a court card's picture misread.
 MAX_HIDDEN_PIPS = 4
@@ -915,12 +920,15 @@ class Recognizer:
                 return Identification(None, round(confidence, 4), CUES_DISAGREE, reads=tuple(reads),
                                       detail=clash or short,
                                       contested=() if short or _too_few_pips(top.card, pips) else (top.card,))
-        if confidence < self.threshold:
-            why = "colour unclear" if 0.2 < top.red_p < 0.8 else "low confidence"
+        alone = rank in COURTS and not seconded and confidence < COURT_ALONE_P
+        if confidence < self.threshold or alone:
+            why = "colour unclear" if confidence < self.threshold and 0.2 < top.red_p < 0.8 else "low confidence"
             # corners reading two cards at nearly even odds each speak against both, as surer ones do
             doubted = tuple(dict.fromkeys(r.card for r in reads if r.confidence >= CONTEST_P))
             return Identification(None, round(confidence, 4), why, reads=tuple(reads),
-                                  contested=doubted if len(doubted) > 1 else ())
+                                  contested=doubted if len(doubted) > 1 else (),
+                                  detail=f"a court card read in one corner alone, {COURT_ALONE_P} needed"
+                                  if alone and confidence >= self.threshold else None)
         return Identification(top.card, round(confidence, 4), None, index=top.corner, reads=tuple(reads))
 
     @staticmethod

@@ -18,6 +18,7 @@ import pytest
 from shoed.vision import index as X
 from tests.vision.pip_masks import black_pip
 from shoed.vision.recognize import (
+    COURT_ALONE_P,
     CUES_DISAGREE,
     NO_PIPS,
     PIPS_SUIT_P,
@@ -1056,3 +1057,24 @@ def test_an_ace_over_a_picture_in_colours_is_read_only_where_two_corners_read_it
     assert (result.card, result.reason, result.detail) == (None, CUES_DISAGREE, "index AC, a picture in colours in the middle")
     assert Recognizer()._decide([one], dataclasses.replace(picture, picture=False)).card == "AC"
     assert Recognizer()._decide([one, other], picture).card == "AC"
+
+
+@pytest.mark.parametrize(
+    "reads, card",
+    [
+        ([("QC", 0.92)], None),  # one corner: its glyph is the only cue
+        ([("QC", 0.96)], "QC"),
+        ([("QC", 0.92), ("QC", 0.92)], "QC"),  # two corners read it
+    ],
+)
+def test_a_court_card_read_in_one_corner_alone_needs_more_than_the_threshold(reads, card):
+    """A court card's middle, a picture, tells no rank: read in one corner alone, the card needs
+    COURT_ALONE_P, not only the threshold (a narrow "J" bent by a wide lens, its other corner under
+    a finger, read as a "Q" at 0.92)."""
+    names = ("bottom-right", "top-left")
+    corners = [CornerRead(name, c, p, p ** 0.5, p ** 0.5, 0.01, 30.0, 20.0) for name, (c, p) in zip(names, reads)]
+    result = Recognizer()._decide(corners, NO_PIPS)
+    assert result.card == card, result
+    if card is None:
+        assert result.reason == "low confidence"
+        assert result.detail == f"a court card read in one corner alone, {COURT_ALONE_P} needed"
