@@ -348,6 +348,12 @@ def _whole(pips: PipEvidence) -> bool:
     return pips.stray < STRAY_PRINT
 
 
+def _with_pips_seen(result: Identification, pips: PipEvidence) -> Identification:
+    """A card's answer with what its middle showed, for the other outlines to weigh (_identify):
+    how many pips of one size, and whether print over them may hide more."""
+    return dataclasses.replace(result, pip_count=pips.count, pips_covered=not _whole(pips))
+
+
 def _counted_alone(result: Identification) -> bool:
     """Whether a card's rank was told by its pips alone: its index's rank glyph
     too small to be read by itself."""
@@ -455,23 +461,8 @@ class Recognizer:
                     contested.setdefault(card, result)
                 if result.card is not None and result.card in contested:
                     result = contested[result.card]
-                elif result.card is not None and max(counts, default=0) > (_pips_of(result.card[:-1]) or COURT_PIPS):
-                    # another outline of the card showed more pips than this reading's rank
-                    result = dataclasses.replace(result, card=None, reason=CUES_DISAGREE, index=None,
-                                                 detail=f"index {result.card}, {max(counts)} pips in the middle "
-                                                        "through another outline")
-                elif result.card is not None and _counted_alone(result) and (others := counts - {result.pip_count}):
-                    # the count stands in for a rank too small to read, and another outline counts otherwise
-                    result = dataclasses.replace(result, card=None, reason=CUES_DISAGREE, index=None,
-                                                 detail=f"index {result.card}, {result.pip_count} pips in the middle, "
-                                                        f"{max(others)} through another outline")
-                elif result.card is not None and _counted_alone(result) and covered:
-                    # the count stands in for a rank too small to read, and another outline shows print over
-                    # the pips (a finger whose edge and the card's bound this outline: the pips in view of it
-                    # lie as a lower rank's)
-                    result = dataclasses.replace(result, card=None, reason=CUES_DISAGREE, index=None,
-                                                 detail=f"index {result.card}, {result.pip_count} pips in the middle, "
-                                                        "print over them through another outline")
+                elif result.card is not None and (doubt := _other_outlines_doubt(result, counts, covered)):
+                    result = dataclasses.replace(result, card=None, reason=CUES_DISAGREE, index=None, detail=doubt)
                 if result.pip_count >= 2:
                     counts.add(result.pip_count)
                     covered = covered or result.pips_covered
@@ -553,8 +544,7 @@ class Recognizer:
         if not measured and top.confidence < self.threshold and _numbered(top.card[:-1], evidence) and evidence.alike:
             # the pips would count a rank read unsurely (_decide): marks of a picture in colours number no rank
             evidence = dataclasses.replace(evidence, picture=X.middle_colours(card) >= COURT_PICTURE)
-        return dataclasses.replace(self._decide(reads, evidence), pip_count=evidence.count,
-                                   pips_covered=not _whole(evidence))
+        return _with_pips_seen(self._decide(reads, evidence), evidence)
 
     def _read_lone(self, card: np.ndarray, scale: float, maps: tuple[np.ndarray, np.ndarray] | None = None
                    ) -> Identification:
@@ -582,8 +572,7 @@ class Recognizer:
         probs = self.model.predict(np.vstack(rows))
         evidence = self._pip_evidence(lone.pips, probs[first_pip:], scale, lone.covering)
         results = [self._lone_result(li, probs, evidence, lone, scale) for li in lone.indices]
-        return dataclasses.replace(self._lone_answer(results, lone, probs), pip_count=evidence.count,
-                                   pips_covered=not _whole(evidence))
+        return _with_pips_seen(self._lone_answer(results, lone, probs), evidence)
 
     @staticmethod
     def _lone_answer(results: list[Identification], lone: X.LoneMarks, probs: np.ndarray) -> Identification:
@@ -920,15 +909,16 @@ class Recognizer:
                 return Identification(None, round(confidence, 4), CUES_DISAGREE, reads=tuple(reads),
                                       detail=clash or short,
                                       contested=() if short or _too_few_pips(top.card, pips) else (top.card,))
-        alone = rank in COURTS and not seconded and confidence < COURT_ALONE_P
-        if confidence < self.threshold or alone:
-            why = "colour unclear" if confidence < self.threshold and 0.2 < top.red_p < 0.8 else "low confidence"
+        too_low = confidence < self.threshold
+        alone = not too_low and rank in COURTS and not seconded and confidence < COURT_ALONE_P
+        if too_low or alone:
+            why = "colour unclear" if too_low and 0.2 < top.red_p < 0.8 else "low confidence"
             # corners reading two cards at nearly even odds each speak against both, as surer ones do
             doubted = tuple(dict.fromkeys(r.card for r in reads if r.confidence >= CONTEST_P))
             return Identification(None, round(confidence, 4), why, reads=tuple(reads),
                                   contested=doubted if len(doubted) > 1 else (),
                                   detail=f"a court card read in one corner alone, {COURT_ALONE_P} needed"
-                                  if alone and confidence >= self.threshold else None)
+                                  if alone else None)
         return Identification(top.card, round(confidence, 4), None, index=top.corner, reads=tuple(reads))
 
     @staticmethod
@@ -1037,6 +1027,24 @@ def _picture_under_ace(top: CornerRead, pips: PipEvidence, reads: Sequence[Corne
     colours: an ace that two corners read is read over one."""
     if top.card[:-1] == "A" and pips.picture and not _seconded(top, reads):
         return f"index {top.card}, a picture in colours in the middle"
+    return None
+
+
+def _other_outlines_doubt(result: Identification, counts: set[int], covered: bool) -> str | None:
+    """What the card's other outlines showed against `result`'s card, or None: more pips of one size
+    than its rank (`counts`: the pips counted through each); or, where the count stands in for a
+    rank too small to read (_counted_alone), another count, or print over the pips (`covered`: a
+    finger whose edge and the card's bound this outline, the pips in view of it lying as a lower
+    rank's)."""
+    card = result.card
+    assert card is not None
+    if max(counts, default=0) > (_pips_of(card[:-1]) or COURT_PIPS):
+        return f"index {card}, {max(counts)} pips in the middle through another outline"
+    if _counted_alone(result):
+        if others := counts - {result.pip_count}:
+            return f"index {card}, {result.pip_count} pips in the middle, {max(others)} through another outline"
+        if covered:
+            return f"index {card}, {result.pip_count} pips in the middle, print over them through another outline"
     return None
 
 
