@@ -45,12 +45,15 @@ Effects:
 - smudge: grey-brown dirt on the card, mostly near a corner index;
 - hand: a dealer's finger reaching over the card, shaded, its tip on a corner index (partly
   covering it) or anywhere on the face, with its soft shadow beside it;
+- bend: the card bowed (curled by the room's damp, lifted at a corner by the dealer's peek): its
+  middle raised towards the camera, seen off-axis, so that its edges along the bend curve by
+  2-6% of the card's height and the card is widened there by up to 4%, lit more on one side;
 - cut: the card partly out of the frame: the picture cut along one side through the card;
 - enlarge: the picture enlarged 2-5 times (a driver or viewer scaling a small camera's frames up).
 
 Effects joined by "+" are applied to one picture in turn, as a real camera adds several at once
 (`--effects dark+glare,layout+steep+mosaic`); an effect that needs the card's place (layout,
-smudge, hand, cut) comes before any that moves the card (steep, lens, mirror, cut).
+smudge, hand, bend, cut) comes before any that moves the card (steep, lens, mirror, bend, cut).
 """
 
 from __future__ import annotations
@@ -70,11 +73,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.append(str(ROOT))  # vision_lab lives beside shoed; a shoed on PYTHONPATH (another version) comes first
 
 EFFECTS = ("none", "shadow", "sharpen", "dark", "bright", "steep", "lens", "motion", "mirror", "grey", "tinted",
-           "fringe", "mosaic", "glare", "layout", "vignette", "smudge", "hand", "cut", "enlarge")
+           "fringe", "mosaic", "glare", "layout", "vignette", "smudge", "hand", "bend", "cut", "enlarge")
 # effects that need to know where the card lies: they are given its corners (TL, TR, BR, BL of the face)
-ON_THE_CARD = ("layout", "smudge", "hand", "cut")
+ON_THE_CARD = ("layout", "smudge", "hand", "bend", "cut")
 # effects that move the card in the picture: after one, its corners are no longer known
-MOVING = ("steep", "lens", "mirror", "cut", "enlarge")
+MOVING = ("steep", "lens", "mirror", "bend", "cut", "enlarge")
 
 
 def combine(combo: str) -> list[str]:
@@ -362,6 +365,41 @@ def hand(img: np.ndarray, rng: np.random.Generator, corners: np.ndarray) -> np.n
     lit = np.sqrt(np.clip(1 - d * d, 0, 1))[..., None] * np.float32(0.45) + np.float32(0.55)
     out = out * (1 - cover) + np.minimum(skin * lit * np.float32(1.1), 255) * cover
     return np.clip(out, 0, 255).astype(np.uint8)
+
+
+def bend(img: np.ndarray, rng: np.random.Generator, corners: np.ndarray) -> np.ndarray:
+    """A card bowed along its length or across its width, its middle raised towards the camera
+    and seen off-axis: each point of the card moved across the bend's axis by g = 4 u (1 - u)
+    times 2-6% of the card's height (u running 0 to 1 along the axis: the card's ends stay where
+    they lie, its edges along the axis become arcs) and spread from the axis by up to 4% times g
+    (its middle nearer the lens), the light falling 0-12% brighter on one side of the bow; the
+    cloth beside it follows it less and less, and stays from 40% of the card's breadth off it."""
+    tl, tr, br, bl = corners.astype(np.float32)
+    card_h = float(np.linalg.norm(bl - tl))
+    if rng.uniform() < 0.5:  # along the card's length: its long edges curve
+        origin, end, side = (tl + tr) / 2, (bl + br) / 2, tr - tl
+    else:  # across its width: its short edges curve
+        origin, end, side = (tl + bl) / 2, (tr + br) / 2, bl - tl
+    length = float(np.linalg.norm(end - origin))
+    a = (end - origin) / np.float32(length)  # the bend's axis: from one end's middle to the other's
+    n = np.float32([-a[1], a[0]]) * np.float32(np.sign(side @ np.float32([-a[1], a[0]])))  # across it
+    h, w = img.shape[:2]
+    ys, xs = np.mgrid[0:h, 0:w].astype(np.float32)
+    along = (xs - origin[0]) * a[0] + (ys - origin[1]) * a[1]
+    off = (xs - origin[0]) * n[0] + (ys - origin[1]) * n[1]
+    u = np.clip(along / np.float32(length), 0, 1)
+    half = float(np.linalg.norm(side)) / 2
+    near = np.clip(1 - (np.abs(off) - np.float32(half * 1.3)) / np.float32(half * 0.5), 0, 1)  # far cloth stays
+    g = 4 * u * (1 - u) * near
+    shift = g * np.float32(card_h * rng.uniform(0.02, 0.06) * rng.choice((-1, 1)))
+    grow = 1 + g * np.float32(rng.uniform(0, 0.04))
+    source = (off - shift) / grow  # where each pixel's point lay across the axis before the bow
+    map_x = origin[0] + along * a[0] + source * n[0]
+    map_y = origin[1] + along * a[1] + source * n[1]
+    out = cv2.remap(img, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    card = cv2.remap(_card_mask(img.shape, corners), map_x, map_y, cv2.INTER_LINEAR) / np.float32(255)
+    light = 1 + card * (2 * u - 1) * g * np.float32(rng.uniform(-0.12, 0.12))
+    return np.clip(out * light[..., None], 0, 255).astype(np.uint8)
 
 
 def cut(img: np.ndarray, rng: np.random.Generator, corners: np.ndarray) -> np.ndarray:

@@ -1,6 +1,7 @@
 """benchmarks/vision_effects.py: the effects that need the card's place do what they say (the
 print of a layout lies under the card, dirt lies on it and only darkens, a finger covers part of
-the card from beyond it, a cut leaves the card partly out of the picture), and the search run
+the card from beyond it, a bend curves the card's edges and keeps its corners, a cut leaves the
+card partly out of the picture), and the search run
 small finds no wrong card under them."""
 
 from __future__ import annotations
@@ -88,6 +89,33 @@ def test_a_finger_covers_part_of_the_card_and_reaches_in_from_beyond_it(effects,
     assert on_an_index >= 2  # some fingers lie on a corner index
 
 
+def test_a_bend_curves_the_card_between_its_ends_and_leaves_the_far_cloth(effects):
+    # a white card, tilted and drawn in perspective, on a dark cloth with a weave: what the bend
+    # moves is plain to see
+    corners = np.float32([[220, 110], [390, 130], [370, 370], [190, 345]])
+    weave = cv2.GaussianBlur(np.random.default_rng(3).uniform(0, 100, (480, 640)).astype(np.float32), (0, 0), 2)
+    img = np.repeat((weave - weave.min()).astype(np.uint8)[..., None], 3, axis=2)
+    cv2.fillPoly(img, [np.round(corners).astype(np.int32)], (255, 255, 255))
+    card = img[..., 0] > 127
+    card_h = float(np.linalg.norm(corners[3] - corners[0]))
+    reach = int(0.4 * card_h) + 2  # 40% of the card's breadth along either axis, the height the larger
+    far = cv2.dilate(card.astype(np.uint8), np.ones((2 * reach + 1, 2 * reach + 1), np.uint8)) == 0
+    ends = {0: 0, 1: 0}
+    for seed in range(12):
+        out = effects.bend(img, np.random.default_rng(seed), corners)
+        bent = out[..., 0] > 127
+        assert (np.abs(out.astype(int) - img)[far] <= 1).all(), seed  # the far cloth stays
+        for x, y in np.round(corners + (corners.mean(axis=0) - corners) * 0.04).astype(int):
+            assert bent[y, x], seed  # the card's corners stay where they lay
+        moved = (bent != card).sum() / (card_h * 2)  # the band between the edges before and after, in px
+        assert 0.01 * card_h < moved < 0.1 * card_h, seed  # 2-6% of the card's height at the middle
+        # which edges bowed: those along the card's length (its left and right edges) or its width
+        middle_lr = [np.round((corners[a] + corners[b]) / 2).astype(int) for a, b in ((0, 3), (1, 2))]
+        band = sum(int((bent != card)[y - 3:y + 4, x - 3:x + 4].sum()) for x, y in middle_lr)
+        ends[int(band > 0)] += 1
+    assert ends[0] and ends[1]  # both ways of bowing are drawn
+
+
 def test_a_cut_leaves_the_card_partly_out_of_the_picture(effects, shot):
     corners = np.float32(shot.corners)
     h, w = shot.image.shape[:2]
@@ -106,12 +134,12 @@ def test_a_cut_leaves_the_card_partly_out_of_the_picture(effects, shot):
 def test_the_search_under_them_runs_and_finds_no_wrong_card():
     out = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "vision_effects.py"), "--ranks", "A",
-         "--effects", "layout,vignette,smudge,hand,cut", "--size", "320x240", "--seed", "9500"],
+         "--effects", "layout,vignette,smudge,hand,bend,cut", "--size", "320x240", "--seed", "9500"],
         capture_output=True, text=True, timeout=600, cwd=ROOT,
     )
     assert out.returncode == 0, out.stdout + out.stderr
     rows = re.findall(r"^(\w+)\s*:\s+(\d+) pictures, right\s+([\d.]+)%, wrong (\d+), refused (\d+)", out.stdout, re.M)
-    assert [r[0] for r in rows] == ["layout", "vignette", "smudge", "hand", "cut"], out.stdout
+    assert [r[0] for r in rows] == ["layout", "vignette", "smudge", "hand", "bend", "cut"], out.stdout
     for name, pictures, _right, wrong, _refused in rows:
         assert int(pictures) >= 100 and int(wrong) == 0, name
     assert float(rows[0][2]) > 50  # aces are read on a printed layout, not only refused
