@@ -26,6 +26,10 @@ Effects:
   corners move inwards by 3-15% of the half-diagonal (barrel) or outwards by 1-5% (pincushion);
 - motion: the camera moved during the exposure: a straight smear 0.5-1% of the picture's
   shorter side long (5-10 px at 1280 x 960), in any direction;
+- defocus: the lens focused off the card (before or behind it): each point spread over a disk
+  0.3-1% of the picture's shorter side across (3-10 px at 1280 x 960; a lens's blur is a disk,
+  flat and hard-edged, not a Gaussian), then saved as a JPEG: the picture as many pixels as a
+  sharp one, its print as soft as a smaller one's;
 - mirror: the picture mirrored, left to right or top to bottom (a camera set to mirror its
   image, a phone's front camera, a view through a mirror): no card is printed mirrored, so the
   index's rank is no rank shoed knows, and every answer must be a refusal or the card itself
@@ -47,7 +51,7 @@ Effects:
   covering it) or anywhere on the face, with its soft shadow beside it;
 - bend: the card bowed (curled by the room's damp, lifted at a corner by the dealer's peek): its
   middle raised towards the camera, seen off-axis, so that its edges along the bend curve by
-  2-6% of the card's height and the card is widened there by up to 4%, lit more on one side;
+  2-6% of the card's height and the card is widened there by up to 2%, lit more on one side;
 - cut: the card partly out of the frame: the picture cut along one side through the card;
 - enlarge: the picture enlarged 2-5 times (a driver or viewer scaling a small camera's frames up).
 
@@ -72,8 +76,8 @@ import numpy as np  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.append(str(ROOT))  # vision_lab lives beside shoed; a shoed on PYTHONPATH (another version) comes first
 
-EFFECTS = ("none", "shadow", "sharpen", "dark", "bright", "steep", "lens", "motion", "mirror", "grey", "tinted",
-           "fringe", "mosaic", "glare", "layout", "vignette", "smudge", "hand", "bend", "cut", "enlarge")
+EFFECTS = ("none", "shadow", "sharpen", "dark", "bright", "steep", "lens", "motion", "defocus", "mirror", "grey",
+           "tinted", "fringe", "mosaic", "glare", "layout", "vignette", "smudge", "hand", "bend", "cut", "enlarge")
 # effects that need to know where the card lies: they are given its corners (TL, TR, BR, BL of the face)
 ON_THE_CARD = ("layout", "smudge", "hand", "bend", "cut")
 # effects that move the card in the picture: after one, its corners are no longer known
@@ -174,6 +178,18 @@ def motion(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
     n = max(3, int(round(min(img.shape[:2]) * rng.uniform(0.005, 0.01))))
     return smear(img, n, rng.uniform(0, 180))
+
+
+def defocus(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The lens out of focus: the picture convolved with a disk (the lens's aperture) of radius
+    0.15-0.5% of the shorter side, then a JPEG at 80-95."""
+    from vision_lab.hard_sets import jpeg
+
+    r = min(img.shape[:2]) * rng.uniform(0.0015, 0.005)
+    n = 2 * int(np.ceil(r)) + 1
+    ys, xs = np.mgrid[0:n, 0:n].astype(np.float32) - np.float32(n // 2)
+    disk = np.clip(np.float32(r + 0.5) - np.hypot(xs, ys), 0, 1)  # its edge antialiased
+    return jpeg(cv2.filter2D(img, -1, disk / disk.sum()), int(rng.integers(80, 96)))
 
 
 def mirror(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -371,7 +387,7 @@ def bend(img: np.ndarray, rng: np.random.Generator, corners: np.ndarray) -> np.n
     """A card bowed along its length or across its width, its middle raised towards the camera
     and seen off-axis: each point of the card moved across the bend's axis by g = 4 u (1 - u)
     times 2-6% of the card's height (u running 0 to 1 along the axis: the card's ends stay where
-    they lie, its edges along the axis become arcs) and spread from the axis by up to 4% times g
+    they lie, its edges along the axis become arcs) and spread from the axis by up to 2% times g
     (its middle nearer the lens), the light falling 0-12% brighter on one side of the bow; the
     cloth beside it follows it less and less, and stays from 40% of the card's breadth off it."""
     tl, tr, br, bl = corners.astype(np.float32)
@@ -392,7 +408,7 @@ def bend(img: np.ndarray, rng: np.random.Generator, corners: np.ndarray) -> np.n
     near = np.clip(1 - (np.abs(off) - np.float32(half * 1.3)) / np.float32(half * 0.5), 0, 1)  # far cloth stays
     g = 4 * u * (1 - u) * near
     shift = g * np.float32(card_h * rng.uniform(0.02, 0.06) * rng.choice((-1, 1)))
-    grow = 1 + g * np.float32(rng.uniform(0, 0.04))
+    grow = 1 + g * np.float32(rng.uniform(0, 0.02))
     source = (off - shift) / grow  # where each pixel's point lay across the axis before the bow
     map_x = origin[0] + along * a[0] + source * n[0]
     map_y = origin[1] + along * a[1] + source * n[1]

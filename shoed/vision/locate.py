@@ -9,6 +9,12 @@ refitted to the outline, and candidates are scored on shape, size, fill and
 aspect ratio. The winner's corners are scaled back to the full image, which is
 warped to a portrait card of CANON_W x CANON_H pixels.
 
+A card bowed (curled by the room's damp, lifted by the dealer's peek) is seen
+with curved sides: where a side's outline departs from its straight line by a
+smooth arc (`CardQuad.bows`), the flattening follows the four curved sides
+rather than the four lines, so that the corner indices lie where a flat card's
+do.
+
 Where an outline is not card-shaped itself (print running off the card's
 edges joins the card's outline to the print's, or leaves only the paper above
 it bright; a chip touches the card), the card is sought among the outline's
@@ -39,6 +45,11 @@ PARTIAL_SUPPORT = 0.6  # least share of the sides seen along a card with one sid
 # its line: the Huber fit costs half a microsecond a point, and a straight run is as well
 # placed by every fifth pixel of it.
 FIT_POINTS = 80
+# A side is bowed where its outline's arc rises this share of its length above the straight
+# line (a quadratic through the outline's middle, BOW_MIN_PX at least, on the search's copy):
+# a flat card's traced outline wavers by a pixel, a bowed card's arcs by 2-6% of its height.
+BOW_MIN = 0.012
+BOW_MIN_PX = 1.5
 
 
 @dataclass(frozen=True)
@@ -49,6 +60,9 @@ class CardQuad:
     score: float
     aspect: float  # long side / short side as seen
     weakest: float = 1.0  # the least share of one side that the outline runs along
+    # each side's bow (side i from corner i to i + 1): its outline's offset inwards from the side's
+    # line, a + b t + c 4 t (1 - t) px at t (0 to 1) along it; None where every side is straight
+    bows: np.ndarray | None = None  # (4, 3) float32
 
     @property
     def ambiguous(self) -> bool:
@@ -57,7 +71,8 @@ class CardQuad:
 
     def turned(self) -> CardQuad:
         """The other portrait reading (a quarter turn): for ambiguous outlines."""
-        return CardQuad(np.roll(self.corners, -1, axis=0), self.score, self.aspect, self.weakest)
+        bows = None if self.bows is None else np.roll(self.bows, -1, axis=0)
+        return CardQuad(np.roll(self.corners, -1, axis=0), self.score, self.aspect, self.weakest, bows)
 
     def ways(self) -> list[CardQuad]:
         """The portrait readings to try: this one, and the quarter turn where the outline is ambiguous."""
@@ -126,7 +141,6 @@ def find_quads(image: np.ndarray, limit: int = 3) -> list[CardQuad]:
     gray = cv2.GaussianBlur(cv2.cvtColor(small, cv2.COLOR_BGR2GRAY), (5, 5), 0)
     kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))
     min_area = 0.01 * h * w
-    found: list[CardQuad] = []
     outlines = []
     for m in masks:
         m = cv2.morphologyEx(m.astype(np.uint8) * 255, cv2.MORPH_OPEN, kernel)
@@ -141,6 +155,7 @@ def find_quads(image: np.ndarray, limit: int = 3) -> list[CardQuad]:
     # The segmentations often trace one outline alike (a card on dark cloth is
     # the same at every level): an outline already judged is not judged again.
     judged: dict[tuple[bytes, bool], list[CardQuad]] = {}
+    traced: list[tuple[CardQuad, np.ndarray]] = []  # each candidate with the outline it came from
     for contour, from_edges in outlines:
         # an edge trace need not be closed: judge its size by its hull
         area = cv2.contourArea(cv2.convexHull(contour)) if from_edges else cv2.contourArea(contour)
@@ -149,15 +164,18 @@ def find_quads(image: np.ndarray, limit: int = 3) -> list[CardQuad]:
         key = (contour.tobytes(), from_edges)
         if key not in judged:
             judged[key] = _outline_quads(contour, area, white, (h, w), from_edges)
-        found += judged[key]
-    found.sort(key=lambda q: -q.score)
-    best: list[CardQuad] = []
-    for q in found:  # drop near-duplicates of a better candidate
-        if all(np.abs(q.corners - b.corners).max() > 0.03 * max(h, w) for b in best):
-            best.append(q)
+            traced += [(q, contour) for q in judged[key]]
+    traced.sort(key=lambda qc: -qc[0].score)
+    best: list[tuple[CardQuad, np.ndarray]] = []
+    for q, contour in traced:  # drop near-duplicates of a better candidate
+        if all(np.abs(q.corners - b.corners).max() > 0.03 * max(h, w) for b, _ in best):
+            best.append((q, contour))
         if len(best) >= limit:
             break
-    return [CardQuad((q.corners / f).astype(np.float32), q.score, q.aspect, q.weakest) for q in best]
+    # the bows of the outlines kept only (a placed side is not seen: such an outline is flat)
+    bowed = [(q, _bows(q.corners.astype(np.float64), contour.reshape(-1, 2).astype(np.float64))) for q, contour in best]
+    return [CardQuad((q.corners / f).astype(np.float32), q.score, q.aspect, q.weakest,
+                     None if bows is None else (bows / f).astype(np.float32)) for q, bows in bowed]
 
 
 def _outline_quads(contour: np.ndarray, area: float, white: np.ndarray, shape, from_edges: bool
@@ -484,13 +502,74 @@ def _along_sides(quad: np.ndarray, outline: np.ndarray) -> tuple[np.ndarray, np.
     """Where the outline's points lie against each side of the quadrilateral, all four sides
     at once: how far along the side from its first corner (t, 4 x N) and how far off its
     line (dist, 4 x N), with the sides' lengths (4 x 1)."""
+    t, off, length = _across_sides(quad, outline)
+    return t, np.abs(off), length
+
+
+def _across_sides(quad: np.ndarray, outline: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """As _along_sides, the offset from each side's line signed: positive inwards, towards the
+    quadrilateral's middle."""
     d = _next(quad) - quad
     length = np.sqrt(d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1])[:, None]
     u = d / np.maximum(length, 1e-9)
     rx = outline[:, 0] - quad[:, 0, None]
     ry = outline[:, 1] - quad[:, 1, None]
     ux, uy = u[:, 0, None], u[:, 1, None]
-    return rx * ux + ry * uy, np.abs(rx * uy - ry * ux), length
+    middle = quad.mean(axis=0)
+    inwards = np.sign((middle[0] - quad[:, 0]) * u[:, 1] - (middle[1] - quad[:, 1]) * u[:, 0])[:, None]
+    return rx * ux + ry * uy, (rx * uy - ry * ux) * inwards, length
+
+
+def _bows(quad: np.ndarray, outline: np.ndarray, bins: int = 12) -> np.ndarray | None:
+    """Each side's bow (CardQuad.bows), or None where the card is not seen bowed. Along the middle
+    of each side (its rounded corners left out) the outline's median offset in each of `bins`
+    stretches, from points within 15% of the side's length of its line (a finger or a chip
+    reaching farther is no part of the edge; a stretch where the outline runs twice, along the
+    edge and along print beside it, is left out), is fitted by a + b t + c 4 t (1 - t); a side is
+    bowed where the stretches are nearly all seen, lie on the fit within a pixel or 1% of the
+    side (two that lie far off the fit of the rest left out), and the arc c reaches BOW_MIN of the side
+    (BOW_MIN_PX at least). A card bends one way, and its raised middle, seen off the lens's axis,
+    moves both its curved sides one way: its bow is taken where two opposite sides are bowed,
+    one inwards and the one across outwards, and the other two are seen straight (their arcs
+    under half as much), the straight sides' bows 0. Any other outline (a border printed round
+    the face traced with the edge, two or four sides rounded outwards: a small card's blurred
+    outline) is read as flat; so is a card bowed right under the lens (its middle only nearer,
+    a percent larger)."""
+    t, off, length = _across_sides(quad, outline)
+    bows = np.zeros((4, 3), np.float64)
+    arcs = [math.inf] * 4  # each side's arc against its least bow; unmeasured: inf
+    for i in range(4):
+        at = t[i] / length[i, 0]
+        near = (at > 0.12) & (at < 0.88) & (np.abs(off[i]) < 0.15 * length[i, 0])
+        k = ((at[near] - 0.12) / 0.76 * bins).astype(int).clip(0, bins - 1)
+        offsets = off[i][near]
+        counts = np.bincount(k, minlength=bins)
+        # a stretch holding twice the points of most holds more than the edge (print traced beside it)
+        single = (counts > 0) & (counts <= 2 * np.median(counts[counts > 0])) if counts.any() else counts > 0
+        seen = [(b, float(np.median(offsets[k == b]))) for b in range(bins) if single[b]]
+        if len(seen) < bins - 2:
+            continue
+        mid = 0.12 + (np.array([b for b, _ in seen]) + 0.5) * 0.76 / bins
+        basis = np.stack([np.ones_like(mid), mid, 4 * mid * (1 - mid)], axis=1)
+        median = np.array([m for _, m in seen])
+        tolerance = max(1.0, 0.01 * length[i, 0])
+        while True:  # a stretch far off the fit the rest lie on left out (a chip at the edge), two at most
+            fit, *_ = np.linalg.lstsq(basis, median, rcond=None)
+            miss = np.abs(basis @ fit - median)
+            wander = float(np.sqrt(np.mean(miss * miss)))
+            if miss.max() <= max(1.0, 2 * wander) or len(median) <= bins - 4:
+                break
+            keep = miss < miss.max()
+            basis, median = basis[keep], median[keep]
+        if wander <= tolerance:
+            arcs[i] = abs(fit[2]) / max(BOW_MIN_PX, BOW_MIN * length[i, 0])
+            bows[i] = fit
+    for bowed, straight in (((0, 2), (1, 3)), ((1, 3), (0, 2))):
+        one_way = bows[bowed[0]][2] * bows[bowed[1]][2] < 0  # one side arcs inwards, the one across outwards
+        if one_way and all(math.inf > arcs[i] >= 1 for i in bowed) and all(arcs[i] < 0.5 for i in straight):
+            bows[list(straight)] = 0
+            return bows.astype(np.float32)
+    return None
 
 
 def _signed_area(p: np.ndarray) -> float:
@@ -601,6 +680,7 @@ def warp_card(image: np.ndarray, quad: CardQuad, size: tuple[int, int] = (CANON_
     crop = image[y0:y1, x0:x1]
     corners = corners - (x0, y0)
     out = size
+    scale = 1.0  # the crop's pixels to the picture's
     if span > 1.6 * h:
         # A large card: warped straight to the size, it would alias. It is flattened at twice the size
         # and halved (each pixel the mean of 2 x 2), the crop first halved alike while still more than
@@ -608,11 +688,45 @@ def warp_card(image: np.ndarray, quad: CardQuad, size: tuple[int, int] = (CANON_
         # twice as much (10 ms for a card 700 px tall, one core).
         while span > 3.2 * h:
             crop = halve(crop)
-            corners, span = corners / 2 - 0.25, span / 2  # pixel centres: (x + 0.5) / 2 - 0.5
+            corners, span, scale = corners / 2 - 0.25, span / 2, scale / 2  # pixel centres: (x + 0.5) / 2 - 0.5
         out = (2 * w, 2 * h)
     dst = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
     if out != size:
         dst = 2 * dst + 0.5  # where the halving puts each pixel of the size
     m = cv2.getPerspectiveTransform(corners.astype(np.float32), dst)
-    card = cv2.warpPerspective(crop, m, out, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    if quad.bows is None:
+        card = cv2.warpPerspective(crop, m, out, flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    else:
+        map_x, map_y = _unbowed_maps(np.linalg.inv(m), corners, quad.bows * np.float32(scale), out)
+        card = cv2.remap(crop, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     return card if out == size else cv2.resize(card, size, interpolation=cv2.INTER_AREA)
+
+
+def _unbowed_maps(inverse: np.ndarray, corners: np.ndarray, bows: np.ndarray, out: tuple[int, int]
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Where each pixel of the flattened card (`out`: its width and height) lies in the picture
+    when the card's sides are bowed: the point the flat card's homography (`inverse`: the
+    flattened card to the picture) puts it at, moved inwards from each side's line by that side's
+    bow (CardQuad.bows, in the picture's pixels), each side's share falling linearly to nothing
+    at the opposite side (a Coons patch over the four curved sides: each side of the flattened
+    card lands on its curve, the corners where the curves meet)."""
+    w, h = out
+    ys, xs = np.mgrid[0:h, 0:w].astype(np.float32)
+    flat = cv2.perspectiveTransform(np.stack([xs, ys], axis=-1).reshape(-1, 1, 2), inverse.astype(np.float64))
+    flat = flat.reshape(h, w, 2)
+    u, v = np.clip(xs / np.float32(w), 0, 1), np.clip(ys / np.float32(h), 0, 1)
+    middle = corners.mean(axis=0)
+    moved = np.zeros((h, w, 2), np.float32)
+    # side i: its place along it (t) and its weight at each pixel of the flattened card
+    for i, (t, weight) in enumerate(((u, 1 - v), (v, u), (1 - u, v), (1 - v, 1 - u))):
+        a, b, c = (float(x) for x in bows[i])
+        if a == b == c == 0:
+            continue
+        d = corners[(i + 1) % 4] - corners[i]
+        normal = np.array([-d[1], d[0]], np.float32) / np.float32(np.hypot(d[0], d[1]))
+        if (middle - corners[i]) @ normal < 0:
+            normal = -normal
+        offset = (a + b * t + c * 4 * t * (1 - t)) * weight
+        moved += offset[..., None] * normal
+    where = flat + moved
+    return np.ascontiguousarray(where[..., 0]), np.ascontiguousarray(where[..., 1])

@@ -99,6 +99,12 @@ PIPS_SUIT_P = 0.9
 # A group of pips of one size, as many as the index's rank, counts that rank
 # with at least this trust (counting needs no fine shapes, only separate blobs).
 COUNT_TRUST = 0.97
+# A two, four, six and eight print a three's, five's, seven's, nine's (or ten's) pips but those
+# of its middle column, where a lamp's glare washes a pip out, leaving a paler mark of another
+# size or none: their count seconds their rank only where the middle shows nothing but the pips
+# (_whole) and the index reads the rank at COUNT_RANK_P or more (a defocused "5" read as a "4" at
+# 0.42 and 0.54 in its corners over a five's four outer pips, its middle one pale in the glare).
+MIDDLE_HIDDEN = ("2", "4", "6", "8")
 # Corners that read the same card make it surer only where each reads both its glyphs at least
 # this surely: doubt about a glyph's shape printed alike in every corner (a foreign suit symbol
 # taken for a spade at 0.5-0.7 in all four) is the design's, not a blur's, and its repeats are
@@ -874,7 +880,8 @@ class Recognizer:
         # marks of the middle that do not all read as the suit's pips (pieces of a court card's
         # picture among them), or that lie in a picture in colours (a court card's suit printed twice
         # in its frame, under a mirrored "K" read as a "2"), number no rank, however many they are
-        counted = _numbered(rank, pips) and sure_enough and pips.alike and not pips.picture
+        counted = (_numbered(rank, pips) and sure_enough and pips.alike and not pips.picture
+                   and not (rank in MIDDLE_HIDDEN and (top.rank_p < COUNT_RANK_P or not _whole(pips))))
         if counted:
             # The index's rank and the number of pips agree: two cues, one answer.
             confidence = max(confidence, COUNT_TRUST * top.suit_p)

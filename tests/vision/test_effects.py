@@ -1,8 +1,8 @@
 """benchmarks/vision_effects.py: the effects that need the card's place do what they say (the
 print of a layout lies under the card, dirt lies on it and only darkens, a finger covers part of
-the card from beyond it, a bend curves the card's edges and keeps its corners, a cut leaves the
-card partly out of the picture), and the search run
-small finds no wrong card under them."""
+the card from beyond it, a bend curves the card's edges and keeps its corners, a lens out of
+focus spreads a point over a disk, a cut leaves the card partly out of the picture), and the
+search run small finds no wrong card under them."""
 
 from __future__ import annotations
 
@@ -114,6 +114,20 @@ def test_a_bend_curves_the_card_between_its_ends_and_leaves_the_far_cloth(effect
         band = sum(int((bent != card)[y - 3:y + 4, x - 3:x + 4].sum()) for x, y in middle_lr)
         ends[int(band > 0)] += 1
     assert ends[0] and ends[1]  # both ways of bowing are drawn
+
+
+def test_defocus_spreads_a_point_over_a_disk_of_the_size_it_says(effects):
+    img = np.zeros((960, 1280, 3), np.uint8)
+    img[479:482, 639:642] = 255  # a bright point, 3 px across
+    sizes = []
+    for seed in range(8):
+        out = effects.defocus(img, np.random.default_rng(seed))[..., 1]
+        ys, xs = np.nonzero(out > 6)
+        assert abs(int(np.ptp(ys)) - int(np.ptp(xs))) <= 2, seed  # round, as wide as tall
+        assert out.max() < 240, seed  # spread, not kept
+        sizes.append(int(np.ptp(xs)) + 1 - 3)  # the disk's breadth, the point's own taken off
+    assert 0.003 * 960 - 2 <= min(sizes) and max(sizes) <= 0.01 * 960 + 2, sizes  # 0.3-1% of the shorter side
+    assert max(sizes) - min(sizes) >= 2, sizes  # a range of focus, not one
 
 
 def test_a_cut_leaves_the_card_partly_out_of_the_picture(effects, shot):

@@ -207,3 +207,72 @@ def _box(x: float, y: float, w: float = 100, h: float = 140) -> L.CardQuad:
 def test_the_overlap_of_two_outlines_is_a_share_of_the_smaller(other, share):
     assert L.overlap(_box(0, 0), other) == pytest.approx(share, abs=1e-6)
     assert L.overlap(other, _box(0, 0)) == pytest.approx(share, abs=1e-6)
+
+
+def _outline(left_bow: float, right_bow: float, top_bow: float = 0.0, bottom_bow: float = 0.0) -> np.ndarray:
+    """The traced outline of a card 200 x 280 px at (100, 60), its corners rounded (radius 12), each
+    side an arc rising `*_bow` px inwards at its middle (negative: outwards)."""
+    x0, y0, w, h, r = 100.0, 60.0, 200.0, 280.0, 12.0
+    points = []
+    for (ax, ay), (bx, by), bow in (((x0, y0), (x0 + w, y0), top_bow), ((x0 + w, y0), (x0 + w, y0 + h), right_bow),
+                                    ((x0 + w, y0 + h), (x0, y0 + h), bottom_bow), ((x0, y0 + h), (x0, y0), left_bow)):
+        length = float(np.hypot(bx - ax, by - ay))
+        ux, uy = (bx - ax) / length, (by - ay) / length
+        nx, ny = -uy, ux  # inwards for a side run clockwise on screen
+        for s in np.arange(r, length - r, 1.0):
+            t = s / length
+            lift = bow * 4 * t * (1 - t)
+            points.append((ax + ux * s + nx * lift, ay + uy * s + ny * lift))
+    return np.round(np.array(points)).astype(np.float64)
+
+
+def test_a_card_bowed_one_way_is_measured_so_and_a_flat_or_rounded_one_is_flat():
+    quad = np.array([[100, 60], [300, 60], [300, 340], [100, 340]], np.float64)
+    bowed = L._bows(quad, _outline(8.0, -8.0))  # bent sideways: its long sides curve alike
+    assert bowed is not None
+    assert abs(bowed[3][2] - 8.0) < 1.0 and abs(bowed[1][2] + 8.0) < 1.0, bowed
+    assert not bowed[0].any() and not bowed[2].any(), bowed  # the short sides are straight
+    assert L._bows(quad, _outline(0.0, 0.0)) is None  # flat
+    assert L._bows(quad, _outline(1.0, -1.0)) is None  # a pixel's waver is no bow
+    assert L._bows(quad, _outline(-6.0, -6.0, -6.0, -6.0)) is None  # every side rounded: no card bends so
+    assert L._bows(quad, _outline(-8.0, -8.0)) is None  # two sides rounded outwards: a blurred small outline
+    assert L._bows(quad, _outline(8.0, -8.0, 5.0)) is None  # bent two ways at once
+
+
+@pytest.fixture(scope="module")
+def bend():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "vision_effects.py"
+    spec = importlib.util.spec_from_file_location("vision_effects", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.bend
+
+
+@pytest.mark.parametrize("size", [(640, 480), (1600, 1200)])
+def test_a_bowed_card_is_flattened_along_its_curved_sides(bend, size):
+    """A card bowed along its length or across its width (benchmarks/vision_effects.py's bend) is
+    flattened along its four curved sides: the flattened card lies nearer the flat card's
+    flattening than the one through the four straight sides' corners does (in the corners, where
+    the index is), at phone size and where the card is large enough to be flattened at twice the
+    size and halved."""
+    shot = synth.photograph("KS", np.random.default_rng(5), size=size, size_frac=(0.6, 0.75), occlusion_p=0)
+    flat = L.warp_card(shot.image, L.find_card(shot.image)).astype(np.int16)
+    index = np.zeros(flat.shape[:2], bool)
+    index[:90, :70] = index[-90:, -70:] = True
+    for seed in range(4):
+        picture = bend(shot.image, np.random.default_rng(seed), np.float32(shot.corners))
+        quad = L.find_card(picture)
+        assert quad is not None and quad.bows is not None, seed
+        straight = L.CardQuad(quad.corners, quad.score, quad.aspect, quad.weakest)
+        off_straight = np.abs(L.warp_card(picture, straight).astype(np.int16) - flat)[index].mean()
+        off_bowed = np.abs(L.warp_card(picture, quad).astype(np.int16) - flat)[index].mean()
+        assert off_bowed < 0.6 * off_straight, (seed, off_bowed, off_straight)
+
+
+def test_flat_cards_are_seen_flat(classic_shots):
+    cards = [shot for shot in classic_shots if shot.kind == "card"]
+    bowed = [shot.card for shot in cards if (q := L.find_card(shot.image)) is not None and q.bows is not None]
+    assert len(bowed) <= 0.05 * len(cards), bowed

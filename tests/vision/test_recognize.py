@@ -304,6 +304,20 @@ def test_a_sure_rank_in_the_other_corner_contests_a_card_whose_suit_glare_washed
     _refused(recognizer, "glare/JS-glare-over-one-suit-other-corner-read-4S.jpg", "JS")
 
 
+def test_a_count_with_a_pale_mark_in_the_middle_seconds_no_two_four_six_or_eight(recognizer):
+    """A five of clubs of a held-out lettering (NimbusRoman Regular), 1280 x 960, the lens out of
+    focus and a lamp's glare over the middle: its thin "5", defocused, read as a "4" at 0.42 and
+    0.54 in its corners, over four pips of one size; its middle pip, pale in the glare, was
+    smaller than they at the pips' ink level and stood apart as other print (0.6 of a pip). The
+    four pips seconded the "4": the four of clubs at 0.97. A four prints a five's pips but its
+    middle one: where the middle shows other print, its count seconds no rank, and the index
+    alone is not sure (a threshold lowered under 0.54 takes the index's word alone)."""
+    image = cv2.imread(str(DATA / "glare/5C-defocused-5-read-as-4-over-four-pips-its-middle-one-in-glare.jpg"))
+    result = recognizer.identify(image)
+    assert result.card is None and result.reason == "low confidence", result
+    assert result.confidence < 0.6, result  # the index alone, not seconded by the count
+
+
 def test_an_ace_over_a_picture_in_colours_is_refused(recognizer):
     """A king of clubs of a held-out lettering (NimbusRoman Regular), 400 x 300, a bright exposure
     through a colour sensor's mosaic: its 11 px "K" read as an "A" at 1.00, and one black mark of its
