@@ -536,40 +536,60 @@ def _bows(quad: np.ndarray, outline: np.ndarray, bins: int = 12) -> np.ndarray |
     outline) is read as flat; so is a card bowed right under the lens (its middle only nearer,
     a percent larger)."""
     t, off, length = _across_sides(quad, outline)
-    bows = np.zeros((4, 3), np.float64)
-    arcs = [math.inf] * 4  # each side's arc against its least bow; unmeasured: inf
+    fits: list[tuple[np.ndarray, float] | None] = [None] * 4  # each side's (fit, arc against its least bow)
+    pairs = (((0, 2), (1, 3)), ((1, 3), (0, 2)))  # (bowed, straight)
+
+    def may(bowed: tuple[int, int], straight: tuple[int, int], upto: int) -> bool:
+        """Whether the sides measured up to side `upto` leave this pair bowed and the other straight."""
+        return all(j > upto or (f := fits[j]) is not None and f[1] >= 1 for j in bowed) and all(
+            j > upto or (f := fits[j]) is not None and f[1] < 0.5 for j in straight)
+
     for i in range(4):
-        at = t[i] / length[i, 0]
-        near = (at > 0.12) & (at < 0.88) & (np.abs(off[i]) < 0.15 * length[i, 0])
-        k = ((at[near] - 0.12) / 0.76 * bins).astype(int).clip(0, bins - 1)
-        offsets = off[i][near]
-        counts = np.bincount(k, minlength=bins)
-        # a stretch holding twice the points of most holds more than the edge (print traced beside it)
-        single = (counts > 0) & (counts <= 2 * np.median(counts[counts > 0])) if counts.any() else counts > 0
-        seen = [(b, float(np.median(offsets[k == b]))) for b in range(bins) if single[b]]
-        if len(seen) < bins - 2:
-            continue
-        mid = 0.12 + (np.array([b for b, _ in seen]) + 0.5) * 0.76 / bins
-        basis = np.stack([np.ones_like(mid), mid, 4 * mid * (1 - mid)], axis=1)
-        median = np.array([m for _, m in seen])
-        tolerance = max(1.0, 0.01 * length[i, 0])
-        while True:  # a stretch far off the fit the rest lie on left out (a chip at the edge), two at most
-            fit, *_ = np.linalg.lstsq(basis, median, rcond=None)
-            miss = np.abs(basis @ fit - median)
-            wander = float(np.sqrt(np.mean(miss * miss)))
-            if miss.max() <= max(1.0, 2 * wander) or len(median) <= bins - 4:
-                break
-            keep = miss < miss.max()
-            basis, median = basis[keep], median[keep]
-        if wander <= tolerance:
-            arcs[i] = abs(fit[2]) / max(BOW_MIN_PX, BOW_MIN * length[i, 0])
-            bows[i] = fit
-    for bowed, straight in (((0, 2), (1, 3)), ((1, 3), (0, 2))):
-        one_way = bows[bowed[0]][2] * bows[bowed[1]][2] < 0  # one side arcs inwards, the one across outwards
-        if one_way and all(math.inf > arcs[i] >= 1 for i in bowed) and all(arcs[i] < 0.5 for i in straight):
-            bows[list(straight)] = 0
-            return bows.astype(np.float32)
+        fits[i] = _side_bow(t[i] / length[i, 0], off[i], float(length[i, 0]), bins)
+        if not any(may(*pair, upto=i) for pair in pairs):
+            return None  # a flat card: its first two sides straight
+    for bowed, straight in pairs:
+        one, across = fits[bowed[0]], fits[bowed[1]]
+        if may(bowed, straight, 3) and one is not None and across is not None and one[0][2] * across[0][2] < 0:
+            bows = np.zeros((4, 3), np.float32)  # one side arcs inwards, the one across outwards
+            bows[list(bowed)] = one[0], across[0]
+            return bows
     return None
+
+
+def _side_bow(at: np.ndarray, off: np.ndarray, length: float, bins: int) -> tuple[np.ndarray, float] | None:
+    """One side's fit a, b, c of its outline's offsets (`off`, at `at` of its length along it) and
+    its arc |c| against the least bow (BOW_MIN of `length`, BOW_MIN_PX at least), or None where
+    the side is not measured (stretches unseen, or lying off a smooth fit): _bows."""
+    near = (at > 0.12) & (at < 0.88) & (np.abs(off) < 0.15 * length)
+    if not near.any():
+        return None
+    k = ((at[near] - 0.12) / 0.76 * bins).astype(int).clip(0, bins - 1)
+    offsets = off[near]
+    counts = np.bincount(k, minlength=bins)
+    # each stretch's median offset, all at once: the offsets sorted within their stretches
+    ranked = offsets[np.lexsort((offsets, k))]
+    first = np.cumsum(counts) - counts
+    middle = (ranked[np.minimum(first + (counts - 1) // 2, len(ranked) - 1)]
+              + ranked[np.minimum(first + counts // 2, len(ranked) - 1)]) / 2
+    # a stretch holding twice the points of most holds more than the edge (print traced beside it)
+    single = (counts > 0) & (counts <= 2 * np.median(counts[counts > 0]))
+    if np.count_nonzero(single) < bins - 2:
+        return None
+    mid = 0.12 + (np.flatnonzero(single) + 0.5) * 0.76 / bins
+    basis = np.stack([np.ones_like(mid), mid, 4 * mid * (1 - mid)], axis=1)
+    median = middle[single]
+    while True:  # a stretch far off the fit the rest lie on left out (a chip at the edge), two at most
+        fit, *_ = np.linalg.lstsq(basis, median, rcond=None)
+        miss = np.abs(basis @ fit - median)
+        wander = float(np.sqrt(np.mean(miss * miss)))
+        if miss.max() <= max(1.0, 2 * wander) or len(median) <= bins - 4:
+            break
+        keep = miss < miss.max()
+        basis, median = basis[keep], median[keep]
+    if wander > max(1.0, 0.01 * length):
+        return None
+    return fit, abs(float(fit[2])) / max(BOW_MIN_PX, BOW_MIN * length)
 
 
 def _signed_area(p: np.ndarray) -> float:
