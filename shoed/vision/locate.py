@@ -173,9 +173,12 @@ def find_quads(image: np.ndarray, limit: int = 3) -> list[CardQuad]:
         if len(best) >= limit:
             break
     # the bows of the outlines kept only (a placed side is not seen: such an outline is flat)
-    bowed = [(q, _bows(q.corners.astype(np.float64), contour.reshape(-1, 2).astype(np.float64))) for q, contour in best]
-    return [CardQuad((q.corners / f).astype(np.float32), q.score, q.aspect, q.weakest,
-                     None if bows is None else (bows / f).astype(np.float32)) for q, bows in bowed]
+    kept = []
+    for q, contour in best:
+        bows = _bows(q.corners.astype(np.float64), contour.reshape(-1, 2).astype(np.float64))
+        kept.append(CardQuad((q.corners / f).astype(np.float32), q.score, q.aspect, q.weakest,
+                             None if bows is None else (bows / f).astype(np.float32)))
+    return kept
 
 
 def _outline_quads(contour: np.ndarray, area: float, white: np.ndarray, shape, from_edges: bool

@@ -346,6 +346,13 @@ def _numbered(rank: str, pips: PipEvidence) -> bool:
     return pips.count == _pips_of(rank) and not pips.lopsided
 
 
+def _count_seconds(rank: str, rank_p: float, pips: PipEvidence) -> bool:
+    """Whether the pips' count, equal to `rank`'s, may second the rank as the index reads it
+    (at `rank_p`): a two, four, six or eight only over a middle that shows nothing but its pips,
+    its index reading it at even odds or better (MIDDLE_HIDDEN)."""
+    return rank not in MIDDLE_HIDDEN or (rank_p >= COUNT_RANK_P and _whole(pips))
+
+
 def _whole(pips: PipEvidence) -> bool:
     """Whether the middle shows nothing but its pips: other print there as large as
     STRAY_PRINT of a pip (a finger, a chip) may hide one (a three with its middle pip
@@ -704,7 +711,7 @@ class Recognizer:
         else:
             suit_p = pips.suit_p
         confidence = rank_p * suit_p
-        if counted and rank_p >= 0.3:
+        if counted and rank_p >= 0.3 and _count_seconds(rank, rank_p, pips):
             confidence = max(confidence, COUNT_TRUST * suit_p)
         suit_px = li.suit.h * scale if li.suit is not None else math.inf if counted else 0.0
         read = CornerRead(li.view.name, card, confidence, rank_p, suit_p, rank_red, rank_px,
@@ -881,7 +888,7 @@ class Recognizer:
         # picture among them), or that lie in a picture in colours (a court card's suit printed twice
         # in its frame, under a mirrored "K" read as a "2"), number no rank, however many they are
         counted = (_numbered(rank, pips) and sure_enough and pips.alike and not pips.picture
-                   and not (rank in MIDDLE_HIDDEN and (top.rank_p < COUNT_RANK_P or not _whole(pips))))
+                   and _count_seconds(rank, top.rank_p, pips))
         if counted:
             # The index's rank and the number of pips agree: two cues, one answer.
             confidence = max(confidence, COUNT_TRUST * top.suit_p)

@@ -261,17 +261,17 @@ def test_the_index_suit_in_two_corners_is_read_from_fewer_pixels(reads, pips, ca
     "rank_p, pip_px, card",
     [
         (0.36, 9.0, None),  # small pips may be counted short, a tiny index weakly agreeing: refused
-        (0.36, 12.0, "4D"),  # pips that lie apart are counted surely
-        (0.75, 9.0, "4D"),  # an index that reads the rank at better than even odds, and the count agrees
+        (0.36, 12.0, "5D"),  # pips that lie apart are counted surely
+        (0.75, 9.0, "5D"),  # an index that reads the rank at better than even odds, and the count agrees
     ],
 )
 def test_a_count_stands_in_for_a_tiny_rank_only_where_it_can_be_trusted(rank_p, pip_px, card):
-    """A rank glyph of 5 px cannot be read; four pips counted can stand in for it.
-    But pips of 9 px run together and a five is counted as four, agreeing with
-    a tiny "5" weakly misread as "4": the count stands in for the rank only where
+    """A rank glyph of 5 px cannot be read; five pips counted can stand in for it.
+    But pips of 9 px run together and a six is counted as five, agreeing with
+    a tiny "6" weakly misread as "5": the count stands in for the rank only where
     the pips are large enough to lie apart, or the index itself reads the rank."""
-    read = CornerRead("bottom-right", "4D", rank_p * 0.98, rank_p, 0.98, 0.99, 5.0, 3.8)
-    result = Recognizer()._decide([read], PipEvidence("D", 0.98, 4, pip_px, agreeing=4, alike=True))
+    read = CornerRead("bottom-right", "5D", rank_p * 0.98, rank_p, 0.98, 0.99, 5.0, 3.8)
+    result = Recognizer()._decide([read], PipEvidence("D", 0.98, 5, pip_px, agreeing=5, alike=True))
     assert result.card == card, result
     if card is None:
         assert result.reason == TOO_SMALL
@@ -993,14 +993,40 @@ def test_an_outline_over_a_yellow_patch_on_green_cloth_is_read_as_no_card():
     assert Recognizer().read_card(card, 0.491).card is None
 
 
-@pytest.mark.parametrize("picture, card", [(False, "2S"), (True, None)])
+@pytest.mark.parametrize("picture, card", [(False, "3S"), (True, None)])
 def test_pips_in_a_picture_in_colours_number_no_rank(picture, card):
-    """A "2" read at 0.30 in one corner over two spades alike: a two's pips count it (COUNT_TRUST), but not
-    where the middle is a picture in colours (a mirrored king's "K" read as a "2" over the two spades its
-    picture's frame prints, at 0.97 when they counted)."""
-    read = CornerRead("top-left", "2S", 0.30, 0.30, 0.999, 0.001, 38.0, 25.0)
-    result = Recognizer()._decide([read], PipEvidence("S", 0.99, 2, 30.0, alike=True, picture=picture))
+    """A "3" read at 0.30 in one corner over three spades alike: a three's pips count it (COUNT_TRUST), but
+    not where the middle is a picture in colours (a mirrored king's "K" read as a "2" over the two spades
+    its picture's frame prints, at 0.97 when they counted)."""
+    read = CornerRead("top-left", "3S", 0.30, 0.30, 0.999, 0.001, 38.0, 25.0)
+    result = Recognizer()._decide([read], PipEvidence("S", 0.99, 3, 30.0, alike=True, picture=picture))
     assert result.card == card, result
+
+
+@pytest.mark.parametrize(
+    "label, rank_p, stray, card",
+    [
+        ("4D", 0.75, 0.0, "4D"),  # an index at better than even odds, a clean middle: the count seconds it
+        ("4D", 0.45, 0.0, None),  # a five's middle pip washed out leaves its four: a weak "4" is not seconded
+        ("4D", 0.75, 0.6, None),  # other print in the middle (a pale pip, a finger): not seconded either
+        ("8D", 0.45, 0.0, None),  # a nine's, a ten's middle column washed out
+        ("2D", 0.45, 0.0, None),  # a three's middle pip
+        ("6D", 0.45, 0.0, None),  # a seven's
+        ("5D", 0.45, 0.0, "5D"),  # no card prints a five's pips but its middle column's
+    ],
+)
+def test_a_two_four_six_or_eight_is_counted_only_over_a_clean_middle(label, rank_p, stray, card):
+    """A two, four, six and eight print a three's, five's, seven's, nine's (or ten's) pips but those of
+    its middle column, which a lamp's glare washes out: their count seconds the rank only where the index
+    reads it at even odds or better (COUNT_RANK_P) and the middle shows nothing but the pips (a defocused
+    "5" read as a "4" at 0.42 and 0.54 over a five's four outer pips, its middle one pale in the glare,
+    was the four of diamonds at 0.97)."""
+    n = int(label[0])
+    read = CornerRead("top-left", label, rank_p * 0.99, rank_p, 0.99, 0.99, 30.0, 20.0)
+    result = Recognizer()._decide([read], PipEvidence("D", 0.99, n, 30.0, agreeing=n, alike=True, stray=stray))
+    assert result.card == card, result
+    if card is None:
+        assert result.reason == "low confidence" and result.confidence < 0.9, result
 
 
 @pytest.mark.parametrize(
