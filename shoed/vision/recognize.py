@@ -924,14 +924,18 @@ class Recognizer:
                                       detail=clash or short,
                                       contested=() if short or _too_few_pips(top.card, pips) else (top.card,))
         too_low = confidence < self.threshold
-        alone = not too_low and rank in COURTS and not seconded and confidence < COURT_ALONE_P
+        # read in one corner alone, a court card's rank and a suit the middle does not show again rest on
+        # that corner's one glyph
+        alone = not too_low and not seconded and confidence < COURT_ALONE_P and (
+            rank in COURTS or pips.suit != top.card[-1])
         if too_low or alone:
             why = "colour unclear" if too_low and 0.2 < top.red_p < 0.8 else "low confidence"
             # corners reading two cards at nearly even odds each speak against both, as surer ones do
             doubted = tuple(dict.fromkeys(r.card for r in reads if r.confidence >= CONTEST_P))
             return Identification(None, round(confidence, 4), why, reads=tuple(reads),
                                   contested=doubted if len(doubted) > 1 else (),
-                                  detail=f"a court card read in one corner alone, {COURT_ALONE_P} needed"
+                                  detail=f"a {'court card' if rank in COURTS else 'suit'} read in one corner "
+                                         f"alone, {COURT_ALONE_P} needed"
                                   if alone else None)
         return Identification(top.card, round(confidence, 4), None, index=top.corner, reads=tuple(reads))
 

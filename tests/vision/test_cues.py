@@ -1104,3 +1104,27 @@ def test_a_court_card_read_in_one_corner_alone_needs_more_than_the_threshold(rea
     if card is None:
         assert result.reason == "low confidence"
         assert result.detail == f"a court card read in one corner alone, {COURT_ALONE_P} needed"
+
+
+@pytest.mark.parametrize(
+    "reads, pips, card",
+    [
+        # seven pips of 5 px: too small to tell a suit, the only cue is the corner's glyph
+        ([("7C", 0.93)], PipEvidence(None, 0.0, 7, 5.0), None),
+        ([("7C", 0.96)], PipEvidence(None, 0.0, 7, 5.0), "7C"),
+        ([("7C", 0.93), ("7C", 0.93)], PipEvidence(None, 0.0, 7, 5.0), "7C"),  # two corners read it
+        ([("7C", 0.93)], PipEvidence("C", 0.95, 7, 5.0, agreeing=7), "7C"),  # pips read as its suit
+    ],
+)
+def test_a_suit_read_in_one_corner_alone_needs_more_than_the_threshold(reads, pips, card):
+    """A suit the middle does not show again (pips too small to tell it), read in one corner alone,
+    rests on that corner's one glyph: the card needs COURT_ALONE_P, not only the threshold (a seven
+    of spades in a 160 x 120 frame out of focus through a colour sensor's mosaic, its 11 px spade
+    read as a club at 0.94)."""
+    names = ("bottom-right", "top-left")
+    corners = [CornerRead(name, c, p, p ** 0.5, p ** 0.5, 0.01, 30.0, 20.0) for name, (c, p) in zip(names, reads)]
+    result = Recognizer()._decide(corners, pips)
+    assert result.card == card, result
+    if card is None:
+        assert result.reason == "low confidence"
+        assert result.detail == f"a suit read in one corner alone, {COURT_ALONE_P} needed"

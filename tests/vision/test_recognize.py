@@ -318,6 +318,15 @@ def test_a_count_with_a_pale_mark_in_the_middle_seconds_no_two_four_six_or_eight
     assert result.confidence < 0.6, result  # the index alone, not seconded by the count
 
 
+def test_a_suit_read_in_one_corner_alone_that_the_middle_does_not_show_is_read_only_surely(recognizer):
+    """KDE's nicu-ornamental seven of spades (a deck design never trained on) in a 160 x 120 frame,
+    the lens out of focus, through a colour sensor's mosaic, the card about 60 px long: one corner
+    read it, its "7" at 0.99 and its large spade, 11.4 px tall, as a club at 0.94; its seven pips,
+    5 px, told no suit. The seven of clubs at 0.93 rested on that one glyph: refused."""
+    result = _refused(recognizer, "small/7S-out-of-focus-mosaic-160x120-spade-read-as-club-in-one-corner.png", "7S")
+    assert result.reason == "low confidence" and result.detail.startswith("a suit read in one corner alone"), result
+
+
 def test_an_ace_over_a_picture_in_colours_is_refused(recognizer):
     """A king of clubs of a held-out lettering (NimbusRoman Regular), 400 x 300, a bright exposure
     through a colour sensor's mosaic: its 11 px "K" read as an "A" at 1.00, and one black mark of its
