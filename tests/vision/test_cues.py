@@ -1085,46 +1085,33 @@ def test_an_ace_over_a_picture_in_colours_is_read_only_where_two_corners_read_it
     assert Recognizer()._decide([one, other], picture).card == "AC"
 
 
-@pytest.mark.parametrize(
-    "reads, card",
-    [
-        ([("QC", 0.92)], None),  # one corner: its glyph is the only cue
-        ([("QC", 0.96)], "QC"),
-        ([("QC", 0.92), ("QC", 0.92)], "QC"),  # two corners read it
-    ],
-)
-def test_a_court_card_read_in_one_corner_alone_needs_more_than_the_threshold(reads, card):
-    """A court card's middle, a picture, tells no rank: read in one corner alone, the card needs
-    COURT_ALONE_P, not only the threshold (a narrow "J" bent by a wide lens, its other corner under
-    a finger, read as a "Q" at 0.92)."""
-    names = ("bottom-right", "top-left")
-    corners = [CornerRead(name, c, p, p ** 0.5, p ** 0.5, 0.01, 30.0, 20.0) for name, (c, p) in zip(names, reads)]
-    result = Recognizer()._decide(corners, NO_PIPS)
-    assert result.card == card, result
-    if card is None:
-        assert result.reason == "low confidence"
-        assert result.detail == f"a court card read in one corner alone, {COURT_ALONE_P} needed"
+SEVEN_TINY_PIPS = PipEvidence(None, 0.0, 7, 5.0)  # seven pips of 5 px: too small to tell a suit
 
 
 @pytest.mark.parametrize(
-    "reads, pips, card",
+    "reads, pips, card, alone",
     [
-        # seven pips of 5 px: too small to tell a suit, the only cue is the corner's glyph
-        ([("7C", 0.93)], PipEvidence(None, 0.0, 7, 5.0), None),
-        ([("7C", 0.96)], PipEvidence(None, 0.0, 7, 5.0), "7C"),
-        ([("7C", 0.93), ("7C", 0.93)], PipEvidence(None, 0.0, 7, 5.0), "7C"),  # two corners read it
-        ([("7C", 0.93)], PipEvidence("C", 0.95, 7, 5.0, agreeing=7), "7C"),  # pips read as its suit
+        # a court card's middle, a picture, tells no rank: in one corner, its glyph is the only cue
+        ([("QC", 0.92)], NO_PIPS, None, "court card"),
+        ([("QC", 0.96)], NO_PIPS, "QC", None),
+        ([("QC", 0.92), ("QC", 0.92)], NO_PIPS, "QC", None),  # two corners read it
+        # a middle that does not show the suit again: the corner's suit glyph is the only cue
+        ([("7C", 0.93)], SEVEN_TINY_PIPS, None, "suit"),
+        ([("7C", 0.96)], SEVEN_TINY_PIPS, "7C", None),
+        ([("7C", 0.93), ("7C", 0.93)], SEVEN_TINY_PIPS, "7C", None),  # two corners read it
+        ([("7C", 0.93)], PipEvidence("C", 0.95, 7, 5.0, agreeing=7), "7C", None),  # pips read as its suit
     ],
 )
-def test_a_suit_read_in_one_corner_alone_needs_more_than_the_threshold(reads, pips, card):
-    """A suit the middle does not show again (pips too small to tell it), read in one corner alone,
-    rests on that corner's one glyph: the card needs COURT_ALONE_P, not only the threshold (a seven
-    of spades in a 160 x 120 frame out of focus through a colour sensor's mosaic, its 11 px spade
-    read as a club at 0.94)."""
+def test_a_card_read_in_one_corner_alone_on_one_glyph_needs_more_than_the_threshold(reads, pips, card, alone):
+    """Read in one corner alone, a court card's rank (its middle, a picture, tells no rank) and a
+    suit the middle does not show again (pips too small to tell it) rest on that corner's one
+    glyph: the card needs COURT_ALONE_P, not only the threshold (a narrow "J" bent by a wide lens,
+    its other corner under a finger, read as a "Q" at 0.92; a seven of spades in a 160 x 120 frame
+    out of focus through a colour sensor's mosaic, its 11 px spade read as a club at 0.94)."""
     names = ("bottom-right", "top-left")
     corners = [CornerRead(name, c, p, p ** 0.5, p ** 0.5, 0.01, 30.0, 20.0) for name, (c, p) in zip(names, reads)]
     result = Recognizer()._decide(corners, pips)
     assert result.card == card, result
     if card is None:
         assert result.reason == "low confidence"
-        assert result.detail == f"a suit read in one corner alone, {COURT_ALONE_P} needed"
+        assert result.detail == f"a {alone} read in one corner alone, {COURT_ALONE_P} needed"
