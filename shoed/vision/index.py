@@ -36,6 +36,14 @@ from shoed.vision.locate import CANON_H, CANON_W
 WINDOW_W, WINDOW_H = 0.34, 0.45  # the corner window, as fractions of the card
 PIP_EDGE = 0.16  # no pip's centre is nearer the card's side than this (a fraction of its width)
 INDEX_ROWS = 0.35  # the corner indices are printed in this much of the card's height at either end
+# What lies over a card in colours of its own (cover_print, at half the card's size): paper is where the
+# ink map is under COVER_PAPER (a colour the median of at least COVER_SAMPLES pixels); a cover's channels
+# spread by COVER_CHROMA of its brightest, red, its green at least COVER_GREEN of it (red ink's is far
+# lower), its inside under COVER_INK on the ink map keeping a COVER_OPEN square; its colour, COVER_RIM
+# pixels in from its edge, standing off the paper's from COVER_RIM to COVER_RING pixels beyond it, where
+# that paper is not clipped (COVER_CLIPPED) in some channels only.
+COVER_PAPER, COVER_SAMPLES, COVER_CHROMA, COVER_GREEN, COVER_INK = 0.1, 12, 0.2, 0.45, 0.3
+COVER_OPEN, COVER_RING, COVER_RIM, COVER_CLIPPED = 9, 8, 2, 250
 FRAME_SPAN, FRAME_FILL = 0.6, 0.2  # a line framing the middle: its box this much of the card each way, this little filled
 BODY_ROW = 0.25  # a mark's rows this much as wide as its widest are its body (body_height)
 MIDDLE_ROW = 0.05  # a pip whose centre is this near the card's middle (a fraction of its height) is on the middle row
@@ -516,7 +524,8 @@ class Pip:
 
 
 def middle_pips(ink: np.ndarray, red: np.ndarray, limit: int = 12,
-                index_boxes: Sequence[tuple[int, int, int, int]] = ()) -> tuple[list[Pip], dict[int, int]]:
+                index_boxes: Sequence[tuple[int, int, int, int]] = (),
+                card: np.ndarray | None = None) -> tuple[list[Pip], dict[int, int]]:
     """Pip-like marks in the middle of a canonical card, and the print there that may
     cover one. Pips on the lower half are printed turned; they are turned back. Only
     number cards and aces have pips; the caller decides whether to trust these (a court
@@ -532,7 +541,9 @@ def middle_pips(ink: np.ndarray, red: np.ndarray, limit: int = 12,
     lies in one of `index_boxes`, or where an index is printed: an index's column, the
     card's upper or lower INDEX_ROWS), and a line that frames the middle (its box
     FRAME_SPAN of the card's width and height or more, printed over at most FRAME_FILL
-    of it). stray_print weighs it against the pips."""
+    of it). Given the `card` (BGR), what lies over it in colours unlike its paper counts
+    too (cover_print: a finger wider than the paper level's window, which the ink map
+    shows only by its edges), under negative keys. stray_print weighs it against the pips."""
     h, w = ink.shape
     # Nearly the whole card: some designs print their outer pips close to the edges.
     x0, x1, y0, y1 = int(0.05 * w), int(0.95 * w), int(0.035 * h), int(0.965 * h)
@@ -566,7 +577,73 @@ def middle_pips(ink: np.ndarray, red: np.ndarray, limit: int = 12,
             patch, mask = patch[::-1, ::-1], mask[::-1, ::-1]
         pips.append(Pip(m, np.ascontiguousarray(patch), np.ascontiguousarray(mask), None, _blur(ink, m),
                         abs(cy - h / 2) <= MIDDLE_ROW * h, (ink, red)))
+    if card is not None:
+        for k, (cx, cy, bw, bh, area) in enumerate(cover_print(card, ink, (x0, x1, y0, y1)), start=1):
+            if _may_cover(cx, cy, bw, bh, area, (h, w), index_boxes):
+                covering[-k] = area
     return pips, covering
+
+
+def cover_print(card: np.ndarray, ink: np.ndarray, box: tuple[int, int, int, int]
+                ) -> list[tuple[float, float, int, int, int]]:
+    """What lies over the card within `box` (x0, x1, y0, y1) in colours of its own: a finger. The ink
+    map measures print against the paper level around it (paper_normalised), so a cover wider than
+    that window is its own paper there and shows only by its edges. Here it is found by its colour,
+    in two steps, at half the card's size:
+    - where a colour stands off the card's paper (the median of its paper, COVER_PAPER under `ink`)
+      as skin does (_stands_off), in parts whose inside, on the paper's side of the ink map (under
+      COVER_INK: a pip's inside is ink, a blurred pip's rim too), keeps a COVER_OPEN square;
+    - each such part whose colour (its median, COVER_RIM pixels in from its edge: a blurred
+      edge's mixed colours left out) stands off the paper beyond it (from COVER_RIM to COVER_RING
+      pixels out, unprinted): light whose colour changes across the card (a lamp on one side, a
+      tinted glare) changes it smoothly, and a part of it matches what lies beside it. Paper
+      whose colour is clipped in some channels but not all (a strong cast) is not measured.
+    Each cover: its centre (x, y on the card), box width and height, and area in the card's pixels.
+    Grey light, shadows and glare change the paper's brightness, not its colour; ink is grey or red."""
+    x0, x1, y0, y1 = box
+    half = cv2.resize(card[y0:y1, x0:x1], None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA).astype(np.float32)
+    ink_half = cv2.resize(ink[y0:y1, x0:x1], (half.shape[1], half.shape[0]), interpolation=cv2.INTER_AREA)
+    paper = half[::2, ::2][ink_half[::2, ::2] < COVER_PAPER]
+    if len(paper) < COVER_SAMPLES:
+        return []
+    coloured = _stands_off(half / np.maximum(np.median(paper, axis=0), 12.0)).astype(np.uint8)
+    core = cv2.morphologyEx(coloured & (ink_half < COVER_INK), cv2.MORPH_OPEN, np.ones((COVER_OPEN, COVER_OPEN), np.uint8))
+    if not core.any():
+        return []
+    n, labels, stats, centres = cv2.connectedComponentsWithStats(coloured, connectivity=8)
+    covers = []
+    band = np.ones((3, 3), np.uint8)
+    ring = np.ones((2 * COVER_RING + 1, 2 * COVER_RING + 1), np.uint8)
+    hh, hw = coloured.shape
+    for k in np.unique(labels[core > 0]):
+        if not k:
+            continue
+        # the whole coloured part with a core: its shaded rim, where the ink map rises, too
+        x, y, bw, bh, area = (int(v) for v in stats[k])
+        ys = slice(max(0, y - COVER_RING), min(hh, y + bh + COVER_RING))
+        xs = slice(max(0, x - COVER_RING), min(hw, x + bw + COVER_RING))
+        part = (labels[ys, xs] == k).astype(np.uint8)
+        inside = cv2.erode(part, band, iterations=COVER_RIM).astype(bool)  # a blurred edge's mixed colours left out
+        beyond = (cv2.dilate(part, ring) - cv2.dilate(part, band, iterations=COVER_RIM)).astype(bool) & (
+            ink_half[ys, xs] < COVER_INK)
+        if inside.sum() < COVER_SAMPLES or beyond.sum() < COVER_SAMPLES:
+            continue
+        colours = half[ys, xs]
+        around = np.median(colours[beyond], axis=0)
+        clipped = around >= COVER_CLIPPED
+        if clipped.any() and not clipped.all():
+            continue  # paper in a coloured light, one channel clipped: its colour is not measured
+        if _stands_off(np.median(colours[inside], axis=0) / np.maximum(around, 12.0)):
+            covers.append((x0 + 2 * float(centres[k][0]), y0 + 2 * float(centres[k][1]), 2 * bw, 2 * bh, 4 * area))
+    return covers
+
+
+def _stands_off(norm: np.ndarray) -> np.ndarray:
+    """Where colours measured against the paper's (`norm`: B, G, R, each as a share of the paper's)
+    stand off it as skin does: their channels spread by COVER_CHROMA of the brightest, red the
+    brightest, green at least COVER_GREEN of red (red ink's is far lower)."""
+    b, g, r = norm[..., 0], norm[..., 1], norm[..., 2]
+    return (r - np.minimum(b, g) >= COVER_CHROMA * np.maximum(r, 0.05)) & (r >= b) & (g >= COVER_GREEN * r)
 
 
 def _may_cover(cx: float, cy: float, bw: int, bh: int, area: int, shape: tuple[int, int],
@@ -671,12 +748,14 @@ def read_corners(maps: tuple[np.ndarray, np.ndarray]) -> list[CornerView]:
     return views
 
 
-def index_pips(views: list[CornerView], maps: tuple[np.ndarray, np.ndarray]) -> tuple[list[Pip], dict[int, int]]:
+def index_pips(views: list[CornerView], maps: tuple[np.ndarray, np.ndarray], card: np.ndarray | None = None
+               ) -> tuple[list[Pip], dict[int, int]]:
     """The pips of a card, and the print that may cover one (middle_pips), given its
-    (ink, red) and its corner windows with their pairings (whose marks are no pips)."""
+    (ink, red), its corner windows with their pairings (whose marks are no pips) and, where
+    what lies over it in colours is asked too, the card (BGR)."""
     ink, red = maps
     boxes = [_card_box(view, m, ink.shape) for view in views for p in view.pairings for m in (p.rank, p.suit)]
-    return middle_pips(ink, red, index_boxes=boxes)
+    return middle_pips(ink, red, index_boxes=boxes, card=card)
 
 
 def _card_box(view: CornerView, m: Mark, shape: tuple[int, int]) -> tuple[int, int, int, int]:
@@ -739,7 +818,7 @@ def lone_marks(card: np.ndarray, maps: tuple[np.ndarray, np.ndarray] | None = No
             boxes.append(_card_box(lone.suit_view, lone.suit, (h, w)))
     middle, middle_red = _middle_print(ink, red)
     colours = middle_colours(card) if card is not None and found else 0.0
-    pips, covering = middle_pips(ink, red, index_boxes=boxes)
+    pips, covering = middle_pips(ink, red, index_boxes=boxes, card=card)
     return LoneMarks(found, pips, middle, middle_red, colours, covering)
 
 

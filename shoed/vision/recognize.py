@@ -122,7 +122,10 @@ MAX_HIDDEN_PIPS = 4
 # are in view than a six has, or one in the middle column (a six prints none there).
 # A "9" read the wrong way up is a "6" (a design that prints its lower index
 # upright, as KDE's ancient-egyptians does, shows a "6" there from the other end):
-# a six is claimed only where no pip lies in the middle column.
+# a six is claimed only where no pip lies in the middle column, and, read in one corner
+# alone, only where the print over the middle may not hide the pips a nine shows more
+# (_may_hide: a finger over its middle column), or a pip in view lies on the middle row
+# beside the middle column (a six's, never a nine's).
 TURNED_SIX = 6
 # Three pips in one column down the middle of the card, and no others, are a
 # three's whole layout: no other rank prints three pips in its middle column
@@ -256,6 +259,9 @@ class PipEvidence:
     # the pips do not lie mirrored about the card's middle column as a number card prints them (mirrored):
     # a pip of a side column hidden; their number then counts no rank (_numbered)
     lopsided: bool = False
+    # a pip on the card's middle row beside its middle column: a six's, seven's or eight's, never a nine's
+    # (a nine prints four pips down each side, none on the middle row)
+    side_middle: bool = False
 
     @property
     def picture_suit(self) -> str | None:
@@ -515,7 +521,7 @@ class Recognizer:
             # no corner holds a rank over a suit that can be read (the "1" of a
             # "10" is never read alone)
             return self._read_lone(card, scale, maps)
-        pips, covering = X.index_pips(views, maps)
+        pips, covering = X.index_pips(views, maps, card)
         vectors = X.collect_vectors(views)
         pip_vectors = _pip_vectors(pips)
         probs = self.model.predict(np.vstack([vectors, *pip_vectors]) if pip_vectors else vectors)
@@ -821,6 +827,7 @@ class Recognizer:
         px = float(np.median([p.mark.h for p in group])) * scale if group else 0.0
         three = len(group) == 3 and _in_middle_column(group)
         centred = any(_in_middle_column([pip], spread=False) for pip in group)
+        side_middle = any(pip.either_way and not _in_middle_column([pip], spread=False) for pip in group)
         stray = X.stray_print(group, covering or {})
         lopsided = not mirrored(group)
         large, large_p = None, 0.0
@@ -830,7 +837,7 @@ class Recognizer:
                 large, large_p = SUIT_CLASSES[k], min(sure[k])
         if not votes:
             return PipEvidence(None, 0.0, len(group), px, three, centred=centred, stray=stray, large=large,
-                               large_p=large_p, lopsided=lopsided)
+                               large_p=large_p, lopsided=lopsided, side_middle=side_middle)
         s = max(votes, key=lambda k: (len(votes[k]), sum(votes[k])))
         # a layout counts where every mark of it reads as a pip of the suit (or, on the middle row, as
         # one shape one way up and another the other way): none of no suit's shape (a chip, a speck
@@ -843,7 +850,8 @@ class Recognizer:
         split = TWIN_SUIT[suit] if twin >= SPLIT_PIPS and twin >= SPLIT_SHARE * (twin + leans[s]) else None
         return PipEvidence(suit, float(np.median(votes[s])) * agree, len(group), px, three, split, len(votes[s]),
                            centred, stray, large, large_p, layout=layout, alike=alike,
-                           two=alike and len(group) == 2 and _in_middle_column(group), lopsided=lopsided)
+                           two=alike and len(group) == 2 and _in_middle_column(group), lopsided=lopsided,
+                           side_middle=side_middle)
 
     def _with_pips(self, read: CornerRead, pips: PipEvidence) -> CornerRead:
         """Number cards and aces show their suit again, larger, in the middle:
@@ -901,8 +909,9 @@ class Recognizer:
                 # together in a small picture are counted short), or two corners agree and a weak
                 # reading of other marks, of another size, is a detail of the picture, not this
                 # deck's index
-                passed_over = (counted and _disagreement(other.card, pips)) or (seconded and not _alike(other, top))
-                if other.confidence >= 0.5 or (not passed_over and _contests(other, top)):
+                ruled_out = counted and _disagreement(other.card, pips) is not None
+                passed_over = ruled_out or (seconded and not _alike(other, top))
+                if (other.confidence >= 0.5 and not ruled_out) or (not passed_over and _contests(other, top)):
                     return Identification(None, 0.0, f"corner indices disagree ({top.card} or {other.card})",
                                           reads=tuple(reads), contested=(top.card, other.card))
                 if not passed_over:
@@ -928,15 +937,20 @@ class Recognizer:
         # that corner's one glyph
         alone = not too_low and not seconded and confidence < COURT_ALONE_P and (
             rank in COURTS or pips.suit != top.card[-1])
-        if too_low or alone:
+        # a "6" read in one corner alone over print that may hide the pips a "9" would show more, none of
+        # those in view on the middle row beside the middle column (a six's, never a nine's): a "9" printed
+        # upright at that end with its middle column hidden shows the same (TURNED_SIX), however surely
+        turned = (not too_low and not seconded and rank == "6" and not pips.side_middle
+                  and _may_hide(pips) >= 9 - pips.count)
+        if too_low or alone or turned:
             why = "colour unclear" if too_low and 0.2 < top.red_p < 0.8 else "low confidence"
             # corners reading two cards at nearly even odds each speak against both, as surer ones do
             doubted = tuple(dict.fromkeys(r.card for r in reads if r.confidence >= CONTEST_P))
+            detail = None if too_low else (
+                f"a {'court card' if rank in COURTS else 'suit'} read in one corner alone, {COURT_ALONE_P} needed"
+                if alone else "a 6 read in one corner alone, print over the middle that may hide a 9's")
             return Identification(None, round(confidence, 4), why, reads=tuple(reads),
-                                  contested=doubted if len(doubted) > 1 else (),
-                                  detail=f"a {'court card' if rank in COURTS else 'suit'} read in one corner "
-                                         f"alone, {COURT_ALONE_P} needed"
-                                  if alone else None)
+                                  contested=doubted if len(doubted) > 1 else (), detail=detail)
         return Identification(top.card, round(confidence, 4), None, index=top.corner, reads=tuple(reads))
 
     @staticmethod

@@ -10,6 +10,7 @@ a "10" from a "J", the answer is a refusal with that reason, never a guess.
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import cv2
 import numpy as np
@@ -480,22 +481,26 @@ def test_a_weak_reading_of_marks_of_another_size_is_no_index(odd_px, card):
 
 
 @pytest.mark.parametrize(
-    "other, card",
+    "other, other_p, card",
     [
-        ("9H", None),  # eight pips allow a nine with one hidden or two run together: its doubt counts
-        ("TH", None),
-        ("QH", "8H"),  # a queen prints a picture, not rows of eight pips: ruled out
-        ("5H", "8H"),  # eight pips are more than a five has: ruled out
+        ("9H", 0.4, None),  # eight pips allow a nine with one hidden or two run together: its doubt counts
+        ("TH", 0.4, None),
+        ("9H", 0.6, None),  # ... and read at better than even odds, the corners disagree
+        ("QH", 0.4, "8H"),  # a queen prints a picture, not rows of eight pips: ruled out
+        ("QH", 0.9, "8H"),  # ... however surely a finger's edge over that corner makes it read
+        ("5H", 0.4, "8H"),  # eight pips are more than a five has: ruled out
+        ("5H", 0.9, "8H"),
     ],
 )
-def test_a_pip_count_outweighs_only_the_readings_it_rules_out(other, card):
-    """One corner reads an eight, the pips count eight; another corner weakly
-    reads another card. Pips run together in a small picture and are then
-    counted short, so a count agreeing with one corner says nothing against a
-    corner that reads more pips than are counted: that corner's doubt still
-    counts. A reading the pips rule out takes nothing away."""
+def test_a_pip_count_outweighs_only_the_readings_it_rules_out(other, other_p, card):
+    """One corner reads an eight, the pips count eight; another corner reads another card.
+    Pips run together in a small picture and are then counted short, so a count agreeing
+    with one corner says nothing against a corner that reads more pips than are counted:
+    that corner's doubt still counts, and read at 0.5 or more it makes the corners disagree.
+    A reading the pips rule out takes nothing away, however surely it reads (a finger over
+    a corner index joins its glyph into a "J" or a "Q")."""
     reads = [CornerRead("bottom-right", "8H", 0.94, 0.976, 0.96, 0.99, 12.0, 9.0),
-             CornerRead("top-left", other, 0.40, 0.40, 0.99, 0.99, 12.0, 9.0)]
+             CornerRead("top-left", other, other_p, other_p, 0.99, 0.99, 12.0, 9.0)]
     result = Recognizer()._decide(reads, PipEvidence("H", 0.96, 8, 12.0, alike=True))
     assert result.card == card, result
 
@@ -737,6 +742,59 @@ def test_print_beside_the_pips_is_measured_against_a_pip():
     cv2.rectangle(wide_index, (52, 24), (63, 63), (30, 30, 30), -1)  # the "0" of a wide "10", past the index column
     assert stray(wide_index) > 0.5
     assert stray(wide_index, ((50, 22, 65, 65),)) == 0.0  # read as an index's mark: left to the index
+
+
+def _cover_parts(picture: np.ndarray) -> list[tuple[float, float, int, int, int]]:
+    """index.cover_print over the middle's window of a canonical card."""
+    ink, _ = X.ink_and_red(picture)
+    h, w = ink.shape
+    return X.cover_print(picture, ink, (int(0.05 * w), int(0.95 * w), int(0.035 * h), int(0.965 * h)))
+
+
+def _finger(picture: np.ndarray) -> np.ndarray:
+    """A finger 80 px wide (wider than the paper level's window) reaching in from the card's left
+    side along y = 210, its tip at x = 180, shaded as a cylinder lit from above."""
+    from shoed.vision import locate as L
+
+    ys, xs = np.mgrid[0 : L.CANON_H, 0 : L.CANON_W].astype(np.float32)
+    d = np.where(xs > 180, np.hypot(xs - 180, ys - 210), np.abs(ys - 210)) / 40
+    lit = np.sqrt(np.clip(1 - d * d, 0, 1)) * 0.45 + 0.55
+    skin = np.float32([120, 150, 205])[None, None] * lit[..., None]
+    return np.where((d < 1)[..., None], skin, picture.astype(np.float32)).astype(np.uint8)
+
+
+@pytest.mark.parametrize("ink", [(30, 30, 30), (40, 30, 190)])
+def test_a_cover_in_colours_of_its_own_is_measured_whole_and_light_is_no_cover(ink):
+    """index.cover_print: the card's paper is its own colour, and what stands off it in colour, not
+    in brightness, lies over the card. A finger wider than the paper level's window is measured
+    whole, its shaded rim too; a hard shadow, a lamp's glare, a colour cast over the whole card
+    and the soft rims of a blurred pip's ink, black or red, are no cover. Through middle_pips the
+    finger is print over the pips, as many pips' area as it covers (capped where they are weighed)."""
+    from shoed.vision import locate as L
+
+    card = np.full((L.CANON_H, L.CANON_W, 3), 235, np.uint8)
+    for x, y in ((100, 120), (200, 120), (100, 300), (200, 300)):
+        cv2.circle(card, (x, y), 14, ink, -1)
+    card = cv2.GaussianBlur(card, (0, 0), 3)  # the lens's softness: each pip's rim a band of mixed colour
+    fingered = _finger(card)
+    parts = _cover_parts(fingered)
+    assert len(parts) == 1
+    x, y, bw, bh, area = parts[0]
+    finger_area = 180 * 80 + math.pi * 40 * 40 / 2 - 15 * 80  # within the middle's window (from x = 15)
+    assert 0.8 * finger_area < area < 1.15 * finger_area and 70 <= bh <= 84 and abs(y - 210) < 3
+    shade = card.copy()
+    shade[:, :150] = (shade[:, :150] * 0.55).astype(np.uint8)
+    glow = np.zeros(card.shape[:2], np.float32)
+    cv2.circle(glow, (150, 210), 90, 1.0, -1)
+    glow = cv2.GaussianBlur(glow, (0, 0), 20)[..., None]
+    glare = (card * (1 - glow) + 255 * glow).astype(np.uint8)
+    cast = np.clip(card * np.float32([0.7, 0.9, 1.1]), 0, 255).astype(np.uint8)
+    for lit in (card, shade, glare, cast):
+        assert _cover_parts(lit) == []
+    ink_map, red = X.ink_and_red(fingered)
+    pips, covering = X.middle_pips(ink_map, red, card=fingered)
+    group = X.pip_group(pips)
+    assert len(group) == 4 and X.stray_print(group, covering) > 10
 
 
 def test_the_suit_a_court_cards_picture_prints_again_adds_to_its_index_or_takes_away():
@@ -1115,3 +1173,49 @@ def test_a_card_read_in_one_corner_alone_on_one_glyph_needs_more_than_the_thresh
     if card is None:
         assert result.reason == "low confidence"
         assert result.detail == f"a {alone} read in one corner alone, {COURT_ALONE_P} needed"
+
+
+@pytest.mark.parametrize(
+    "count, stray, side_middle, seconded, card",
+    [
+        (6, 0.0, False, False, "6D"),  # nothing over the middle: six pips in view are a six's
+        (6, 1.2, False, False, None),  # print over it that may hide three pips: a nine's middle column
+        (6, 1.2, True, False, "6D"),  # ... but a pip on the middle row beside the middle column is a six's
+        (6, 1.2, False, True, "6D"),  # two corners read a "6"
+        (5, 1.2, False, False, "6D"),  # a nine shows four more than five pips: more than that print may hide
+        (5, 1.6, False, False, None),  # ... and print that may hide four
+    ],
+)
+def test_a_six_read_in_one_corner_alone_over_print_that_may_hide_a_nines_pips_is_refused(
+        count, stray, side_middle, seconded, card):
+    """A design that prints its lower index upright shows a nine's lower "9" as a "6" from the
+    card's other end, surely. Read in one corner alone, a six is claimed only where the print over
+    the middle may not hide the pips a nine shows more, or where a pip in view lies on the middle
+    row beside the middle column, where a six prints two and a nine none."""
+    reads = [CornerRead("bottom-right", "6D", 0.998, 0.998, 1.0, 0.99, 25.0, 18.0)]
+    if seconded:
+        reads.append(CornerRead("top-left", "6D", 0.99, 0.99, 1.0, 0.99, 25.0, 18.0))
+    pips = PipEvidence("D", 0.99, count, 30.0, stray=stray, alike=True, side_middle=side_middle)
+    result = Recognizer()._decide(reads, pips)
+    assert result.card == card, result
+    if card is None:
+        assert result.detail == "a 6 read in one corner alone, print over the middle that may hide a 9's"
+
+
+@pytest.mark.parametrize("label, side_middle", [("6D", True), ("7S", True), ("8C", True), ("9D", False),
+                                                ("9S", False), ("5H", False), ("3C", False)])
+def test_a_pip_on_the_middle_row_beside_the_middle_column_is_a_six_sevens_or_eights(label, side_middle):
+    """PipEvidence.side_middle from drawn faces: a six, seven and eight print a pip on each side of
+    the middle row; a nine prints four down each side and its one middle-row pip in the middle
+    column; a five and a three print theirs there too."""
+    from shoed.vision import locate as L
+    from vision_lab import synth
+
+    face = synth.draw_face(label, np.random.default_rng(3), synth.classic_style())
+    card = cv2.resize(face.image, (L.CANON_W, L.CANON_H), interpolation=cv2.INTER_AREA)
+    recognizer = Recognizer()
+    _, pips = X.read_card_marks(card)
+    rows = _pip_vectors(pips)
+    evidence = recognizer._pip_evidence(pips, recognizer.model.predict(np.vstack(rows)), 1.0)
+    assert evidence.count == synth.RANKS.index(label[:-1]) + 1
+    assert evidence.side_middle == side_middle

@@ -163,6 +163,35 @@ def test_a_nine_read_from_its_other_end_as_a_six_is_refused(recognizer):
     assert result.detail == "index 6D, a pip in the middle column: a 9 the wrong way up"
 
 
+def test_a_six_read_in_one_corner_alone_over_a_covered_middle_is_refused(recognizer):
+    """The same design's nine of diamonds (800 x 600, the lens out of focus), a dealer's finger over
+    its upper index and across its middle: the lower "9", printed upright, reads as a "6" at 0.998,
+    and six of the nine pips are in view, none in the middle column, the rest under the finger.
+    Read in one corner alone, a six is claimed only over a middle that shows nothing but its
+    pips; here the finger lies over it, and the card is refused (the six of diamonds at 1.00
+    before)."""
+    result = _refused(recognizer, "turned/9D-upright-lower-index-read-as-6D-its-middle-under-a-finger.jpg", "9D")
+    assert result.reason == "low confidence", result
+    assert result.detail == "a 6 read in one corner alone, print over the middle that may hide a 9's"
+
+
+@pytest.mark.parametrize("name, card", [
+    ("5D-a-finger-wider-than-a-pip-over-one.png", "5D"),
+    ("5C-a-finger-over-one-corner-its-5-read-as-a-J.png", "5C"),
+])
+def test_a_card_under_a_finger_is_read(recognizer, name, card):
+    """Two cards photographed at 640 x 480 under a dealer's finger, read right without it:
+    - paris's five of diamonds (a deck design never trained on), the finger over one pip. The
+      finger, wider than the window the ink map measures the paper in, is its own paper there and
+      showed only by its edges: four pips with nothing over them doubted the "5" (cues_disagree).
+      Measured in its own colours against the card's paper (index.cover_print), it may hide a pip;
+    - a five of clubs of a lettering never trained on (C059 Roman), the finger's edge over its
+      lower index, whose "5" it joins into a "J" read at 0.84. Five pips lying as a five's rule a
+      court card out, however surely its corner reads (the corners disagreed before)."""
+    result = recognizer.identify(cv2.imread(str(DATA / "covered" / name)))
+    assert result.card == card, result
+
+
 def test_a_court_cards_silhouette_is_no_aces_pip(recognizer):
     """KDE's oxygen-air (a deck design never trained on) prints a rank alone in one corner and a
     black silhouette for its jack's picture. On a printed layout with a lamp's glare over a corner
