@@ -603,10 +603,13 @@ def cover_print(card: np.ndarray, ink: np.ndarray, box: tuple[int, int, int, int
     x0, x1, y0, y1 = box
     half = cv2.resize(card[y0:y1, x0:x1], None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA).astype(np.float32)
     ink_half = cv2.resize(ink[y0:y1, x0:x1], (half.shape[1], half.shape[0]), interpolation=cv2.INTER_AREA)
-    paper = half[::2, ::2][ink_half[::2, ::2] < COVER_PAPER]
+    paper = half[::4, ::4][ink_half[::4, ::4] < COVER_PAPER]
     if len(paper) < COVER_SAMPLES:
         return []
-    coloured = _stands_off(half / np.maximum(np.median(paper, axis=0), 12.0)).astype(np.uint8)
+    colour = np.maximum(np.median(paper, axis=0), 12.0)
+    if np.count_nonzero(_stands_off(half[::3, ::3] / colour) & (ink_half[::3, ::3] < COVER_INK)) < COVER_SAMPLES:
+        return []  # too little of a colour of its own for a cover (one pixel in nine asked): most cards
+    coloured = _stands_off(half / colour).astype(np.uint8)
     core = cv2.morphologyEx(coloured & (ink_half < COVER_INK), cv2.MORPH_OPEN, np.ones((COVER_OPEN, COVER_OPEN), np.uint8))
     if not core.any():
         return []

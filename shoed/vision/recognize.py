@@ -909,7 +909,10 @@ class Recognizer:
                 # together in a small picture are counted short), or two corners agree and a weak
                 # reading of other marks, of another size, is a detail of the picture, not this
                 # deck's index
-                ruled_out = counted and _disagreement(other.card, pips) is not None
+                # a "9" against a counted "6": six pips not in the middle column are a nine's with three
+                # hidden too, where no pip in view lies on the middle row beside it (a six's, never a nine's)
+                ruled_out = counted and _disagreement(other.card, pips) is not None and (
+                    {rank, other.card[:-1]} != TURNED_RANKS or rank == "9" or pips.side_middle)
                 passed_over = ruled_out or (seconded and not _alike(other, top))
                 if (other.confidence >= 0.5 and not ruled_out) or (not passed_over and _contests(other, top)):
                     return Identification(None, 0.0, f"corner indices disagree ({top.card} or {other.card})",

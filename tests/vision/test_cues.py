@@ -1219,3 +1219,19 @@ def test_a_pip_on_the_middle_row_beside_the_middle_column_is_a_six_sevens_or_eig
     evidence = recognizer._pip_evidence(pips, recognizer.model.predict(np.vstack(rows)), 1.0)
     assert evidence.count == synth.RANKS.index(label[:-1]) + 1
     assert evidence.side_middle == side_middle
+
+
+@pytest.mark.parametrize("side_middle, card", [(True, "6D"), (False, None)])
+def test_a_nine_read_surely_against_six_counted_pips_is_ruled_out_only_by_a_sixs_middle_row(side_middle, card):
+    """One corner reads a "6", six pips counted over a clean middle; the other corner reads the same
+    glyph turned, a "9", at 0.98 (a design printing its lower index upright). Six pips out of the
+    middle column rule a nine out only where one of them lies on the middle row beside it, as a
+    six's do and a nine's never (a nine with its middle column and a row washed out shows the
+    rest): else the corners disagree."""
+    reads = [CornerRead("bottom-right", "6D", 0.994, 1.0, 0.994, 0.99, 25.0, 18.0),
+             CornerRead("top-left", "9D", 0.983, 0.983, 1.0, 0.99, 25.0, 18.0)]
+    pips = PipEvidence("D", 0.99, 6, 30.0, alike=True, side_middle=side_middle)
+    result = Recognizer()._decide(reads, pips)
+    assert result.card == card, result
+    if card is None:
+        assert result.reason == "corner indices disagree (6D or 9D)"
