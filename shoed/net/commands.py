@@ -27,6 +27,7 @@ handler runs on the daemon's thread. `send_command()` is the client side.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated
@@ -284,6 +285,8 @@ def send_command(
     `server_public_key`. Raises CommandTimeout when no reply comes within
     `timeout` seconds: the daemon is down, or the handshake was refused
     because this key is not on its allow-list (CURVE gives no other sign).
+    The `timeout` bounds the send too: a handshake refused before the request
+    leaves the socket with no peer to queue it for.
     """
     if isinstance(client_keys, ClientCurve):
         curve = client_keys
@@ -296,13 +299,19 @@ def send_command(
         request["id"] = request_id
     ctx = context or zmq.Context.instance()
     sock = ctx.socket(zmq.DEALER)
+    deadline = time.monotonic() + timeout
+    unanswered = CommandTimeout(f"no reply from {endpoint} within {timeout:g} s (daemon down, or key not allowed)")
     try:
         sock.linger = 0
+        sock.sndtimeo = max(1, int(timeout * 1000))
         curve.apply(sock)
         sock.connect(endpoint)
-        sock.send(wire.encode(request))
-        if not sock.poll(int(timeout * 1000)):
-            raise CommandTimeout(f"no reply from {endpoint} within {timeout:g} s (daemon down, or key not allowed)")
+        try:
+            sock.send(wire.encode(request))
+        except zmq.Again:
+            raise unanswered from None
+        if not sock.poll(max(0, int((deadline - time.monotonic()) * 1000))):
+            raise unanswered
         reply = wire.decode(sock.recv())
     finally:
         sock.close(0)

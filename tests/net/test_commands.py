@@ -284,3 +284,36 @@ def test_a_reason_in_any_script_is_taken(ctx, endpoint, keys):
     reason = "jam – carte abîmée, カード 9♥ (שולחן 3)"
     reply = raw_reply(ctx, server, keys, cm.wire.encode({"cmd": "void", "args": {"reason": reason}}))
     assert reply["ok"] is True and [c.args for c in daemon.seen] == [{"reason": reason}]
+
+
+def test_a_refused_client_is_told_in_time_when_its_handshake_fails_before_it_sends(endpoint, keys, monkeypatch):
+    """A key not on the allow-list is refused at the CURVE handshake. Where that happens before the
+    request is sent, the client's socket has no peer to queue the request for: the send itself is
+    bounded by the timeout, and the client gets CommandTimeout, not a wait without end."""
+    import threading
+    import time
+
+    server, daemon = endpoint
+    encode = cm.wire.encode
+
+    def late(request):
+        time.sleep(0.5)  # the handshake is refused meanwhile
+        return encode(request)
+
+    monkeypatch.setattr(cm.wire, "encode", late)
+    outcome: list[BaseException | dict] = []
+
+    def client() -> None:
+        try:
+            outcome.append(send(server, keys, "void", {"reason": "let me in"}, client="stranger", timeout=1.0))
+        except BaseException as exc:  # noqa: BLE001 - the outcome is asserted below
+            outcome.append(exc)
+
+    started = time.monotonic()
+    thread = threading.Thread(target=client, daemon=True)
+    thread.start()
+    thread.join(10)
+    assert not thread.is_alive(), "the refused client still waits"
+    assert isinstance(outcome[0], CommandTimeout), outcome
+    assert time.monotonic() - started < 5
+    assert daemon.seen == []
