@@ -44,6 +44,7 @@ INDEX_ROWS = 0.35  # the corner indices are printed in this much of the card's h
 # that paper is not clipped (COVER_CLIPPED) in some channels only.
 COVER_PAPER, COVER_SAMPLES, COVER_CHROMA, COVER_GREEN, COVER_INK = 0.1, 12, 0.2, 0.45, 0.3
 COVER_OPEN, COVER_RING, COVER_RIM, COVER_CLIPPED = 9, 8, 2, 250
+PAPER_FLOOR = 12.0  # the paper level is taken as at least this (of 255): dividing by a darker one blows noise up
 FRAME_SPAN, FRAME_FILL = 0.6, 0.2  # a line framing the middle: its box this much of the card each way, this little filled
 BODY_ROW = 0.25  # a mark's rows this much as wide as its widest are its body (body_height)
 MIDDLE_ROW = 0.05  # a pip whose centre is this near the card's middle (a fraction of its height) is on the middle row
@@ -167,7 +168,7 @@ def paper_normalised(card: np.ndarray) -> np.ndarray:
     bg = cv2.dilate(small, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (9, 9)))
     bg = cv2.GaussianBlur(bg, (0, 0), 2.0)
     bg = cv2.resize(bg, (card.shape[1], card.shape[0]), interpolation=cv2.INTER_LINEAR).astype(np.float32)
-    return np.clip(card.astype(np.float32) / np.maximum(bg, 12.0), 0.0, 1.0)
+    return np.clip(card.astype(np.float32) / np.maximum(bg, PAPER_FLOOR), 0.0, 1.0)
 
 
 def ink_and_red(card: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -545,8 +546,7 @@ def middle_pips(ink: np.ndarray, red: np.ndarray, limit: int = 12,
     too (cover_print: a finger wider than the paper level's window, which the ink map
     shows only by its edges), under negative keys. stray_print weighs it against the pips."""
     h, w = ink.shape
-    # Nearly the whole card: some designs print their outer pips close to the edges.
-    x0, x1, y0, y1 = int(0.05 * w), int(0.95 * w), int(0.035 * h), int(0.965 * h)
+    x0, x1, y0, y1 = middle_box((h, w))
     window = ink[y0:y1, x0:x1]
     binary = (window > threshold(window)).astype(np.uint8)
     n, labels, stats, centres = cv2.connectedComponentsWithStats(binary, connectivity=8)
@@ -584,6 +584,13 @@ def middle_pips(ink: np.ndarray, red: np.ndarray, limit: int = 12,
     return pips, covering
 
 
+def middle_box(shape: tuple[int, int]) -> tuple[int, int, int, int]:
+    """The window (x0, x1, y0, y1) of a canonical card of `shape` (h, w) where pips and what may cover
+    them are looked for: nearly the whole card, as some designs print their outer pips close to the edges."""
+    h, w = shape
+    return int(0.05 * w), int(0.95 * w), int(0.035 * h), int(0.965 * h)
+
+
 def cover_print(card: np.ndarray, ink: np.ndarray, box: tuple[int, int, int, int]
                 ) -> list[tuple[float, float, int, int, int]]:
     """What lies over the card within `box` (x0, x1, y0, y1) in colours of its own: a finger. The ink
@@ -606,7 +613,7 @@ def cover_print(card: np.ndarray, ink: np.ndarray, box: tuple[int, int, int, int
     paper = half[::4, ::4][ink_half[::4, ::4] < COVER_PAPER]
     if len(paper) < COVER_SAMPLES:
         return []
-    colour = np.maximum(np.median(paper, axis=0), 12.0)
+    colour = np.maximum(np.median(paper, axis=0), PAPER_FLOOR)
     if np.count_nonzero(_stands_off(half[::3, ::3] / colour) & (ink_half[::3, ::3] < COVER_INK)) < COVER_SAMPLES:
         return []  # too little of a colour of its own for a cover (one pixel in nine asked): most cards
     coloured = _stands_off(half / colour).astype(np.uint8)
@@ -636,7 +643,7 @@ def cover_print(card: np.ndarray, ink: np.ndarray, box: tuple[int, int, int, int
         clipped = around >= COVER_CLIPPED
         if clipped.any() and not clipped.all():
             continue  # paper in a coloured light, one channel clipped: its colour is not measured
-        if _stands_off(np.median(colours[inside], axis=0) / np.maximum(around, 12.0)):
+        if _stands_off(np.median(colours[inside], axis=0) / np.maximum(around, PAPER_FLOOR)):
             covers.append((x0 + 2 * float(centres[k][0]), y0 + 2 * float(centres[k][1]), 2 * bw, 2 * bh, 4 * area))
     return covers
 

@@ -826,8 +826,9 @@ class Recognizer:
                 sure.setdefault(raw[0], []).append(raw[1])
         px = float(np.median([p.mark.h for p in group])) * scale if group else 0.0
         three = len(group) == 3 and _in_middle_column(group)
-        centred = any(_in_middle_column([pip], spread=False) for pip in group)
-        side_middle = any(pip.either_way and not _in_middle_column([pip], spread=False) for pip in group)
+        in_middle = [_in_middle_column([pip], spread=False) for pip in group]
+        centred = any(in_middle)
+        side_middle = any(pip.either_way and not middle for pip, middle in zip(group, in_middle, strict=True))
         stray = X.stray_print(group, covering or {})
         lopsided = not mirrored(group)
         large, large_p = None, 0.0

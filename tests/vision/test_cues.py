@@ -747,8 +747,7 @@ def test_print_beside_the_pips_is_measured_against_a_pip():
 def _cover_parts(picture: np.ndarray) -> list[tuple[float, float, int, int, int]]:
     """index.cover_print over the middle's window of a canonical card."""
     ink, _ = X.ink_and_red(picture)
-    h, w = ink.shape
-    return X.cover_print(picture, ink, (int(0.05 * w), int(0.95 * w), int(0.035 * h), int(0.965 * h)))
+    return X.cover_print(picture, ink, X.middle_box(ink.shape))
 
 
 def _finger(picture: np.ndarray) -> np.ndarray:
