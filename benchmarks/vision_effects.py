@@ -53,11 +53,21 @@ Effects:
   middle raised towards the camera, seen off-axis, so that its edges along the bend curve by
   2-6% of the card's height and the card is widened there by up to 2%, lit more on one side;
 - cut: the card partly out of the frame: the picture cut along one side through the card;
-- enlarge: the picture enlarged 2-5 times (a driver or viewer scaling a small camera's frames up).
+- enlarge: the picture enlarged 2-5 times (a driver or viewer scaling a small camera's frames up);
+- fill: the card filling the picture (a still cut to the card, a camera framing it tightly): the
+  card's outline, 2.5% smaller to 2% larger than the card, flattened to the whole picture, as tall
+  as the photograph; a card's proportions, or one picture in three squeezed to a square; one in two
+  turned a quarter;
+- zoom: a part of the card filling the picture, cut by all four edges (50-95% of its width and of
+  its height, anywhere on it), flattened as `fill` flattens the card: the card's outline is not in
+  view, so every answer must be a refusal or the card itself;
+- shrink: the picture shrunk to 128 pixels on its long side (an area average): after `fill`, the
+  frame of a small camera framing the card tightly, as the 128 x 128 frames are of a wider view.
 
 Effects joined by "+" are applied to one picture in turn, as a real camera adds several at once
 (`--effects dark+glare,layout+steep+mosaic`); an effect that needs the card's place (layout,
-smudge, hand, bend, cut) comes before any that moves the card (steep, lens, mirror, bend, cut).
+smudge, hand, bend, cut, fill, zoom) comes before any that moves the card (steep, lens, mirror,
+bend, cut, enlarge, fill, zoom, shrink).
 """
 
 from __future__ import annotations
@@ -77,11 +87,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.append(str(ROOT))  # vision_lab lives beside shoed; a shoed on PYTHONPATH (another version) comes first
 
 EFFECTS = ("none", "shadow", "sharpen", "dark", "bright", "steep", "lens", "motion", "defocus", "mirror", "grey",
-           "tinted", "fringe", "mosaic", "glare", "layout", "vignette", "smudge", "hand", "bend", "cut", "enlarge")
+           "tinted", "fringe", "mosaic", "glare", "layout", "vignette", "smudge", "hand", "bend", "cut", "enlarge",
+           "fill", "zoom", "shrink")
 # effects that need to know where the card lies: they are given its corners (TL, TR, BR, BL of the face)
-ON_THE_CARD = ("layout", "smudge", "hand", "bend", "cut")
+ON_THE_CARD = ("layout", "smudge", "hand", "bend", "cut", "fill", "zoom")
 # effects that move the card in the picture: after one, its corners are no longer known
-MOVING = ("steep", "lens", "mirror", "bend", "cut", "enlarge")
+MOVING = ("steep", "lens", "mirror", "bend", "cut", "enlarge", "fill", "zoom", "shrink")
+SHRUNK = 128  # the long side of a picture shrunk (shrink)
 
 
 def combine(combo: str) -> list[str]:
@@ -442,6 +454,40 @@ def enlarge(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     k = rng.uniform(2.0, 5.0)
     interpolation = (cv2.INTER_LINEAR, cv2.INTER_CUBIC)[int(rng.integers(2))]
     return cv2.resize(img, None, fx=k, fy=k, interpolation=interpolation)
+
+
+def _flatten(img: np.ndarray, corners: np.ndarray, box: tuple[float, float, float, float],
+             rng: np.random.Generator) -> np.ndarray:
+    """The part `box` of the card (vision_lab.synth.filling) filling a picture as tall as `img`: the
+    card's proportions, or one picture in three squeezed to a square; one in two turned a quarter."""
+    from vision_lab import synth
+
+    square, turns = rng.uniform() < 1 / 3, int(rng.choice((1, 3))) if rng.uniform() < 0.5 else 0
+    return synth.filling(img, corners, box, img.shape[0], square, turns)
+
+
+def fill(img: np.ndarray, rng: np.random.Generator, corners: np.ndarray) -> np.ndarray:
+    """The card filling the picture: its outline, 2.5% smaller to 2% larger, flattened to the whole
+    picture (a still cut to the card, a camera framing the card it looks at tightly)."""
+    m = rng.uniform(-0.025, 0.02)
+    return _flatten(img, corners, (-m, -m, 1 + m, 1 + m), rng)
+
+
+def zoom(img: np.ndarray, rng: np.random.Generator, corners: np.ndarray) -> np.ndarray:
+    """A part of the card filling the picture, cut by all four edges: 50-95% of its width and of
+    its height, anywhere on it."""
+    fx, fy = rng.uniform(0.5, 0.95, 2)
+    x0, y0 = rng.uniform(0.0, 1 - fx), rng.uniform(0.0, 1 - fy)
+    return _flatten(img, corners, (x0, y0, x0 + fx, y0 + fy), rng)
+
+
+def shrink(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The picture shrunk to SHRUNK pixels on its long side, by an area average (a small camera's frame)."""
+    h, w = img.shape[:2]
+    f = SHRUNK / max(h, w)
+    if f >= 1:
+        return img
+    return cv2.resize(img, (max(1, round(w * f)), max(1, round(h * f))), interpolation=cv2.INTER_AREA)
 
 
 def main() -> int:

@@ -497,6 +497,22 @@ def _composite(bg: np.ndarray, fg: np.ndarray, alpha: np.ndarray) -> np.ndarray:
     return out
 
 
+def filling(image: np.ndarray, corners, box: tuple[float, float, float, float], height: int,
+            square: bool = False, turns: int = 0) -> np.ndarray:
+    """The part `box` (x0, y0, x1, y1 in the card's own units: 0 to 1 across and down its face; below 0
+    or above 1 takes in the table beyond it) of the card whose face lies at `corners` (TL, TR, BR, BL)
+    in `image`, flattened to fill a picture `height` pixels tall: a still cut to the card, a camera
+    framing it tightly. As wide as the part's proportions make it, or `square`; turned `turns`
+    quarters."""
+    x0, y0, x1, y1 = box
+    face = cv2.getPerspectiveTransform(np.float32([[0, 0], [1, 0], [1, 1], [0, 1]]), np.float32(corners))
+    part = cv2.perspectiveTransform(np.float32([[[x0, y0], [x1, y0], [x1, y1], [x0, y1]]]), face)[0]
+    w = height if square else max(8, round(height * (x1 - x0) * CARD_W_MM / ((y1 - y0) * CARD_H_MM)))
+    to = cv2.getPerspectiveTransform(part, np.float32([[0, 0], [w, 0], [w, height], [0, height]]))
+    out = cv2.warpPerspective(image, to, (w, height), flags=cv2.INTER_AREA, borderMode=cv2.BORDER_REPLICATE)
+    return np.ascontiguousarray(np.rot90(out, turns)) if turns % 4 else out
+
+
 def _project(hom: np.ndarray, pts) -> np.ndarray:
     p = np.asarray(pts, np.float64).reshape(-1, 1, 2)
     return cv2.perspectiveTransform(p, hom).reshape(-1, 2)

@@ -45,6 +45,14 @@ PARTIAL_SUPPORT = 0.6  # least share of the sides seen along a card with one sid
 # its line: the Huber fit costs half a microsecond a point, and a straight run is as well
 # placed by every fifth pixel of it.
 FIT_POINTS = 80
+# The picture taken as the card (_frame): how far in from each edge card stock is looked for, the share
+# of the edge (its ends left out) where it must be found, and how bright stock is against the level a
+# quarter of the picture reaches (and at least).
+FRAME_STRIP = 0.04
+FRAME_ENDS = 0.1
+FRAME_PAPER = 0.7
+FRAME_LEVEL = 0.55
+FRAME_FLOOR = 60.0
 # A side is bowed where its outline's arc rises this share of its length above the straight
 # line (a quadratic through the outline's middle, BOW_MIN_PX at least, on the search's copy):
 # a flat card's traced outline wavers by a pixel, a bowed card's arcs by 2-6% of its height.
@@ -63,6 +71,7 @@ class CardQuad:
     # each side's bow (side i from corner i to i + 1): its outline's offset inwards from the side's
     # line, a + b t + c 4 t (1 - t) px at t (0 to 1) along it; None where every side is straight
     bows: np.ndarray | None = None  # (4, 3) float32
+    frame: bool = False  # the picture's own frame, taken as the card's (_frame)
 
     @property
     def ambiguous(self) -> bool:
@@ -72,7 +81,7 @@ class CardQuad:
     def turned(self) -> CardQuad:
         """The other portrait reading (a quarter turn): for ambiguous outlines."""
         bows = None if self.bows is None else np.roll(self.bows, -1, axis=0)
-        return CardQuad(np.roll(self.corners, -1, axis=0), self.score, self.aspect, self.weakest, bows)
+        return CardQuad(np.roll(self.corners, -1, axis=0), self.score, self.aspect, self.weakest, bows, self.frame)
 
     def ways(self) -> list[CardQuad]:
         """The portrait readings to try: this one, and the quarter turn where the outline is ambiguous."""
@@ -125,13 +134,15 @@ def find_card(image: np.ndarray) -> CardQuad | None:
 
 
 def find_quads(image: np.ndarray, limit: int = 3) -> list[CardQuad]:
-    """Card-like quadrilaterals, best first (at most `limit`), in full-image pixels."""
+    """Card-like quadrilaterals, best first (at most `limit`), in full-image pixels; after them
+    the picture's own frame where the picture is a card's (`_frame`)."""
     small, f = downscale(image)
     h, w = small.shape[:2]
     hsv = cv2.cvtColor(small, cv2.COLOR_BGR2HSV)
     sat, val = hsv[..., 1].astype(np.int16), hsv[..., 2].astype(np.int16)
     white = np.clip(val - sat, 0, 255).astype(np.uint8)  # bright and unsaturated: card stock
     white = cv2.GaussianBlur(white, (5, 5), 0)
+    frame = _frame(white, image.shape)
     masks = []
     otsu, _ = cv2.threshold(white, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
     # Several levels: one of them usually separates the card from whatever touches it
@@ -178,7 +189,37 @@ def find_quads(image: np.ndarray, limit: int = 3) -> list[CardQuad]:
         bows = _bows(q.corners.astype(np.float64), contour.reshape(-1, 2).astype(np.float64))
         kept.append(CardQuad((q.corners / f).astype(np.float32), q.score, q.aspect, q.weakest,
                              None if bows is None else (bows / f).astype(np.float32)))
-    return kept
+    return kept + [frame] if frame is not None else kept
+
+
+def _frame(white: np.ndarray, shape: tuple[int, ...]) -> CardQuad | None:
+    """The picture's own frame as a card's outline, where the picture is the card: a still cut
+    to the card, a camera framing the card it looks at tightly. Such a card has no outline of
+    its own to find: its sides are the picture's, or nearly, which `_judge` leaves to the
+    picture. `white`: the searched copy's card stock measure; `shape`: the picture's. Taken
+    only where
+    - along each of the picture's four edges, card stock lies within FRAME_STRIP of the short
+      side of the edge almost everywhere (FRAME_PAPER of the edge, its ends left out for the
+      card's rounded corners): a sliver of the table beyond the card, or a line printed along
+      its edge, leaves stock further in; stock is FRAME_LEVEL of the level that a quarter of
+      the picture reaches (the card's paper, which fills most of it; not a lamp's glare);
+    - the picture is no longer than twice its width (a card's proportions, or a card squeezed
+      to a square frame: the flattening undoes either).
+    It comes after every outline found, in full-picture pixels; None where the picture is not a
+    card's."""
+    h, w = shape[:2]
+    sh, sw = white.shape
+    if min(sh, sw) < 16 or max(h, w) > 2.0 * min(h, w):
+        return None
+    strip = max(2, round(FRAME_STRIP * min(sh, sw)))
+    level = max(FRAME_FLOOR, FRAME_LEVEL * float(np.percentile(white[::4, ::4], 75)))
+    ey, ex = round(FRAME_ENDS * sh), round(FRAME_ENDS * sw)
+    edges = (white[:strip, ex:sw - ex].max(axis=0), white[sh - strip:, ex:sw - ex].max(axis=0),
+             white[ey:sh - ey, :strip].max(axis=1), white[ey:sh - ey, sw - strip:].max(axis=1))
+    if any(float(np.mean(edge >= level)) < FRAME_PAPER for edge in edges):
+        return None
+    corners = _portrait_order(np.array([[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]], np.float64))
+    return CardQuad(corners.astype(np.float32), 0.0, max(h, w) / min(h, w), 0.0, frame=True)
 
 
 def _outline_quads(contour: np.ndarray, area: float, white: np.ndarray, shape, from_edges: bool

@@ -485,8 +485,8 @@ class Recognizer:
                 if result.pip_count >= 2:
                     counts.add(result.pip_count)
                     covered = covered or result.pips_covered
-                if best is None or _rank(result) > _rank(best):
-                    best = result
+                if best is None or _rank(result) > _rank(best) and (result.card is not None or not quad.frame):
+                    best = result  # the picture's frame offers a card, not a refusal over an outline's
             if best is not None and best.card in contested:  # the other way up of this outline contests it
                 best = contested[best.card]
             if best is not None and best.card is not None:

@@ -145,6 +145,24 @@ def test_a_cut_leaves_the_card_partly_out_of_the_picture(effects, shot):
         assert ((x < 0) | (x > ow) | (y < 0) | (y > oh)).any(), seed
 
 
+def test_fill_makes_the_card_the_picture_and_zoom_a_part_of_it(effects, shot):
+    """`fill` flattens the card, a little more or less, to the whole picture: stock along every edge
+    (the frame the recogniser takes as the card's); `zoom` a part of the card cut by all four edges;
+    `shrink` leaves a small camera's frame; both as tall as the photograph, or as wide turned."""
+    corners = np.float32(shot.corners)
+    h = shot.image.shape[0]
+    from shoed.vision import locate
+
+    for seed in range(6):
+        filled = effects.fill(shot.image, np.random.default_rng(seed), corners)
+        assert h in filled.shape[:2] and max(filled.shape[:2]) <= h
+        assert locate.find_quads(filled)[-1].frame, seed
+        part = effects.zoom(shot.image, np.random.default_rng(seed), corners)
+        assert h in part.shape[:2]
+        small = effects.shrink(filled, np.random.default_rng(seed))
+        assert max(small.shape[:2]) == effects.SHRUNK
+
+
 def test_the_search_under_them_runs_and_finds_no_wrong_card():
     out = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "vision_effects.py"), "--ranks", "A",

@@ -276,3 +276,43 @@ def test_flat_cards_are_seen_flat(classic_shots):
     cards = [shot for shot in classic_shots if shot.kind == "card"]
     bowed = [shot.card for shot in cards if (q := L.find_card(shot.image)) is not None and q.bows is not None]
     assert len(bowed) <= 0.05 * len(cards), bowed
+
+
+def _filling(label: str, box=(0.0, 0.0, 1.0, 1.0), height: int = 420, square: bool = False, turns: int = 0,
+             seed: int = 3) -> np.ndarray:
+    """A photograph of `label` on the table, the part `box` of its card flattened to fill a picture
+    (vision_lab.synth.filling)."""
+    shot = synth.photograph(label, np.random.default_rng(seed), size=(1280, 960), occlusion_p=0, tilt=0.1)
+    return synth.filling(shot.image, shot.corners, box, height, square, turns)
+
+
+@pytest.mark.parametrize("box, square, turns", [((0, 0, 1, 1), False, 0), ((-0.015, -0.015, 1.015, 1.015), False, 1),
+                                                ((0.02, 0.02, 0.98, 0.98), True, 0), ((0, 0, 1, 1), True, 3)])
+def test_a_picture_that_is_the_card_is_its_own_outline(box, square, turns):
+    """A still cut to the card (to its edges, a sliver of the table beyond them, or a little into
+    it; squeezed to a square; turned a quarter) has no outline of its own: the picture's frame is
+    the card's, in portrait order."""
+    picture = _filling("7H", box, 420, square, turns)
+    quads = L.find_quads(picture)
+    assert quads and quads[-1].frame and not any(q.frame for q in quads[:-1])
+    quad = quads[-1]
+    h, w = picture.shape[:2]
+    assert corner_error(quad.corners, [(0, 0), (w - 1, 0), (w - 1, h - 1), (0, h - 1)]) < 1
+    tl, tr, _, bl = quad.corners
+    assert np.linalg.norm(tr - tl) <= np.linalg.norm(bl - tl)  # the first side is the short one
+    assert all(q.score > quad.score for q in quads[:-1])  # offered after every outline found
+
+
+@pytest.mark.parametrize("what", ["on the table", "the table beside it", "a strip", "the empty table"])
+def test_a_picture_that_is_not_the_card_has_no_frame_outline(what):
+    """The frame is the card's only where card stock runs along all four of its edges: not a card
+    lying on the table, not a card with the table along one side, not a picture more than twice as
+    long as it is wide, not the table alone."""
+    rng = np.random.default_rng(17)
+    picture = {
+        "on the table": lambda: synth.photograph("7H", rng, size=(640, 480), occlusion_p=0).image,
+        "the table beside it": lambda: _filling("7H", (-0.3, 0, 1, 1)),
+        "a strip": lambda: _filling("7H", (0, 0.3, 1, 0.6)),
+        "the empty table": lambda: synth.draw_background(640, 480, rng, clutter=0),
+    }[what]()
+    assert not any(q.frame for q in L.find_quads(picture))

@@ -25,6 +25,7 @@ import pytest
 
 from shoed.vision.recognize import (CUES_DISAGREE, DEFAULT_THRESHOLD, NO_COLOUR, TOO_SMALL,
                                     Identification, Recognizer, has_colour, identify)
+from vision_lab import synth
 from vision_lab.hard_sets import side_by_side
 
 DATA = pathlib.Path(__file__).parent / "data"
@@ -395,3 +396,23 @@ def test_a_court_card_read_in_one_corner_alone_is_read_only_surely(recognizer):
     tells a court card's rank. Read in one corner alone, a court card needs 0.95: refused."""
     result = _refused(recognizer, "covered/JC-finger-over-one-corner-J-bent-by-a-lens-read-as-Q.jpg", "JC")
     assert result.reason == "low confidence", result
+
+
+@pytest.mark.parametrize("label, box, height, square, turns", [
+    ("7H", (0, 0, 1, 1), 480, False, 0),
+    ("TD", (-0.015, -0.015, 1.015, 1.015), 480, False, 1),
+    ("QH", (0.01, 0.01, 0.99, 0.99), 640, True, 0),
+    ("4D", (0, 0, 1, 1), 224, True, 3),
+])
+def test_a_card_filling_the_picture_is_read(recognizer, label, box, height, square, turns):
+    """A still cut to the card, or a camera framing it tightly, shows no outline of the card: the
+    picture's frame is taken as the card's (locate.find_quads offers it last), the card read through it, its
+    corners the picture's (or, where a sliver of the table shows, the card's own, as near)."""
+    shot = synth.photograph(label, np.random.default_rng(23), size=(1280, 960), occlusion_p=0, tilt=0.1)
+    picture = synth.filling(shot.image, shot.corners, box, height, square, turns)
+    result = recognizer.identify(picture)
+    assert result.card == label, result
+    h, w = picture.shape[:2]
+    frame = np.array([(0, 0), (w - 1, 0), (w - 1, h - 1), (0, h - 1)], np.float64)
+    error = min(np.abs(np.roll(np.array(result.corners), k, axis=0) - frame).max() for k in range(4))
+    assert error <= 0.02 * max(h, w)
