@@ -24,6 +24,11 @@ all, three sides seen and the fourth placed by the card's proportions. Such a
 placed side is a guess: it scores below every outline seen whole, and the
 recogniser reads the card through it under the same guards as any other.
 
+A picture may be the card itself (a still cut to the card, a camera framing the card it looks at
+tightly): its sides are then the picture's, which no outline found may be. Where card stock runs
+along all four edges of a picture of a card's proportions (or a square's), the picture's own frame
+is offered after every outline found.
+
 Portrait is all that must be known: a card's indices sit in opposite corners
 and are the same turned half a turn, so both portrait warps read alike.
 """

@@ -373,6 +373,23 @@ def _with_pips_seen(result: Identification, pips: PipEvidence) -> Identification
     return dataclasses.replace(result, pip_count=pips.count, pips_covered=not _whole(pips))
 
 
+def _both_ends(result: Identification) -> bool:
+    """Whether two opposite corners read the card, each with a rank glyph large enough to be read
+    by itself (not one the pips' layout stands in for): what the picture's frame, taken as the
+    card's outline, must show. A part of a card that the picture's edges cut through looks like a
+    card itself (five pips of an eight in a five's layout, a piece of its index in a corner); it
+    cannot show the index at both ends. The card itself must pass the threshold as ever; its other
+    end need only read it at FRAME_END_P (that corner may lie in glare, or be cut a little)."""
+    ends = {r.corner for r in result.reads
+            if r.card == result.card and r.confidence >= FRAME_END_P and r.rank_px >= MIN_RANK_PX}
+    return any(ends >= pair for pair in _OPPOSITE_CORNERS)
+
+
+_OPPOSITE_CORNERS = ({"top-left", "bottom-right"}, {"top-right", "bottom-left"})
+FRAME_END_P = 0.1
+FRAME_ENDS_DETAIL = "the picture taken as the card: its index must be read at both ends"
+
+
 def _counted_alone(result: Identification) -> bool:
     """Whether a card's rank was told by its pips alone: its index's rank glyph
     too small to be read by itself."""
@@ -476,6 +493,9 @@ class Recognizer:
             for q in quad.ways():
                 result = dataclasses.replace(self.read_card(L.warp_card(image, q), picture_scale(q)),
                                              corners=q.as_list())
+                if q.frame and result.card is not None and not _both_ends(result):
+                    result = dataclasses.replace(result, card=None, reason="low confidence", index=None,
+                                                 detail=FRAME_ENDS_DETAIL)
                 for card in result.contested:
                     contested.setdefault(card, result)
                 if result.card is not None and result.card in contested:

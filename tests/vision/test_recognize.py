@@ -23,8 +23,9 @@ import cv2
 import numpy as np
 import pytest
 
+from shoed.vision import locate as L
 from shoed.vision.recognize import (CUES_DISAGREE, DEFAULT_THRESHOLD, NO_COLOUR, TOO_SMALL,
-                                    Identification, Recognizer, has_colour, identify)
+                                    Identification, Recognizer, _both_ends, has_colour, identify, picture_scale)
 from vision_lab import synth
 from vision_lab.hard_sets import side_by_side
 
@@ -416,3 +417,19 @@ def test_a_card_filling_the_picture_is_read(recognizer, label, box, height, squa
     frame = np.array([(0, 0), (w - 1, 0), (w - 1, h - 1), (0, h - 1)], np.float64)
     error = min(np.abs(np.roll(np.array(result.corners), k, axis=0) - frame).max() for k in range(4))
     assert error <= 0.02 * max(h, w)
+
+
+def test_a_part_of_a_card_filling_the_picture_is_no_card_of_its_own(recognizer):
+    """Part of KDE's standard eight of diamonds (a design never trained on) filling a 128 x 125
+    frame, cut by all four edges: five of its pips in a five's layout, a piece of its lower index
+    in a corner. Taken as the card, the picture's frame read it as 5D at 0.95, its "8" too small
+    to read and the layout standing in for it. The frame is taken as the card's only where two
+    opposite corners read the card's index, each with a rank glyph read by itself: refused."""
+    name = "framed/8D-part-of-the-card-filling-a-128-frame-five-pips-read-as-5D.png"
+    _refused(recognizer, name, "8D")
+    image = cv2.imread(str(DATA / name))
+    frame = L.find_quads(image)[-1]
+    assert frame.frame and frame.ambiguous  # nearly square: read both ways round
+    through = [recognizer.read_card(L.warp_card(image, q), picture_scale(q)) for q in frame.ways()]
+    assert [r.card for r in through] == [None, "5D"]  # a quarter turn reads the wrong card in one corner
+    assert not _both_ends(through[1])
