@@ -388,6 +388,7 @@ def _both_ends(result: Identification) -> bool:
 _OPPOSITE_CORNERS = ({"top-left", "bottom-right"}, {"top-right", "bottom-left"})
 FRAME_END_P = 0.1
 FRAME_ENDS_DETAIL = "the picture taken as the card: its index must be read at both ends"
+FRAME_DISAGREES_DETAIL = "an outline within the picture and the picture taken as the card read two cards"
 
 
 def _counted_alone(result: Identification) -> bool:
@@ -491,11 +492,7 @@ class Recognizer:
         covered = False  # an outline showed pips with print over the middle that may hide more (_whole)
         for at, quad in enumerate(quads):
             for q in quad.ways():
-                result = dataclasses.replace(self.read_card(L.warp_card(image, q), picture_scale(q)),
-                                             corners=q.as_list())
-                if q.frame and result.card is not None and not _both_ends(result):
-                    result = dataclasses.replace(result, card=None, reason="low confidence", index=None,
-                                                 detail=FRAME_ENDS_DETAIL)
+                result = self._read_through(image, q)
                 for card in result.contested:
                     contested.setdefault(card, result)
                 if result.card is not None and result.card in contested:
@@ -519,18 +516,32 @@ class Recognizer:
         two cards in view (side by side, or one lying over the other) are refused (SEVERAL_CARDS),
         never one of them taken for the card dealt. An outline within the card's, or around it
         (its printed frame, an outline cut wider over a chip: SAME_OUTLINE), is the card itself,
-        and is not read again; one that reads no card is no card."""
+        and is not read again; one that reads no card is no card. The picture's own frame, where
+        offered, is read again: the picture may be the card, an outline within it a part of the
+        card, and a card read through each, two, is refused (corner indices disagree)."""
         for other in others:
-            if L.overlap(quad, other) >= SAME_OUTLINE:
+            if L.overlap(quad, other) >= SAME_OUTLINE and not other.frame:
                 continue
             for q in other.ways():
-                seen = self.read_card(L.warp_card(image, q), picture_scale(q)).card
+                seen = self._read_through(image, q).card
                 if seen is not None and seen != found.card:
+                    if other.frame:
+                        return dataclasses.replace(found, card=None, reason=f"corner indices disagree ({found.card} "
+                                                   f"or {seen})", index=None, detail=FRAME_DISAGREES_DETAIL)
                     return dataclasses.replace(found, card=None, reason=SEVERAL_CARDS, index=None,
                                                detail=f"{found.card} and {seen} in view")
                 if seen is not None:
                     break
         return found
+
+    def _read_through(self, image: np.ndarray, q: L.CardQuad) -> Identification:
+        """The card read through the outline `q`. Through the picture's own frame a card is read only
+        where its index is read at both ends (_both_ends)."""
+        result = dataclasses.replace(self.read_card(L.warp_card(image, q), picture_scale(q)), corners=q.as_list())
+        if q.frame and result.card is not None and not _both_ends(result):
+            result = dataclasses.replace(result, card=None, reason="low confidence", index=None,
+                                         detail=FRAME_ENDS_DETAIL)
+        return result
 
     def read_card(self, card: np.ndarray, scale: float = 1.0) -> Identification:
         """Identify a flattened canonical card (locate.CANON_W x CANON_H, BGR);

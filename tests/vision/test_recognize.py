@@ -433,3 +433,14 @@ def test_a_part_of_a_card_filling_the_picture_is_no_card_of_its_own(recognizer):
     through = [recognizer.read_card(L.warp_card(image, q), picture_scale(q)) for q in frame.ways()]
     assert [r.card for r in through] == [None, "5D"]  # a quarter turn reads the wrong card in one corner
     assert not _both_ends(through[1])
+
+
+def test_an_outline_within_a_picture_that_is_the_card_reading_another_card_is_refused(recognizer):
+    """aisleriot's ornamental ten of diamonds (a design never trained on), the picture cut to the
+    card and squeezed to a square (960 x 960): the locator's best outline, three sides of part of
+    the card and a fourth placed, read its lower "10" as 7D at 0.92, alone; the picture's frame
+    reads TD at both ends. The picture may be the card, the outline a part of it: a card read
+    through each, two, is refused, not the outline's taken (7D on the previous version)."""
+    result = _refused(recognizer, "framed/TD-cut-to-the-card-squeezed-square-an-outline-within-read-as-7D.jpg",
+                      "TD")
+    assert result.reason == "corner indices disagree (7D or TD)", result
