@@ -58,6 +58,7 @@ FRAME_ENDS = 0.1
 FRAME_PAPER = 0.7
 FRAME_LEVEL = 0.55
 FRAME_FLOOR = 60.0
+FRAME_FOUND = 0.85  # an outline found over this share of the picture is the card's own: no frame offered
 # A side is bowed where its outline's arc rises this share of its length above the straight
 # line (a quadratic through the outline's middle, BOW_MIN_PX at least, on the search's copy):
 # a flat card's traced outline wavers by a pixel, a bowed card's arcs by 2-6% of its height.
@@ -194,7 +195,9 @@ def find_quads(image: np.ndarray, limit: int = 3) -> list[CardQuad]:
         bows = _bows(q.corners.astype(np.float64), contour.reshape(-1, 2).astype(np.float64))
         kept.append(CardQuad((q.corners / f).astype(np.float32), q.score, q.aspect, q.weakest,
                              None if bows is None else (bows / f).astype(np.float32)))
-    return kept + [frame] if frame is not None else kept
+    if frame is None or any(abs(cv2.contourArea(q.corners)) >= FRAME_FOUND * h * w / (f * f) for q in kept):
+        return kept  # no frame, or the card's own outline found, as good as all of the picture
+    return kept + [frame]
 
 
 def _frame(white: np.ndarray, shape: tuple[int, ...]) -> CardQuad | None:
@@ -210,7 +213,9 @@ def _frame(white: np.ndarray, shape: tuple[int, ...]) -> CardQuad | None:
       the picture reaches (the card's paper, which fills most of it; not a lamp's glare);
     - the picture is no longer than twice its width (a card's proportions, or a card squeezed
       to a square frame: the flattening undoes either).
-    It comes after every outline found, in full-picture pixels; None where the picture is not a
+    It comes after every outline found, in full-picture pixels, and not where an outline found
+    covers FRAME_FOUND of the picture (the card's own outline, seen a little within the picture's
+    edges: the frame would be a second look at the same card); None where the picture is not a
     card's."""
     h, w = shape[:2]
     sh, sw = white.shape
