@@ -26,8 +26,9 @@ recogniser reads the card through it under the same guards as any other.
 
 A picture may be the card itself (a still cut to the card, a camera framing the card it looks at
 tightly): its sides are then the picture's, which no outline found may be. Where card stock runs
-along all four edges of a picture of a card's proportions (or a square's), the picture's own frame
-is offered after every outline found.
+along all four edges of a picture no longer than twice its width (a card's proportions, or a card
+squeezed to a square), the picture's own frame is offered after every outline found, unless an
+outline found covers most of the picture (the card's own).
 
 Portrait is all that must be known: a card's indices sit in opposite corners
 and are the same turned half a turn, so both portrait warps read alike.
@@ -195,7 +196,8 @@ def find_quads(image: np.ndarray, limit: int = 3) -> list[CardQuad]:
         bows = _bows(q.corners.astype(np.float64), contour.reshape(-1, 2).astype(np.float64))
         kept.append(CardQuad((q.corners / f).astype(np.float32), q.score, q.aspect, q.weakest,
                              None if bows is None else (bows / f).astype(np.float32)))
-    if frame is None or any(abs(cv2.contourArea(q.corners)) >= FRAME_FOUND * h * w / (f * f) for q in kept):
+    picture = image.shape[0] * image.shape[1]
+    if frame is None or any(abs(cv2.contourArea(q.corners)) >= FRAME_FOUND * picture for q in kept):
         return kept  # no frame, or the card's own outline found, as good as all of the picture
     return kept + [frame]
 
