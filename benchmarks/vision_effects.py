@@ -12,7 +12,7 @@ design's index does not let shoed read (foreign court letters: `decks.to_refuse`
 when refused.
 
     .venv/bin/python benchmarks/vision_effects.py [--ranks A,2,...,K] [--effects shadow,glare+mosaic,...]
-                                                  [--seed 9100] [--size 1280x960] [--keep DIR]
+                                                  [--seed 9100] [--size 1280x960] [--keep DIR] [--scene]
 
 Effects:
 - none: the photograph as it is (the baseline: each effect's right rate is read against it);
@@ -64,6 +64,12 @@ Effects:
 - shrink: the picture shrunk to 128 pixels on its long side (an area average): after `fill`, the
   frame of a small camera framing the card tightly, as the 128 x 128 frames are of a wider view.
 
+With `--scene`, each picture is read as a camera's watcher reads the card that comes into its
+view (`shoed.vision.watch`): beside the camera's empty view, here the photograph with the card's
+place painted the table's mean colour under the same effects, whose colour and the picture's
+may show that the camera sees colour (`recognize.scene_shows_colour`: a black card filling the
+picture is then read).
+
 Effects joined by "+" are applied to one picture in turn, as a real camera adds several at once
 (`--effects dark+glare,layout+steep+mosaic`); an effect that needs the card's place (layout,
 smudge, hand, bend, cut, fill, zoom) comes before any that moves the card (steep, lens, mirror,
@@ -113,6 +119,16 @@ def apply_effects(names: list[str], img: np.ndarray, rng: np.random.Generator, c
     for name in names:
         img = globals()[name](img, rng, corners) if name in ON_THE_CARD else globals()[name](img, rng)
     return img
+
+
+def without_card(img: np.ndarray, corners: np.ndarray) -> np.ndarray:
+    """The photograph's table without the card: the card's place painted the mean colour of the rest."""
+    mask = np.zeros(img.shape[:2], np.uint8)
+    cv2.fillConvexPoly(mask, np.round(corners).astype(np.int32), 255)
+    table = cv2.mean(img, cv2.bitwise_not(mask))[:3]
+    out = img.copy()
+    out[mask > 0] = np.round(table).astype(np.uint8)
+    return out
 
 
 def none(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -498,10 +514,12 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=9100)
     ap.add_argument("--size", default="1280x960", help="the photograph's size, WxH")
     ap.add_argument("--keep", help="save every wrong card's picture in this folder")
+    ap.add_argument("--scene", action="store_true",
+                    help="read each picture beside its table's empty view, as a camera's watcher reads it")
     args = ap.parse_args()
     cv2.setNumThreads(1)
     import shoed
-    from shoed.vision.recognize import Recognizer
+    from shoed.vision.recognize import Recognizer, scene_shows_colour
     from vision_lab import decks, hard_sets
 
     print(f"shoed from {Path(shoed.__file__).parent}")
@@ -520,9 +538,14 @@ def main() -> int:
         shots = hard_sets.held_out_shots(label, seed, size, designs, lettering={"occlusion_p": 0.0})
         for j, (shot, name, refuse) in enumerate(shots):
             for e, (effect, names) in enumerate(effects.items()):
-                rng = np.random.default_rng(seed * 7 + j * 13 + e)
-                picture = apply_effects(names, shot.image, rng, np.float32(shot.corners))
-                result = recognizer.identify(picture)
+                draw = seed * 7 + j * 13 + e
+                corners = np.float32(shot.corners)
+                picture = apply_effects(names, shot.image, np.random.default_rng(draw), corners)
+                colour = False
+                if args.scene:  # the same effects, drawn alike, over the table without the card
+                    empty = apply_effects(names, without_card(shot.image, corners), np.random.default_rng(draw), corners)
+                    colour = scene_shows_colour(cv2.mean(empty)[:3], cv2.mean(picture)[:3])
+                result = recognizer.identify(picture, colour=colour)
                 k = 2 if result.card is None else 0 if result.card == label else 1
                 if k == 1:
                     print(f"  WRONG {label} -> {result.card} at {result.confidence:.2f}: {effect}, {name}, "

@@ -174,6 +174,14 @@ COLOURED_SHARE = 0.0003
 COLOUR_SIDE = 320
 MAX_TINT_GAIN = 4.0  # a channel is scaled up at most this much to take a tint out
 _EVEN_AROUND = np.ones((5, 5), np.uint8)
+# A camera's view shows colour where the mean colours of its empty view and of the view with a card in
+# it are SCENE_APART or more apart in a channel's share of the three, each at least SCENE_LEVEL bright
+# (scene_shows_colour). Green, blue, red felt and wood beside a black card filling the view: 0.17-0.35
+# apart; grey and pale cloth 0.05 at most. A monochrome camera in one tint: 0 (but for its noise); in a
+# tint that bends with brightness (a tone curve of gamma 0.8 to 1.25 across the channels): 0.11 at most
+# over cloth this bright.
+SCENE_APART = 0.12
+SCENE_LEVEL = 50
 SAME_OUTLINE = 0.8  # an outline overlapping the card's by this share of the smaller (within it, around it) is the card
 # A rank alone in a corner is read only where its print has the suit's colour this surely.
 LONE_COLOUR = 0.9
@@ -472,13 +480,16 @@ class Recognizer:
         self.model = model or default_model()
         self.threshold = threshold
 
-    def identify(self, image: np.ndarray) -> Identification:
+    def identify(self, image: np.ndarray, colour: bool = False) -> Identification:
+        """The card in `image` (BGR). `colour`: the picture is known to be a colour camera's (the
+        camera's own view showed colour: `scene_shows_colour`), so a picture with no colour in it
+        (a black card filling it) is read; else such a picture is refused as `no_colour`."""
         image = _as_bgr(image)
         quads = L.find_quads(image)
         if not quads:
             return Identification(None, 0.0, "no card found")
         found = self._identify(image, quads)
-        if found.reason not in _NOTHING_READ and not has_colour(image):
+        if found.reason not in _NOTHING_READ and not colour and not has_colour(image):
             # a card's print was read (as a card, or not surely enough): without colour it is no card
             return dataclasses.replace(found, card=None, reason=NO_COLOUR, index=None,
                                        detail="the picture has no colour: red and black print cannot be told "
@@ -1294,6 +1305,20 @@ def colour_share(image: np.ndarray) -> float:
         uneven = cv2.morphologyEx(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), cv2.MORPH_GRADIENT, _EVEN_AROUND)
         coloured &= uneven < EVEN_LEVEL
     return float(np.count_nonzero(coloured)) / spread.size
+
+
+def scene_shows_colour(empty: Sequence[float] | np.ndarray, present: Sequence[float] | np.ndarray) -> bool:
+    """Whether a camera's view shows colour from one moment to the next: the mean colour (BGR)
+    of its empty view (the table's cloth) and of the same view with a card in it, apart by
+    SCENE_APART or more in a channel's share of the three (chromaticity). A monochrome camera
+    sees cloth and card in one tint; a colour camera sees green, blue or red cloth beside white
+    card stock, where a picture of the card alone (a black card filling it) shows no colour.
+    Grey or dark cloth (its mean below SCENE_LEVEL) shows nothing either way."""
+    a = np.asarray(empty, np.float64)[:3]
+    b = np.asarray(present, np.float64)[:3]
+    if a.mean() < SCENE_LEVEL or b.mean() < SCENE_LEVEL:
+        return False
+    return float(np.abs(a / a.sum() - b / b.sum()).max()) >= SCENE_APART
 
 
 def _as_bgr(image: np.ndarray) -> np.ndarray:

@@ -19,6 +19,12 @@ after `relearn_frames`. A card that is found
 but cannot be read is tried on a few more still frames, then reported as
 unreadable (card None, with the reason).
 
+The empty region's mean colour (the cloth) is kept too: where it and the
+region's with the card in it differ in hue (green felt beside white stock),
+the camera sees colour, and a card whose own picture shows none (a black card
+filling the region) is read (recognize.scene_shows_colour); else such a
+picture is refused, as a monochrome camera's would be.
+
 Deterministic: frames and their timestamps come in as data; no clock, no I/O.
 """
 
@@ -30,7 +36,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from shoed.vision.recognize import Identification, Recognizer
+from shoed.vision.recognize import Identification, Recognizer, scene_shows_colour
 
 EMPTY, ARRIVING, PRESENT = "empty", "arriving", "present"
 
@@ -97,6 +103,11 @@ class CardWatcher:
         self._need_motion = False  # after "no card found": wait for the scene to move before looking again
         self._idle = 0  # still frames since "no card found", or away from the card as read
         self._settled: np.ndarray | None = None  # the thumbnail when the card was read
+        # The mean colour (BGR) of the region's last thumbnail, and of the empty region (the cloth),
+        # following the light as the background does: a card filling the region with no colour in
+        # it (a black card) is read where the cloth's colour shows the camera sees colour.
+        self._colour = np.zeros(3, np.float32)
+        self._cloth = np.zeros(3, np.float32)  # set with the background, from the first frame
 
     def region(self, frame: np.ndarray) -> np.ndarray:
         roi = self.config.roi
@@ -116,6 +127,7 @@ class CardWatcher:
         step = max(1, int(1 / f) // 2)
         small = region[::step, ::step] if step > 1 else region
         small = cv2.resize(small, size, interpolation=cv2.INTER_AREA)
+        self._colour = np.array(cv2.mean(small)[:3], np.float32)
         grey = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY) if small.ndim == 3 else small
         return cv2.GaussianBlur(grey, (3, 3), 0).astype(np.int16)
 
@@ -126,7 +138,7 @@ class CardWatcher:
         region = self.region(frame)
         thumb = self._thumb(region)
         if self._background is None:
-            self._background = thumb.astype(np.float32)
+            self._empty_view(thumb)
             self._previous = thumb
             return []
         changed = float(np.mean(np.abs(thumb - self._background) > cfg.pixel_change))
@@ -141,6 +153,7 @@ class CardWatcher:
                 self._need_motion = False
             else:
                 cv2.accumulateWeighted(thumb.astype(np.float32), self._background, cfg.background_rate)
+                cv2.accumulateWeighted(self._colour, self._cloth, cfg.background_rate)
                 return out
         if self.state == ARRIVING:
             if vacant:
@@ -158,7 +171,7 @@ class CardWatcher:
                 # light changed, a chip was left lying), not something arriving.
                 self._idle += 1
                 if self._idle >= cfg.relearn_frames:
-                    self._background = thumb.astype(np.float32)
+                    self._empty_view(thumb)
                     self.state, self._idle, self._need_motion = EMPTY, 0, False
                 return out
             self._still = self._still + 1 if moving <= cfg.still_share else 0
@@ -186,15 +199,21 @@ class CardWatcher:
             self._idle = 0
             self.identifications += 1
             if self.recognizer.identify(region).reason == "no card found":
-                self._background = thumb.astype(np.float32)
+                self._empty_view(thumb)
                 self.state = EMPTY
             else:
                 self._settled = thumb
         return out
 
+    def _empty_view(self, thumb: np.ndarray) -> None:
+        """This frame's region is the empty table from now on."""
+        self._background = thumb.astype(np.float32)
+        self._cloth = self._colour.copy()
+
     def _identify(self, region: np.ndarray, frame_index: int, mono_ns: int) -> CameraRead | None:
         self.identifications += 1
-        result = self.recognizer.identify(region)
+        colour = scene_shows_colour(self._cloth, self._colour)
+        result = self.recognizer.identify(region, colour=colour)
         corners = self._to_frame(result.corners)
         if result.card is not None:
             return CameraRead(result.card, result.confidence, None, frame_index, mono_ns, corners)

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from vision_lab import synth
+from shoed.vision.recognize import NO_COLOUR
 from shoed.vision.watch import CardWatcher, WatchConfig
 
 ROI = (300, 60, 400, 400)
@@ -131,3 +132,46 @@ def test_a_region_outside_the_frame_is_a_clear_error(recognizer):
     watcher = CardWatcher(WatchConfig(roi=(600, 300, 100, 100)), recognizer)
     with pytest.raises(ValueError, match="does not fit"):
         watcher.feed(np.zeros((360, 640, 3), np.uint8), 0, 0)
+
+
+def _framed_tightly(label: str, cloth: tuple[int, int, int], camera: str = "colour", seed: int = 21):
+    """A camera whose region frames tightly where the card comes to rest: the cloth while the
+    region is empty, then the card filling it. `camera`: "colour"; "grey", a monochrome camera's
+    frames; "toned", a monochrome camera's in a tint that bends with brightness (a tone curve of
+    gamma 0.8, 1.0, 1.25 on blue, green, red)."""
+    rng = np.random.default_rng(seed)
+    shot = synth.photograph(label, rng, size=(1280, 960), occlusion_p=0, tilt=0.1)
+    card = synth.filling(shot.image, shot.corners, (0.01, 0.01, 0.99, 0.99), 400, square=True)
+    table = np.full(card.shape, cloth, np.uint8)
+    frames = [table] * 6 + [card] * 8 + [table] * 6
+    noisy = [cv2.add(f, rng.normal(0, 2, f.shape).round().astype(np.int16), dtype=cv2.CV_8U) for f in frames]
+    if camera != "colour":
+        noisy = [cv2.cvtColor(cv2.cvtColor(f, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR) for f in noisy]
+    if camera == "toned":
+        level = np.arange(256) / 255.0
+        curve = np.stack([level**0.8, level, level**1.25], axis=1)[:, None, :] * 255
+        noisy = [cv2.LUT(f, curve.round().astype(np.uint8)) for f in noisy]
+    return [(f, None) for f in noisy]
+
+
+@pytest.mark.parametrize("label", ["TS", "AC"])
+def test_a_black_card_filling_the_region_is_read_where_the_cloth_shows_colour(recognizer, label):
+    """A black card filling the region shows no colour: alone, its picture cannot be told from a
+    monochrome camera's (`no_colour`). The same camera's empty view, green felt beside the white
+    card that comes into it, shows that it sees colour: the card is read."""
+    alone = _framed_tightly(label, (40, 100, 20))[8][0]
+    assert recognizer.identify(alone).reason == NO_COLOUR
+    reads = run(CardWatcher(WatchConfig(), recognizer), _framed_tightly(label, (40, 100, 20)))
+    assert [r.card for r in reads] == [label]
+
+
+@pytest.mark.parametrize("label, cloth, camera", [
+    ("TS", (40, 100, 20), "grey"),  # a monochrome camera: cloth and card in one tint
+    ("5D", (40, 100, 20), "grey"),  # its red print as dark as black: never read as a black card
+    ("TS", (40, 100, 20), "toned"),  # in a tint that is not one colour from dark to light
+    ("TS", (70, 70, 70), "colour"),  # grey cloth: a colour camera's view shows no colour either
+    ("TS", (25, 40, 20), "colour"),  # cloth too dark to tell its hue from a tone curve's
+])
+def test_a_card_filling_the_region_with_no_colour_in_view_is_refused(recognizer, label, cloth, camera):
+    reads = run(CardWatcher(WatchConfig(), recognizer), _framed_tightly(label, cloth, camera))
+    assert [(r.card, r.reason) for r in reads] == [(None, NO_COLOUR)]
