@@ -66,9 +66,9 @@ Effects:
 
 With `--scene`, each picture is read as a camera's watcher reads the card that comes into its
 view (`shoed.vision.watch`): beside the camera's empty view, here the photograph with the card's
-place painted the table's mean colour under the same effects, whose colour and the picture's
-may show that the camera sees colour (`recognize.scene_shows_colour`: a black card filling the
-picture is then read).
+place painted the table's mean colour under the same effects, whose colour beside the picture's
+pixels as bright may show that the camera sees colour (`recognize.scene_shows_colour`: a black
+card filling the picture is then read).
 
 Effects joined by "+" are applied to one picture in turn, as a real camera adds several at once
 (`--effects dark+glare,layout+steep+mosaic`); an effect that needs the card's place (layout,
@@ -544,7 +544,7 @@ def main() -> int:
                 colour = False
                 if args.scene:  # the same effects, drawn alike, over the table without the card
                     empty = apply_effects(names, without_card(shot.image, corners), np.random.default_rng(draw), corners)
-                    colour = scene_shows_colour(cv2.mean(empty)[:3], cv2.mean(picture)[:3])
+                    colour = scene_shows_colour(cv2.mean(empty)[:3], picture)
                 result = recognizer.identify(picture, colour=colour)
                 k = 2 if result.card is None else 0 if result.card == label else 1
                 if k == 1:

@@ -174,14 +174,16 @@ COLOURED_SHARE = 0.0003
 COLOUR_SIDE = 320
 MAX_TINT_GAIN = 4.0  # a channel is scaled up at most this much to take a tint out
 _EVEN_AROUND = np.ones((5, 5), np.uint8)
-# A camera's view shows colour where the mean colours of its empty view and of the view with a card in
-# it are SCENE_APART or more apart in a channel's share of the three, each at least SCENE_LEVEL bright
-# (scene_shows_colour). Green, blue, red felt and wood beside a black card filling the view: 0.17-0.35
-# apart; grey and pale cloth 0.05 at most. A monochrome camera in one tint: 0 (but for its noise); in a
-# tint that bends with brightness (a tone curve of gamma 0.8 to 1.25 across the channels): 0.11 at most
-# over cloth this bright.
-SCENE_APART = 0.12
-SCENE_LEVEL = 50
+# A camera's view shows colour where the pixels of the view with a card in it that are as bright as the
+# empty view's mean (within SCENE_BAND levels, SCENE_SHARE of the view or more) differ in colour from it by
+# SCENE_APART or more in a channel's share of the three (scene_shows_colour); the empty view at least
+# SCENE_DARK bright, where a colour has a share to speak of. Measured on vision_lab's photographs cut to
+# the card (docs/vision.md): a colour camera's 0.22 apart at the median; a monochrome camera's in a tint
+# after a JPEG's round trip 0.056 at most.
+SCENE_BAND = 12
+SCENE_SHARE = 0.002
+SCENE_APART = 0.08
+SCENE_DARK = 12
 SAME_OUTLINE = 0.8  # an outline overlapping the card's by this share of the smaller (within it, around it) is the card
 # A rank alone in a corner is read only where its print has the suit's colour this surely.
 LONE_COLOUR = 0.9
@@ -1307,18 +1309,24 @@ def colour_share(image: np.ndarray) -> float:
     return float(np.count_nonzero(coloured)) / spread.size
 
 
-def scene_shows_colour(empty: Sequence[float] | np.ndarray, present: Sequence[float] | np.ndarray) -> bool:
-    """Whether a camera's view shows colour from one moment to the next: the mean colour (BGR)
-    of its empty view (the table's cloth) and of the same view with a card in it, apart by
-    SCENE_APART or more in a channel's share of the three (chromaticity). A monochrome camera
-    sees cloth and card in one tint; a colour camera sees green, blue or red cloth beside white
-    card stock, where a picture of the card alone (a black card filling it) shows no colour.
-    Grey or dark cloth (its mean below SCENE_LEVEL) shows nothing either way."""
-    a = np.asarray(empty, np.float64)[:3]
-    b = np.asarray(present, np.float64)[:3]
-    if a.mean() < SCENE_LEVEL or b.mean() < SCENE_LEVEL:
+def scene_shows_colour(empty: Sequence[float] | np.ndarray, view: np.ndarray) -> bool:
+    """Whether a camera's view shows colour: its empty view's mean colour (BGR: the table's cloth)
+    and the colour of the pixels as bright in the same view with a card in it (`view`, BGR), apart by
+    SCENE_APART or more in a channel's share of the three. A monochrome camera's colour is a
+    function of brightness, whatever its tint and tone curves: at one brightness, the cloth and the
+    card's print (its edges, grey ink) are one colour. A colour camera sees green, blue or red cloth
+    beside black print as bright, where a picture of the card alone (a black card filling it)
+    shows no colour. Grey cloth, or none of the card's print as bright as the cloth, shows nothing."""
+    cloth = np.asarray(empty, np.float64)[:3]
+    level = float(cloth.mean())
+    if level < SCENE_DARK:
         return False
-    return float(np.abs(a / a.sum() - b / b.sum()).max()) >= SCENE_APART
+    grey = cv2.transform(view, np.full((1, 3), 1 / 3))  # the mean of the channels, as the cloth's level
+    near = cv2.inRange(grey, level - SCENE_BAND, level + SCENE_BAND)
+    if cv2.countNonZero(near) < SCENE_SHARE * grey.size:
+        return False
+    same = np.array(cv2.mean(view, near)[:3])
+    return float(np.abs(cloth / cloth.sum() - same / max(same.sum(), 1.0)).max()) >= SCENE_APART
 
 
 def _as_bgr(image: np.ndarray) -> np.ndarray:

@@ -212,7 +212,7 @@ class CardWatcher:
 
     def _identify(self, region: np.ndarray, frame_index: int, mono_ns: int) -> CameraRead | None:
         self.identifications += 1
-        colour = scene_shows_colour(self._cloth, self._colour)
+        colour = scene_shows_colour(self._cloth, region)
         result = self.recognizer.identify(region, colour=colour)
         corners = self._to_frame(result.corners)
         if result.card is not None:
