@@ -19,11 +19,11 @@ after `relearn_frames`. A card that is found
 but cannot be read is tried on a few more still frames, then reported as
 unreadable (card None, with the reason).
 
-The empty region's mean colour (the cloth) is kept too: where it and the
-region's with the card in it differ in hue (green felt beside white stock),
-the camera sees colour, and a card whose own picture shows none (a black card
-filling the region) is read (recognize.scene_shows_colour); else such a
-picture is refused, as a monochrome camera's would be.
+The region's mean colour when last seen empty (the cloth) is kept too: where
+the card's print as bright as the cloth has another colour (green felt beside
+black print), the camera sees colour, and a card whose own picture shows none
+(a black card filling the region) is read (recognize.scene_shows_colour); else
+such a picture is refused, as a monochrome camera's would be.
 
 Deterministic: frames and their timestamps come in as data; no clock, no I/O.
 """
@@ -103,11 +103,11 @@ class CardWatcher:
         self._need_motion = False  # after "no card found": wait for the scene to move before looking again
         self._idle = 0  # still frames since "no card found", or away from the card as read
         self._settled: np.ndarray | None = None  # the thumbnail when the card was read
-        # The mean colour (BGR) of the region's last thumbnail, and of the empty region (the cloth),
-        # following the light as the background does: a card filling the region with no colour in
-        # it (a black card) is read where the cloth's colour shows the camera sees colour.
-        self._colour = np.zeros(3, np.float32)
-        self._cloth = np.zeros(3, np.float32)  # set with the background, from the first frame
+        # The mean colour (BGR) of the region's last thumbnail, and of the region when last seen empty
+        # (the cloth, just before the card came): a card filling the region with no colour in it (a
+        # black card) is read where the cloth's colour shows that the camera sees colour.
+        self._colour = np.zeros(3)
+        self._cloth = np.zeros(3)  # set with the background, from the first frame
 
     def region(self, frame: np.ndarray) -> np.ndarray:
         roi = self.config.roi
@@ -127,7 +127,7 @@ class CardWatcher:
         step = max(1, int(1 / f) // 2)
         small = region[::step, ::step] if step > 1 else region
         small = cv2.resize(small, size, interpolation=cv2.INTER_AREA)
-        self._colour = np.array(cv2.mean(small)[:3], np.float32)
+        self._colour = np.array(cv2.mean(small)[:3])
         grey = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY) if small.ndim == 3 else small
         return cv2.GaussianBlur(grey, (3, 3), 0).astype(np.int16)
 
@@ -153,7 +153,7 @@ class CardWatcher:
                 self._need_motion = False
             else:
                 cv2.accumulateWeighted(thumb.astype(np.float32), self._background, cfg.background_rate)
-                cv2.accumulateWeighted(self._colour, self._cloth, cfg.background_rate)
+                self._cloth = self._colour  # the last empty view's: a camera turned monochrome shows at once
                 return out
         if self.state == ARRIVING:
             if vacant:
@@ -208,7 +208,7 @@ class CardWatcher:
     def _empty_view(self, thumb: np.ndarray) -> None:
         """This frame's region is the empty table from now on."""
         self._background = thumb.astype(np.float32)
-        self._cloth = self._colour.copy()
+        self._cloth = self._colour
 
     def _identify(self, region: np.ndarray, frame_index: int, mono_ns: int) -> CameraRead | None:
         self.identifications += 1

@@ -176,3 +176,13 @@ def test_a_black_card_filling_the_region_is_read_where_the_cloth_shows_colour(re
 def test_a_card_filling_the_region_with_no_colour_in_view_is_refused(recognizer, label, cloth, camera):
     reads = run(CardWatcher(WatchConfig(), recognizer), _framed_tightly(label, cloth, camera))
     assert [(r.card, r.reason) for r in reads] == [(None, NO_COLOUR)]
+
+
+def test_a_camera_turned_monochrome_before_the_card_came_shows_no_colour(recognizer):
+    """The camera turns to its monochrome night mode while the region is empty, as bright as
+    before (its grey picture changes nothing the watcher compares), and a black card comes a few
+    frames later: the cloth's colour is the last empty view's, grey, and the card is refused."""
+    colour = _framed_tightly("TS", (40, 100, 20))
+    grey = _framed_tightly("TS", (40, 100, 20), "grey")
+    reads = run(CardWatcher(WatchConfig(), recognizer), colour[:6] + grey)
+    assert [(r.card, r.reason) for r in reads] == [(None, NO_COLOUR)]
