@@ -21,14 +21,10 @@ import pytest
 
 from shoed.vision import locate as L
 from shoed.vision.recognize import Recognizer
+from tests.vision.corners import corner_error
 from vision_lab import hard_sets, synth
 
 COUNT = 32
-
-
-def corner_error(found: np.ndarray, truth) -> float:
-    truth = np.asarray(truth)
-    return min(float(np.abs(np.roll(found, k, axis=0) - truth).max()) for k in range(4))
 
 
 @pytest.fixture(scope="module")

@@ -12,12 +12,8 @@ import numpy as np
 import pytest
 
 from shoed.vision import locate as L
+from tests.vision.corners import corner_error
 from vision_lab import synth
-
-
-def corner_error(found: np.ndarray, truth) -> float:
-    truth = np.asarray(truth)
-    return min(float(np.abs(np.roll(found, k, axis=0) - truth).max()) for k in range(4))
 
 
 def test_cards_are_found_where_they_are(classic_shots):

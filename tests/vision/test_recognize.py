@@ -26,6 +26,7 @@ import pytest
 from shoed.vision import locate as L
 from shoed.vision.recognize import (CUES_DISAGREE, DEFAULT_THRESHOLD, NO_COLOUR, TOO_SMALL,
                                     Identification, Recognizer, _both_ends, has_colour, identify, picture_scale)
+from tests.vision.corners import corner_error
 from vision_lab import synth
 from vision_lab.hard_sets import side_by_side
 
@@ -250,11 +251,8 @@ def test_the_answer_says_where_the_card_is(recognizer, classic_shots):
     shot = classic_shots[0]
     result = recognizer.identify(shot.image)
     assert result.card == shot.card
-    truth = np.array(shot.corners)
-    found = np.array(result.corners)
     # the same four corners, in some order, within 2% of the picture's size
-    error = min(np.abs(np.roll(found, k, axis=0) - truth).max() for k in range(4))
-    assert error < 0.02 * max(shot.image.shape[:2])
+    assert corner_error(result.corners, shot.corners) < 0.02 * max(shot.image.shape[:2])
     assert result.index in ("top-left", "top-right", "bottom-right", "bottom-left")
     assert set(result.to_json()) >= {"card", "confidence", "corners", "index"}
 
@@ -414,9 +412,8 @@ def test_a_card_filling_the_picture_is_read(recognizer, label, box, height, squa
     result = recognizer.identify(picture)
     assert result.card == label, result
     h, w = picture.shape[:2]
-    frame = np.array([(0, 0), (w - 1, 0), (w - 1, h - 1), (0, h - 1)], np.float64)
-    error = min(np.abs(np.roll(np.array(result.corners), k, axis=0) - frame).max() for k in range(4))
-    assert error <= 0.02 * max(h, w)
+    frame = [(0, 0), (w - 1, 0), (w - 1, h - 1), (0, h - 1)]
+    assert corner_error(result.corners, frame) <= 0.02 * max(h, w)
 
 
 def test_a_part_of_a_card_filling_the_picture_is_no_card_of_its_own(recognizer):
