@@ -384,19 +384,23 @@ def _with_pips_seen(result: Identification, pips: PipEvidence) -> Identification
 
 
 def _both_ends(result: Identification) -> bool:
-    """Whether two opposite corners read the card, each with a rank glyph large enough to be read
-    by itself (not one the pips' layout stands in for): what the picture's frame, taken as the
-    card's outline, must show. A part of a card that the picture's edges cut through looks like a
-    card itself (five pips of an eight in a five's layout, a piece of its index in a corner); it
-    cannot show the index at both ends. The card itself must pass the threshold as ever; its other
-    end need only read it at FRAME_END_P (that corner may lie in glare, or be cut a little)."""
+    """Whether two opposite corners read the card, each from its own rank glyph (not one the pips'
+    layout stands in for): a glyph large enough to be read by itself, or a smaller one (FRAME_END_PX
+    or more) that reads the rank surely by itself (SURE_GLYPH_P), as a 128 px picture's do. This is
+    what the picture's frame, taken as the card's outline, must show. A part of a card that the
+    picture's edges cut through looks like a card itself (five pips of an eight in a five's layout,
+    a piece of its index in a corner); it cannot show the index at both ends. The card itself must
+    pass the threshold as ever; its other end need only read it at FRAME_END_P (that corner may lie
+    in glare, or be cut a little)."""
     ends = {r.corner for r in result.reads
-            if r.card == result.card and r.confidence >= FRAME_END_P and r.rank_px >= MIN_RANK_PX}
+            if r.card == result.card and r.confidence >= FRAME_END_P and (
+                r.rank_px >= MIN_RANK_PX or (r.rank_px >= FRAME_END_PX and r.rank_p >= SURE_GLYPH_P))}
     return any(ends >= pair for pair in _OPPOSITE_CORNERS)
 
 
 _OPPOSITE_CORNERS = ({"top-left", "bottom-right"}, {"top-right", "bottom-left"})
 FRAME_END_P = 0.1
+FRAME_END_PX = 6.0
 FRAME_ENDS_DETAIL = "the picture taken as the card: its index must be read at both ends"
 FRAME_DISAGREES_DETAIL = "an outline within the picture and the picture taken as the card read two cards"
 

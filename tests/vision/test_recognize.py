@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 from shoed.vision import locate as L
-from shoed.vision.recognize import (CUES_DISAGREE, DEFAULT_THRESHOLD, NO_COLOUR, TOO_SMALL,
+from shoed.vision.recognize import (CUES_DISAGREE, DEFAULT_THRESHOLD, MIN_RANK_PX, NO_COLOUR, TOO_SMALL,
                                     Identification, Recognizer, _both_ends, has_colour, identify, picture_scale)
 from tests.vision.corners import corner_error
 from vision_lab import synth
@@ -414,6 +414,19 @@ def test_a_card_filling_the_picture_is_read(recognizer, label, box, height, squa
     h, w = picture.shape[:2]
     frame = [(0, 0), (w - 1, 0), (w - 1, h - 1), (0, h - 1)]
     assert corner_error(result.corners, frame) <= 0.02 * max(h, w)
+
+
+@pytest.mark.parametrize("label", ["9H", "6D", "4H"])
+def test_a_card_filling_a_128_px_picture_is_read_from_its_small_index_at_both_ends(recognizer, label):
+    """A card filling a picture 128 px tall: its index glyphs are under MIN_RANK_PX, its rank told
+    by its pips as ever. Read through the picture's frame, the two ends' small glyphs, each reading
+    the rank surely by itself, show the index at both ends."""
+    shot = synth.photograph(label, np.random.default_rng(25), size=(1280, 960), occlusion_p=0, tilt=0.1)
+    picture = synth.filling(shot.image, shot.corners, (0.01, 0.01, 0.99, 0.99), 128)
+    result = recognizer.identify(picture)
+    assert result.card == label, result
+    ends = [r for r in result.reads if r.card == label]
+    assert len(ends) >= 2 and all(r.rank_px < MIN_RANK_PX for r in ends)
 
 
 def test_a_part_of_a_card_filling_the_picture_is_no_card_of_its_own(recognizer):
