@@ -186,3 +186,14 @@ def test_a_camera_turned_monochrome_before_the_card_came_shows_no_colour(recogni
     grey = _framed_tightly("TS", (40, 100, 20), "grey")
     reads = run(CardWatcher(WatchConfig(), recognizer), colour[:6] + grey)
     assert [(r.card, r.reason) for r in reads] == [(None, NO_COLOUR)]
+
+
+def test_frames_in_grey_or_with_alpha_are_read_as_any_frames(recognizer):
+    """A source may give grey frames (one channel: a monochrome camera's) or frames with an alpha
+    channel: the watcher reads them as ever, a black card filling the region refused in grey and
+    read in colour."""
+    frames = _framed_tightly("TS", (40, 100, 20))
+    grey = [(cv2.cvtColor(f, cv2.COLOR_BGR2GRAY), None) for f, _ in frames]
+    alpha = [(cv2.cvtColor(f, cv2.COLOR_BGR2BGRA), None) for f, _ in frames]
+    assert [(r.card, r.reason) for r in run(CardWatcher(WatchConfig(), recognizer), grey)] == [(None, NO_COLOUR)]
+    assert [r.card for r in run(CardWatcher(WatchConfig(), recognizer), alpha)] == ["TS"]
