@@ -149,7 +149,6 @@ def find_quads(image: np.ndarray, limit: int = 3) -> list[CardQuad]:
     sat, val = hsv[..., 1].astype(np.int16), hsv[..., 2].astype(np.int16)
     white = np.clip(val - sat, 0, 255).astype(np.uint8)  # bright and unsaturated: card stock
     white = cv2.GaussianBlur(white, (5, 5), 0)
-    frame = _frame(white, image.shape)
     masks = []
     otsu, _ = cv2.threshold(white, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
     # Several levels: one of them usually separates the card from whatever touches it
@@ -197,9 +196,10 @@ def find_quads(image: np.ndarray, limit: int = 3) -> list[CardQuad]:
         kept.append(CardQuad((q.corners / f).astype(np.float32), q.score, q.aspect, q.weakest,
                              None if bows is None else (bows / f).astype(np.float32)))
     picture = image.shape[0] * image.shape[1]
-    if frame is None or any(abs(cv2.contourArea(q.corners)) >= FRAME_FOUND * picture for q in kept):
-        return kept  # no frame, or the card's own outline found, as good as all of the picture
-    return kept + [frame]
+    if any(abs(cv2.contourArea(q.corners)) >= FRAME_FOUND * picture for q in kept):
+        return kept  # the card's own outline found, as good as all of the picture
+    frame = _frame(white, image.shape)
+    return kept if frame is None else kept + [frame]
 
 
 def _frame(white: np.ndarray, shape: tuple[int, ...]) -> CardQuad | None:

@@ -1321,10 +1321,9 @@ def scene_shows_colour(empty: Sequence[float] | np.ndarray, view: np.ndarray) ->
     card's print (its edges, grey ink) are one colour. A colour camera sees green, blue or red cloth
     beside black print as bright, where a picture of the card alone (a black card filling it)
     shows no colour. Grey cloth, or none of the card's print as bright as the cloth, shows nothing."""
-    if view.ndim != 3 or view.shape[2] < 3:
+    if view.ndim != 3:
         return False  # a grey picture: a monochrome camera's
-    if view.shape[2] > 3:
-        view = np.ascontiguousarray(view[..., :3])
+    view = _as_bgr(view)  # an alpha channel left out
     cloth = np.asarray(empty, np.float64)[:3]
     level = float(cloth.mean())
     if level < SCENE_DARK:

@@ -103,11 +103,10 @@ class CardWatcher:
         self._need_motion = False  # after "no card found": wait for the scene to move before looking again
         self._idle = 0  # still frames since "no card found", or away from the card as read
         self._settled: np.ndarray | None = None  # the thumbnail when the card was read
-        # The mean colour (BGR) of the region's last thumbnail, and of the region when last seen empty
-        # (the cloth, just before the card came): a card filling the region with no colour in it (a
-        # black card) is read where the cloth's colour shows that the camera sees colour.
-        self._colour = np.zeros(3)
-        self._cloth = np.zeros(3)  # set with the background, from the first frame
+        # The region's mean colour (BGR) when last seen empty (the cloth, just before the card came):
+        # a card filling the region with no colour in it (a black card) is read where the cloth's
+        # colour shows that the camera sees colour. Set with the background, from the first frame.
+        self._cloth = np.zeros(3)
 
     def region(self, frame: np.ndarray) -> np.ndarray:
         roi = self.config.roi
@@ -119,7 +118,8 @@ class CardWatcher:
             raise ValueError(f"roi {roi} does not fit in a {fw}x{fh} frame")
         return frame[y : y + h, x : x + w]
 
-    def _thumb(self, region: np.ndarray) -> np.ndarray:
+    def _thumb(self, region: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The region as a grey thumbnail (blurred a little) to compare frames by, and its mean colour."""
         h, w = region.shape[:2]
         f = self.config.thumb_side / max(h, w)
         size = (max(8, round(w * f)), max(8, round(h * f)))
@@ -127,18 +127,17 @@ class CardWatcher:
         step = max(1, int(1 / f) // 2)
         small = region[::step, ::step] if step > 1 else region
         small = cv2.resize(small, size, interpolation=cv2.INTER_AREA)
-        self._colour = np.array(cv2.mean(small)[:3])
         grey = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY) if small.ndim == 3 else small
-        return cv2.GaussianBlur(grey, (3, 3), 0).astype(np.int16)
+        return cv2.GaussianBlur(grey, (3, 3), 0).astype(np.int16), np.array(cv2.mean(small)[:3])
 
     def feed(self, frame: np.ndarray, frame_index: int, mono_ns: int) -> list[CameraRead]:
         """Take the next frame; answer the cards it completes (zero or one)."""
         cfg = self.config
         self.frames += 1
         region = self.region(frame)
-        thumb = self._thumb(region)
+        thumb, colour = self._thumb(region)
         if self._background is None:
-            self._empty_view(thumb)
+            self._empty_view(thumb, colour)
             self._previous = thumb
             return []
         changed = float(np.mean(np.abs(thumb - self._background) > cfg.pixel_change))
@@ -153,7 +152,7 @@ class CardWatcher:
                 self._need_motion = False
             else:
                 cv2.accumulateWeighted(thumb.astype(np.float32), self._background, cfg.background_rate)
-                self._cloth = self._colour  # the last empty view's: a camera turned monochrome shows at once
+                self._cloth = colour  # the last empty view's: a camera turned monochrome shows at once
                 return out
         if self.state == ARRIVING:
             if vacant:
@@ -171,7 +170,7 @@ class CardWatcher:
                 # light changed, a chip was left lying), not something arriving.
                 self._idle += 1
                 if self._idle >= cfg.relearn_frames:
-                    self._empty_view(thumb)
+                    self._empty_view(thumb, colour)
                     self.state, self._idle, self._need_motion = EMPTY, 0, False
                 return out
             self._still = self._still + 1 if moving <= cfg.still_share else 0
@@ -199,21 +198,21 @@ class CardWatcher:
             self._idle = 0
             self.identifications += 1
             if self.recognizer.identify(region).reason == "no card found":
-                self._empty_view(thumb)
+                self._empty_view(thumb, colour)
                 self.state = EMPTY
             else:
                 self._settled = thumb
         return out
 
-    def _empty_view(self, thumb: np.ndarray) -> None:
-        """This frame's region is the empty table from now on."""
+    def _empty_view(self, thumb: np.ndarray, colour: np.ndarray) -> None:
+        """This frame's region (its thumbnail and mean colour) is the empty table from now on."""
         self._background = thumb.astype(np.float32)
-        self._cloth = self._colour
+        self._cloth = colour
 
     def _identify(self, region: np.ndarray, frame_index: int, mono_ns: int) -> CameraRead | None:
         self.identifications += 1
-        colour = scene_shows_colour(self._cloth, region)
-        result = self.recognizer.identify(region, colour=colour)
+        sees_colour = scene_shows_colour(self._cloth, region)
+        result = self.recognizer.identify(region, colour=sees_colour)
         corners = self._to_frame(result.corners)
         if result.card is not None:
             return CameraRead(result.card, result.confidence, None, frame_index, mono_ns, corners)
