@@ -21,7 +21,7 @@ import pytest
 
 from shoed.vision import locate as L
 from shoed.vision.recognize import Recognizer
-from tests.vision.corners import corner_error
+from tests.vision.framing import corner_error
 from vision_lab import hard_sets, synth
 
 COUNT = 32

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from shoed.vision import locate as L
-from tests.vision.corners import corner_error
+from tests.vision.framing import corner_error, filling
 from vision_lab import synth
 
 
@@ -274,21 +274,13 @@ def test_flat_cards_are_seen_flat(classic_shots):
     assert len(bowed) <= 0.05 * len(cards), bowed
 
 
-def _filling(label: str, box=(0.0, 0.0, 1.0, 1.0), height: int = 420, square: bool = False, turns: int = 0,
-             seed: int = 3) -> np.ndarray:
-    """A photograph of `label` on the table, the part `box` of its card flattened to fill a picture
-    (vision_lab.synth.filling)."""
-    shot = synth.photograph(label, np.random.default_rng(seed), size=(1280, 960), occlusion_p=0, tilt=0.1)
-    return synth.filling(shot.image, shot.corners, box, height, square, turns)
-
-
 @pytest.mark.parametrize("box, square, turns", [((0, 0, 1, 1), False, 0), ((0.02, 0.02, 0.98, 0.98), True, 0),
                                                 ((0, 0, 1, 1), True, 3)])
 def test_a_picture_that_is_the_card_is_its_own_outline(box, square, turns):
     """A still cut to the card (to its edges, or a little into it; squeezed to a square; turned a
     quarter) has no outline of its own: the picture's frame is the card's, in portrait order,
     offered after every outline found."""
-    picture = _filling("7H", box, 420, square, turns)
+    picture = filling("7H", box, 420, square, turns)
     quads = L.find_quads(picture)
     assert quads and quads[-1].frame and not any(q.frame for q in quads[:-1])
     quad = quads[-1]
@@ -303,7 +295,7 @@ def test_a_card_cut_with_a_sliver_of_the_table_is_found_by_its_own_outline():
     """Cut with a sliver of the table all round (1.5% of the card), the card's own outline is found,
     covering most of the picture (FRAME_FOUND): the frame, a second look at the same card, is not
     offered."""
-    picture = _filling("7H", (-0.015, -0.015, 1.015, 1.015), 420, False, 1)
+    picture = filling("7H", (-0.015, -0.015, 1.015, 1.015), 420, False, 1)
     quads = L.find_quads(picture)
     h, w = picture.shape[:2]
     assert quads and abs(cv2.contourArea(quads[0].corners)) >= L.FRAME_FOUND * h * w
@@ -318,8 +310,8 @@ def test_a_picture_that_is_not_the_card_has_no_frame_outline(what):
     rng = np.random.default_rng(17)
     picture = {
         "on the table": lambda: synth.photograph("7H", rng, size=(640, 480), occlusion_p=0).image,
-        "the table beside it": lambda: _filling("7H", (-0.3, 0, 1, 1)),
-        "a strip": lambda: _filling("7H", (0, 0.3, 1, 0.6)),
+        "the table beside it": lambda: filling("7H", (-0.3, 0, 1, 1)),
+        "a strip": lambda: filling("7H", (0, 0.3, 1, 0.6)),
         "the empty table": lambda: synth.draw_background(640, 480, rng, clutter=0),
     }[what]()
     assert not any(q.frame for q in L.find_quads(picture))

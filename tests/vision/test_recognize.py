@@ -26,8 +26,7 @@ import pytest
 from shoed.vision import locate as L
 from shoed.vision.recognize import (CUES_DISAGREE, DEFAULT_THRESHOLD, MIN_RANK_PX, NO_COLOUR, TOO_SMALL,
                                     Identification, Recognizer, _both_ends, has_colour, identify, picture_scale)
-from tests.vision.corners import corner_error
-from vision_lab import synth
+from tests.vision.framing import corner_error, filling
 from vision_lab.hard_sets import side_by_side
 
 DATA = pathlib.Path(__file__).parent / "data"
@@ -407,8 +406,7 @@ def test_a_card_filling_the_picture_is_read(recognizer, label, box, height, squa
     """A still cut to the card, or a camera framing it tightly, shows no outline of the card: the
     picture's frame is taken as the card's (locate.find_quads offers it last), the card read through it, its
     corners the picture's (or, where a sliver of the table shows, the card's own, as near)."""
-    shot = synth.photograph(label, np.random.default_rng(23), size=(1280, 960), occlusion_p=0, tilt=0.1)
-    picture = synth.filling(shot.image, shot.corners, box, height, square, turns)
+    picture = filling(label, box, height, square, turns, seed=23)
     result = recognizer.identify(picture)
     assert result.card == label, result
     h, w = picture.shape[:2]
@@ -421,8 +419,7 @@ def test_a_card_filling_a_128_px_picture_is_read_from_its_small_index_at_both_en
     """A card filling a picture 128 px tall: its index glyphs are under MIN_RANK_PX, its rank told
     by its pips as ever. Read through the picture's frame, the two ends' small glyphs, each reading
     the rank surely by itself, show the index at both ends."""
-    shot = synth.photograph(label, np.random.default_rng(25), size=(1280, 960), occlusion_p=0, tilt=0.1)
-    picture = synth.filling(shot.image, shot.corners, (0.01, 0.01, 0.99, 0.99), 128)
+    picture = filling(label, (0.01, 0.01, 0.99, 0.99), 128, seed=25)
     result = recognizer.identify(picture)
     assert result.card == label, result
     ends = [r for r in result.reads if r.card == label]

@@ -1,0 +1,23 @@
+"""Pictures of a card filling the picture, and the error of a card's outline as found."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from vision_lab import synth
+
+
+def filling(label: str, box=(0.0, 0.0, 1.0, 1.0), height: int = 420, square: bool = False, turns: int = 0,
+            seed: int = 3) -> np.ndarray:
+    """A photograph of `label` on the table (1280 x 960, uncovered), the part `box` of its card
+    flattened to fill a picture `height` px tall (vision_lab.synth.filling)."""
+    shot = synth.photograph(label, np.random.default_rng(seed), size=(1280, 960), occlusion_p=0, tilt=0.1)
+    return synth.filling(shot.image, shot.corners, box, height, square, turns)
+
+
+def corner_error(found, truth) -> float:
+    """The largest distance, in pixels along x or y, between the four corners found and the true
+    ones, taken in the order (of the four turns) that fits best: a card's corners may be named
+    from any of its four sides."""
+    found, truth = np.asarray(found, np.float64), np.asarray(truth, np.float64)
+    return min(float(np.abs(np.roll(found, k, axis=0) - truth).max()) for k in range(4))
