@@ -33,8 +33,8 @@ agree, or there is no card:
   rank and suit in one colour, clear paper between them, a picture in colours
   in the middle, no rows of pips), else `no_suit_in_index`;
 - colour: a picture with no colour in it at all (a monochrome camera, a
-  camera's night mode) cannot tell red print from black: any card read in it
-  gives `no_colour`.
+  camera's night mode) cannot tell red print from black: a black card read in
+  it gives `no_colour` (a red card read shows the colour by its own print).
 
 Below the confidence threshold the answer is no card (with a reason): a guess
 is never presented as a card. Pure functions of the image: no clock, no I/O.
@@ -495,7 +495,7 @@ class Recognizer:
         if not quads:
             return Identification(None, 0.0, "no card found")
         found = self._identify(image, quads)
-        if found.reason not in _NOTHING_READ and not colour and not has_colour(image):
+        if found.reason not in _NOTHING_READ and not colour and not _read_red(found) and not has_colour(image):
             # a card's print was read (as a card, or not surely enough): without colour it is no card
             return dataclasses.replace(found, card=None, reason=NO_COLOUR, index=None,
                                        detail="the picture has no colour: red and black print cannot be told "
@@ -1279,6 +1279,14 @@ def pip_layout(group: list[X.Pip]) -> str | None:
 
 def _rank(result: Identification) -> tuple:
     return (result.card is not None, result.confidence)
+
+
+def _read_red(found: Identification) -> bool:
+    """Whether the card read is a red one: its suit's shape read in print measured redder than the
+    card's own paper, which a monochrome camera's picture never shows (its red print is as dark as
+    black, in grey or in one tint). The card itself shows the camera sees colour, where the rest of
+    the picture may not: a small card on grey cloth, its pips too small to count in has_colour's copy."""
+    return found.card is not None and found.card[-1] in RED_SUITS
 
 
 def has_colour(image: np.ndarray) -> bool:
