@@ -351,14 +351,10 @@ def rank_marks(marks: list[Mark], beside: np.ndarray | None = None) -> list[Mark
 def pairings(view: CornerView, marks: list[Mark], within: list[Mark] | None = None) -> list[Pairing]:
     """Rank-over-suit pairs in plausible index geometry; `within`: only those
     whose rank and suit both lie within one of these marks."""
-    h, w = view.ink.shape
     out = []
     beside = side_by_side_matrix(marks) if marks else np.zeros((0, 0), bool)
     for index, r in enumerate(rank_marks(marks, beside)):
-        if not (CANON_H * 0.035 <= r.h <= CANON_H * 0.22) or r.y > CANON_H * 0.2:
-            continue
-        edge_gap = (w - (r.x + r.w)) if view.right else r.x
-        if edge_gap > CANON_W * 0.16:
+        if not _placed_as_rank(view, r):
             continue
         for s in marks:
             if set(s.labels) & set(r.labels):
@@ -379,6 +375,12 @@ def pairings(view: CornerView, marks: list[Mark], within: list[Mark] | None = No
             out.append(Pairing(r, s, _redness(view, r, s), blur_ratio(view, r), blur_ratio(view, s),
                                partial=partial))
     return out
+
+
+def _placed_as_rank(view: CornerView, r: Mark) -> bool:
+    """Whether a mark has an index rank's size and place: near the window's top, near the card's edge."""
+    edge_gap = (view.ink.shape[1] - (r.x + r.w)) if view.right else r.x
+    return CANON_H * 0.035 <= r.h <= CANON_H * 0.22 and r.y <= CANON_H * 0.2 and edge_gap <= CANON_W * 0.16
 
 
 BLUR_DIRECTIONS = 4  # a mark's edges are measured in this many directions (of their gradient)
@@ -707,7 +709,11 @@ def index_pairings(view: CornerView) -> list[Pairing]:
     """A corner's candidate pairings. Where there are none, the print may be
     blurred enough for the rank to run into the suit under it: one tall mark
     where an index belongs. The ink level is raised, in steps, until it comes
-    apart; only a rank and a suit that both lie within that mark are taken. Or a
+    apart; only a rank and a suit that both lie within that mark are taken. Or the
+    suit may have run into a pip beside it, print running off the window, so no
+    mark: the level is raised in the same steps, and only a pair whose rank is a
+    mark at the window's own level, placed as a rank, and whose suit lies in no
+    such mark is taken. Or a
     thin rank may have faded below the level that large pips beside it set: the
     level is lowered, in steps (FAINT_LEVELS), and only a pair whose suit stands
     at the window's own level is taken."""
@@ -719,6 +725,13 @@ def index_pairings(view: CornerView) -> list[Pairing]:
               and m.y <= CANON_H * 0.2]
     for raise_by in SPLIT_LEVELS if merged else ():
         found = pairings(view, find_marks(view, raise_by), merged)
+        if found:
+            return found
+    # a suit run into a pip beside it (blur, a small picture): print running off the window, no mark
+    ranks = [m for m in marks if _placed_as_rank(view, m)]
+    for raise_by in SPLIT_LEVELS if ranks else ():
+        found = [p for p in pairings(view, find_marks(view, raise_by))
+                 if any(_within(p.rank, m) for m in ranks) and not any(_within(p.suit, m) for m in marks)]
         if found:
             return found
     # a suit is a solid shape: it stands at the window's own level, where a thin rank may fade
