@@ -24,7 +24,7 @@ largest print in the card's middle; the recogniser weighs them.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -348,9 +348,10 @@ def rank_marks(marks: list[Mark], beside: np.ndarray | None = None) -> list[Mark
     return out
 
 
-def pairings(view: CornerView, marks: list[Mark], within: list[Mark] | None = None) -> list[Pairing]:
-    """Rank-over-suit pairs in plausible index geometry; `within`: only those
-    whose rank and suit both lie within one of these marks."""
+def pairings(view: CornerView, marks: list[Mark],
+             keep: Callable[[Mark, Mark], bool] | None = None) -> list[Pairing]:
+    """Rank-over-suit pairs in plausible index geometry; `keep`: only those whose
+    (rank, suit) it keeps, asked before the pair's print is measured."""
     out = []
     beside = side_by_side_matrix(marks) if marks else np.zeros((0, 0), bool)
     for index, r in enumerate(rank_marks(marks, beside)):
@@ -366,7 +367,7 @@ def pairings(view: CornerView, marks: list[Mark], within: list[Mark] | None = No
                 continue
             if abs(s.cx - r.cx) > 0.5 * max(r.w, s.w) + 0.12 * r.h:
                 continue
-            if within is not None and not any(_within(r, m) and _within(s, m) for m in within):
+            if keep is not None and not keep(r, s):
                 continue
             # (a mark of one label is one of `marks`, at `index`: its row of `beside`)
             partial = len(r.labels) == 1 and index < len(marks) and any(
@@ -723,22 +724,30 @@ def index_pairings(view: CornerView) -> list[Pairing]:
         return found
     merged = [m for m in marks if m.h >= 1.3 * m.w and CANON_H * 0.07 <= m.h <= CANON_H * 0.35
               and m.y <= CANON_H * 0.2]
+    raised: dict[float, list[Mark]] = {}  # the marks at each raised level, found once for both searches
+
+    def raised_marks(raise_by: float) -> list[Mark]:
+        if raise_by not in raised:
+            raised[raise_by] = find_marks(view, raise_by)
+        return raised[raise_by]
+
     for raise_by in SPLIT_LEVELS if merged else ():
-        found = pairings(view, find_marks(view, raise_by), merged)
+        found = pairings(view, raised_marks(raise_by),
+                         lambda r, s: any(_within(r, m) and _within(s, m) for m in merged))
         if found:
             return found
     # a suit run into a pip beside it (blur, a small picture): print running off the window, no mark
     ranks = [m for m in marks if _placed_as_rank(view, m)]
     for raise_by in SPLIT_LEVELS if ranks else ():
-        found = [p for p in pairings(view, find_marks(view, raise_by))
-                 if any(_within(p.rank, m) for m in ranks) and not any(_within(p.suit, m) for m in marks)]
+        found = pairings(view, raised_marks(raise_by),
+                         lambda r, s: any(_within(r, m) for m in ranks) and not any(_within(s, m) for m in marks))
         if found:
             return found
     # a suit is a solid shape: it stands at the window's own level, where a thin rank may fade
     for lower_by in FAINT_LEVELS if marks else ():
         if view.level - lower_by < FAINT_FLOOR:
             break
-        found = [p for p in pairings(view, find_marks(view, -lower_by)) if any(_solid_within(m, p.suit) for m in marks)]
+        found = pairings(view, find_marks(view, -lower_by), lambda r, s: any(_solid_within(m, s) for m in marks))
         if found:
             return found
     return []
