@@ -1,7 +1,9 @@
-"""Pictures of a card filling the picture, and the error of a card's outline as found."""
+"""Pictures of a card filling the picture, where a card lies in a picture, and the error of a card's
+outline as found."""
 
 from __future__ import annotations
 
+import cv2
 import numpy as np
 
 from vision_lab import synth
@@ -13,6 +15,14 @@ def filling(label: str, box=(0.0, 0.0, 1.0, 1.0), height: int = 420, square: boo
     flattened to fill a picture `height` px tall (vision_lab.synth.filling)."""
     shot = synth.photograph(label, np.random.default_rng(seed), size=(1280, 960), occlusion_p=0, tilt=0.1)
     return synth.filling(shot.image, shot.corners, box, height, square, turns)
+
+
+def card_mask(shape, corners) -> np.ndarray:
+    """Where the card lies in a picture of `shape`: 255 inside its outline (`corners`, in the
+    picture's pixels), 0 elsewhere."""
+    mask = np.zeros(shape[:2], np.uint8)
+    cv2.fillConvexPoly(mask, np.round(np.asarray(corners, np.float64)).astype(np.int32), 255)
+    return mask
 
 
 def corner_error(found, truth) -> float:

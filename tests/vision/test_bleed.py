@@ -21,7 +21,7 @@ import pytest
 
 from shoed.vision import locate as L
 from shoed.vision.recognize import Recognizer
-from tests.vision.framing import corner_error
+from tests.vision.framing import card_mask, corner_error
 from vision_lab import hard_sets, synth
 
 COUNT = 32
@@ -38,8 +38,7 @@ def test_the_set_is_what_it_says():
     """Print runs off the card's edges, on dark cloth for three in four."""
     shots = list(hard_sets.bleed(4, 11, size=(960, 720), styles=[synth.held_out_style()]))
     for i, (shot, _) in enumerate(shots):
-        mask = np.zeros(shot.image.shape[:2], np.uint8)
-        cv2.fillConvexPoly(mask, np.round(np.array(shot.corners)).astype(np.int32), 255)
+        mask = card_mask(shot.image.shape, shot.corners)
         table = float(np.median(cv2.cvtColor(shot.image, cv2.COLOR_BGR2GRAY)[mask == 0]))
         if i % 4 != 3:
             assert table < 70, table

@@ -16,6 +16,7 @@ import cv2
 import numpy as np
 import pytest
 
+from tests.vision.framing import card_mask
 from vision_lab import synth
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,8 +37,7 @@ def shot():
 
 
 def _masks(shot):
-    card = np.zeros(shot.image.shape[:2], np.uint8)
-    cv2.fillPoly(card, [np.round(np.float32(shot.corners)).astype(np.int32)], 255)
+    card = card_mask(shot.image.shape, shot.corners)
     inside = cv2.erode(card, np.ones((5, 5), np.uint8)) > 0
     outside = cv2.dilate(card, np.ones((5, 5), np.uint8)) == 0
     return inside, outside

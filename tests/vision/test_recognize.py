@@ -26,7 +26,7 @@ import pytest
 from shoed.vision import locate as L
 from shoed.vision.recognize import (CUES_DISAGREE, DEFAULT_THRESHOLD, MIN_RANK_PX, NO_COLOUR, TOO_SMALL,
                                     Identification, Recognizer, _both_ends, has_colour, identify, picture_scale)
-from tests.vision.framing import corner_error, filling
+from tests.vision.framing import card_mask, corner_error, filling
 from vision_lab import synth
 from vision_lab.hard_sets import side_by_side
 
@@ -252,10 +252,8 @@ def _on_grey_cloth(label: str, seed: int) -> np.ndarray:
     with grey things lying on it: no colour in view but the card's own print."""
     shot = synth.photograph(label, np.random.default_rng(seed), size=(2016, 1512), size_frac=(0.16, 0.2),
                             occlusion_p=0, tilt=0.1, blur=1.0)
-    card = np.zeros(shot.image.shape[:2], np.uint8)
-    cv2.fillConvexPoly(card, np.int32(np.round(shot.corners)), 255)
     grey = cv2.cvtColor(cv2.cvtColor(shot.image, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR)
-    return np.where(card[..., None] > 0, shot.image, grey)
+    return np.where(card_mask(shot.image.shape, shot.corners)[..., None] > 0, shot.image, grey)
 
 
 @pytest.mark.parametrize("label, seed", [("3D", 2), ("TH", 3), ("QH", 2)])
