@@ -13,6 +13,7 @@ when refused.
 
     .venv/bin/python benchmarks/vision_effects.py [--ranks A,2,...,K] [--effects shadow,glare+mosaic,...]
                                                   [--seed 9100] [--size 1280x960] [--keep DIR] [--scene]
+                                                  [--colour-camera]
 
 Effects:
 - none: the photograph as it is (the baseline: each effect's right rate is read against it);
@@ -62,7 +63,14 @@ Effects:
   its height, anywhere on it), flattened as `fill` flattens the card: the card's outline is not in
   view, so every answer must be a refusal or the card itself;
 - shrink: the picture shrunk to 128 pixels on its long side (an area average): after `fill`, the
-  frame of a small camera framing the card tightly, as the 128 x 128 frames are of a wider view.
+  frame of a small camera framing the card tightly, as the 128 x 128 frames are of a wider view;
+- pale: the card on a pale surface instead of the cloth (a white desk, a sheet of paper, a light
+  tablecloth, as a phone's photographs of a deck are often taken), its edge shown by little more
+  than its shadow.
+
+With `--colour-camera`, each picture is read as `shoed vision identify --colour-camera` reads it:
+known to be a colour camera's, so a black card in a picture that shows no colour is read (the
+cost of `no_colour` on such pictures, against the answers without it).
 
 With `--scene`, each picture is read as a camera's watcher reads the card that comes into its
 view (`shoed.vision.watch`): beside the camera's empty view, here the photograph with the card's
@@ -94,9 +102,9 @@ sys.path.append(str(ROOT))  # vision_lab lives beside shoed; a shoed on PYTHONPA
 
 EFFECTS = ("none", "shadow", "sharpen", "dark", "bright", "steep", "lens", "motion", "defocus", "mirror", "grey",
            "tinted", "fringe", "mosaic", "glare", "layout", "vignette", "smudge", "hand", "bend", "cut", "enlarge",
-           "fill", "zoom", "shrink")
+           "fill", "zoom", "shrink", "pale")
 # effects that need to know where the card lies: they are given its corners (TL, TR, BR, BL of the face)
-ON_THE_CARD = ("layout", "smudge", "hand", "bend", "cut", "fill", "zoom")
+ON_THE_CARD = ("layout", "smudge", "hand", "bend", "cut", "fill", "zoom", "pale")
 # effects that move the card in the picture: after one, its corners are no longer known
 MOVING = ("steep", "lens", "mirror", "bend", "cut", "enlarge", "fill", "zoom", "shrink")
 SHRUNK = 128  # the long side of a picture shrunk (shrink)
@@ -506,6 +514,31 @@ def shrink(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return cv2.resize(img, (max(1, round(w * f)), max(1, round(h * f))), interpolation=cv2.INTER_AREA)
 
 
+def pale(img: np.ndarray, rng: np.random.Generator, corners: np.ndarray) -> np.ndarray:
+    """The card on a pale surface (a white desk, a sheet of paper, a light tablecloth) instead
+    of the cloth: grey levels 190-250, a little warm or cool, lit unevenly across the picture
+    (up to 20% darker at one side), with a fine grain; the card's shadow beside it, offset by
+    0.5-3% of the card's height and blurred, 8-30% darker. The card's edge is then shown by
+    little more than its shadow and the paper's slightly other white."""
+    h, w = img.shape[:2]
+    card_h = float(np.linalg.norm(corners[3] - corners[0]))
+    level = rng.uniform(190, 250)
+    tint = 1 + rng.normal(0, 0.03, 3)
+    y, x = np.mgrid[0:h, 0:w].astype(np.float32)
+    turn = rng.uniform(0, 2 * np.pi)
+    across = ((x - w / 2) * np.cos(turn) + (y - h / 2) * np.sin(turn)) / max(w, h)
+    light = 1 - rng.uniform(0, 0.2) * (across + 0.5)
+    surface = level * light[..., None] * tint + rng.normal(0, rng.uniform(1, 4), (h, w, 1))
+    offset = rng.normal(0, 1, 2)
+    offset = offset / max(float(np.linalg.norm(offset)), 1e-6) * card_h * rng.uniform(0.005, 0.03)
+    shade = _card_mask(img.shape, corners + np.float32(offset)).astype(np.float32)
+    soft = max(1, int(card_h * rng.uniform(0.005, 0.03)) * 2 + 1)
+    shade = cv2.GaussianBlur(shade, (soft, soft), 0) / 255
+    surface = surface * (1 - rng.uniform(0.08, 0.3) * shade)[..., None]
+    alpha = _card_mask(img.shape, corners).astype(np.float32)[..., None] / 255
+    return np.clip(img * alpha + surface * (1 - alpha), 0, 255).astype(np.uint8)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ranks", default="A,2,3,4,5,6,7,8,9,T,J,Q,K", help="ranks (T for ten), each in all four suits")
@@ -516,6 +549,8 @@ def main() -> int:
     ap.add_argument("--keep", help="save every wrong card's picture in this folder")
     ap.add_argument("--scene", action="store_true",
                     help="read each picture beside its table's empty view, as a camera's watcher reads it")
+    ap.add_argument("--colour-camera", action="store_true",
+                    help="read each picture as a colour camera's (shoed vision identify --colour-camera)")
     args = ap.parse_args()
     cv2.setNumThreads(1)
     import shoed
@@ -541,8 +576,8 @@ def main() -> int:
                 draw = seed * 7 + j * 13 + e
                 corners = np.float32(shot.corners)
                 picture = apply_effects(names, shot.image, np.random.default_rng(draw), corners)
-                colour = False
-                if args.scene:  # the same effects, drawn alike, over the table without the card
+                colour = args.colour_camera
+                if args.scene and not colour:  # the same effects, drawn alike, over the table without the card
                     empty = apply_effects(names, without_card(shot.image, corners), np.random.default_rng(draw), corners)
                     colour = scene_shows_colour(cv2.mean(empty)[:3], picture)
                 result = recognizer.identify(picture, colour=colour)

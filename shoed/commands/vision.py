@@ -33,6 +33,9 @@ from shoed.rules.cards import RANK_LETTERS, SUITS
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp", ".pgm", ".ppm")
 NO_CARD = "-"  # a label: no card meant to be read here (a refusal is right, any card is wrong)
 RANK_ORDER = tuple("10" if letter == "T" else letter for letter in RANK_LETTERS)  # as the counts name them
+COLOUR_CAMERA_HELP = ("the pictures are a colour camera's: a black card in a picture that shows no colour (a "
+                      "black card on grey, white or black cloth) is read, not refused as no_colour; never for a "
+                      "monochrome camera's pictures, whose red cards would be read as black")
 _CARD_TOKEN = re.compile(r"(?:10|[2-9TJQKA])[CDHS]")  # a card in a file name: upper case, a token of its own
 
 
@@ -46,6 +49,7 @@ def register(sub) -> None:
     ident.add_argument("--json", action="store_true", help="print a JSON list (the contract)")
     ident.add_argument("--threshold", type=float, default=None, metavar="P",
                        help="confidence needed to name a card, 0..1 (default 0.9)")
+    ident.add_argument("--colour-camera", action="store_true", help=COLOUR_CAMERA_HELP)
     ident.set_defaults(func=run_identify)
 
     score = vsub.add_parser(
@@ -60,6 +64,7 @@ def register(sub) -> None:
     score.add_argument("--json", action="store_true", help="print the counts and every answer as JSON (a contract)")
     score.add_argument("--threshold", type=float, default=None, metavar="P",
                        help="confidence needed to name a card, 0..1 (default 0.9)")
+    score.add_argument("--colour-camera", action="store_true", help=COLOUR_CAMERA_HELP)
     score.set_defaults(func=run_score)
 
     watch = vsub.add_parser("watch", help="report each card dealt under a camera, in a video or a folder of frames")
@@ -99,8 +104,9 @@ def _recognizer(threshold):
         raise CommandError(str(exc)) from None
 
 
-def identify_file(recognizer, path: str) -> dict:
-    """One entry of the `identify --json` list."""
+def identify_file(recognizer, path: str, colour: bool = False) -> dict:
+    """One entry of the `identify --json` list. `colour`: the picture is known to be a colour camera's
+    (--colour-camera)."""
     import os
 
     import cv2
@@ -119,7 +125,7 @@ def identify_file(recognizer, path: str) -> dict:
     if image is None:
         entry["reason"] = "cannot read file as an image" if os.access(path, os.R_OK) else "permission denied"
         return entry
-    result = recognizer.identify(image)
+    result = recognizer.identify(image, colour=colour)
     entry["card"] = result.card
     entry["confidence"] = round(float(result.confidence), 4)
     if result.card is None:
@@ -134,7 +140,7 @@ def run_identify(args) -> int:
     recognizer = _recognizer(args.threshold)
     entries = []
     for path in args.images:
-        entry = identify_file(recognizer, path)
+        entry = identify_file(recognizer, path, colour=args.colour_camera)
         entries.append(entry)
         if not args.json:
             if entry["card"]:
@@ -143,7 +149,18 @@ def run_identify(args) -> int:
                 print(f"{path}: unreadable: {entry['reason']}", flush=True)
     if args.json:
         print(json.dumps(entries, indent=1))
+    _colour_hint(entries)
     return 0
+
+
+def _colour_hint(entries: list[dict[str, Any]]) -> None:
+    """Where pictures were refused for showing no colour, one line on stderr: if a colour camera took
+    them (a black card on neutral cloth shows none), --colour-camera reads them."""
+    refused = sum(1 for entry in entries if entry.get("reason") == "no_colour")
+    if refused:
+        print(f"{refused} picture(s) refused as no_colour: they show no colour, as a monochrome camera's do; "
+              "if a colour camera took them (a black card on grey, white or black cloth shows none), "
+              "--colour-camera reads them", file=sys.stderr)
 
 
 def _pictures(paths: list[str]) -> list[tuple[str, str]]:
@@ -286,12 +303,12 @@ def run_score(args) -> int:
     recognizer = _recognizer(args.threshold)
     entries = []
     for path, folder, label in work:
-        entry = identify_file(recognizer, path)
+        entry = identify_file(recognizer, path, colour=args.colour_camera)
         entry.update(label=label, outcome=outcome(label, entry["card"]), folder=folder)
         entries.append(entry)
     counts = tally(entries)
     if args.json:
-        print(json.dumps(counts | {"entries": entries}, indent=1))
+        print(json.dumps(counts | {"colour_camera": args.colour_camera, "entries": entries}, indent=1))
     else:
         share = f" ({counts['right_share']:.1%})" if counts["right_share"] is not None else ""
         print(f"{counts['pictures']} pictures with a card to read: {counts['right']} right{share}, "
@@ -309,6 +326,7 @@ def run_score(args) -> int:
         for bad in counts["wrong_cards"]:
             meant = "no card meant to be read" if bad["label"] == NO_CARD else bad["label"]
             print(f"WRONG {bad['file']}: {meant}, read as {bad['card']} ({bad['confidence']:.2f})")
+    _colour_hint(entries)
     return 1 if counts["wrong"] or counts["no_card_meant"]["wrong"] else 0
 
 

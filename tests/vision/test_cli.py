@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from vision_lab import synth
+from tests.vision.framing import on_grey_cloth
 from vision_lab.hard_sets import side_by_side
 
 
@@ -135,3 +136,43 @@ def test_identify_json_says_a_picture_has_no_colour(shoed_cli):
     (entry,) = json.loads(proc.stdout)
     assert entry["card"] is None and entry["reason"] == "no_colour", entry
     assert "no colour" in entry["detail"]
+
+
+@pytest.fixture(scope="module")
+def black_on_grey(tmp_path_factory):
+    """Phone photographs of black cards on grey cloth: a colour camera's, with no colour in view."""
+    folder = tmp_path_factory.mktemp("grey-cloth")
+    for label, seed in (("9S", 2), ("KC", 3)):
+        cv2.imwrite(str(folder / f"IMG_{label}.jpg"), on_grey_cloth(label, seed))
+    return folder
+
+
+def test_identify_reads_a_colour_camera_s_black_card_with_no_colour_in_view_when_told(shoed_cli, black_on_grey):
+    """A black card on grey cloth shows no colour: alone, its picture is a monochrome camera's, and
+    it is refused (`no_colour`), with one line on stderr naming --colour-camera. Told that a colour
+    camera took it, `identify` reads it."""
+    path = str(black_on_grey / "IMG_9S.jpg")
+    proc = shoed_cli("vision", "identify", path, "--json", timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    (entry,) = json.loads(proc.stdout)
+    assert (entry["card"], entry["reason"]) == (None, "no_colour"), entry
+    assert "1 picture(s) refused as no_colour" in proc.stderr and "--colour-camera" in proc.stderr
+    proc = shoed_cli("vision", "identify", path, "--json", "--colour-camera", timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    (entry,) = json.loads(proc.stdout)
+    assert entry["card"] == "9S" and "reason" not in entry, entry
+    assert "no_colour" not in proc.stderr
+
+
+def test_score_counts_black_cards_with_no_colour_in_view_read_when_told(shoed_cli, black_on_grey):
+    """`score` refuses them too, says so on stderr, and `--colour-camera` (recorded in its JSON as
+    `colour_camera`) reads them."""
+    proc = shoed_cli("vision", "score", str(black_on_grey), "--json", timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert (out["right"], out["refused"], out["refusals"], out["colour_camera"]) == (0, 2, {"no_colour": 2}, False)
+    assert "2 picture(s) refused as no_colour" in proc.stderr
+    proc = shoed_cli("vision", "score", str(black_on_grey), "--json", "--colour-camera", timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert (out["right"], out["refused"], out["colour_camera"]) == (2, 0, True)

@@ -26,8 +26,7 @@ import pytest
 from shoed.vision import locate as L
 from shoed.vision.recognize import (CUES_DISAGREE, DEFAULT_THRESHOLD, MIN_RANK_PX, NO_COLOUR, TOO_SMALL,
                                     Identification, Recognizer, _both_ends, has_colour, identify, picture_scale)
-from tests.vision.framing import card_mask, corner_error, filling
-from vision_lab import synth
+from tests.vision.framing import corner_error, filling, on_grey_cloth
 from vision_lab.hard_sets import side_by_side
 
 DATA = pathlib.Path(__file__).parent / "data"
@@ -247,27 +246,18 @@ def test_a_picture_has_colour_where_a_little_of_it_is_coloured():
                                                              cv2.COLOR_GRAY2BGR))
 
 
-def _on_grey_cloth(label: str, seed: int) -> np.ndarray:
-    """A phone's photograph (2016 x 1512) of `label`, 16-20% of the picture's width, on grey cloth
-    with grey things lying on it: no colour in view but the card's own print."""
-    shot = synth.photograph(label, np.random.default_rng(seed), size=(2016, 1512), size_frac=(0.16, 0.2),
-                            occlusion_p=0, tilt=0.1, blur=1.0)
-    grey = cv2.cvtColor(cv2.cvtColor(shot.image, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR)
-    return np.where(card_mask(shot.image.shape, shot.corners)[..., None] > 0, shot.image, grey)
-
-
 @pytest.mark.parametrize("label, seed", [("3D", 2), ("TH", 3), ("QH", 2)])
 def test_a_red_card_shows_the_colour_the_picture_around_it_lacks(recognizer, label, seed):
     """A small red card on grey cloth: in the picture's copy that has_colour judges, its pips are a
     few pixels, no colour to count, but the card read is red, its print redder than its paper, which
     no monochrome camera shows. It is read; the same picture in grey is not, nor a black card so
     photographed (no colour in view at all: it may be a monochrome camera's red card)."""
-    picture = _on_grey_cloth(label, seed)
+    picture = on_grey_cloth(label, seed)
     assert not has_colour(picture)
     assert recognizer.identify(picture).card == label
     grey = cv2.cvtColor(cv2.cvtColor(picture, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR)
     assert (recognizer.identify(grey).card, recognizer.identify(grey).reason) == (None, NO_COLOUR)
-    black = _on_grey_cloth(label[:-1] + "S", seed)
+    black = on_grey_cloth(label[:-1] + "S", seed)
     assert (recognizer.identify(black).card, recognizer.identify(black).reason) == (None, NO_COLOUR)
 
 
