@@ -516,14 +516,16 @@ def shrink(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 def pale(img: np.ndarray, rng: np.random.Generator, corners: np.ndarray) -> np.ndarray:
     """The card on a pale surface (a white desk, a sheet of paper, a light tablecloth) instead
-    of the cloth: grey levels 190-250, a little warm or cool, lit unevenly across the picture
+    of the cloth: grey levels 190-250, in the colour of the light on the card's paper, a little
+    warmer or cooler (its own white: 3% a channel), lit unevenly across the picture
     (up to 20% darker at one side), with a fine grain; the card's shadow beside it, offset by
     0.5-3% of the card's height and blurred, 8-30% darker. The card's edge is then shown by
     little more than its shadow and the paper's slightly other white."""
     h, w = img.shape[:2]
     card_h = float(np.linalg.norm(corners[3] - corners[0]))
     level = rng.uniform(190, 250)
-    tint = 1 + rng.normal(0, 0.03, 3)
+    paper = np.percentile(img[_card_shape(img.shape, corners) > 0.99].reshape(-1, 3), 90, axis=0)
+    tint = paper / max(float(paper.mean()), 1.0) * (1 + rng.normal(0, 0.03, 3))  # the card's light, its own white
     y, x = np.mgrid[0:h, 0:w].astype(np.float32)
     turn = rng.uniform(0, 2 * np.pi)
     across = ((x - w / 2) * np.cos(turn) + (y - h / 2) * np.sin(turn)) / max(w, h)
@@ -531,12 +533,23 @@ def pale(img: np.ndarray, rng: np.random.Generator, corners: np.ndarray) -> np.n
     surface = level * light[..., None] * tint + rng.normal(0, rng.uniform(1, 4), (h, w, 1))
     offset = rng.normal(0, 1, 2)
     offset = offset / max(float(np.linalg.norm(offset)), 1e-6) * card_h * rng.uniform(0.005, 0.03)
-    shade = _card_mask(img.shape, corners + np.float32(offset)).astype(np.float32)
+    shade = _card_shape(img.shape, corners + np.float32(offset))
     soft = max(1, int(card_h * rng.uniform(0.005, 0.03)) * 2 + 1)
-    shade = cv2.GaussianBlur(shade, (soft, soft), 0) / 255
+    shade = cv2.GaussianBlur(shade, (soft, soft), 0)
     surface = surface * (1 - rng.uniform(0.08, 0.3) * shade)[..., None]
-    alpha = _card_mask(img.shape, corners).astype(np.float32)[..., None] / 255
+    alpha = _card_shape(img.shape, corners)[..., None]
     return np.clip(img * alpha + surface * (1 - alpha), 0, 255).astype(np.uint8)
+
+
+def _card_shape(shape: tuple[int, ...], corners: np.ndarray) -> np.ndarray:
+    """Where the card lies, 0-1 (float32): its outline with rounded corners (vision_lab.synth's
+    largest radius), so that no cloth is left where a corner is cut away."""
+    from vision_lab import synth
+
+    face = synth._rounded_mask(synth.FACE_W, synth.FACE_H, round(3.8 * synth.PX_PER_MM))
+    to = cv2.getPerspectiveTransform(
+        np.float32([[0, 0], [synth.FACE_W, 0], [synth.FACE_W, synth.FACE_H], [0, synth.FACE_H]]), corners)
+    return cv2.warpPerspective(face, to, (shape[1], shape[0]), flags=cv2.INTER_LINEAR).astype(np.float32) / 255
 
 
 def main() -> int:

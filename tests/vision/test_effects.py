@@ -1,7 +1,8 @@
 """benchmarks/vision_effects.py: the effects that need the card's place do what they say (the
 print of a layout lies under the card, dirt lies on it and only darkens, a finger covers part of
 the card from beyond it, a bend curves the card's edges and keeps its corners, a lens out of
-focus spreads a point over a disk, a cut leaves the card partly out of the picture), and the
+focus spreads a point over a disk, a cut leaves the card partly out of the picture, a pale
+surface lies around the card), and the
 search run small finds no wrong card under them."""
 
 from __future__ import annotations
@@ -163,6 +164,36 @@ def test_fill_makes_the_card_the_picture_and_zoom_a_part_of_it(effects, shot):
         assert h in part.shape[:2]
         small = effects.shrink(filled, np.random.default_rng(seed))
         assert max(small.shape[:2]) == effects.SHRUNK
+
+
+def test_a_pale_surface_replaces_the_cloth_and_the_card_is_found_on_it(effects, shot):
+    """`pale` leaves the card as it was and lays a pale surface around it (150 levels and more
+    on the mean, no channel darker than 100 but in its darkest hundredth: no cloth left). On it
+    the card is mostly found by its shadow and read, never as another card: a red card as it is; a
+    black one, with no colour left in view, refused as `no_colour` unless the picture is known to be
+    a colour camera's (--colour-camera). A surface as bright as the card's paper may hide its
+    outline: the card is then refused."""
+    from shoed.vision.recognize import NO_COLOUR, Recognizer
+
+    quad, outside = _masks(shot)
+    inside = effects._card_shape(shot.image.shape, np.float32(shot.corners)) >= 1  # its corners rounded
+    assert (inside & quad).sum() >= 0.97 * quad.sum()
+    recognizer = Recognizer()
+    black = synth.photograph("7S", np.random.default_rng(41), synth.classic_style(), size=(640, 480),
+                             occlusion_p=0.0)
+    red_read = black_read = 0
+    for seed in range(8):
+        out = effects.pale(shot.image, np.random.default_rng(seed), np.float32(shot.corners))
+        assert (out[inside] == shot.image[inside]).all(), seed
+        surface = out[outside].astype(int)
+        assert surface.mean() >= 150 and np.percentile(surface.min(1), 1) >= 100, seed  # no cloth left
+        assert recognizer.identify(out).card in ("7H", None), seed
+        red_read += recognizer.identify(out).card == "7H"
+        out = effects.pale(black.image, np.random.default_rng(seed), np.float32(black.corners))
+        assert recognizer.identify(out).reason == NO_COLOUR, seed
+        assert recognizer.identify(out, colour=True).card in ("7S", None), seed
+        black_read += recognizer.identify(out, colour=True).card == "7S"
+    assert red_read >= 6 and black_read >= 6, (red_read, black_read)
 
 
 def test_the_search_under_them_runs_and_finds_no_wrong_card():
