@@ -524,7 +524,8 @@ def pale(img: np.ndarray, rng: np.random.Generator, corners: np.ndarray) -> np.n
     h, w = img.shape[:2]
     card_h = float(np.linalg.norm(corners[3] - corners[0]))
     level = rng.uniform(190, 250)
-    paper = np.percentile(img[_card_shape(img.shape, corners) > 0.99].reshape(-1, 3), 90, axis=0)
+    alpha = _card_shape(img.shape, corners)
+    paper = np.percentile(img[alpha > 0.99].reshape(-1, 3), 90, axis=0)
     tint = paper / max(float(paper.mean()), 1.0) * (1 + rng.normal(0, 0.03, 3))  # the card's light, its own white
     y, x = np.mgrid[0:h, 0:w].astype(np.float32)
     turn = rng.uniform(0, 2 * np.pi)
@@ -537,7 +538,7 @@ def pale(img: np.ndarray, rng: np.random.Generator, corners: np.ndarray) -> np.n
     soft = max(1, int(card_h * rng.uniform(0.005, 0.03)) * 2 + 1)
     shade = cv2.GaussianBlur(shade, (soft, soft), 0)
     surface = surface * (1 - rng.uniform(0.08, 0.3) * shade)[..., None]
-    alpha = _card_shape(img.shape, corners)[..., None]
+    alpha = alpha[..., None]
     return np.clip(img * alpha + surface * (1 - alpha), 0, 255).astype(np.uint8)
 
 
