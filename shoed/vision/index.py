@@ -27,6 +27,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import NamedTuple
 
 import cv2
 import numpy as np
@@ -53,6 +54,9 @@ SPLIT_LEVELS = (0.12, 0.24)  # ink levels above a window's own, tried in turn wh
 # small picture fades below the level that large pips beside it set; never below FAINT_FLOOR (paper's grain)
 FAINT_LEVELS = (0.1, 0.15, 0.2)
 FAINT_FLOOR = 0.18
+OFF_RED = 0.25  # red print's blue and green lie apart by up to this share of its redness (off_colour)
+OFF_CORE, OFF_CORE_PX = 0.12, 2.5  # a mark's core (off_colour): more than this share of its height within its edges
+OFF_CORE_LEAST = 4  # pixels of core, at least, for a mark's colour to be asked
 OTHER_PRINT = 0.35  # ink beside a mark from this level on is other print, not the mark's colour spread into paper
 LONE_WINDOW_W = 0.45  # a rank printed alone may be wide and large (a "10" in big lettering): a wider window
 PARTNER = {"top-left": "top-right", "top-right": "top-left", "bottom-right": "bottom-left",
@@ -125,6 +129,7 @@ class Pairing:
     rank_key: int = -1  # rows into the batch of vectors (set by collect_vectors)
     suit_key: int = -1
     partial: bool = False  # the rank mark has a twin beside it: one glyph of a two-glyph index ("10")
+    suit_off: float = 0.0  # how far the suit mark's colour lies from red and black (off_colour)
 
 
 @dataclass
@@ -136,6 +141,7 @@ class CornerView:
     red: np.ndarray  # float32: red minus green, paper-normalised
     right: bool  # the card's edge is on the window's right (top-right style corners)
     pairings: list[Pairing] = field(default_factory=list)
+    norm: np.ndarray | None = None  # float32: the window's colour against the paper (PrintMaps.norm); None: not kept
 
     @cached_property
     def level(self) -> float:
@@ -171,14 +177,22 @@ def paper_normalised(card: np.ndarray) -> np.ndarray:
     return np.clip(card.astype(np.float32) / np.maximum(bg, PAPER_FLOOR), 0.0, 1.0)
 
 
-def ink_and_red(card: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+class PrintMaps(NamedTuple):
+    """A canonical card's print, measured against its own paper (paper_normalised)."""
+
+    ink: np.ndarray  # float32 0..1: the darkness of the darkest channel (red and black print alike)
+    red: np.ndarray  # float32: red minus green (red print 0.5 and more, black print about 0)
+    norm: np.ndarray  # float32 0..1, BGR: each channel against the paper (off_colour asks it)
+
+
+def print_maps(card: np.ndarray) -> PrintMaps:
     norm = paper_normalised(card)
     ink = 1.0 - _channel_min(norm)
     # Card print is red or black: red print leaves green far below red (crimson
     # inks carry some blue, so blue is not asked about); black print, once the
     # paper is normalised, has red and green alike.
     red = norm[..., 2] - norm[..., 1]
-    return ink, red
+    return PrintMaps(ink, red, norm)
 
 
 def _channel_min(image: np.ndarray) -> np.ndarray:
@@ -187,23 +201,24 @@ def _channel_min(image: np.ndarray) -> np.ndarray:
     return np.minimum(np.minimum(image[..., 0], image[..., 1]), image[..., 2])
 
 
-def corner_views(card: np.ndarray | None, maps: tuple[np.ndarray, np.ndarray] | None = None,
+def corner_views(card: np.ndarray | None, maps: PrintMaps | None = None,
                  width: float = WINDOW_W) -> list[CornerView]:
     """The four corner windows of a canonical card, each turned upright.
-    `maps`: its (ink, red) when already measured; `width`: the windows' width
+    `maps`: its print_maps when already measured; `width`: the windows' width
     as a fraction of the card's."""
     if maps is None:
         assert card is not None
-        maps = ink_and_red(card)
-    ink, red = maps
+        maps = print_maps(card)
+    ink, red, norm = maps
     h, w = ink.shape
     cw, ch = int(w * width), int(h * WINDOW_H)
     views = []
     for name, turned, right in (("top-left", False, False), ("top-right", False, True),
                                 ("bottom-right", True, False), ("bottom-left", True, True)):
-        i, r = (ink[::-1, ::-1], red[::-1, ::-1]) if turned else (ink, red)
+        i, r, n = (ink[::-1, ::-1], red[::-1, ::-1], norm[::-1, ::-1]) if turned else (ink, red, norm)
         xs = slice(w - cw, w) if right else slice(0, cw)
-        views.append(CornerView(name, np.ascontiguousarray(i[:ch, xs]), np.ascontiguousarray(r[:ch, xs]), right))
+        views.append(CornerView(name, np.ascontiguousarray(i[:ch, xs]), np.ascontiguousarray(r[:ch, xs]), right,
+                                norm=n[:ch, xs]))
     return views
 
 
@@ -374,7 +389,7 @@ def pairings(view: CornerView, marks: list[Mark],
                 j != index and not (set(m.labels) & set(s.labels)) and beside[index, j]
                 for j, m in enumerate(marks))
             out.append(Pairing(r, s, _redness(view, r, s), blur_ratio(view, r), blur_ratio(view, s),
-                               partial=partial))
+                               partial=partial, suit_off=off_colour(view.norm, s)))
     return out
 
 
@@ -468,6 +483,28 @@ def _print_redness(full_ink: np.ndarray, full_red: np.ndarray, *marks: Mark) -> 
     return num / den if den > 1e-6 else 0.0
 
 
+def off_colour(norm: np.ndarray | None, m: Mark) -> float:
+    """How far the colour of a mark's print lies from red and black, from its colour against the
+    paper (`norm`: PrintMaps.norm, or a corner window's). Black, red and their tints on white
+    paper keep blue and green alike, a red's own hue (a crimson's blue, a scarlet's green)
+    setting them apart by up to OFF_RED of its redness; yellow, blue and green print set them
+    far apart. So: |blue - green| less that allowance, averaged over the mark's core, its pixels
+    more than OFF_CORE of its height (OFF_CORE_PX at least) within its edges. Black print measures under 0.05, and
+    up to 0.17 through a lens's strongest colour fringes (they lie along the edges, and reach
+    into the core little); red print under 0.1; a suit mark striped in yellow and blue (a
+    German bell) 0.24-0.33, Swiss acorns in yellow and brown 0.5. A mark with no core (a small
+    or thin one): 0, its colour not asked (nor where `norm` is None)."""
+    if norm is None:
+        return 0.0
+    inside = np.zeros((m.h + 2, m.w + 2), np.uint8)  # a border of paper around the mark
+    inside[1:-1, 1:-1] = m.mask
+    core = cv2.distanceTransform(inside, cv2.DIST_L2, cv2.DIST_MASK_3)[1:-1, 1:-1] > max(OFF_CORE_PX, OFF_CORE * m.h)
+    b, g, r = norm[m.y : m.bottom, m.x : m.x + m.w][core].T
+    if b.size < OFF_CORE_LEAST:
+        return 0.0
+    return float(np.maximum(np.abs(b - g) - OFF_RED * np.maximum(r - g, 0.0), 0.0).mean())
+
+
 def glyph_vector(ink: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Features of one mark: `ink` (0..1) and `mask` (bool) cover its bounding box."""
     near = cv2.dilate(mask.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
@@ -515,7 +552,7 @@ class Pip:
     # on the card's middle row (an ace's pip, a three's middle one): printed
     # upright on the card, and the card may lie either way up
     either_way: bool = False
-    card: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)  # the card's ink and red
+    card: PrintMaps | None = field(default=None, repr=False)  # the card's print_maps
 
     def colour(self) -> float:
         """How red its print is, measured on the card the first time it is asked: the paper
@@ -523,15 +560,20 @@ class Pip:
         a corner read takes, and a mark whose shape is no suit's needs none."""
         if self.redness is None:
             assert self.card is not None, "a pip without its redness carries its card"
-            self.redness = _print_redness(*self.card, self.mark)
+            self.redness = _print_redness(self.card.ink, self.card.red, self.mark)
         return self.redness
 
+    @cached_property
+    def off(self) -> float:
+        """How far its print's colour lies from red and black (off_colour), measured when first asked."""
+        return off_colour(self.card.norm if self.card is not None else None, self.mark)
 
-def middle_pips(ink: np.ndarray, red: np.ndarray, limit: int = 12,
+
+def middle_pips(maps: PrintMaps, limit: int = 12,
                 index_boxes: Sequence[tuple[int, int, int, int]] = (),
                 card: np.ndarray | None = None) -> tuple[list[Pip], dict[int, int]]:
-    """Pip-like marks in the middle of a canonical card, and the print there that may
-    cover one. Pips on the lower half are printed turned; they are turned back. Only
+    """Pip-like marks in the middle of a canonical card (`maps`: its print_maps), and the print
+    there that may cover one. Pips on the lower half are printed turned; they are turned back. Only
     number cards and aces have pips; the caller decides whether to trust these (a court
     card's picture has marks too). Marks whose centre lies in one of `index_boxes` (x0,
     y0, x1, y1 on the card: the marks of the corner indices) are no pips, nor those in
@@ -548,6 +590,7 @@ def middle_pips(ink: np.ndarray, red: np.ndarray, limit: int = 12,
     of it). Given the `card` (BGR), what lies over it in colours unlike its paper counts
     too (cover_print: a finger wider than the paper level's window, which the ink map
     shows only by its edges), under negative keys. stray_print weighs it against the pips."""
+    ink = maps.ink
     h, w = ink.shape
     x0, x1, y0, y1 = middle_box((h, w))
     window = ink[y0:y1, x0:x1]
@@ -579,7 +622,7 @@ def middle_pips(ink: np.ndarray, red: np.ndarray, limit: int = 12,
         if cy > 0.55 * h:  # lower half: printed upside down
             patch, mask = patch[::-1, ::-1], mask[::-1, ::-1]
         pips.append(Pip(m, np.ascontiguousarray(patch), np.ascontiguousarray(mask), None, _blur(ink, m),
-                        abs(cy - h / 2) <= MIDDLE_ROW * h, (ink, red)))
+                        abs(cy - h / 2) <= MIDDLE_ROW * h, maps))
     if card is not None:
         for k, (cx, cy, bw, bh, area) in enumerate(cover_print(card, ink, (x0, x1, y0, y1)), start=1):
             if _may_cover(cx, cy, bw, bh, area, (h, w), index_boxes):
@@ -763,31 +806,30 @@ def _within(a: Mark, b: Mark, slack: int = 2) -> bool:
             and a.bottom <= b.bottom + slack)
 
 
-def read_card_marks(card: np.ndarray, maps: tuple[np.ndarray, np.ndarray] | None = None
+def read_card_marks(card: np.ndarray, maps: PrintMaps | None = None
                     ) -> tuple[list[CornerView], list[Pip]]:
     """The corner windows with their candidate pairings, and the pips. `maps`:
-    the card's (ink, red) when already measured."""
-    maps = maps if maps is not None else ink_and_red(card)
+    the card's print_maps when already measured."""
+    maps = maps if maps is not None else print_maps(card)
     views = read_corners(maps)
     return views, index_pips(views, maps)[0]
 
 
-def read_corners(maps: tuple[np.ndarray, np.ndarray]) -> list[CornerView]:
-    """The corner windows of a card, given its (ink, red), with their candidate pairings."""
+def read_corners(maps: PrintMaps) -> list[CornerView]:
+    """The corner windows of a card, given its print_maps, with their candidate pairings."""
     views = corner_views(None, maps)
     for view in views:
         view.pairings = index_pairings(view)
     return views
 
 
-def index_pips(views: list[CornerView], maps: tuple[np.ndarray, np.ndarray], card: np.ndarray | None = None
+def index_pips(views: list[CornerView], maps: PrintMaps, card: np.ndarray | None = None
                ) -> tuple[list[Pip], dict[int, int]]:
     """The pips of a card, and the print that may cover one (middle_pips), given its
-    (ink, red), its corner windows with their pairings (whose marks are no pips) and, where
+    print_maps, its corner windows with their pairings (whose marks are no pips) and, where
     what lies over it in colours is asked too, the card (BGR)."""
-    ink, red = maps
-    boxes = [_card_box(view, m, ink.shape) for view in views for p in view.pairings for m in (p.rank, p.suit)]
-    return middle_pips(ink, red, index_boxes=boxes, card=card)
+    boxes = [_card_box(view, m, maps.ink.shape) for view in views for p in view.pairings for m in (p.rank, p.suit)]
+    return middle_pips(maps, index_boxes=boxes, card=card)
 
 
 def _card_box(view: CornerView, m: Mark, shape: tuple[int, int]) -> tuple[int, int, int, int]:
@@ -816,6 +858,7 @@ class LoneIndex:
     suit_red: float = 0.0
     suit_blur: float = 0.0
     suit_apart: float = 1.0  # share of the card between the rank and the suit printed over (`between`)
+    suit_off: float = 0.0  # how far the suit's colour lies from red and black (off_colour)
     rank_key: int = -1
     suit_key: int = -1
 
@@ -834,15 +877,16 @@ class LoneMarks:
     covering: dict[int, int] = field(default_factory=dict)  # print that may cover a pip (middle_pips)
 
 
-def lone_marks(card: np.ndarray, maps: tuple[np.ndarray, np.ndarray] | None = None,
+def lone_marks(card: np.ndarray, maps: PrintMaps | None = None,
                indices: list[LoneIndex] | None = None) -> LoneMarks:
     """Ranks alone in the corners of a canonical card that has no rank-over-suit
     index, with the suits printed alone beside them, the pips and the middle.
-    `maps`: the card's (ink, red) when already measured; `indices`: its
+    `maps`: the card's print_maps when already measured; `indices`: its
     lone_indices when already found."""
-    ink, red = maps if maps is not None else ink_and_red(card)
+    maps = maps if maps is not None else print_maps(card)
+    ink, red = maps.ink, maps.red
     h, w = ink.shape
-    found = indices if indices is not None else lone_indices((ink, red))
+    found = indices if indices is not None else lone_indices(maps)
     boxes = []
     for lone in found:
         boxes.append(_card_box(lone.view, lone.rank, (h, w)))
@@ -850,14 +894,14 @@ def lone_marks(card: np.ndarray, maps: tuple[np.ndarray, np.ndarray] | None = No
             boxes.append(_card_box(lone.suit_view, lone.suit, (h, w)))
     middle, middle_red = _middle_print(ink, red)
     colours = middle_colours(card) if card is not None and found else 0.0
-    pips, covering = middle_pips(ink, red, index_boxes=boxes, card=card)
+    pips, covering = middle_pips(maps, index_boxes=boxes, card=card)
     return LoneMarks(found, pips, middle, middle_red, colours, covering)
 
 
-def lone_indices(maps: tuple[np.ndarray, np.ndarray]) -> list[LoneIndex]:
-    """Ranks printed alone in the corners of a card, given its (ink, red), with
+def lone_indices(maps: PrintMaps) -> list[LoneIndex]:
+    """Ranks printed alone in the corners of a card, given its print_maps, with
     the suits printed alone beside them (see lone_marks)."""
-    ink = maps[0]
+    ink = maps.ink
     h, w = ink.shape
     wide = corner_views(None, maps, LONE_WINDOW_W)
     by_name = {v.name: v for v in wide}
@@ -874,7 +918,7 @@ def lone_indices(maps: tuple[np.ndarray, np.ndarray]) -> list[LoneIndex]:
             beside = [s for s in suits if _beside(pv, r, s)]
             rank_box = _card_box(view, r, (h, w))
             found += [LoneIndex(view, *rank, pv, s, _redness(pv, s), blur_ratio(pv, s),
-                                between(ink, rank_box, _card_box(pv, s, (h, w)))) for s in beside]
+                                between(ink, rank_box, _card_box(pv, s, (h, w))), off_colour(pv.norm, s)) for s in beside]
             if not beside:
                 found.append(LoneIndex(view, *rank))
     return found

@@ -187,6 +187,11 @@ SCENE_DARK = 12
 SAME_OUTLINE = 0.8  # an outline overlapping the card's by this share of the smaller (within it, around it) is the card
 # A rank alone in a corner is read only where its print has the suit's colour this surely.
 LONE_COLOUR = 0.9
+# A suit mark whose colour lies off red and black (index.off_colour) from OFF_COLOUR[0] is taken to
+# be of either colour less surely, evenly so from OFF_COLOUR[1] (off_colour_red). Black print through
+# a lens's strongest colour fringes measures up to 0.18, red print 0.15; a German bell striped in
+# yellow and blue 0.24 and more.
+OFF_COLOUR = (0.2, 0.3)
 PICTURE_COLOURS = 0.03  # a middle with more than this share printed in other colours than red and black is a picture
 ACE_PIP = 1.5  # an ace's one pip is at least this many times as tall as its rank
 # Print in the middle other than the pips, from this share of a pip's area on, may hide a pip: the pips then
@@ -453,6 +458,15 @@ def red_probability(redness: float) -> float:
     return 1.0 / (1.0 + math.exp(z)) if z < 700.0 else 0.0
 
 
+def off_colour_red(red: float, off: float) -> float:
+    """The odds `red` that a mark's print is red, taken towards even as its colour lies off red
+    and black (`off`: index.off_colour): untouched to OFF_COLOUR[0], even from OFF_COLOUR[1]. A
+    suit printed in yellow and blue is no French suit of either colour, whatever its shape."""
+    lo, hi = OFF_COLOUR
+    k = min(1.0, max(0.0, (off - lo) / (hi - lo)))
+    return red + (0.5 - red) * k
+
+
 def _surest_shape(sp: np.ndarray, trust: float) -> float:
     """The most that _suit_of can make of a mark's class probabilities `sp` at this trust
     (sharpness), whatever its print's colour: the share of its likeliest suit shape.
@@ -563,7 +577,7 @@ class Recognizer:
     def read_card(self, card: np.ndarray, scale: float = 1.0) -> Identification:
         """Identify a flattened canonical card (locate.CANON_W x CANON_H, BGR);
         `scale`: pixels of the original picture per pixel of `card` (at most 1)."""
-        maps = X.ink_and_red(card)
+        maps = X.print_maps(card)
         views = X.read_corners(maps)
         if all(p.partial for view in views for p in view.pairings):
             # no corner holds a rank over a suit that can be read (the "1" of a
@@ -613,7 +627,7 @@ class Recognizer:
             evidence = dataclasses.replace(evidence, picture=X.middle_colours(card) >= COURT_PICTURE)
         return _with_pips_seen(self._decide(reads, evidence), evidence)
 
-    def _read_lone(self, card: np.ndarray, scale: float, maps: tuple[np.ndarray, np.ndarray] | None = None
+    def _read_lone(self, card: np.ndarray, scale: float, maps: X.PrintMaps | None = None
                    ) -> Identification:
         """A card with no rank-over-suit index in any corner: a rank printed
         alone in a corner is read where the card's other print tells its suit
@@ -622,7 +636,7 @@ class Recognizer:
         suit's colour), or from the pips, which must then number the rank (an
         ace: one pip). A court card's picture tells no suit: its rank is read
         only with a suit printed beside it, across clear paper, over a picture."""
-        maps = maps if maps is not None else X.ink_and_red(card)
+        maps = maps if maps is not None else X.print_maps(card)
         indices = X.lone_indices(maps)
         if not indices:
             return Identification(None, 0.0, "no corner index found")
@@ -706,7 +720,7 @@ class Recognizer:
         if li.suit is not None:
             sp = probs[li.suit_key]
             if sp[13:17].max() > sp[:13].max():  # a rank beside it is the same index again, not a suit
-                s, p, _ = self._suit_of(sp, li.suit_red, li.suit_blur)
+                s, p, _ = self._suit_of(sp, li.suit_red, li.suit_blur, li.suit_off)
                 corner = (SUIT_CLASSES[s], p)
         if corner is not None and counted and corner[0] != pips.suit:
             return Identification(None, 0.0, CUES_DISAGREE,
@@ -777,13 +791,15 @@ class Recognizer:
             return Identification(None, round(confidence, 4), "low confidence", reads=(read,))
         return Identification(card, round(confidence, 4), None, index=li.view.name, reads=(read,))
 
-    def _suit_of(self, sp: np.ndarray, redness: float, blur: float) -> tuple[int, float, float]:
+    def _suit_of(self, sp: np.ndarray, redness: float, blur: float, off: float = 0.0) -> tuple[int, float, float]:
         """Suit index, its probability and the red probability, for one mark's class
         probabilities `sp`. Shape and colour must both speak for the suit: the
         shape's share among everything the mark could be, times the odds that the
         print has that suit's colour (a heart printed black is no spade; it is
-        unreadable), times the trust its sharpness allows."""
-        red = red_probability(redness)
+        unreadable), times the trust its sharpness allows. Print of another colour than
+        red and black (`off`: index.off_colour) is neither: its odds of either colour
+        go to even."""
+        red = off_colour_red(red_probability(redness), off)
         colour = np.array([red if x in RED_SUITS else 1.0 - red for x in SUIT_CLASSES])
         shape = sp[13:17]
         s = int(np.argmax(shape * colour))
@@ -799,10 +815,10 @@ class Recognizer:
         trust = sharpness(pip.blur)
         if _surest_shape(sp, trust) < LEAST_PIP_P and (other is None or _surest_shape(other, trust) < LEAST_PIP_P):
             return None  # read either way up, and of either colour, it counts for no suit
-        s, p, _ = self._suit_of(sp, pip.colour(), pip.blur)
+        s, p, _ = self._suit_of(sp, pip.colour(), pip.blur, pip.off)
         if other is None:
             return s, p
-        s2, p2, _ = self._suit_of(other, pip.colour(), pip.blur)
+        s2, p2, _ = self._suit_of(other, pip.colour(), pip.blur, pip.off)
         upright, over = int(np.argmax(sp[13:17])), int(np.argmax(other[13:17]))
         if upright == over:
             return s, (min(p, p2) if s2 == s else 0.0)
@@ -821,7 +837,7 @@ class Recognizer:
         rp = probs[p.rank_key]
         r = RANK_CLASSES.index("10") if ten else RANK_CLASSES.index("3") if three else \
             RANK_CLASSES.index(laid) if laid else int(np.argmax(rp[:13]))
-        s, suit_p, red = self._suit_of(probs[p.suit_key], p.redness, p.suit_blur)
+        s, suit_p, red = self._suit_of(probs[p.suit_key], p.redness, p.suit_blur, p.suit_off)
         rank_p = float(rp[r]) * sharpness(p.rank_blur)
         if laid:  # the layout's rank: as sure as a count, or as the index if it reads so more surely
             rank_p = max(rank_p, COUNT_TRUST)

@@ -24,6 +24,20 @@ LENIENT = 0.7  # the sets are read once at this threshold; the 0.9 answers follo
 
 
 @pytest.fixture(scope="session")
+def effects():
+    """benchmarks/vision_effects.py as a module: what real cameras and rooms add to a photograph."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "vision_effects.py"
+    spec = importlib.util.spec_from_file_location("vision_effects", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
 def recognizer():
     from shoed.vision.recognize import Recognizer
 

@@ -22,6 +22,7 @@ from shoed.vision.recognize import (
     COURT_ALONE_P,
     CUES_DISAGREE,
     NO_PIPS,
+    OFF_COLOUR,
     PIPS_SUIT_P,
     SECONDING_P,
     TOO_SMALL,
@@ -369,7 +370,7 @@ def assert_red_and_black(light, side: int, jpeg: bool) -> None:
     if jpeg:
         small = cv2.imdecode(cv2.imencode(".jpg", small, [cv2.IMWRITE_JPEG_QUALITY, 85])[1], cv2.IMREAD_COLOR)
     card = cv2.resize(small, (300, 420), interpolation=cv2.INTER_LINEAR)
-    ink, red = X.ink_and_red(card)
+    ink, red, _ = X.print_maps(card)
     reds = []
     for x0 in (0, 150):
         window = (ink[:, x0 : x0 + 150] > 0.25).astype(np.uint8)
@@ -719,8 +720,8 @@ def test_print_beside_the_pips_is_measured_against_a_pip():
         cv2.circle(card, (x, y), 14, (30, 30, 30), -1)
 
     def stray(picture: np.ndarray, boxes: tuple = ()) -> float:
-        ink, red = X.ink_and_red(picture)
-        pips, covering = X.middle_pips(ink, red, index_boxes=boxes)
+        maps = X.print_maps(picture)
+        pips, covering = X.middle_pips(maps, index_boxes=boxes)
         group = X.pip_group(pips)
         assert len(group) == 4
         return X.stray_print(group, covering)
@@ -746,7 +747,7 @@ def test_print_beside_the_pips_is_measured_against_a_pip():
 
 def _cover_parts(picture: np.ndarray) -> list[tuple[float, float, int, int, int]]:
     """index.cover_print over the middle's window of a canonical card."""
-    ink, _ = X.ink_and_red(picture)
+    ink = X.print_maps(picture).ink
     return X.cover_print(picture, ink, X.middle_box(ink.shape))
 
 
@@ -790,8 +791,8 @@ def test_a_cover_in_colours_of_its_own_is_measured_whole_and_light_is_no_cover(i
     cast = np.clip(card * np.float32([0.7, 0.9, 1.1]), 0, 255).astype(np.uint8)
     for lit in (card, shade, glare, cast):
         assert _cover_parts(lit) == []
-    ink_map, red = X.ink_and_red(fingered)
-    pips, covering = X.middle_pips(ink_map, red, card=fingered)
+    maps = X.print_maps(fingered)
+    pips, covering = X.middle_pips(maps, card=fingered)
     group = X.pip_group(pips)
     assert len(group) == 4 and X.stray_print(group, covering) > 10
 
@@ -846,14 +847,35 @@ def test_a_pip_whose_shape_is_no_suits_is_not_measured_for_colour_and_the_eviden
     card[80:100, 40:56] = card[80:100, 100:116] = 0.9  # two black marks
     pips, probs = _pips([{"S": 0.9}, {"none": 0.8, "C": 0.1, "S": 0.1}])
     for pip in pips:
-        pip.redness, pip.card = None, (card, red)
+        pip.redness, pip.card = None, X.PrintMaps(card, red, np.ones((*card.shape, 3), np.float32))
     evidence = Recognizer()._pip_evidence(pips, probs, 1.0)
     assert pips[0].redness is not None and pips[0].redness == X._print_redness(card, red, pips[0].mark)
-    assert pips[1].redness is None  # never asked for
+    assert pips[1].redness is None and "off" not in vars(pips[1])  # never asked for
     measured, _ = _pips([{"S": 0.9}, {"none": 0.8, "C": 0.1, "S": 0.1}])
     for pip in measured:
         pip.redness = X._print_redness(card, red, pip.mark)
     assert Recognizer()._pip_evidence(measured, probs, 1.0) == evidence
+
+
+def test_pips_printed_in_a_third_colour_count_for_no_suit_of_either_colour():
+    """Pips shaped as spades, printed in blue (a four-colour deck's, or a German deck's bells
+    striped in blue and yellow: index.off_colour 0.3 and more over their core), count for
+    spades no more than a mark of even colour odds: the pips never second an index read as
+    spades."""
+    ink = np.full((420, 300), 0.02, np.float32)
+    norm = np.ones((420, 300, 3), np.float32)  # the paper: white
+    pips, probs = _pips([{"S": 0.95}] * 6)
+    for pip in pips:
+        m = pip.mark
+        ink[m.y : m.bottom, m.x : m.x + m.w] = 0.9
+        norm[m.y : m.bottom, m.x : m.x + m.w] = (0.5, 0.1, 0.1)  # blue print (BGR)
+    black = Recognizer()._pip_evidence(_pips([{"S": 0.95}] * 6)[0], probs, 1.0)
+    assert black.suit == "S" and black.suit_p > 0.9
+    for pip in pips:
+        pip.redness, pip.card = None, X.PrintMaps(ink, np.zeros_like(ink), norm)
+    assert min(pip.off for pip in pips) > OFF_COLOUR[1]
+    striped = Recognizer()._pip_evidence(pips, probs, 1.0)
+    assert striped.suit_p <= 0.5, striped
 
 
 def _laid_out(positions: list[tuple[float, float]]) -> list[X.Pip]:

@@ -76,6 +76,27 @@ def test_a_german_suit_printed_alike_in_four_corners_is_no_french_one(recognizer
         assert result.card in (None, label), f"{label} read as {result.card}"
 
 
+@pytest.mark.skipif(not _installed("kde-xskat-german"),
+                    reason="needs KDE's deck artwork (apt-get install kdegames-card-data-kf5 librsvg2-bin)")
+def test_a_suit_printed_in_yellow_and_blue_is_no_suit_of_either_colour(recognizer, effects):
+    """xskat-german's king of bells on a pale desk, read as a colour camera's picture
+    (benchmarks/vision_effects.py --effects pale --colour-camera --seed 47000, its 49th card): its
+    index's bell, striped in yellow, blue and red, read as a spade at 0.91 in all four corners
+    (black, by its redness). Its colour lies off red and black, so it is taken as evenly either
+    and the card is refused as of unclear colour."""
+    seed = 47000 + 49 * 101
+    d = decks.held_out_designs().index("kde-xskat-german")
+    face = decks.face("kde-xskat-german", "KD")
+    assert face is not None
+    shot = synth.photograph("KD", np.random.default_rng(seed + 2000 + d), synth.classic_style(), size=(1280, 960),
+                            face=face)
+    shown = len(hard_sets.held_out_styles()) + d  # its place among the benchmark's pictures of the card
+    picture = effects.apply_effects(["pale"], shot.image, np.random.default_rng(seed * 7 + shown * 13),
+                                    np.float32(shot.corners))
+    result = recognizer.identify(picture, colour=True)
+    assert result.card is None and result.reason == "colour unclear", result
+
+
 @pytest.mark.skipif(not _installed("kde-ancient-egyptians"),
                     reason="needs KDE's deck artwork (apt-get install kdegames-card-data-kf5 librsvg2-bin)")
 def test_a_six_read_the_wrong_way_up_is_no_nine(recognizer):

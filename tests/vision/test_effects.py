@@ -7,7 +7,6 @@ search run small finds no wrong card under them."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import subprocess
 import sys
@@ -21,14 +20,6 @@ from tests.vision.framing import card_mask
 from vision_lab import synth
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def effects():
-    spec = importlib.util.spec_from_file_location("vision_effects", ROOT / "benchmarks" / "vision_effects.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")

@@ -51,6 +51,59 @@ def test_print_colour_is_measured(label, red):
     assert (pair.redness > 0.3) if red else (pair.redness < 0.1), pair.redness
 
 
+def _disc_mark(colours: list[tuple[int, int, int]], radius: int = 13, fringe: int = 0) -> tuple[X.CornerView, X.Mark]:
+    """A round mark where a corner index's suit is printed, in horizontal stripes of `colours`
+    (BGR) with a black rim; `fringe`: a lens's colour fringes, blue and red shifted that many
+    pixels apart either way."""
+    card = np.full((L.CANON_H, L.CANON_W, 3), 245, np.uint8)
+    centre = (32, 90)
+    disc = np.zeros(card.shape[:2], np.uint8)
+    cv2.circle(disc, centre, radius, 1, -1)
+    rows = np.arange(L.CANON_H)[:, None] - (centre[1] - radius)
+    stripe = np.clip(rows * len(colours) // (2 * radius + 1), 0, len(colours) - 1)
+    painted = np.array(colours, np.uint8)[stripe[:, 0]][:, None, :]
+    card = np.where(disc[..., None] > 0, np.broadcast_to(painted, card.shape), card)
+    cv2.circle(card, centre, radius, (20, 20, 20), 2)
+    if fringe:
+        card[..., 0] = np.roll(card[..., 0], fringe, axis=1)
+        card[..., 2] = np.roll(card[..., 2], -fringe, axis=1)
+    view = X.corner_views(cv2.GaussianBlur(card, (0, 0), 0.7))[0]
+    marks = X.find_marks(view)
+    assert len(marks) == 1, marks
+    return view, marks[0]
+
+
+BLACK, SCARLET, CRIMSON = (20, 20, 20), (25, 40, 215), (70, 25, 200)
+YELLOW, BLUE, GREEN = (30, 220, 240), (200, 90, 30), (50, 150, 40)
+
+
+@pytest.mark.parametrize("colours, fringe", [([BLACK], 0), ([BLACK], 2), ([SCARLET], 0), ([CRIMSON], 0),
+                                             ([CRIMSON], 2)])
+def test_red_and_black_print_lies_on_red_and_black(colours, fringe):
+    """Black and red print, a scarlet's or a crimson's, through a lens's colour fringes too,
+    measures below the level from which its colour is doubted (recognize.OFF_COLOUR)."""
+    from shoed.vision.recognize import OFF_COLOUR
+
+    view, mark = _disc_mark(colours, fringe=fringe)
+    assert X.off_colour(view.norm, mark) < OFF_COLOUR[0]
+
+
+@pytest.mark.parametrize("colours, doubt", [([YELLOW, BLUE, SCARLET, BLUE, YELLOW], 0), ([YELLOW, BLUE], 1),
+                                            ([BLUE], 1), ([GREEN], 1), ([YELLOW], 1)])
+def test_print_in_other_colours_lies_off_red_and_black(colours, doubt):
+    """A German bell striped in yellow, blue and red (its colour doubted), a four-colour deck's
+    blue or green suit (taken as evenly red or black, recognize.OFF_COLOUR)."""
+    from shoed.vision.recognize import OFF_COLOUR
+
+    view, mark = _disc_mark(colours)
+    assert X.off_colour(view.norm, mark) > OFF_COLOUR[doubt]
+
+
+def test_a_mark_with_no_core_has_its_colour_not_asked():
+    view, mark = _disc_mark([YELLOW], radius=2)
+    assert X.off_colour(view.norm, mark) == 0.0
+
+
 def test_marks_running_out_of_the_window_are_not_index_marks():
     card = np.full((L.CANON_H, L.CANON_W, 3), 250, np.uint8)
     # a picture frame line entering the corner window from the middle of the card

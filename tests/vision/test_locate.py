@@ -236,15 +236,8 @@ def test_a_card_bowed_one_way_is_measured_so_and_a_flat_or_rounded_one_is_flat()
 
 
 @pytest.fixture(scope="module")
-def bend():
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "vision_effects.py"
-    spec = importlib.util.spec_from_file_location("vision_effects", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.bend
+def bend(effects):
+    return effects.bend
 
 
 @pytest.mark.parametrize("size", [(640, 480), (1600, 1200)])
