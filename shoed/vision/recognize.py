@@ -189,8 +189,8 @@ SAME_OUTLINE = 0.8  # an outline overlapping the card's by this share of the sma
 LONE_COLOUR = 0.9
 # A suit mark whose colour lies off red and black (index.off_colour) from OFF_COLOUR[0] is taken to
 # be of either colour less surely, evenly so from OFF_COLOUR[1] (off_colour_red). Black print through
-# a lens's strongest colour fringes measures up to 0.18, red print 0.15; a German bell striped in
-# yellow and blue 0.24 and more.
+# a lens's strongest colour fringes measures up to 0.17, red print 0.09; a German bell striped in
+# yellow and blue 0.24 and more (docs/vision.md, Measured).
 OFF_COLOUR = (0.2, 0.3)
 PICTURE_COLOURS = 0.03  # a middle with more than this share printed in other colours than red and black is a picture
 ACE_PIP = 1.5  # an ace's one pip is at least this many times as tall as its rank
