@@ -129,7 +129,13 @@ class Pairing:
     rank_key: int = -1  # rows into the batch of vectors (set by collect_vectors)
     suit_key: int = -1
     partial: bool = False  # the rank mark has a twin beside it: one glyph of a two-glyph index ("10")
-    suit_off: float = 0.0  # how far the suit mark's colour lies from red and black (off_colour)
+    norm: np.ndarray | None = field(default=None, repr=False)  # its corner's colour against the paper
+
+    @cached_property
+    def suit_off(self) -> float:
+        """How far the suit mark's colour lies from red and black (off_colour), measured when first
+        asked (a pairing read in its corner)."""
+        return off_colour(self.norm, self.suit)
 
 
 @dataclass
@@ -389,7 +395,7 @@ def pairings(view: CornerView, marks: list[Mark],
                 j != index and not (set(m.labels) & set(s.labels)) and beside[index, j]
                 for j, m in enumerate(marks))
             out.append(Pairing(r, s, _redness(view, r, s), blur_ratio(view, r), blur_ratio(view, s),
-                               partial=partial, suit_off=off_colour(view.norm, s)))
+                               partial=partial, norm=view.norm))
     return out
 
 
@@ -858,9 +864,13 @@ class LoneIndex:
     suit_red: float = 0.0
     suit_blur: float = 0.0
     suit_apart: float = 1.0  # share of the card between the rank and the suit printed over (`between`)
-    suit_off: float = 0.0  # how far the suit's colour lies from red and black (off_colour)
     rank_key: int = -1
     suit_key: int = -1
+
+    @cached_property
+    def suit_off(self) -> float:
+        """How far the suit's colour lies from red and black (off_colour), measured when first asked."""
+        return 0.0 if self.suit is None or self.suit_view is None else off_colour(self.suit_view.norm, self.suit)
 
 
 @dataclass
@@ -918,7 +928,7 @@ def lone_indices(maps: PrintMaps) -> list[LoneIndex]:
             beside = [s for s in suits if _beside(pv, r, s)]
             rank_box = _card_box(view, r, (h, w))
             found += [LoneIndex(view, *rank, pv, s, _redness(pv, s), blur_ratio(pv, s),
-                                between(ink, rank_box, _card_box(pv, s, (h, w))), off_colour(pv.norm, s)) for s in beside]
+                                between(ink, rank_box, _card_box(pv, s, (h, w)))) for s in beside]
             if not beside:
                 found.append(LoneIndex(view, *rank))
     return found
