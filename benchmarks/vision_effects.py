@@ -9,7 +9,8 @@ every held-out deck design (`vision_lab.decks`) at a phone's resolution, then ap
 in `--effects` to a copy of the photograph, and counts per effect the pictures read right, refused
 and read wrong (which must be 0), printing every wrong card with its picture's parameters. Cards a
 design's index does not let shoed read (foreign court letters: `decks.to_refuse`) count as right
-when refused.
+when refused. Every refusal's reason is tallied per effect (`mirrored` under `mirror`, `no_colour`
+under `grey`).
 
     .venv/bin/python benchmarks/vision_effects.py [--ranks A,2,...,K] [--effects shadow,glare+mosaic,...]
                                                   [--seed 9100] [--size 1280x960] [--keep DIR] [--scene]
@@ -92,6 +93,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
 import sys  # noqa: E402
+from collections import Counter  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import cv2  # noqa: E402
@@ -120,6 +122,18 @@ def combine(combo: str) -> list[str]:
         if name in ON_THE_CARD and any(before in MOVING for before in names[:k]):
             raise ValueError(f"{combo}: {name} needs the card where the photograph put it; put it first")
     return names
+
+
+def card_seed(seed: int, i: int) -> int:
+    """The seed of the ith card (of --ranks' cards, in order) of a search from `seed` (--seed): its
+    photographs are drawn from it (hard_sets.held_out_shots)."""
+    return seed + i * 101
+
+
+def draws(seed: int, shot: int, effect: int) -> np.random.Generator:
+    """What the `effect`th of --effects draws over the `shot`th photograph of the card whose seed
+    is `seed` (card_seed)."""
+    return np.random.default_rng(seed * 7 + shot * 13 + effect)
 
 
 def apply_effects(names: list[str], img: np.ndarray, rng: np.random.Generator, corners: np.ndarray) -> np.ndarray:
@@ -581,18 +595,19 @@ def main() -> int:
     labels = [rank + suit for rank in args.ranks.split(",") for suit in "CDHS"]
     designs = decks.held_out_designs()
     tally = {name: [0, 0, 0] for name in effects}  # right, wrong, refused
+    # every refusal's reason (a card a design's index does not let shoed read included)
+    reasons: dict[str, Counter[str]] = {name: Counter() for name in effects}
     for i, label in enumerate(labels):
-        seed = args.seed + i * 101
+        seed = card_seed(args.seed, i)
         # the lettering designs' cards uncovered; the artwork's with synth.photograph's chance of a cover
         shots = hard_sets.held_out_shots(label, seed, size, designs, lettering={"occlusion_p": 0.0})
         for j, (shot, name, refuse) in enumerate(shots):
             for e, (effect, names) in enumerate(effects.items()):
-                draw = seed * 7 + j * 13 + e
                 corners = np.float32(shot.corners)
-                picture = apply_effects(names, shot.image, np.random.default_rng(draw), corners)
+                picture = apply_effects(names, shot.image, draws(seed, j, e), corners)
                 colour = args.colour_camera
                 if args.scene and not colour:  # the same effects, drawn alike, over the table without the card
-                    empty = apply_effects(names, without_card(shot.image, corners), np.random.default_rng(draw), corners)
+                    empty = apply_effects(names, without_card(shot.image, corners), draws(seed, j, e), corners)
                     colour = scene_shows_colour(cv2.mean(empty)[:3], picture)
                 result = recognizer.identify(picture, colour=colour)
                 k = 2 if result.card is None else 0 if result.card == label else 1
@@ -602,6 +617,8 @@ def main() -> int:
                     if args.keep:
                         os.makedirs(args.keep, exist_ok=True)
                         cv2.imwrite(os.path.join(args.keep, f"{effect}_{name}_{label}_{result.card}.png"), picture)
+                if k == 2:
+                    reasons[effect][str(result.reason)] += 1
                 if k == 2 and refuse:
                     k = 0
                 tally[effect][k] += 1
@@ -610,6 +627,7 @@ def main() -> int:
     for effect, (right, bad, refused) in tally.items():
         n = right + bad + refused
         print(f"{effect:8}: {n:5} pictures, right {right / n:6.1%}, wrong {bad}, refused {refused}")
+        print("          reasons: " + ", ".join(f"{why} {count}" for why, count in reasons[effect].most_common()))
         wrong += bad
     return 1 if wrong else 0
 

@@ -62,10 +62,28 @@ def held_out_shots(label: str, seed: int, size: tuple[int, int], designs: list[s
     for d, design in enumerate(designs):
         face = decks.face(design, label)
         if face is not None:
-            shots.append((synth.photograph(label, np.random.default_rng(seed + 2000 + d), synth.classic_style(),
-                                           size=size, face=face, **(artwork or {})),
-                          design, decks.to_refuse(design, label)))
+            shots.append((_artwork_shot(label, seed, size, d, face, artwork), design, decks.to_refuse(design, label)))
     return shots
+
+
+def held_out_shot(label: str, seed: int, size: tuple[int, int], designs: list[str], design: str,
+                  artwork: dict | None = None) -> tuple[synth.Shot, int]:
+    """The photograph held_out_shots(label, seed, size, designs, artwork=artwork) takes of the card
+    in the deck design `design` (one of `designs`, which must print the card), and its place among
+    them: one picture of a search found again without taking the others."""
+    d = designs.index(design)
+    face = decks.face(design, label)
+    if face is None:
+        raise ValueError(f"{design} prints no {label}")
+    place = len(held_out_styles()) + sum(decks.face(other, label) is not None for other in designs[:d])
+    return _artwork_shot(label, seed, size, d, face, artwork), place
+
+
+def _artwork_shot(label: str, seed: int, size: tuple[int, int], d: int, face: synth.Face,
+                  artwork: dict | None) -> synth.Shot:
+    """The photograph of `face`, the card in the dth held-out deck design, drawn from seed + 2000 + d."""
+    return synth.photograph(label, np.random.default_rng(seed + 2000 + d), synth.classic_style(), size=size,
+                            face=face, **(artwork or {}))
 
 
 def side_by_side(rng: np.random.Generator, labels: tuple[str | None, str | None],

@@ -84,15 +84,9 @@ def test_a_suit_printed_in_yellow_and_blue_is_no_suit_of_either_colour(recognize
     index's bell, striped in yellow, blue and red, read as a spade at 0.91 in all four corners
     (black, by its redness). Its colour lies off red and black, so it is taken as evenly either
     and the card is refused as of unclear colour."""
-    seed = 47000 + 49 * 101
-    d = decks.held_out_designs().index("kde-xskat-german")
-    face = decks.face("kde-xskat-german", "KD")
-    assert face is not None
-    shot = synth.photograph("KD", np.random.default_rng(seed + 2000 + d), synth.classic_style(), size=(1280, 960),
-                            face=face)
-    shown = len(hard_sets.held_out_styles()) + d  # its place among the benchmark's pictures of the card
-    picture = effects.apply_effects(["pale"], shot.image, np.random.default_rng(seed * 7 + shown * 13),
-                                    np.float32(shot.corners))
+    seed = effects.card_seed(47000, 49)
+    shot, place = hard_sets.held_out_shot("KD", seed, (1280, 960), decks.held_out_designs(), "kde-xskat-german")
+    picture = effects.apply_effects(["pale"], shot.image, effects.draws(seed, place, 0), np.float32(shot.corners))
     result = recognizer.identify(picture, colour=True)
     assert result.card is None and result.reason == "colour unclear", result
 
