@@ -149,18 +149,26 @@ def run_identify(args) -> int:
                 print(f"{path}: unreadable: {entry['reason']}", flush=True)
     if args.json:
         print(json.dumps(entries, indent=1))
-    _colour_hint(entries)
+    _refusal_hints(entries)
     return 0
 
 
-def _colour_hint(entries: list[dict[str, Any]]) -> None:
-    """Where pictures were refused for showing no colour, one line on stderr: if a colour camera took
-    them (a black card on neutral cloth shows none), --colour-camera reads them."""
-    refused = sum(1 for entry in entries if entry.get("reason") == "no_colour")
-    if refused:
-        print(f"{refused} picture(s) refused as no_colour: they show no colour, as a monochrome camera's do; "
-              "if a colour camera took them (a black card on grey, white or black cloth shows none), "
-              "--colour-camera reads them", file=sys.stderr)
+# What a refusal many pictures share says of the camera, and what to do: one line on stderr each.
+REFUSAL_HINTS = {
+    "no_colour": "they show no colour, as a monochrome camera's do; if a colour camera took them (a black card "
+                 "on grey, white or black cloth shows none), --colour-camera reads them",
+    "mirrored": "their rank glyphs read as ranks mirrored left to right, and no card is printed so; set the "
+                "camera (or its driver) not to mirror its picture",
+}
+
+
+def _refusal_hints(entries: list[dict[str, Any]]) -> None:
+    """Where pictures were refused for a reason that names a camera's setting (REFUSAL_HINTS), one
+    line on stderr each: how many, and what to set right."""
+    for reason, hint in REFUSAL_HINTS.items():
+        refused = sum(1 for entry in entries if entry.get("reason") == reason)
+        if refused:
+            print(f"{refused} picture(s) refused as {reason}: {hint}", file=sys.stderr)
 
 
 def _pictures(paths: list[str]) -> list[tuple[str, str]]:
@@ -326,7 +334,7 @@ def run_score(args) -> int:
         for bad in counts["wrong_cards"]:
             meant = "no card meant to be read" if bad["label"] == NO_CARD else bad["label"]
             print(f"WRONG {bad['file']}: {meant}, read as {bad['card']} ({bad['confidence']:.2f})")
-    _colour_hint(entries)
+    _refusal_hints(entries)
     return 1 if counts["wrong"] or counts["no_card_meant"]["wrong"] else 0
 
 

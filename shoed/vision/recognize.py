@@ -161,6 +161,7 @@ CUES_DISAGREE = "cues_disagree"  # index, pips and colour do not tell the same c
 NO_SUIT_IN_INDEX = "no_suit_in_index"  # a rank alone in the corner, and the card's other print does not tell its suit
 SEVERAL_CARDS = "several_cards"  # two outlines read two different cards: which one was dealt is not known
 NO_COLOUR = "no_colour"  # the picture has no colour (a monochrome camera): red and black print look alike
+MIRRORED = "mirrored"  # a rank glyph reads as another rank mirrored: the camera mirrors its picture
 _NOTHING_READ = ("no card found", "no corner index found")  # refusals that read no print of a card
 # A picture has colour where at least COLOURED_SHARE of its pixels (in a copy of it no larger than
 # COLOUR_SIDE) have two channels COLOURED_LEVEL or more apart once its tint is taken out, and, in a picture
@@ -218,6 +219,15 @@ SPLIT_SHARE = 0.25
 PIP_SUIT_SHARE = 0.4
 NONE_CLASS = CLASSES.index("none")
 TWIN_SUIT = {"C": "S", "S": "C", "D": "H", "H": "D"}
+# No card is printed mirrored. A card is refused as MIRRORED where one of its rank glyphs that read
+# the card (one glyph, at least MIN_RANK_PX tall) reads, mirrored left to right, as another rank at
+# MIRROR_P or more, and at least MIRROR_GAIN more surely than as the card's rank as it is: the
+# picture is mirrored (a camera set to mirror, a phone's front camera, a view through a mirror), and
+# a "4" may read as an "A" (docs/vision.md).
+MIRROR_P = 0.9
+MIRROR_GAIN = 0.3
+# A refusal is said to be MIRRORED where this many corners read one rank so (a card is withheld on one).
+MIRROR_CORNERS = 2
 
 
 @dataclass(frozen=True)
@@ -322,6 +332,11 @@ class Identification:
         if self.index is not None:
             out["index"] = self.index
         return out
+
+
+def _a(rank: str) -> str:
+    """A rank with its article: "a 2", "an 8", "an A"."""
+    return f"an {rank}" if rank in ("A", "8") else f"a {rank}"
 
 
 def _label(rank: str, suit: str) -> str:
@@ -595,6 +610,7 @@ class Recognizer:
             # an ace's: its middle is one pip, no picture
             evidence = dataclasses.replace(evidence, picture=X.middle_colours(card) >= COURT_PICTURE)
         reads = []
+        read_by: dict[str, X.Pairing] = {}  # each corner's best reading's pairing
         for view in views:
             best = None
             for p in view.pairings:
@@ -617,6 +633,7 @@ class Recognizer:
                 read = self._with_pips(self._read_pair(view.name, p, probs, scale, ten, three, laid), evidence)
                 if best is None or read.confidence > best.confidence:
                     best = read
+                    read_by[view.name] = p
             if best is not None:
                 reads.append(best)
         if not reads:
@@ -625,7 +642,12 @@ class Recognizer:
         if not measured and top.confidence < self.threshold and _numbered(top.card[:-1], evidence) and evidence.alike:
             # the pips would count a rank read unsurely (_decide): marks of a picture in colours number no rank
             evidence = dataclasses.replace(evidence, picture=X.middle_colours(card) >= COURT_PICTURE)
-        return _with_pips_seen(self._decide(reads, evidence), evidence)
+        result = self._decide(reads, evidence)
+        views_by = {view.name: view for view in views}
+        result = self._unmirrored(result, [
+            (views_by[r.corner], read_by[r.corner].rank, probs[read_by[r.corner].rank_key], r.card[:-1])
+            for r in result.reads if result.card in (None, r.card)], scale)
+        return _with_pips_seen(result, evidence)
 
     def _read_lone(self, card: np.ndarray, scale: float, maps: X.PrintMaps | None = None
                    ) -> Identification:
@@ -653,7 +675,11 @@ class Recognizer:
         probs = self.model.predict(np.vstack(rows))
         evidence = self._pip_evidence(lone.pips, probs[first_pip:], scale, lone.covering)
         results = [self._lone_result(li, probs, evidence, lone, scale) for li in lone.indices]
-        return _with_pips_seen(self._lone_answer(results, lone, probs), evidence)
+        result = self._lone_answer(results, lone, probs)
+        result = self._unmirrored(result, [(li.view, li.rank, probs[li.rank_key], r.reads[0].card[:-1])
+                                           for li, r in zip(lone.indices, results, strict=True)
+                                           if r.reads and (r is result or result.card is None)], scale)
+        return _with_pips_seen(result, evidence)
 
     @staticmethod
     def _lone_answer(results: list[Identification], lone: X.LoneMarks, probs: np.ndarray) -> Identification:
@@ -696,7 +722,7 @@ class Recognizer:
         court = rank in COURTS
         if court and li.suit is None:
             return Identification(None, 0.0, NO_SUIT_IN_INDEX,
-                                  detail=f"a {rank} alone in the corner, no suit beside it: "
+                                  detail=f"{_a(rank)} alone in the corner, no suit beside it: "
                                          "a court card's picture does not tell its suit")
         n = _pips_of(rank) or 1
         # The pips' number counts here without every mark reading as the suit's pip (PipEvidence.alike,
@@ -710,12 +736,12 @@ class Recognizer:
             counted = False  # an ace's one pip is large; a small mark alone is a detail, not its pip
         if court and pips.count >= COURT_PIPS:
             return Identification(None, 0.0, CUES_DISAGREE,
-                                  detail=f"a {rank} alone in the corner, {pips.count} pips in the middle")
+                                  detail=f"{_a(rank)} alone in the corner, {pips.count} pips in the middle")
         # pips of one size, two or more, must number the rank (one alone may be a
         # piece of a design's one large suit symbol, cut by the card's edge)
         if not court and pips.count >= 2 and pips.count != n:
             return Identification(None, 0.0, CUES_DISAGREE,
-                                  detail=f"a {rank} alone in the corner, {pips.count} pips in the middle")
+                                  detail=f"{_a(rank)} alone in the corner, {pips.count} pips in the middle")
         corner: tuple[str, float] | None = None
         if li.suit is not None:
             sp = probs[li.suit_key]
@@ -736,7 +762,7 @@ class Recognizer:
             counted = False
         if corner is None and not counted:
             return Identification(None, 0.0, NO_SUIT_IN_INDEX,
-                                  detail=f"a {rank} alone in the corner, no suit beside it"
+                                  detail=f"{_a(rank)} alone in the corner, no suit beside it"
                                          + ("" if court else " and no pips to count"))
         suit = corner[0] if corner is not None else str(pips.suit)
         card = _label(rank, suit)
@@ -746,7 +772,7 @@ class Recognizer:
         colour = rank_red if red else 1.0 - rank_red
         if colour < 1.0 - LONE_COLOUR:
             return Identification(None, 0.0, CUES_DISAGREE,
-                                  detail=f"a {rank} alone in the corner printed {'black' if red else 'red'}, "
+                                  detail=f"{_a(rank)} alone in the corner printed {'black' if red else 'red'}, "
                                          f"the suit {suit}")
         if colour < LONE_COLOUR:
             return Identification(None, 0.0, "colour unclear")
@@ -755,15 +781,15 @@ class Recognizer:
             # paper as an index is (not a detail of a picture), over a picture
             if li.suit_apart > SUIT_CLEAR:
                 return Identification(None, 0.0, NO_SUIT_IN_INDEX,
-                                      detail=f"a {rank} alone in the corner, print between it and the mark beside it "
+                                      detail=f"{_a(rank)} alone in the corner, print between it and the mark beside it "
                                              f"({li.suit_apart:.0%} of the paper between them)")
             if lone.middle_colours <= PICTURE_COLOURS:
                 return Identification(None, 0.0, CUES_DISAGREE,
-                                      detail=f"a {rank} alone in the corner, no picture in colours in the middle")
+                                      detail=f"{_a(rank)} alone in the corner, no picture in colours in the middle")
         elif corner is not None and not counted:
             if lone.middle_colours > PICTURE_COLOURS:
                 return Identification(None, 0.0, CUES_DISAGREE,
-                                      detail=f"a {rank} alone in the corner, a picture in colours in the middle "
+                                      detail=f"{_a(rank)} alone in the corner, a picture in colours in the middle "
                                              f"({lone.middle_colours:.0%} of it), not one suit's print")
             if lone.middle is None:
                 return Identification(None, 0.0, NO_SUIT_IN_INDEX,
@@ -790,6 +816,41 @@ class Recognizer:
         if confidence < self.threshold:
             return Identification(None, round(confidence, 4), "low confidence", reads=(read,))
         return Identification(card, round(confidence, 4), None, index=li.view.name, reads=(read,))
+
+    def _unmirrored(self, result: Identification, ranks: list[tuple[X.CornerView, X.Mark, np.ndarray, str]],
+                    scale: float) -> Identification:
+        """`result`, or a refusal as MIRRORED where the rank glyphs that read it (`ranks`: its corner,
+        the mark, the mark's class probabilities, the rank it was read as; for a card, those that read
+        the card) read as another rank mirrored left to right more surely (MIRROR_P, MIRROR_GAIN): one
+        glyph for a card (a card is withheld on any sign that the picture is mirrored, and contested
+        for the other outlines), two corners reading one rank so for a refusal (MIRROR_CORNERS: one
+        stray mark is no mirrored picture). A glyph alike both ways ("A", "8") tells nothing; a "10"
+        and a glyph smaller than MIN_RANK_PX are not asked. A refusal so found keeps its doubt, and
+        says the picture looks mirrored."""
+        asked = [(view, m, own[RANK_CLASSES.index("10" if rank == "T" else rank)], rank)
+                 for view, m, own, rank in ranks if len(m.labels) == 1 and m.h * scale >= MIN_RANK_PX]
+        if not asked:
+            return result
+        flipped = self.model.predict(np.stack([
+            X.glyph_vector(view.ink[m.y : m.bottom, m.x : m.x + m.w][:, ::-1], m.mask[:, ::-1])
+            for view, m, _, _ in asked]))
+        seen_by: dict[str, list[str]] = {}  # a rank read mirrored -> the details of the corners reading it
+        for (view, _, as_is, rank), fp in zip(asked, flipped, strict=True):
+            r = int(np.argmax(fp[:13]))
+            seen = _label(RANK_CLASSES[r], "")
+            if seen != rank and fp[r] >= MIRROR_P and fp[r] - as_is >= MIRROR_GAIN:
+                seen_by.setdefault(seen, []).append(
+                    f"the {view.name} rank reads mirrored as {_a(seen)} ({fp[r]:.2f}), as it is as {_a(rank)} "
+                    f"({as_is:.2f})")
+        needed = 1 if result.card is not None else MIRROR_CORNERS
+        for details in seen_by.values():
+            if len(details) >= needed:
+                # a card withheld so is contested for every other outline: the picture is mirrored through each
+                contested = result.contested if result.card is None else (*result.contested, result.card)
+                return dataclasses.replace(result, card=None, reason=MIRRORED, index=None, contested=contested,
+                                           detail=f"{details[0]}: no card is printed mirrored (a camera set to "
+                                                  "mirror its picture?)")
+        return result
 
     def _suit_of(self, sp: np.ndarray, redness: float, blur: float, off: float = 0.0) -> tuple[int, float, float]:
         """Suit index, its probability and the red probability, for one mark's class

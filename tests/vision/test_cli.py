@@ -138,6 +138,24 @@ def test_identify_json_says_a_picture_has_no_colour(shoed_cli):
     assert "no colour" in entry["detail"]
 
 
+def test_identify_says_a_mirrored_picture_is_mirrored(shoed_cli, tmp_path):
+    """A held-out lettering's jack of spades photographed through a camera set to mirror its picture:
+    `identify --json` refuses it as `mirrored`, its `detail` naming the rank both ways, and one line
+    on stderr says to set the camera not to mirror (docs/vision.md, the reason table)."""
+    from vision_lab import hard_sets
+
+    shot = synth.photograph("JS", np.random.default_rng(0), hard_sets.held_out_styles()[0], size=(1280, 960),
+                            occlusion_p=0.0)
+    path = str(tmp_path / "mirrored.png")
+    cv2.imwrite(path, cv2.flip(shot.image, 1))
+    proc = shoed_cli("vision", "identify", path, "--json", timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    (entry,) = json.loads(proc.stdout)
+    assert (entry["card"], entry["reason"]) == (None, "mirrored"), entry
+    assert "mirrored as a J" in entry["detail"], entry
+    assert "1 picture(s) refused as mirrored" in proc.stderr and "not to mirror" in proc.stderr, proc.stderr
+
+
 @pytest.fixture(scope="module")
 def black_on_grey(tmp_path_factory):
     """Phone photographs of black cards on grey cloth: a colour camera's, with no colour in view."""
