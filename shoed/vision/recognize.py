@@ -834,22 +834,22 @@ class Recognizer:
         flipped = self.model.predict(np.stack([
             X.glyph_vector(view.ink[m.y : m.bottom, m.x : m.x + m.w][:, ::-1], m.mask[:, ::-1])
             for view, m, _, _ in asked]))
-        seen_by: dict[str, list[str]] = {}  # a rank read mirrored -> the details of the corners reading it
+        seen_by: dict[str, dict[str, str]] = {}  # a rank read mirrored -> corner -> what it read
         for (view, _, as_is, rank), fp in zip(asked, flipped, strict=True):
             r = int(np.argmax(fp[:13]))
             seen = _label(RANK_CLASSES[r], "")
             if seen != rank and fp[r] >= MIRROR_P and fp[r] - as_is >= MIRROR_GAIN:
-                seen_by.setdefault(seen, []).append(
-                    f"the {view.name} rank reads mirrored as {_a(seen)} ({fp[r]:.2f}), as it is as {_a(rank)} "
-                    f"({as_is:.2f})")
+                seen_by.setdefault(seen, {}).setdefault(
+                    view.name, f"the {view.name} rank reads mirrored as {_a(seen)} ({fp[r]:.2f}), as it is as "
+                               f"{_a(rank)} ({as_is:.2f})")
         needed = 1 if result.card is not None else MIRROR_CORNERS
-        for details in seen_by.values():
-            if len(details) >= needed:
+        for corners in seen_by.values():
+            if len(corners) >= needed:
                 # a card withheld so is contested for every other outline: the picture is mirrored through each
                 contested = result.contested if result.card is None else (*result.contested, result.card)
                 return dataclasses.replace(result, card=None, reason=MIRRORED, index=None, contested=contested,
-                                           detail=f"{details[0]}: no card is printed mirrored (a camera set to "
-                                                  "mirror its picture?)")
+                                           detail=f"{next(iter(corners.values()))}: no card is printed mirrored "
+                                                  "(a camera set to mirror its picture?)")
         return result
 
     def _suit_of(self, sp: np.ndarray, redness: float, blur: float, off: float = 0.0) -> tuple[int, float, float]:
