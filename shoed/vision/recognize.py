@@ -610,7 +610,7 @@ class Recognizer:
             # an ace's: its middle is one pip, no picture
             evidence = dataclasses.replace(evidence, picture=X.middle_colours(card) >= COURT_PICTURE)
         reads = []
-        read_by: dict[str, X.Pairing] = {}  # each corner's best reading's pairing
+        read_by: dict[str, tuple[X.CornerView, X.Pairing]] = {}  # each corner's best reading: its window, pairing
         for view in views:
             best = None
             for p in view.pairings:
@@ -633,7 +633,7 @@ class Recognizer:
                 read = self._with_pips(self._read_pair(view.name, p, probs, scale, ten, three, laid), evidence)
                 if best is None or read.confidence > best.confidence:
                     best = read
-                    read_by[view.name] = p
+                    read_by[view.name] = (view, p)
             if best is not None:
                 reads.append(best)
         if not reads:
@@ -643,10 +643,9 @@ class Recognizer:
             # the pips would count a rank read unsurely (_decide): marks of a picture in colours number no rank
             evidence = dataclasses.replace(evidence, picture=X.middle_colours(card) >= COURT_PICTURE)
         result = self._decide(reads, evidence)
-        views_by = {view.name: view for view in views}
-        result = self._unmirrored(result, [
-            (views_by[r.corner], read_by[r.corner].rank, probs[read_by[r.corner].rank_key], r.card[:-1])
-            for r in result.reads if result.card in (None, r.card)], scale)
+        asked = [(*read_by[r.corner], r) for r in result.reads if result.card in (None, r.card)]
+        result = self._unmirrored(result, [(view, p.rank, probs[p.rank_key], r.card[:-1]) for view, p, r in asked],
+                                  scale)
         return _with_pips_seen(result, evidence)
 
     def _read_lone(self, card: np.ndarray, scale: float, maps: X.PrintMaps | None = None
@@ -829,7 +828,8 @@ class Recognizer:
         says the picture looks mirrored."""
         asked = [(view, m, own[RANK_CLASSES.index("10" if rank == "T" else rank)], rank)
                  for view, m, own, rank in ranks if len(m.labels) == 1 and m.h * scale >= MIN_RANK_PX]
-        if not asked:
+        needed = 1 if result.card is not None else MIRROR_CORNERS
+        if len(asked) < needed:
             return result
         flipped = self.model.predict(np.stack([
             X.glyph_vector(view.ink[m.y : m.bottom, m.x : m.x + m.w][:, ::-1], m.mask[:, ::-1])
@@ -842,7 +842,6 @@ class Recognizer:
                 seen_by.setdefault(seen, {}).setdefault(
                     view.name, f"the {view.name} rank reads mirrored as {_a(seen)} ({fp[r]:.2f}), as it is as "
                                f"{_a(rank)} ({as_is:.2f})")
-        needed = 1 if result.card is not None else MIRROR_CORNERS
         for corners in seen_by.values():
             if len(corners) >= needed:
                 # a card withheld so is contested for every other outline: the picture is mirrored through each
