@@ -489,7 +489,7 @@ def test_a_mirrored_picture_is_refused_and_said_to_be_mirrored(recognizer):
     """A camera set to mirror its picture (a webcam's mirror setting, a phone's front camera): no
     card is printed mirrored. Cards of four held-out letterings (25 of the 28 read right as
     photographed), mirrored left to right and top to bottom, are never read as another card, and most are refused
-    as `mirrored` (39 of 56 when written; the rest `low confidence`, `cues_disagree`), the detail
+    as `mirrored` (32 of 56 when written; the rest `low confidence`, `cues_disagree`), the detail
     naming the rank each way: the integrator is told what to set right."""
     from vision_lab import hard_sets, synth
 
