@@ -10,7 +10,7 @@ in `--effects` to a copy of the photograph, and counts per effect the pictures r
 and read wrong (which must be 0), printing every wrong card with its picture's parameters. Cards a
 design's index does not let shoed read (foreign court letters: `decks.to_refuse`) count as right
 when refused. Every refusal's reason is tallied per effect (`mirrored` under `mirror`, `no_colour`
-under `grey`).
+under `grey`), and the designs not read whole are listed per effect with their share read right.
 
     .venv/bin/python benchmarks/vision_effects.py [--ranks A,2,...,K] [--effects shadow,glare+mosaic,...]
                                                   [--seed 9100] [--size 1280x960] [--keep DIR] [--scene]
@@ -597,6 +597,7 @@ def main() -> int:
     tally = {name: [0, 0, 0] for name in effects}  # right, wrong, refused
     # every refusal's reason (a card a design's index does not let shoed read included)
     reasons: dict[str, Counter[str]] = {name: Counter() for name in effects}
+    by_design: dict[str, dict[str, list[int]]] = {name: {} for name in effects}  # right, pictures
     for i, label in enumerate(labels):
         seed = card_seed(args.seed, i)
         # the lettering designs' cards uncovered; the artwork's with synth.photograph's chance of a cover
@@ -622,12 +623,18 @@ def main() -> int:
                 if k == 2 and refuse:
                     k = 0
                 tally[effect][k] += 1
+                counts = by_design[effect].setdefault(name, [0, 0])
+                counts[0] += k == 0
+                counts[1] += 1
         print(f"{label}: " + ", ".join(f"{e} {t[0]}/{sum(t)} wrong {t[1]}" for e, t in tally.items()), flush=True)
     wrong = 0
     for effect, (right, bad, refused) in tally.items():
         n = right + bad + refused
         print(f"{effect:8}: {n:5} pictures, right {right / n:6.1%}, wrong {bad}, refused {refused}")
         print("          reasons: " + ", ".join(f"{why} {count}" for why, count in reasons[effect].most_common()))
+        short = sorted((c[0] / c[1], name, c) for name, c in by_design[effect].items() if c[0] < c[1])
+        print("          designs not read whole: " + (", ".join(f"{name} {c[0]}/{c[1]}" for _, name, c in short)
+                                                      or "none"))
         wrong += bad
     return 1 if wrong else 0
 

@@ -888,17 +888,18 @@ class LoneMarks:
 
 
 def lone_marks(card: np.ndarray, maps: PrintMaps | None = None,
-               indices: list[LoneIndex] | None = None) -> LoneMarks:
+               indices: list[LoneIndex] | None = None, read: list[LoneIndex] | None = None) -> LoneMarks:
     """Ranks alone in the corners of a canonical card that has no rank-over-suit
     index, with the suits printed alone beside them, the pips and the middle.
     `maps`: the card's print_maps when already measured; `indices`: its
-    lone_indices when already found."""
+    lone_indices when already found; `read`: those of them whose marks read as an
+    index (the rest may be pips near a corner, counted with the others; default: all)."""
     maps = maps if maps is not None else print_maps(card)
     ink, red = maps.ink, maps.red
     h, w = ink.shape
     found = indices if indices is not None else lone_indices(maps)
     boxes = []
-    for lone in found:
+    for lone in found if read is None else read:
         boxes.append(_card_box(lone.view, lone.rank, (h, w)))
         if lone.suit is not None and lone.suit_view is not None:
             boxes.append(_card_box(lone.suit_view, lone.suit, (h, w)))

@@ -86,6 +86,9 @@ PICTURE_ASKED = (*COURTS, "A")
 # agrees with a tiny index weakly misread as a four.
 MIN_COUNT_PX = 10.0
 COUNT_RANK_P = 0.5
+# a mark in a corner of a card with no rank-over-suit index reads as a rank at least this surely
+# (its blur weighed in) to be a rank printed alone: an index, not a pip near the corner
+LONE_RANK_P = 0.5
 # Several prints of one suit tell it from a smaller size than one glyph does
 # (MIN_BLACK_PIPS_PX, MIN_RED_PIPS_PX; min_prints_px), where one blurred glyph
 # would be a guess: a number card's pips, every pip of its rank in view, at
@@ -661,18 +664,20 @@ class Recognizer:
         indices = X.lone_indices(maps)
         if not indices:
             return Identification(None, 0.0, "no corner index found")
-        lone = X.lone_marks(card, maps, indices)
         rows: list[np.ndarray] = []
-        for li in lone.indices:
+        for li in indices:
             li.rank_key = len(rows)
             rows.append(X.mark_vector(li.view, li.rank))
             if li.suit is not None and li.suit_view is not None:
                 li.suit_key = len(rows)
                 rows.append(X.mark_vector(li.suit_view, li.suit))
-        first_pip = len(rows)
-        rows += _pip_vectors(lone.pips)
         probs = self.model.predict(np.vstack(rows))
-        evidence = self._pip_evidence(lone.pips, probs[first_pip:], scale, lone.covering)
+        # a mark that reads as no rank is no index: where a design prints a pip near a corner (taken
+        # for a rank alone, the pip beside it for its suit), both are left to the pips and counted
+        lone = X.lone_marks(card, maps, indices, [li for li in indices if _lone_rank_p(li, probs) >= LONE_RANK_P])
+        pip_rows = _pip_vectors(lone.pips)
+        pip_probs = self.model.predict(np.vstack(pip_rows)) if pip_rows else probs[:0]
+        evidence = self._pip_evidence(lone.pips, pip_probs, scale, lone.covering)
         results = [self._lone_result(li, probs, evidence, lone, scale) for li in lone.indices]
         result = self._lone_answer(results, lone, probs)
         result = self._unmirrored(result, [(li.view, li.rank, probs[li.rank_key], r.reads[0].card[:-1])
@@ -699,7 +704,7 @@ class Recognizer:
                 continue  # the suit beside the rank, or a mark of another size than the rank's
             rp = probs[oli.rank_key]
             r = int(np.argmax(rp[:13]))
-            sure = float(rp[r]) * sharpness(oli.rank_blur) >= 0.5
+            sure = _lone_rank_p(oli, probs) >= LONE_RANK_P
             # another corner shows another rank surely, or another card with any conviction
             if (sure and _label(RANK_CLASSES[r], "") != top.card[:-1]) or (
                     other.reads and other.reads[0].card != top.card and other.reads[0].confidence >= 0.5):
@@ -711,12 +716,10 @@ class Recognizer:
     def _lone_result(self, li: X.LoneIndex, probs: np.ndarray, pips: PipEvidence, lone: X.LoneMarks,
                      scale: float) -> Identification:
         """Weigh one rank alone in a corner against the card's other print."""
-        rp = probs[li.rank_key]
-        r = int(np.argmax(rp[:13]))
-        rank = _label(RANK_CLASSES[r], "")
-        rank_p = float(rp[r]) * sharpness(li.rank_blur)
+        rank = _label(RANK_CLASSES[int(np.argmax(probs[li.rank_key][:13]))], "")
+        rank_p = _lone_rank_p(li, probs)
         rank_px = li.rank.h * scale
-        if rank_p < 0.5:  # no rank surely enough to call the mark an index
+        if rank_p < LONE_RANK_P:  # no rank surely enough to call the mark an index
             return Identification(None, 0.0, "no corner index found")
         court = rank in COURTS
         if court and li.suit is None:
@@ -1135,6 +1138,13 @@ def _glyphs_sure(read: CornerRead) -> bool:
     """Whether a corner reads both its rank and its suit at SECONDING_P or more: its agreement
     with another corner then makes the card surer."""
     return min(read.rank_p, read.suit_p) >= SECONDING_P
+
+
+def _lone_rank_p(li: X.LoneIndex, probs: np.ndarray) -> float:
+    """How surely the mark of a rank printed alone (`li`) reads as its likeliest rank, its blur
+    weighed in (`probs`: the classifier's rows, li.rank_key among them)."""
+    rp = probs[li.rank_key]
+    return float(rp[:13].max()) * sharpness(li.rank_blur)
 
 
 def _pip_vectors(pips: list[X.Pip]) -> list[np.ndarray]:

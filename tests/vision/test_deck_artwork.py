@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import itertools
 
+import cv2
 import numpy as np
 import pytest
 
+from shoed.vision import index as X
+from shoed.vision import locate as L
 from shoed.vision.recognize import Recognizer
 from vision_lab import decks, hard_sets, synth
 
@@ -112,6 +115,33 @@ def test_a_six_read_the_wrong_way_up_is_no_nine(recognizer):
                 assert result.card in (None, label), f"{label} ({side} px, {seed}, turned {turns}): {result.card}"
                 answers.append(result.card)
     assert sum(card is not None and card[0] == "9" for card in answers) >= 6, answers
+
+
+OXYGEN = ("kde-oxygen-air", "kde-oxygen-white")
+
+
+@pytest.mark.skipif(not all(_installed(d) for d in OXYGEN),
+                    reason="needs KDE's deck artwork (apt-get install kdegames-card-data-kf5 librsvg2-bin)")
+@pytest.mark.parametrize("design", OXYGEN)
+def test_pips_near_the_corners_of_a_card_with_a_rank_alone_are_counted(recognizer, design):
+    """KDE's oxygen designs print a rank alone in one corner and their outer pips close to the
+    corners: a pip in a corner, with the pip beside it, looks like a rank printed alone with its
+    suit. Such a mark reads as no rank, so it is no index: every pip is counted, and the card is
+    read, not refused for a count short of its rank."""
+    for label in ("5C", "6D", "7D", "7H", "8D", "9D"):
+        face = decks.face(design, label)
+        assert face is not None
+        flat = cv2.resize(face.image[..., :3], (L.CANON_W, L.CANON_H), interpolation=cv2.INTER_AREA)
+        lone = X.lone_indices(X.print_maps(flat))
+        heights = [li.rank.h for li in lone]  # the rank's, and a pip's taken for a rank: nearly twice as tall
+        assert max(heights) >= 1.5 * min(heights), f"{label}: no pip taken for a rank alone"
+        assert recognizer.read_card(flat).card == label, label
+        for seed in (0, 1):
+            shot = synth.photograph(label, np.random.default_rng(seed), synth.classic_style(), size=(1280, 960),
+                                    occlusion_p=0.0, face=face)
+            result = recognizer.identify(shot.image)
+            assert result.card in (None, label), f"{label} ({seed}): {result.card}"
+            assert result.card == label or label == "9D", f"{label} ({seed}): {result.reason}"
 
 
 COURT_DESIGNS = ("anglo_poker", "anglo_modern", "gnomangelo")
