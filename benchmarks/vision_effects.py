@@ -10,11 +10,12 @@ in `--effects` to a copy of the photograph, and counts per effect the pictures r
 and read wrong (which must be 0), printing every wrong card with its picture's parameters. Cards a
 design's index does not let shoed read (foreign court letters: `decks.to_refuse`) count as right
 when refused. Every refusal's reason is tallied per effect (`mirrored` under `mirror`, `no_colour`
-under `grey`), and the designs not read whole are listed per effect with their share read right.
+under `grey`), and the designs not read whole are listed per effect with their share read right;
+with `--refusals`, every refusal of a card meant to be read is printed with its design and reason.
 
     .venv/bin/python benchmarks/vision_effects.py [--ranks A,2,...,K] [--effects shadow,glare+mosaic,...]
                                                   [--seed 9100] [--size 1280x960] [--keep DIR] [--scene]
-                                                  [--colour-camera]
+                                                  [--colour-camera] [--refusals]
 
 Effects:
 - none: the photograph as it is (the baseline: each effect's right rate is read against it);
@@ -577,6 +578,8 @@ def main() -> int:
     ap.add_argument("--keep", help="save every wrong card's picture in this folder")
     ap.add_argument("--scene", action="store_true",
                     help="read each picture beside its table's empty view, as a camera's watcher reads it")
+    ap.add_argument("--refusals", action="store_true",
+                    help="print every refusal of a card meant to be read, with its design and reason")
     ap.add_argument("--colour-camera", action="store_true",
                     help="read each picture as a colour camera's (shoed vision identify --colour-camera)")
     args = ap.parse_args()
@@ -620,6 +623,10 @@ def main() -> int:
                         cv2.imwrite(os.path.join(args.keep, f"{effect}_{name}_{label}_{result.card}.png"), picture)
                 if k == 2:
                     reasons[effect][str(result.reason)] += 1
+                    if args.refusals and not refuse:
+                        print(f"  refused {label}: {effect}, {name}, {result.reason}"
+                              + (f" ({result.detail})" if result.detail else "")
+                              + f" at {result.confidence:.2f}", flush=True)
                 if k == 2 and refuse:
                     k = 0
                 tally[effect][k] += 1
