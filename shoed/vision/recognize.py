@@ -884,7 +884,15 @@ class Recognizer:
         s2, p2, _ = self._suit_of(other, pip.colour(), pip.blur, pip.off)
         upright, over = int(np.argmax(sp[13:17])), int(np.argmax(other[13:17]))
         if upright == over:
-            return s, (min(p, p2) if s2 == s else 0.0)
+            if s2 != s:
+                return s, 0.0
+            # a pip printed one way up that reads as no suit's shape the other way (a club upside down),
+            # no other suit's either way, is the suit's pip, as surely as it reads the way it is printed
+            if _surest_shape(sp, trust) < LEAST_PIP_P:
+                return s, p2
+            if _surest_shape(other, trust) < LEAST_PIP_P:
+                return s, p
+            return s, min(p, p2)
         if lone and _other_colours(upright, over):
             # A pip alone in the middle (an ace's): turned over, its shape reads as a suit of
             # the other colour (a heart as a spade, a spade or a club as a diamond), and the

@@ -94,6 +94,20 @@ def test_a_suit_printed_in_yellow_and_blue_is_no_suit_of_either_colour(recognize
     assert result.card is None and result.reason == "colour unclear", result
 
 
+@pytest.mark.skipif(not _installed("anglo"),
+                    reason="needs aisleriot's deck artwork (apt-get install gnome-cards-data librsvg2-bin)")
+def test_a_club_printed_upside_down_on_the_middle_row_is_a_clubs_pip(recognizer, effects):
+    """anglo (aisleriot) prints the middle pip of its three of clubs upside down. A pip on the
+    middle row is read both ways up: this one reads as a club turned over and as no suit's shape as
+    printed, and no other suit either way, so it is a club's pip. Photographed at 1280 x 960
+    (benchmarks/vision_effects.py --effects none --seed 9100, its 8th card), its flat-topped "3"
+    reads as a three at 0.42 (a five at 0.29) in both corners: the three clubs down the middle column
+    second it, and the card is read."""
+    shot, _ = hard_sets.held_out_shot("3C", effects.card_seed(9100, 8), (1280, 960), decks.held_out_designs(), "anglo")
+    result = recognizer.identify(shot.image)
+    assert result.card == "3C" and result.confidence >= 0.9, result
+
+
 @pytest.mark.skipif(not _installed("kde-ancient-egyptians"),
                     reason="needs KDE's deck artwork (apt-get install kdegames-card-data-kf5 librsvg2-bin)")
 def test_a_six_read_the_wrong_way_up_is_no_nine(recognizer):
