@@ -922,7 +922,8 @@ class Recognizer:
         many agree; and how many pips of one size the middle shows. `probs`:
         the class probabilities of _pip_vectors(pips)'s rows. A pip on the
         middle row is read both ways up: it tells a suit only where both ways
-        show one suit's shape, as surely as the less sure of the two, or, alone
+        show one suit's shape, as surely as the less sure of the two (as the way
+        that reads where the other shows no suit's shape at all), or, alone
         in the middle, where the two shapes are of different colours and its
         print's colour picks one. `covering`: the print in the middle that may
         cover a pip (index.middle_pips), weighed against the pips (index.stray_print)."""
