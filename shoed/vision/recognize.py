@@ -870,11 +870,13 @@ class Recognizer:
         return s, p, red
 
     def _pip_reading(self, pip: X.Pip, sp: np.ndarray, other: np.ndarray | None,
-                     lone: bool) -> tuple[int, float] | int | None:
+                     lone: bool, grouped: bool = False) -> tuple[int, float] | int | None:
         """One mark's suit and how surely, from its class probabilities `sp` (and
         `other`, those of its print turned over, on the middle row); TURNED where one
         suit's shape reads one way up and another's the other way; None where it
-        counts for no suit (its colour then is not measured)."""
+        counts for no suit (its colour then is not measured). `grouped`: the mark is
+        one of the pips of one size (index.pip_group), so a suit's shape read one way
+        up only (no suit's shape the other way) is its suit."""
         trust = sharpness(pip.blur)
         if _surest_shape(sp, trust) < LEAST_PIP_P and (other is None or _surest_shape(other, trust) < LEAST_PIP_P):
             return None  # read either way up, and of either colour, it counts for no suit
@@ -886,11 +888,12 @@ class Recognizer:
         if upright == over:
             if s2 != s:
                 return s, 0.0
-            # a pip printed one way up that reads as no suit's shape the other way (a club upside down),
-            # no other suit's either way, is the suit's pip, as surely as it reads the way it is printed
-            if _surest_shape(sp, trust) < LEAST_PIP_P:
+            # one of the pips printed one way up that reads as no suit's shape the other way (a club
+            # upside down), no other suit's either way, is the suit's pip, as surely as it reads the
+            # way it is printed (a mark of a court card's picture is asked both ways alike)
+            if grouped and _surest_shape(sp, trust) < LEAST_PIP_P:
                 return s, p2
-            if _surest_shape(other, trust) < LEAST_PIP_P:
+            if grouped and _surest_shape(other, trust) < LEAST_PIP_P:
                 return s, p
             return s, min(p, p2)
         if lone and _other_colours(upright, over):
@@ -922,8 +925,8 @@ class Recognizer:
         many agree; and how many pips of one size the middle shows. `probs`:
         the class probabilities of _pip_vectors(pips)'s rows. A pip on the
         middle row is read both ways up: it tells a suit only where both ways
-        show one suit's shape, as surely as the less sure of the two (as the way
-        that reads where the other shows no suit's shape at all), or, alone
+        show one suit's shape, as surely as the less sure of the two (a pip of the
+        group, as the way that reads where the other shows no suit's shape), or, alone
         in the middle, where the two shapes are of different colours and its
         print's colour picks one. `covering`: the print in the middle that may
         cover a pip (index.middle_pips), weighed against the pips (index.stray_print)."""
@@ -944,9 +947,7 @@ class Recognizer:
             raw = self._pip_reading(pip, sp, other, lone)
             got = raw
             if id(pip) in in_group:
-                asp, aother = _as_pip(sp), None if other is None else _as_pip(other)
-                if asp is not sp or aother is not other:
-                    got = self._pip_reading(pip, asp, aother, lone)
+                got = self._pip_reading(pip, _as_pip(sp), None if other is None else _as_pip(other), lone, True)
             if isinstance(got, int):
                 leaning[id(pip)] = TURNED
                 continue
