@@ -135,7 +135,7 @@ def rank_mask(font: GlyphFont, rank_text: str, height: int) -> np.ndarray:
 def font_suit_mask(font: GlyphFont, suit: str, height: int) -> np.ndarray:
     master = _text_master(font.face, font.weight, SUIT_SYMBOLS[suit])
     missing = _text_master(font.face, font.weight, "?")
-    if master.shape == missing.shape and np.array_equal(master, missing):
+    if np.array_equal(master, missing):
         # OpenCV's own sans font has no suit symbols from 5.1 on: a card drawn so would carry no suit
         raise RuntimeError(f"the font {font.face!r} draws no {SUIT_SYMBOLS[suit]} (OpenCV {cv2.__version__}: "
                            "vision_lab needs opencv-python-headless below 5.1)")

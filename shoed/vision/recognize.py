@@ -947,7 +947,10 @@ class Recognizer:
             raw = self._pip_reading(pip, sp, other, lone)
             got = raw
             if id(pip) in in_group:
-                got = self._pip_reading(pip, _as_pip(sp), None if other is None else _as_pip(other), lone, True)
+                asp, aother = _as_pip(sp), None if other is None else _as_pip(other)
+                if asp is not sp or aother is not other or other is not None:
+                    # read as a pip; on the middle row, as its suit one way up alone where need be
+                    got = self._pip_reading(pip, asp, aother, lone, True)
             if isinstance(got, int):
                 leaning[id(pip)] = TURNED
                 continue
