@@ -213,6 +213,8 @@ def test_a_configuration_file_the_daemon_cannot_read_is_one_line_and_exit_2(tmp_
     ({"sources": [{"driver": "camera", "url": "0", "roi": "abc"}]}, r"roi must be \[x, y, width, height\]: whole numbers"),
     ({"sources": [{"driver": "camera", "url": "0", "roi": [0, 0, 64.5, 64]}]}, r"roi must be \[x, y, width, height\]: whole numbers"),
     ({"sources": [{"driver": "camera", "url": "0", "roi": [0, 0, 0, 64]}]}, r"roi must be \[x, y, width, height\]: whole numbers"),
+    ({"sources": [{"driver": "camera", "url": "0", "colour_camera": "yes"}]}, "colour_camera must be true or false"),
+    ({"sources": [{"driver": "camera", "url": "0", "colour_camera": 1}]}, "colour_camera must be true or false"),
 ])
 def test_a_value_of_the_wrong_kind_is_refused_never_converted(data, says):
     with pytest.raises(ConfigError, match=says) as refused:

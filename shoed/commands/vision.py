@@ -75,6 +75,9 @@ def register(sub) -> None:
     watch.add_argument("--realtime", action="store_true", help="play files at their frame rate")
     watch.add_argument("--seconds", type=cli.wait, default=None, help="stop after this long")
     watch.add_argument("--threshold", type=float, default=None, metavar="P", help="confidence needed (default 0.9)")
+    watch.add_argument("--colour-camera", action="store_true",
+                       help="the camera is a colour camera: a black card on grey cloth, with no colour in view, is read "
+                            "(default: the empty view's cloth tells whether the camera sees colour)")
     watch.set_defaults(func=run_watch)
 
 
@@ -360,7 +363,7 @@ def run_watch(args) -> int:
     _need_opencv()
     from shoed.vision.source import CameraError, CameraSource, WatchConfig
 
-    config = WatchConfig(roi=parse_roi(args.roi))
+    config = WatchConfig(roi=parse_roi(args.roi), colour_camera=args.colour_camera)
     source = CameraSource(args.source, config, _recognizer(args.threshold), realtime=args.realtime)
     try:
         source.open()

@@ -82,7 +82,7 @@ SOURCE_OPTIONS = {
     "native": _NATIVE_OPTIONS,
     "native-usb": _NATIVE_OPTIONS,
     "beetek": _LINK_OPTIONS,
-    "camera": frozenset({"roi", "realtime"}),
+    "camera": frozenset({"roi", "realtime", "colour_camera"}),
     "shuffler": _NATIVE_OPTIONS | {"order_key_file"},
     "virtual": frozenset(),
 }
@@ -196,7 +196,8 @@ PUBLISH_TYPES = {"events": NAME, "snapshot": NAME, "commands": NAME, "curve_comm
 SIMULATOR_TYPES = {"pace": SECONDS_OR_ZERO, "seed": SEED, "shoes": COUNT}
 SOURCE_TYPES = {"driver": TEXT, "url": URL, "baudrate": BAUD, "heartbeat": SECONDS, "silence": SECONDS,
                 "hello_repeat": SECONDS, "gate_repeat": SECONDS, "backoff_initial": SECONDS, "backoff_max": SECONDS,
-                "confidence_floor": FRACTION, "order_key_file": PATH, "realtime": FLAG, "roi": ROI}
+                "confidence_floor": FRACTION, "order_key_file": PATH, "realtime": FLAG, "roi": ROI,
+                "colour_camera": FLAG}
 
 
 def _typed(section: dict, types: dict, where: str) -> None:

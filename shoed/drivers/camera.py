@@ -7,8 +7,11 @@ card the camera could not identify is an `unreadable` reading with the reason,
 never a guess. URL: a device index (`0`), a device node (`/dev/video0`), a
 video file, a folder of images, or an rtsp:// or http:// stream. Options:
 `realtime` (pace files at their frame rate, default true for files so a
-recorded deal plays as it was dealt) and `roi` ([x, y, width, height]: the
-region where a card comes to rest under the camera).
+recorded deal plays as it was dealt), `roi` ([x, y, width, height]: the
+region where a card comes to rest under the camera) and `colour_camera` (true:
+the camera is a colour camera, so a black card in a view with no colour in it,
+on grey cloth, is read and not refused as a monochrome camera's; default
+false: the empty view's cloth tells).
 """
 
 from __future__ import annotations
@@ -42,12 +45,15 @@ class CameraDriver(Driver):
         if self._thread is not None:
             return
         roi = self.options.get("roi")
+        colour_camera = self.options.get("colour_camera", False)
+        if not isinstance(colour_camera, bool):
+            raise DriverError(f"camera {self.url}: colour_camera is true or false, not {colour_camera!r}")
         try:
             if roi:
                 x, y, width, height = (int(v) for v in roi)
-                config = WatchConfig(roi=(x, y, width, height))
+                config = WatchConfig(roi=(x, y, width, height), colour_camera=colour_camera)
             else:
-                config = WatchConfig()
+                config = WatchConfig(colour_camera=colour_camera)
         except (TypeError, ValueError) as exc:
             raise DriverError(f"camera {self.url}: roi is [x, y, width, height] in pixels ({exc})") from None
         camera = CameraSource(self.url, config, realtime=bool(self.options.get("realtime", True)))

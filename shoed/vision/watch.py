@@ -23,7 +23,11 @@ The region's mean colour when last seen empty (the cloth) is kept too: where
 the card's print as bright as the cloth has another colour (green felt beside
 black print), the camera sees colour, and a card whose own picture shows none
 (a black card filling the region) is read (recognize.scene_shows_colour); else
-such a picture is refused, as a monochrome camera's would be.
+such a picture is refused, as a monochrome camera's would be, unless the
+camera is known to be a colour camera (`WatchConfig.colour_camera`: on grey
+cloth a colour camera's black card fills the region with no colour in view);
+even so, a frame whose channels are one (a grey frame, or a camera's
+monochrome night mode) shows no colour.
 
 Deterministic: frames and their timestamps come in as data; no clock, no I/O.
 """
@@ -55,6 +59,7 @@ class WatchConfig:
     background_rate: float = 0.05  # how fast the empty background follows the light
     read_attempts: int = 3  # still frames tried before a found card is reported unreadable
     relearn_frames: int = 90  # still frames without a card after which the view is the new empty background
+    colour_camera: bool = False  # the camera is a colour camera: a card in a picture with no colour in view is read
 
     def __post_init__(self) -> None:
         if self.roi is not None:
@@ -211,7 +216,8 @@ class CardWatcher:
 
     def _identify(self, region: np.ndarray, frame_index: int, mono_ns: int) -> CameraRead | None:
         self.identifications += 1
-        sees_colour = scene_shows_colour(self._cloth, region)
+        told = self.config.colour_camera and not monochrome(region)
+        sees_colour = told or scene_shows_colour(self._cloth, region)
         result = self.recognizer.identify(region, colour=sees_colour)
         corners = self._to_frame(result.corners)
         if result.card is not None:
@@ -240,3 +246,13 @@ class CardWatcher:
             return corners
         x, y = self.config.roi[:2]
         return [[round(cx + x, 1), round(cy + y, 1)] for cx, cy in corners]
+
+
+def monochrome(region: np.ndarray) -> bool:
+    """Whether a frame is a monochrome camera's for sure: one channel, or three that are the same
+    (a colour camera's sensor gives its three channels apart, down to their noise, where a camera in
+    its monochrome night mode gives one level three times)."""
+    if region.ndim == 2 or region.shape[2] < 3:
+        return True
+    return bool(np.array_equal(region[..., 0], region[..., 1]) and np.array_equal(region[..., 1], region[..., 2]))
+

@@ -34,6 +34,26 @@ def on_grey_cloth(label: str, seed: int) -> np.ndarray:
     return np.where(card_mask(shot.image.shape, shot.corners)[..., None] > 0, shot.image, grey)
 
 
+def framed_tightly(label: str, cloth: tuple[int, int, int], camera: str = "colour", seed: int = 21):
+    """A camera whose region frames tightly where the card comes to rest: the cloth while the
+    region is empty, then the card filling it. `camera`: "colour"; "grey", a monochrome camera's
+    frames; "toned", a monochrome camera's in a tint that bends with brightness (a tone curve of
+    gamma 0.8, 1.0, 1.25 on blue, green, red)."""
+    rng = np.random.default_rng(seed)
+    shot = synth.photograph(label, rng, size=(1280, 960), occlusion_p=0, tilt=0.1)
+    card = synth.filling(shot.image, shot.corners, (0.01, 0.01, 0.99, 0.99), 400, square=True)
+    table = np.full(card.shape, cloth, np.uint8)
+    frames = [table] * 6 + [card] * 8 + [table] * 6
+    noisy = [cv2.add(f, rng.normal(0, 2, f.shape).round().astype(np.int16), dtype=cv2.CV_8U) for f in frames]
+    if camera != "colour":
+        noisy = [cv2.cvtColor(cv2.cvtColor(f, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR) for f in noisy]
+    if camera == "toned":
+        level = np.arange(256) / 255.0
+        curve = np.stack([level**0.8, level, level**1.25], axis=1)[:, None, :] * 255
+        noisy = [cv2.LUT(f, curve.round().astype(np.uint8)) for f in noisy]
+    return [(f, None) for f in noisy]
+
+
 def corner_error(found, truth) -> float:
     """The largest distance, in pixels along x or y, between the four corners found and the true
     ones, taken in the order (of the four turns) that fits best: a card's corners may be named

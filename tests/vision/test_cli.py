@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from vision_lab import synth
-from tests.vision.framing import on_grey_cloth
+from tests.vision.framing import framed_tightly, on_grey_cloth
 from vision_lab.hard_sets import side_by_side
 
 
@@ -77,6 +77,18 @@ def test_watch_prints_one_line_per_card(shoed_cli, deal_video):
     reads = [json.loads(line) for line in proc.stdout.splitlines()]
     assert [r["card"] for r in reads] == info["cards"]
     assert all({"card", "confidence", "frame_index", "mono_ns"} <= set(r) for r in reads)
+
+
+def test_watch_reads_a_colour_camera_s_black_card_on_grey_cloth_when_told(shoed_cli, tmp_path):
+    """A folder of a colour camera's frames: grey cloth, then a black card filling the view. With no
+    colour in view the card is reported unreadable (`no_colour`); `--colour-camera` reads it."""
+    for i, (frame, _) in enumerate(framed_tightly("TS", (70, 70, 70))):
+        cv2.imwrite(str(tmp_path / f"frame_{i:03d}.png"), frame)
+    for extra, card, reason in (([], None, "no_colour"), (["--colour-camera"], "TS", None)):
+        proc = shoed_cli("vision", "watch", str(tmp_path), "--json", *extra, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        reads = [json.loads(line) for line in proc.stdout.splitlines()]
+        assert [(r["card"], r.get("reason")) for r in reads] == [(card, reason)], reads
 
 
 @pytest.mark.parametrize(

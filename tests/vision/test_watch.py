@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from vision_lab import synth
+from tests.vision.framing import framed_tightly
 from shoed.vision.recognize import NO_COLOUR
 from shoed.vision.watch import CardWatcher, WatchConfig
 
@@ -134,35 +135,15 @@ def test_a_region_outside_the_frame_is_a_clear_error(recognizer):
         watcher.feed(np.zeros((360, 640, 3), np.uint8), 0, 0)
 
 
-def _framed_tightly(label: str, cloth: tuple[int, int, int], camera: str = "colour", seed: int = 21):
-    """A camera whose region frames tightly where the card comes to rest: the cloth while the
-    region is empty, then the card filling it. `camera`: "colour"; "grey", a monochrome camera's
-    frames; "toned", a monochrome camera's in a tint that bends with brightness (a tone curve of
-    gamma 0.8, 1.0, 1.25 on blue, green, red)."""
-    rng = np.random.default_rng(seed)
-    shot = synth.photograph(label, rng, size=(1280, 960), occlusion_p=0, tilt=0.1)
-    card = synth.filling(shot.image, shot.corners, (0.01, 0.01, 0.99, 0.99), 400, square=True)
-    table = np.full(card.shape, cloth, np.uint8)
-    frames = [table] * 6 + [card] * 8 + [table] * 6
-    noisy = [cv2.add(f, rng.normal(0, 2, f.shape).round().astype(np.int16), dtype=cv2.CV_8U) for f in frames]
-    if camera != "colour":
-        noisy = [cv2.cvtColor(cv2.cvtColor(f, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR) for f in noisy]
-    if camera == "toned":
-        level = np.arange(256) / 255.0
-        curve = np.stack([level**0.8, level, level**1.25], axis=1)[:, None, :] * 255
-        noisy = [cv2.LUT(f, curve.round().astype(np.uint8)) for f in noisy]
-    return [(f, None) for f in noisy]
-
-
 @pytest.mark.parametrize("label, cloth", [("TS", (40, 100, 20)), ("AC", (40, 100, 20)), ("TS", (25, 40, 20))])
 def test_a_black_card_filling_the_region_is_read_where_the_cloth_shows_colour(recognizer, label, cloth):
     """A black card filling the region shows no colour: alone, its picture cannot be told from a
     monochrome camera's (`no_colour`). The same camera's empty view, green felt (or a dark bottle
     green) of another colour than the card's print as bright, shows that it sees colour: the card
     is read."""
-    alone = _framed_tightly(label, cloth)[8][0]
+    alone = framed_tightly(label, cloth)[8][0]
     assert recognizer.identify(alone).reason == NO_COLOUR
-    reads = run(CardWatcher(WatchConfig(), recognizer), _framed_tightly(label, cloth))
+    reads = run(CardWatcher(WatchConfig(), recognizer), framed_tightly(label, cloth))
     assert [r.card for r in reads] == [label]
 
 
@@ -174,7 +155,7 @@ def test_a_black_card_filling_the_region_is_read_where_the_cloth_shows_colour(re
     ("TS", (70, 70, 70), "colour"),  # grey cloth: a colour camera's view shows no colour either
 ])
 def test_a_card_filling_the_region_with_no_colour_in_view_is_refused(recognizer, label, cloth, camera):
-    reads = run(CardWatcher(WatchConfig(), recognizer), _framed_tightly(label, cloth, camera))
+    reads = run(CardWatcher(WatchConfig(), recognizer), framed_tightly(label, cloth, camera))
     assert [(r.card, r.reason) for r in reads] == [(None, NO_COLOUR)]
 
 
@@ -182,8 +163,8 @@ def test_a_camera_turned_monochrome_before_the_card_came_shows_no_colour(recogni
     """The camera turns to its monochrome night mode while the region is empty, as bright as
     before (its grey picture changes nothing the watcher compares), and a black card comes a few
     frames later: the cloth's colour is the last empty view's, grey, and the card is refused."""
-    colour = _framed_tightly("TS", (40, 100, 20))
-    grey = _framed_tightly("TS", (40, 100, 20), "grey")
+    colour = framed_tightly("TS", (40, 100, 20))
+    grey = framed_tightly("TS", (40, 100, 20), "grey")
     reads = run(CardWatcher(WatchConfig(), recognizer), colour[:6] + grey)
     assert [(r.card, r.reason) for r in reads] == [(None, NO_COLOUR)]
 
@@ -192,8 +173,28 @@ def test_frames_in_grey_or_with_alpha_are_read_as_any_frames(recognizer):
     """A source may give grey frames (one channel: a monochrome camera's) or frames with an alpha
     channel: the watcher reads them as ever, a black card filling the region refused in grey and
     read in colour."""
-    frames = _framed_tightly("TS", (40, 100, 20))
+    frames = framed_tightly("TS", (40, 100, 20))
     grey = [(cv2.cvtColor(f, cv2.COLOR_BGR2GRAY), None) for f, _ in frames]
     alpha = [(cv2.cvtColor(f, cv2.COLOR_BGR2BGRA), None) for f, _ in frames]
     assert [(r.card, r.reason) for r in run(CardWatcher(WatchConfig(), recognizer), grey)] == [(None, NO_COLOUR)]
     assert [r.card for r in run(CardWatcher(WatchConfig(), recognizer), alpha)] == ["TS"]
+
+
+def test_a_colour_camera_told_so_reads_a_black_card_on_grey_cloth(recognizer):
+    """On grey cloth a colour camera's view of a black card filling the region shows no colour, and
+    the card is refused (`no_colour`); configured as a colour camera (`colour_camera`), it reads it."""
+    frames = framed_tightly("TS", (70, 70, 70))
+    assert [(r.card, r.reason) for r in run(CardWatcher(WatchConfig(), recognizer), frames)] == [(None, NO_COLOUR)]
+    assert [r.card for r in run(CardWatcher(WatchConfig(colour_camera=True), recognizer), frames)] == ["TS"]
+
+
+@pytest.mark.parametrize("label", ["TS", "5D"])
+def test_a_camera_told_colour_that_gives_monochrome_frames_is_still_refused(recognizer, label):
+    """A camera configured as a colour camera that gives frames whose three channels are one (its
+    monochrome night mode) or grey frames: its red print is as dark as black, and the card is
+    refused (`no_colour`), never read as a black card."""
+    frames = framed_tightly(label, (40, 100, 20), "grey")
+    grey = [(cv2.cvtColor(f, cv2.COLOR_BGR2GRAY), None) for f, _ in frames]
+    for shown in (frames, grey):
+        reads = run(CardWatcher(WatchConfig(colour_camera=True), recognizer), shown)
+        assert [(r.card, r.reason) for r in reads] == [(None, NO_COLOUR)]
