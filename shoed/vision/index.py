@@ -559,6 +559,9 @@ class Pip:
     # upright on the card, and the card may lie either way up
     either_way: bool = False
     card: PrintMaps | None = field(default=None, repr=False)  # the card's print_maps
+    # in the card's lower half, where most designs print their pips upside down: `ink` is its print
+    # turned over, upright as such a design prints it
+    turned: bool = False
 
     def colour(self) -> float:
         """How red its print is, measured on the card the first time it is asked: the paper
@@ -625,10 +628,11 @@ def middle_pips(maps: PrintMaps, limit: int = 12,
         patch = ink[m.y : m.bottom, m.x : m.x + m.w]
         mask = m.mask
         cy = m.y + m.h / 2
-        if cy > 0.55 * h:  # lower half: printed upside down
+        lower = cy > 0.55 * h
+        if lower:  # lower half: printed upside down
             patch, mask = patch[::-1, ::-1], mask[::-1, ::-1]
         pips.append(Pip(m, np.ascontiguousarray(patch), np.ascontiguousarray(mask), None, _blur(ink, m),
-                        abs(cy - h / 2) <= MIDDLE_ROW * h, maps))
+                        abs(cy - h / 2) <= MIDDLE_ROW * h, maps, lower))
     if card is not None:
         for k, (cx, cy, bw, bh, area) in enumerate(cover_print(card, ink, (x0, x1, y0, y1)), start=1):
             if _may_cover(cx, cy, bw, bh, area, (h, w), index_boxes):

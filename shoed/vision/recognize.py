@@ -929,19 +929,55 @@ class Recognizer:
         group, as the way that reads where the other shows no suit's shape), or, alone
         in the middle, where the two shapes are of different colours and its
         print's colour picks one. `covering`: the print in the middle that may
-        cover a pip (index.middle_pips), weighed against the pips (index.stray_print)."""
+        cover a pip (index.middle_pips), weighed against the pips (index.stray_print).
+        Pips in the lower half are read turned over, as most designs print them; where
+        that reads their suit less than surely, they are read again as a design that
+        prints every pip one way up (_one_way_up)."""
+        turned_rows = iter(probs[len(pips) :])
+        turned = [next(turned_rows) if pip.either_way else None for pip in pips]
+        rows = list(probs[: len(pips)])
+        found = self._pips_read(pips, rows, turned, scale, covering)
+        if found.suit is None or len(pips) < 2 or (found.suit_p >= PIPS_SUIT_P and found.alike):
+            return found
+        return self._one_way_up(pips, rows, turned, found, scale, covering)
+
+    def _one_way_up(self, pips: list[X.Pip], rows: list[np.ndarray], turned: list[np.ndarray | None],
+                    found: PipEvidence, scale: float, covering: dict[int, int] | None) -> PipEvidence:
+        """The pips read as a design that prints every pip one way up (none turned over in the
+        lower half), where that reads the suit `found` (the pips read as most designs print them)
+        reads, more surely, and surely (PIPS_SUIT_P): every pip read as it lies on the card, or
+        every pip turned over (the card may lie either way up), whichever reads its suit more surely.
+        The suit never changes: a reading one way up of another suit leaves `found` as it is."""
+        flat = [pip for pip, t in zip(pips, turned, strict=True) if t is None]
+        rest = iter(self.model.predict(np.stack([X.glyph_vector(p.ink[::-1, ::-1], p.mask[::-1, ::-1])
+                                                 for p in flat])) if flat else ())
+        over = [t if t is not None else next(rest) for t in turned]
+        # as each pip lies on the card, and each turned over: a pip in the lower half is kept turned
+        as_lies = [o if pip.turned else r for pip, r, o in zip(pips, rows, over, strict=True)]
+        as_turned = [r if pip.turned else o for pip, r, o in zip(pips, rows, over, strict=True)]
+        none: list[np.ndarray | None] = [None] * len(pips)
+        best = max((self._pips_read(pips, way, none, scale, covering) for way in (as_lies, as_turned)),
+                   key=lambda e: e.suit_p)
+        if best.suit == found.suit and best.suit_p >= max(PIPS_SUIT_P, found.suit_p) and best.count == found.count:
+            # a court card's picture prints its suit again turned over in its lower half, as most
+            # designs print their pips: what it says (`large`) is read as printed so
+            return dataclasses.replace(best, large=found.large, large_p=found.large_p)
+        return found
+
+    def _pips_read(self, pips: list[X.Pip], rows: list[np.ndarray], turned: list[np.ndarray | None], scale: float,
+                   covering: dict[int, int] | None) -> PipEvidence:
+        """_pip_evidence's reading, each pip's class probabilities as read (`rows`) and, on the middle
+        row, turned over (`turned`, None for a pip read one way)."""
         group = X.pip_group(pips)
         votes: dict[int, list[float]] = {}
         leans = [0] * len(SUIT_CLASSES)
-        turned_rows = iter(probs[len(pips) :])
-        turned = [next(turned_rows) if pip.either_way else None for pip in pips]
         lone = len(pips) == 1
         sure: dict[int, list[float]] = {}  # surely read suits of marks as large as an index's suit must be
         # id of a mark -> the suit it leans to (PIP_LEAN), or TURNED: a suit's shape one way up and
         # another's the other way; a mark not here leans to no suit
         leaning: dict[int, int] = {}
         in_group = {id(p) for p in group}
-        for pip, sp, other in zip(pips, probs[: len(pips)], turned, strict=True):
+        for pip, sp, other in zip(pips, rows, turned, strict=True):
             # a court card's picture prints its suit again (`sure`, `large`) only where the picture's
             # mark reads surely as a glyph; the pips of a group read as pips (_as_pip)
             raw = self._pip_reading(pip, sp, other, lone)

@@ -12,6 +12,7 @@ import pytest
 
 from shoed.vision import index as X
 from shoed.vision import locate as L
+from shoed.vision.model import CLASSES
 from shoed.vision.recognize import Recognizer
 from vision_lab import decks, hard_sets, synth
 
@@ -156,6 +157,29 @@ def test_pips_near_the_corners_of_a_card_with_a_rank_alone_are_counted(recognize
             result = recognizer.identify(shot.image)
             assert result.card in (None, label), f"{label} ({seed}): {result.card}"
             assert result.card == label or label == "9D", f"{label} ({seed}): {result.reason}"
+
+
+@pytest.mark.skipif(not _installed("kde-oxygen-white"),
+                    reason="needs KDE's deck artwork (apt-get install kdegames-card-data-kf5 librsvg2-bin)")
+def test_a_design_that_prints_every_pip_upright_is_read_either_way_up(recognizer):
+    """KDE's oxygen-white prints the pips of its lower half upright, not turned over as most designs
+    print them: turned over as those are read, its spades read as a spade less than surely, and its
+    number cards of spades were refused at low confidence. Read as a design that prints every pip one
+    way up, they are read, whichever way up the card lies."""
+    for label in ("4S", "6S", "7S", "8S", "9S"):
+        face = decks.face("kde-oxygen-white", label)
+        assert face is not None
+        flat = cv2.resize(face.image[..., :3], (L.CANON_W, L.CANON_H), interpolation=cv2.INTER_AREA)
+        if label[1] == "S":  # the premise: a spade's lower pips turned over read less than surely
+            lower = [p for p in X.lone_marks(flat).pips if p.turned]
+            probs = recognizer.model.predict(np.stack([X.glyph_vector(p.ink, p.mask) for p in lower]))
+            spade = probs[:, CLASSES.index("S")]
+            assert len(lower) >= 2 and float(np.median(spade)) < 0.9, (label, spade)
+        for seed, turns in ((0, 0), (1, 2), (2, 2)):
+            shot = synth.photograph(label, np.random.default_rng(seed), synth.classic_style(), size=(1280, 960),
+                                    occlusion_p=0.0, face=face)
+            result = recognizer.identify(np.ascontiguousarray(np.rot90(shot.image, turns)))
+            assert result.card == label, f"{label} ({seed}, turned {turns}): {result.card} {result.reason}"
 
 
 COURT_DESIGNS = ("anglo_poker", "anglo_modern", "gnomangelo")
