@@ -127,6 +127,8 @@ def identify_file(recognizer, path: str, colour: bool = False) -> dict:
         image = None
     if image is None:
         entry["reason"] = "cannot read file as an image" if os.access(path, os.R_OK) else "permission denied"
+        if entry["reason"] != "permission denied" and _heif(path):
+            entry["detail"] = "a HEIC/HEIF picture, as phones save them: convert it to JPEG or PNG"
         return entry
     result = recognizer.identify(image, colour=colour)
     entry["card"] = result.card
@@ -149,11 +151,26 @@ def run_identify(args) -> int:
             if entry["card"]:
                 print(f"{path}: {entry['card']} ({entry['confidence']:.2f})", flush=True)
             else:
-                print(f"{path}: unreadable: {entry['reason']}", flush=True)
+                detail = f" ({entry['detail']})" if "detail" in entry else ""
+                print(f"{path}: unreadable: {entry['reason']}{detail}", flush=True)
     if args.json:
         print(json.dumps(entries, indent=1))
     _refusal_hints(entries)
     return 0
+
+
+# ISO base media files whose brand is a HEIF image's (HEIC, a phone camera's default): OpenCV reads none
+HEIF_BRANDS = frozenset({b"heic", b"heix", b"hevc", b"hevx", b"heim", b"heis", b"mif1", b"msf1", b"avif", b"avis"})
+
+
+def _heif(path: str) -> bool:
+    """Whether the file is a HEIF picture (an `ftyp` box naming a HEIF brand at its start)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(12)
+    except OSError:
+        return False
+    return head[4:8] == b"ftyp" and head[8:12] in HEIF_BRANDS
 
 
 # What a refusal many pictures share says of the camera, and what to do: one line on stderr each.

@@ -60,6 +60,21 @@ def test_identify_text(shoed_cli, photos):
     assert lines[1] == f"{photos['missing.jpg']}: unreadable: no such file"
 
 
+def test_a_phone_s_heic_picture_is_named_with_what_to_do(shoed_cli, tmp_path):
+    """OpenCV reads no HEIF picture, the format phones save their photographs in: the file is
+    refused as any file that is no image, and `detail` (and the text line) says what it is and what
+    to do. Another file that is no image carries no such detail."""
+    heic = tmp_path / "IMG_0042.HEIC"
+    heic.write_bytes(b"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic" + bytes(200))
+    mp4 = tmp_path / "clip.mp4"
+    mp4.write_bytes(b"\x00\x00\x00\x18ftypisom\x00\x00\x02\x00isomiso2" + bytes(200))
+    out = json.loads(shoed_cli("vision", "identify", str(heic), str(mp4), "--json", timeout=120).stdout)
+    assert out[0]["reason"] == out[1]["reason"] == "cannot read file as an image"
+    assert "HEIC" in out[0]["detail"] and "JPEG" in out[0]["detail"] and "detail" not in out[1]
+    line = shoed_cli("vision", "identify", str(heic), timeout=120).stdout.strip()
+    assert line == f"{heic}: unreadable: cannot read file as an image ({out[0]['detail']})"
+
+
 def test_identify_needs_an_image(shoed_cli):
     assert shoed_cli("vision", "identify").returncode == 2
 
