@@ -12,6 +12,10 @@ States: empty -> arriving (something differs from the background) -> present
 (it lay still and was identified) -> empty (the region matched the background
 for a few frames). While empty, the background follows slow changes of light.
 
+A camera that goes over to frames of other proportions (another resolution,
+no `roi` set) starts afresh, its first such frame the empty table; with a
+`roi` that no longer fits the frames, the frame is refused with one line.
+
 A thing that lies still but is not card-shaped (a hand resting in view) is not
 reported; the watcher looks again when the scene changes, and if it stays
 (light switched on, a chip left lying) it becomes the new empty background
@@ -141,9 +145,12 @@ class CardWatcher:
         self.frames += 1
         region = self.region(frame)
         thumb, colour = self._thumb(region)
-        if self._background is None:
+        if self._background is None or self._background.shape != thumb.shape:
+            # the first frame, or the camera's frames changed their proportions (it went over to
+            # another resolution): what is in view now is the empty table, as at the start
             self._empty_view(thumb, colour)
             self._previous = thumb
+            self.state, self._still, self._empty, self._idle, self._need_motion = EMPTY, 0, 0, 0, False
             return []
         changed = float(np.mean(np.abs(thumb - self._background) > cfg.pixel_change))
         moving = float(np.mean(np.abs(thumb - self._previous) > cfg.pixel_change))

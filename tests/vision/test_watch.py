@@ -198,3 +198,19 @@ def test_a_camera_told_colour_that_gives_monochrome_frames_is_still_refused(reco
     for shown in (frames, grey):
         reads = run(CardWatcher(WatchConfig(colour_camera=True), recognizer), shown)
         assert [(r.card, r.reason) for r in reads] == [(None, NO_COLOUR)]
+
+
+def test_a_camera_gone_over_to_frames_of_other_proportions_starts_afresh(recognizer):
+    """A camera framed on the region (no `roi`) goes over to another resolution between two cards:
+    its frames change their proportions (square, then 4:3). The watcher starts afresh, the first
+    such frame its empty table, and reads the cards after it; no error stops the camera."""
+    x, y, w, h = ROI
+    first = [(f[y : y + h, x : x + w], label)
+             for f, label in synth.deal_frames(["9S", "4H"], np.random.default_rng(5), size=SIZE, roi=ROI)]
+    wide = (260, 80, 480, 360)
+    x, y, w, h = wide
+    second = [(f[y : y + h, x : x + w], label)
+              for f, label in synth.deal_frames(["KD", "2C"], np.random.default_rng(6), size=SIZE, roi=wide)]
+    assert first[0][0].shape != second[0][0].shape
+    reads = run(CardWatcher(WatchConfig(), recognizer), first + second)
+    assert [r.card for r in reads] == ["9S", "4H", "KD", "2C"]
