@@ -11,7 +11,9 @@ recorded deal plays as it was dealt), `roi` ([x, y, width, height]: the
 region where a card comes to rest under the camera) and `colour_camera` (true:
 the camera is a colour camera, so a black card in a view with no colour in it,
 on grey cloth, is read and not refused as a monochrome camera's; default
-false: the empty view's cloth tells).
+false: the empty view's cloth tells). A frame the reader cannot take (a `roi`
+that does not fit it) reports the camera lost, with the reason; it is tried
+again with back-off (0.2 s, doubling to 5 s) and restored when its frames read.
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ from shoed.drivers.base import Driver, DriverError, Reading
 
 if TYPE_CHECKING:
     from shoed.vision.source import CameraSource
+
+
+BACKOFF_FIRST, BACKOFF_MAX = 0.2, 5.0  # seconds between tries of a camera whose frames failed
 
 
 class CameraDriver(Driver):
@@ -76,13 +81,21 @@ class CameraDriver(Driver):
         camera = self._camera
         if camera is None:  # started by open(), which sets the camera first
             return
+        failures = 0
         while not self._stop.is_set():
             try:
                 reads = camera.poll(0.05)
             except Exception as exc:  # noqa: BLE001 - the thread reports, the daemon decides
-                self._link("lost", f"camera failed: {exc}")
+                # a frame the reader cannot take (a region of interest that no longer fits it, or a
+                # fault): the camera is lost, and tried again with back-off until its frames read
+                if self._connected is not False:
+                    self._link("lost", f"camera failed: {exc}")
                 self._connected = False
-                return
+                failures += 1
+                if self._stop.wait(min(BACKOFF_MAX, BACKOFF_FIRST * 2 ** (failures - 1))):
+                    return
+                continue
+            failures = 0
             for read in reads:
                 utc = time.time_ns() - (time.monotonic_ns() - read.mono_ns)
                 common: dict[str, Any] = dict(source=self.source, raw=b"", offset=read.frame_index,
