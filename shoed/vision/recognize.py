@@ -944,10 +944,10 @@ class Recognizer:
     def _one_way_up(self, pips: list[X.Pip], rows: list[np.ndarray], turned: list[np.ndarray | None],
                     found: PipEvidence, scale: float, covering: dict[int, int] | None) -> PipEvidence:
         """The pips read as a design that prints every pip one way up (none turned over in the
-        lower half), where that reads the suit `found` (the pips read as most designs print them)
-        reads, more surely, and surely (PIPS_SUIT_P): every pip read as it lies on the card, or
-        every pip turned over (the card may lie either way up), whichever reads its suit more surely.
-        The suit never changes: a reading one way up of another suit leaves `found` as it is."""
+        lower half): every pip as it lies on the card, and every pip turned over (the card may lie
+        either way up). The surer of the two is taken where it tells the suit `found` tells (the
+        pips read as most designs print them), over as many pips, more surely than `found` and at
+        PIPS_SUIT_P or more; else `found`. The suit never changes."""
         flat = [pip for pip, t in zip(pips, turned, strict=True) if t is None]
         rest = iter(self.model.predict(np.stack([X.glyph_vector(p.ink[::-1, ::-1], p.mask[::-1, ::-1])
                                                  for p in flat])) if flat else ())
