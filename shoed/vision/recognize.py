@@ -937,7 +937,9 @@ class Recognizer:
         turned = [next(turned_rows) if pip.either_way else None for pip in pips]
         rows = list(probs[: len(pips)])
         found = self._pips_read(pips, rows, turned, scale, covering)
-        if found.suit is None or len(pips) < 2 or (found.suit_p >= PIPS_SUIT_P and found.alike):
+        if found.suit is None or len(pips) < 2 or (found.suit_p >= PIPS_SUIT_P and found.alike) or found.split:
+            # read surely, or their shapes read as both suits of a colour (`split`: this design's, or
+            # this picture's, spades and clubs are not told apart), which no other way up undoes
             return found
         return self._one_way_up(pips, rows, turned, found, scale, covering)
 
@@ -947,7 +949,8 @@ class Recognizer:
         lower half): every pip as it lies on the card, and every pip turned over (the card may lie
         either way up). The surer of the two is taken where it tells the suit `found` tells (the
         pips read as most designs print them), over as many pips, more surely than `found` and at
-        PIPS_SUIT_P or more; else `found`. The suit never changes."""
+        PIPS_SUIT_P or more; else `found`. The suit never changes. Not asked where `found` reads the
+        pips as both suits of a colour (`split`)."""
         flat = [pip for pip, t in zip(pips, turned, strict=True) if t is None]
         rest = iter(self.model.predict(np.stack([X.glyph_vector(p.ink[::-1, ::-1], p.mask[::-1, ::-1])
                                                  for p in flat])) if flat else ())

@@ -578,6 +578,52 @@ def test_a_pip_is_asked_which_suit_it_shows_not_whether_it_is_a_glyph(lean, suit
         assert evidence.suit == "C" and evidence.agreeing == 4 and evidence.suit_p >= suit_p
 
 
+def _one_way_up_case(upper: dict[str, float], lower: dict[str, float], flipped: dict[str, float],
+                     n_upper: int, n_lower: int, monkeypatch):
+    """Pips of one size: `n_upper` in the card's upper half reading `upper` as they lie, `n_lower`
+    in its lower half reading `lower` turned over (as most designs print them), and every pip read
+    the other way up reading `flipped` (the classifier's answer for those, the one it is asked
+    only when the pips read their suit unsurely)."""
+    pips, probs = _pips([upper] * n_upper + [lower] * n_lower)
+    for pip in pips[n_upper:]:
+        pip.turned = True
+    recognizer = Recognizer()
+    asked = []
+    row = _pips([flipped])[1][0]
+
+    def predict(vectors):
+        asked.append(len(vectors))
+        return np.repeat(row[None, :], len(vectors), axis=0)
+
+    monkeypatch.setattr(recognizer.model, "predict", predict)
+    return recognizer._pip_evidence(pips, probs, 1.0), asked
+
+
+def test_pips_printed_one_way_up_read_their_suit_surely(monkeypatch):
+    """A design that prints every pip upright: its lower pips, turned over as most designs' are,
+    read as a spade unsurely, and the pips tell the suit at under 0.9. Read as they lie, every
+    pip reads as a spade surely: that is the reading taken."""
+    evidence, asked = _one_way_up_case({"S": 0.97}, {"S": 0.55, "H": 0.2}, {"S": 0.97}, 3, 3, monkeypatch)
+    assert asked == [6]
+    assert evidence.suit == "S" and evidence.suit_p >= PIPS_SUIT_P and evidence.alike and evidence.agreeing == 6
+
+
+def test_pips_read_one_way_up_never_change_their_suit(monkeypatch):
+    """Five pips read as spades, one as a club, all unsurely; every pip the other way up reads
+    as a club surely. The other suit is no reading to take: the spades stand, as unsure as they
+    were."""
+    evidence, asked = _one_way_up_case({"S": 0.8}, {"C": 0.6}, {"C": 0.97}, 5, 1, monkeypatch)
+    assert asked == [6]
+    assert evidence.suit == "S" and evidence.suit_p < PIPS_SUIT_P and evidence.agreeing == 5
+
+
+def test_pips_read_as_both_black_suits_are_not_read_again_one_way_up(monkeypatch):
+    """Pips whose shapes read as spades and as clubs (`split`: this picture's spades and clubs
+    are not told apart) are not read again the other way up, however surely that would read."""
+    evidence, asked = _one_way_up_case({"S": 0.8}, {"C": 0.6}, {"S": 0.99}, 4, 3, monkeypatch)
+    assert asked == [] and evidence.split == "C"
+
+
 def test_a_pip_on_the_middle_row_tells_its_suit_only_where_both_ways_up_agree():
     """An ace's pip, or a three's middle one, is printed upright on the card,
     and the card may lie either way up: upside down, a club's three lobes over
