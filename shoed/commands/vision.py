@@ -175,9 +175,10 @@ def _heif(path: str) -> bool:
 
 # What a refusal many pictures share says of the camera, and what to do: one line on stderr each.
 REFUSAL_HINTS = {
-    "no_colour": "they show no colour, as a monochrome camera's do; if a colour camera took them (a black card "
-                 "on grey, white or black cloth shows none), --colour-camera reads them",
-    "mirrored": "their rank glyphs read as ranks mirrored left to right, and no card is printed so; set the "
+    "no_colour": "the pictures show no colour, as a monochrome camera's do; if a colour camera took them (a "
+                 "black card on grey, white or black cloth shows none), --colour-camera reads them (on a camera "
+                 "source: colour_camera = true)",
+    "mirrored": "the rank glyphs read as ranks mirrored left to right, and no card is printed so; set the "
                 "camera (or its driver) not to mirror its picture",
 }
 
@@ -387,6 +388,7 @@ def run_watch(args) -> int:
     except CameraError as exc:
         raise CommandError(str(exc)) from None
     end = None if args.seconds is None else time.monotonic() + args.seconds
+    hinted: set[str] = set()
     try:
         while not source.finished and (end is None or time.monotonic() < end):
             try:
@@ -400,6 +402,10 @@ def run_watch(args) -> int:
                     print(f"frame {read.frame_index}: {read.card} ({read.confidence:.2f})", flush=True)
                 else:
                     print(f"frame {read.frame_index}: unreadable: {read.reason}", flush=True)
+                if read.reason in REFUSAL_HINTS and read.reason not in hinted:
+                    # the first card refused for a camera's setting says what to set, once, at once
+                    hinted.add(read.reason)
+                    print(f"a card refused as {read.reason}: {REFUSAL_HINTS[read.reason]}", file=sys.stderr, flush=True)
     finally:
         source.close()
     if not args.json:

@@ -96,7 +96,8 @@ def test_watch_prints_one_line_per_card(shoed_cli, deal_video):
 
 def test_watch_reads_a_colour_camera_s_black_card_on_grey_cloth_when_told(shoed_cli, tmp_path):
     """A folder of a colour camera's frames: grey cloth, then a black card filling the view. With no
-    colour in view the card is reported unreadable (`no_colour`); `--colour-camera` reads it."""
+    colour in view the card is reported unreadable (`no_colour`), and one line on stderr names
+    `--colour-camera`; with it, the card is read."""
     for i, (frame, _) in enumerate(framed_tightly("TS", (70, 70, 70))):
         cv2.imwrite(str(tmp_path / f"frame_{i:03d}.png"), frame)
     for extra, card, reason in (([], None, "no_colour"), (["--colour-camera"], "TS", None)):
@@ -104,6 +105,8 @@ def test_watch_reads_a_colour_camera_s_black_card_on_grey_cloth_when_told(shoed_
         assert proc.returncode == 0, proc.stderr
         reads = [json.loads(line) for line in proc.stdout.splitlines()]
         assert [(r["card"], r.get("reason")) for r in reads] == [(card, reason)], reads
+        # the refusal names the option at once, on stderr
+        assert ("--colour-camera" in proc.stderr) == (card is None), proc.stderr
 
 
 @pytest.mark.parametrize(
