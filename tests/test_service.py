@@ -189,16 +189,16 @@ def test_a_configuration_file_the_daemon_cannot_read_is_one_line_and_exit_2(tmp_
 
 
 @pytest.mark.parametrize("data, says", [
-    ({"journal_secret_file": ""}, "journal_secret_file must be a non-empty path"),  # was: no secret at all
+    ({"journal_secret_file": ""}, "journal_secret_file must be a non-empty path"),  # else: no secret at all
     ({"journal_secret_file": False}, "journal_secret_file must be a non-empty path"),
-    ({"journal_dir": ""}, "journal_dir must be a non-empty path"),  # was: the journal in the working directory
-    ({"table": True}, "table must be a non-empty string"),  # was: table "True"
+    ({"journal_dir": ""}, "journal_dir must be a non-empty path"),  # else: the journal in the working directory
+    ({"table": True}, "table must be a non-empty string"),  # converted: table "True"
     ({"publish": {"events": 5556}}, "events must be a non-empty string"),
-    ({"stall_after_s": float("nan")}, "stall_after_s must be a number of seconds from 0 to 86400"),  # was: int(nan) in the loop
+    ({"stall_after_s": float("nan")}, "stall_after_s must be a number of seconds from 0 to 86400"),  # else: int(nan) in the loop
     ({"stall_after_s": float("inf")}, "stall_after_s must be a number of seconds from 0 to 86400"),
-    ({"decks": 8.7}, "decks must be a whole number from 1"),  # was: 8
-    ({"decks": True}, "decks must be a whole number from 1"),  # was: 1
-    ({"decks": 0}, "decks must be a whole number from 1"),  # was: the ruleset's default
+    ({"decks": 8.7}, "decks must be a whole number from 1"),  # converted: 8
+    ({"decks": True}, "decks must be a whole number from 1"),  # converted: 1
+    ({"decks": 0}, "decks must be a whole number from 1"),  # else: the ruleset's default
     ({"simulator": {"pace": float("nan")}}, "pace must be a number of seconds"),
     ({"simulator": {"shoes": -1}}, "shoes must be a whole number from 0"),
     ({"publish": {"surveillance_events": 5}}, "surveillance_events must be a non-empty string"),
@@ -209,7 +209,7 @@ def test_a_configuration_file_the_daemon_cannot_read_is_one_line_and_exit_2(tmp_
     ({"sources": [{"driver": "beetek", "url": "/dev/x", "baudrate": 9600.5}]}, "baudrate must be a whole number"),
     ({"sources": [{"driver": "beetek", "url": "/dev/x", "backoff_max": -1}]}, "backoff_max must be a number"),
     ({"sources": [{"driver": "beetek", "url": 5}]}, "url must be a string"),
-    # was: refused only when the camera was opened, and then retried for ever as a shoe that is not there
+    # checked here, not only when the camera is opened (where it would be retried as a shoe that is not there)
     ({"sources": [{"driver": "camera", "url": "0", "roi": "abc"}]}, r"roi must be \[x, y, width, height\]: whole numbers"),
     ({"sources": [{"driver": "camera", "url": "0", "roi": [0, 0, 64.5, 64]}]}, r"roi must be \[x, y, width, height\]: whole numbers"),
     ({"sources": [{"driver": "camera", "url": "0", "roi": [0, 0, 0, 64]}]}, r"roi must be \[x, y, width, height\]: whole numbers"),
