@@ -58,6 +58,7 @@ OFF_RED = 0.25  # red print's blue and green lie apart by up to this share of it
 OFF_CORE, OFF_CORE_PX = 0.12, 2.5  # a mark's core (off_colour): more than this share of its height within its edges
 OFF_CORE_LEAST = 4  # pixels of core, at least, for a mark's colour to be asked
 OTHER_PRINT = 0.35  # ink beside a mark from this level on is other print, not the mark's colour spread into paper
+SUIT_MAX = 1.35  # an index's suit is at most this many times as tall as its rank
 LONE_WINDOW_W = 0.45  # a rank printed alone may be wide and large (a "10" in big lettering): a wider window
 PARTNER = {"top-left": "top-right", "top-right": "top-left", "bottom-right": "bottom-left",
            "bottom-left": "bottom-right"}  # the other corner at the same end of the card
@@ -384,7 +385,7 @@ def pairings(view: CornerView, marks: list[Mark],
             gap = s.y - r.bottom
             if not (-0.12 * r.h <= gap <= 1.0 * r.h):
                 continue
-            if not (0.28 * r.h <= s.h <= 1.35 * r.h) or not (0.16 * r.h <= s.w <= 1.8 * r.h):
+            if not (0.28 * r.h <= s.h <= SUIT_MAX * r.h) or not (0.16 * r.h <= s.w <= 1.8 * r.h):
                 continue
             if abs(s.cx - r.cx) > 0.5 * max(r.w, s.w) + 0.12 * r.h:
                 continue
@@ -956,7 +957,9 @@ def middle_colours(card: np.ndarray) -> float:
 
 def _lone_rank(view: CornerView, r: Mark, marks: list[Mark]) -> bool:
     """Whether `r` is where a rank is printed, with nothing under it: the index
-    geometry of `pairings`, and no mark below it within its height."""
+    geometry of `pairings`, and no mark below it within its height that could be
+    an index's suit (a pip printed close under the rank, taller than SUIT_MAX
+    times the rank, is none)."""
     w = view.ink.shape[1]
     if not (CANON_H * 0.035 <= r.h <= CANON_H * 0.22) or r.y > CANON_H * 0.2 or not _off_edges(view, r):
         return False
@@ -965,7 +968,8 @@ def _lone_rank(view: CornerView, r: Mark, marks: list[Mark]) -> bool:
     others = [m for m in marks if not set(m.labels) & set(r.labels)]
     if len(r.labels) == 1 and any(side_by_side(r, m) for m in others):
         return False  # one glyph of a two-glyph rank: the "1" of a "10" is no jack
-    return not any(-0.12 * r.h <= m.y - r.bottom <= r.h and m.x < r.x + r.w and r.x < m.x + m.w for m in others)
+    return not any(-0.12 * r.h <= m.y - r.bottom <= r.h and m.x < r.x + r.w and r.x < m.x + m.w
+                   and m.h <= SUIT_MAX * r.h for m in others)
 
 
 def _off_edges(view: CornerView, m: Mark) -> bool:
@@ -983,7 +987,7 @@ def _beside(view: CornerView, r: Mark, s: Mark) -> bool:
     w = view.ink.shape[1]
     if ((w - s.cx) if view.right else s.cx) > CANON_W * 0.3 or not _off_edges(view, s):
         return False
-    return (abs((s.y + s.h / 2) - (r.y + r.h / 2)) <= 0.25 * r.h and 0.5 * r.h <= s.h <= 1.35 * r.h
+    return (abs((s.y + s.h / 2) - (r.y + r.h / 2)) <= 0.25 * r.h and 0.5 * r.h <= s.h <= SUIT_MAX * r.h
             and 0.3 * r.h <= s.w <= 1.8 * r.h)
 
 

@@ -182,6 +182,20 @@ def test_a_design_that_prints_every_pip_upright_is_read_either_way_up(recognizer
             assert result.card == label, f"{label} ({seed}, turned {turns}): {result.card} {result.reason}"
 
 
+@pytest.mark.skipif(not _installed("kde-oxygen-white"),
+                    reason="needs KDE's deck artwork (apt-get install kdegames-card-data-kf5 librsvg2-bin)")
+def test_a_rank_alone_with_a_pip_close_under_it_is_still_a_rank_alone(recognizer):
+    """oxygen-white prints its ten of hearts' "10" alone in the top-right corner, the top pip close
+    under it and reaching under its "1": a mark under a rank is its suit, but no index's suit is twice
+    as tall as its rank. The "10" is a rank printed alone, and the card is read."""
+    face = decks.face("kde-oxygen-white", "TH")
+    assert face is not None
+    flat = cv2.resize(face.image[..., :3], (L.CANON_W, L.CANON_H), interpolation=cv2.INTER_AREA)
+    lone = X.lone_indices(X.print_maps(flat))
+    assert any(li.view.name == "top-right" and li.rank.h >= 0.06 * L.CANON_H for li in lone), lone
+    assert recognizer.read_card(flat).card == "TH"
+
+
 COURT_DESIGNS = ("anglo_poker", "anglo_modern", "gnomangelo")
 
 
