@@ -54,11 +54,11 @@ class CameraDriver(Driver):
         if not isinstance(colour_camera, bool):
             raise DriverError(f"camera {self.url}: colour_camera is true or false, not {colour_camera!r}")
         try:
+            box = None
             if roi:
                 x, y, width, height = (int(v) for v in roi)
-                config = WatchConfig(roi=(x, y, width, height), colour_camera=colour_camera)
-            else:
-                config = WatchConfig(colour_camera=colour_camera)
+                box = (x, y, width, height)
+            config = WatchConfig(roi=box, colour_camera=colour_camera)
         except (TypeError, ValueError) as exc:
             raise DriverError(f"camera {self.url}: roi is [x, y, width, height] in pixels ({exc})") from None
         camera = CameraSource(self.url, config, realtime=bool(self.options.get("realtime", True)))

@@ -936,42 +936,42 @@ class Recognizer:
         turned_rows = iter(probs[len(pips) :])
         turned = [next(turned_rows) if pip.either_way else None for pip in pips]
         rows = list(probs[: len(pips)])
-        found = self._pips_read(pips, rows, turned, scale, covering)
+        group = X.pip_group(pips)  # by the marks' sizes alone: the same however the pips are read
+        found = self._pips_read(pips, group, rows, turned, scale, covering)
         if found.suit is None or len(pips) < 2 or (found.suit_p >= PIPS_SUIT_P and found.alike) or found.split:
             # read surely, or their shapes read as both suits of a colour (`split`: this design's, or
             # this picture's, spades and clubs are not told apart), which no other way up undoes
             return found
-        return self._one_way_up(pips, rows, turned, found, scale, covering)
+        return self._one_way_up(pips, group, rows, turned, found, scale, covering)
 
-    def _one_way_up(self, pips: list[X.Pip], rows: list[np.ndarray], turned: list[np.ndarray | None],
-                    found: PipEvidence, scale: float, covering: dict[int, int] | None) -> PipEvidence:
+    def _one_way_up(self, pips: list[X.Pip], group: list[X.Pip], rows: list[np.ndarray],
+                    turned: list[np.ndarray | None], found: PipEvidence, scale: float,
+                    covering: dict[int, int] | None) -> PipEvidence:
         """The pips read as a design that prints every pip one way up (none turned over in the
         lower half): every pip as it lies on the card, and every pip turned over (the card may lie
         either way up). The surer of the two is taken where it tells the suit `found` tells (the
-        pips read as most designs print them), over as many pips, more surely than `found` and at
-        PIPS_SUIT_P or more; else `found`. The suit never changes. Not asked where `found` reads the
+        pips read as most designs print them), more surely than `found` and at PIPS_SUIT_P or
+        more; else `found`. The suit never changes. Not asked where `found` reads the
         pips as both suits of a colour (`split`)."""
         flat = [pip for pip, t in zip(pips, turned, strict=True) if t is None]
-        rest = iter(self.model.predict(np.stack([X.glyph_vector(p.ink[::-1, ::-1], p.mask[::-1, ::-1])
-                                                 for p in flat])) if flat else ())
+        rest = iter(self.model.predict(np.stack([_turned_vector(p) for p in flat])) if flat else ())
         over = [t if t is not None else next(rest) for t in turned]
         # as each pip lies on the card, and each turned over: a pip in the lower half is kept turned
         as_lies = [o if pip.turned else r for pip, r, o in zip(pips, rows, over, strict=True)]
         as_turned = [r if pip.turned else o for pip, r, o in zip(pips, rows, over, strict=True)]
         none: list[np.ndarray | None] = [None] * len(pips)
-        best = max((self._pips_read(pips, way, none, scale, covering) for way in (as_lies, as_turned)),
+        best = max((self._pips_read(pips, group, way, none, scale, covering) for way in (as_lies, as_turned)),
                    key=lambda e: e.suit_p)
-        if best.suit == found.suit and best.suit_p >= max(PIPS_SUIT_P, found.suit_p) and best.count == found.count:
+        if best.suit == found.suit and best.suit_p >= max(PIPS_SUIT_P, found.suit_p):
             # a court card's picture prints its suit again turned over in its lower half, as most
             # designs print their pips: what it says (`large`) is read as printed so
             return dataclasses.replace(best, large=found.large, large_p=found.large_p)
         return found
 
-    def _pips_read(self, pips: list[X.Pip], rows: list[np.ndarray], turned: list[np.ndarray | None], scale: float,
-                   covering: dict[int, int] | None) -> PipEvidence:
+    def _pips_read(self, pips: list[X.Pip], group: list[X.Pip], rows: list[np.ndarray],
+                   turned: list[np.ndarray | None], scale: float, covering: dict[int, int] | None) -> PipEvidence:
         """_pip_evidence's reading, each pip's class probabilities as read (`rows`) and, on the middle
-        row, turned over (`turned`, None for a pip read one way)."""
-        group = X.pip_group(pips)
+        row, turned over (`turned`, None for a pip read one way); `group`: X.pip_group(pips)."""
         votes: dict[int, list[float]] = {}
         leans = [0] * len(SUIT_CLASSES)
         lone = len(pips) == 1
@@ -1203,7 +1203,12 @@ def _pip_vectors(pips: list[X.Pip]) -> list[np.ndarray]:
     """Each pip's feature vector, then those of the pips on the middle row
     upside down (the card may lie either way up)."""
     rows = [X.glyph_vector(p.ink, p.mask) for p in pips]
-    return rows + [X.glyph_vector(p.ink[::-1, ::-1], p.mask[::-1, ::-1]) for p in pips if p.either_way]
+    return rows + [_turned_vector(p) for p in pips if p.either_way]
+
+
+def _turned_vector(pip: X.Pip) -> np.ndarray:
+    """A pip's feature vector with its print turned over (half a turn)."""
+    return X.glyph_vector(pip.ink[::-1, ::-1], pip.mask[::-1, ::-1])
 
 
 def _disagreement(card: str, pips: PipEvidence) -> str | None:
