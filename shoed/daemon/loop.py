@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from shoed.backoff import Backoff
 from shoed.daemon import logs
 from shoed.table import shuffle as shuffle_table
 from shoed.table import events as ev
@@ -66,6 +67,7 @@ POLL_TIMEOUT = 0.005  # seconds the loop waits on the shoe before serving socket
 RECENT_EVENTS = 5_000
 CATCHUP_SLICE = 0.0005  # seconds: the interpreter's switch interval once the catch-up thread runs
 GATE_LOCK_GRACE = 0.5  # seconds the links stay up after a journal failure, for the gate lock to arrive
+OPEN_RETRY_FIRST, OPEN_RETRY_MOST = 0.2, 5.0  # seconds between tries of a source that would not open
 
 
 class DaemonError(Exception):
@@ -230,7 +232,7 @@ class _Sources:
         self.drivers = drivers
         self.virtual = virtual
         self.closed: dict[Driver, float] = {driver: 0.0 for driver in drivers}  # -> monotonic time of the next try
-        self.open_tries: dict[Driver, int] = {}
+        self.retries: dict[Driver, Backoff] = {}  # drivers that would not open, or failed: their back-off
         self.failed: set[Driver] = set()  # drivers that raised and were closed: the table is told when they are back
         self.told_up: set[Driver] = set()  # reopened, and the table told so: the driver's own "link up" is not news
         self.gate_locked: bool | None = None
@@ -280,10 +282,10 @@ class _Sources:
             try:
                 driver.open()
             except DriverError as exc:
-                tries = self.open_tries.get(driver, 0) + 1
-                self.open_tries[driver] = tries
-                self.closed[driver] = now + min(5.0, 0.2 * 2 ** tries)
-                if tries == 1:
+                backoff = self._backoff(driver)
+                first = backoff.failures == 0
+                self.closed[driver] = now + backoff.failed()
+                if first:
                     log.error("cannot open the shoe; retrying", source=driver.source, error=str(exc))
                     found.append({"kind": "link", "link": "lost", "source": driver.source,
                                   "detail": {"error": str(exc)}})
@@ -297,10 +299,16 @@ class _Sources:
             resume = controller.resume_point(driver.source)
             if resume is not None:
                 driver.set_last_seq(*resume)
-            if self.open_tries.pop(driver, 0):
+            if driver in self.retries and self.retries.pop(driver).failures:
                 log.info("shoe opened", source=driver.source)
             self.gate_locked = None  # tell the new link the gate's state
         return found
+
+    def _backoff(self, driver: Driver) -> Backoff:
+        backoff = self.retries.get(driver)
+        if backoff is None:
+            backoff = self.retries[driver] = Backoff(OPEN_RETRY_FIRST, OPEN_RETRY_MOST)
+        return backoff
 
     def open_drivers(self) -> list[Driver]:
         return [driver for driver in self.drivers if driver not in self.closed]
@@ -332,8 +340,9 @@ class _Sources:
                   error=f"{type(exc).__name__}: {exc}", exc_info=exc)
         _close_each(driver)
         self.failed.add(driver)
-        self.open_tries[driver] = 1  # the next failed open is not reported again
-        self.closed[driver] = time.monotonic() + 0.2
+        backoff = self._backoff(driver)
+        backoff.succeeded()  # it was open: the first try waits the least
+        self.closed[driver] = time.monotonic() + backoff.failed()  # and a failed open is not reported again
         return {"kind": "link", "link": "lost", "source": driver.source,
                 "detail": {"error": f"{type(exc).__name__}: {exc}"}}
 

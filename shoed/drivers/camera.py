@@ -23,6 +23,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+from shoed.backoff import Backoff
 from shoed.drivers.base import Driver, DriverError, Reading
 
 if TYPE_CHECKING:
@@ -81,7 +82,7 @@ class CameraDriver(Driver):
         camera = self._camera
         if camera is None:  # started by open(), which sets the camera first
             return
-        failures = 0
+        backoff = Backoff(BACKOFF_FIRST, BACKOFF_MAX)
         while not self._stop.is_set():
             try:
                 reads = camera.poll(0.05)
@@ -91,11 +92,10 @@ class CameraDriver(Driver):
                 if self._connected is not False:
                     self._link("lost", f"camera failed: {exc}")
                 self._connected = False
-                failures += 1
-                if self._stop.wait(min(BACKOFF_MAX, BACKOFF_FIRST * 2 ** (failures - 1))):
+                if self._stop.wait(backoff.failed()):
                     return
                 continue
-            failures = 0
+            backoff.succeeded()
             for read in reads:
                 utc = time.time_ns() - (time.monotonic_ns() - read.mono_ns)
                 common: dict[str, Any] = dict(source=self.source, raw=b"", offset=read.frame_index,

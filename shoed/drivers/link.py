@@ -18,6 +18,7 @@ import select
 import time
 from abc import ABC, abstractmethod
 
+from shoed.backoff import Backoff
 from shoed.drivers.base import Driver, DriverError, Reading
 
 log = logging.getLogger(__name__)
@@ -214,13 +215,14 @@ class LinkDriver(Driver):
         **options,
     ) -> None:
         super().__init__(url, **options)
-        self.backoff_initial = backoff_initial
-        self.backoff_max = backoff_max
+        if not 0 < backoff_initial <= backoff_max:
+            raise DriverError(f"backoff_initial ({backoff_initial}) must be above 0 and at most "
+                              f"backoff_max ({backoff_max})")
         self.transport = transport if transport is not None else self._make_transport()
         self.connected = False  # the transport is open
         self.link: str | None = None  # None (never up yet), "up" or "down", as reported
         self._opened = False
-        self._backoff = backoff_initial
+        self._backoff = Backoff(backoff_initial, backoff_max)
         self._next_attempt = 0.0
         self._offset = 0  # bytes received since open, across reconnects
         self._queue: list[Reading] = []
@@ -357,12 +359,12 @@ class LinkDriver(Driver):
         self.connected = False
         self.transport.close()
         self._link_down(reason)
-        self._backoff = self.backoff_initial
-        self._next_attempt = time.monotonic() + self._backoff
+        self._backoff.succeeded()  # it had been up: the first try waits the least
+        self._next_attempt = time.monotonic() + self._backoff.failed()
 
     def _transport_up(self) -> None:
         self.connected = True
-        self._backoff = self.backoff_initial
+        self._backoff.succeeded()
         self._last_open_error = ""
         self._queue += self._on_connect(time.monotonic_ns(), time.time_ns())
 
@@ -373,7 +375,6 @@ class LinkDriver(Driver):
             if str(exc) != self._last_open_error:  # say each distinct reason once, not every attempt
                 self._last_open_error = str(exc)
                 log.warning("%s: reopening: %s", self.source, exc)
-            self._backoff = min(self.backoff_max, self._backoff * 2)
-            self._next_attempt = time.monotonic() + self._backoff
+            self._next_attempt = time.monotonic() + self._backoff.failed()
             return
         self._transport_up()

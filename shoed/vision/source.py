@@ -23,11 +23,13 @@ from typing import Any
 import cv2
 import numpy as np
 
+from shoed.backoff import Backoff
 from shoed.vision.recognize import Recognizer
 from shoed.vision.watch import CameraRead, CardWatcher, WatchConfig
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp")
 STREAM_SCHEMES = ("rtsp://", "rtsps://", "http://", "https://", "udp://", "tcp://")
+REOPEN_FIRST, REOPEN_MOST = 0.5, 10.0  # seconds between tries of a live camera that went away
 
 __all__ = ["CameraError", "CameraRead", "CameraSource", "WatchConfig"]
 
@@ -91,7 +93,7 @@ class CameraSource:
         self._fps = 0.0
         self._failures = 0
         self._retry_at = 0.0
-        self._backoff = 0.5
+        self._backoff = Backoff(REOPEN_FIRST, REOPEN_MOST)
         self._started = 0.0
 
     @property
@@ -198,8 +200,7 @@ class CameraSource:
         self._failures += 1
         if self._failures >= 5:  # the camera went away: reopen it with back-off
             self.close()
-            self._retry_at = time.monotonic() + self._backoff
-            self._backoff = min(self._backoff * 2, 10.0)
+            self._retry_at = time.monotonic() + self._backoff.failed()
 
     def _reopen(self) -> bool:
         if time.monotonic() < self._retry_at:
@@ -207,10 +208,9 @@ class CameraSource:
         try:
             self._capture, self._kind = self._open_capture()
         except CameraError:
-            self._retry_at = time.monotonic() + self._backoff
-            self._backoff = min(self._backoff * 2, 10.0)
+            self._retry_at = time.monotonic() + self._backoff.failed()
             return False
         self.connected = True
         self._failures = 0
-        self._backoff = 0.5
+        self._backoff.succeeded()
         return True
