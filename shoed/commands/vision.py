@@ -112,7 +112,7 @@ def identify_file(recognizer, path: str, colour: bool = False) -> dict:
     (--colour-camera)."""
     import os
 
-    import cv2
+    from shoed.vision import picture
 
     entry: dict = {"file": path, "card": None, "confidence": 0.0}
     if not os.path.exists(path):
@@ -122,13 +122,11 @@ def identify_file(recognizer, path: str, colour: bool = False) -> dict:
         entry["reason"] = "a folder, not an image"
         return entry
     try:
-        image = cv2.imread(path, cv2.IMREAD_COLOR)
-    except cv2.error:
-        image = None
-    if image is None:
-        entry["reason"] = "cannot read file as an image" if os.access(path, os.R_OK) else "permission denied"
-        if entry["reason"] != "permission denied" and _heif(path):
-            entry["detail"] = "a HEIC/HEIF picture, as phones save them: convert it to JPEG or PNG"
+        image = picture.read(path)
+    except picture.PictureError as exc:
+        entry["reason"] = exc.reason
+        if exc.detail is not None:
+            entry["detail"] = exc.detail
         return entry
     result = recognizer.identify(image, colour=colour)
     entry["card"] = result.card
@@ -157,20 +155,6 @@ def run_identify(args) -> int:
         print(json.dumps(entries, indent=1))
     _refusal_hints(entries)
     return 0
-
-
-# ISO base media files whose brand is a HEIF image's (HEIC, a phone camera's default): OpenCV reads none
-HEIF_BRANDS = frozenset({b"heic", b"heix", b"hevc", b"hevx", b"heim", b"heis", b"mif1", b"msf1", b"avif", b"avis"})
-
-
-def _heif(path: str) -> bool:
-    """Whether the file is a HEIF picture (an `ftyp` box naming a HEIF brand at its start)."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(12)
-    except OSError:
-        return False
-    return head[4:8] == b"ftyp" and head[8:12] in HEIF_BRANDS
 
 
 # What a refusal many pictures share says of the camera, and what to do: one line on stderr each.

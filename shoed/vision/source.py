@@ -24,6 +24,7 @@ import cv2
 import numpy as np
 
 from shoed.backoff import Backoff
+from shoed.vision import picture
 from shoed.vision.recognize import Recognizer
 from shoed.vision.watch import CameraRead, CardWatcher, WatchConfig
 
@@ -52,9 +53,10 @@ class _Folder:
         while self.position < len(self.files):
             path = self.files[self.position]
             self.position += 1
-            frame = cv2.imread(path, cv2.IMREAD_COLOR)
-            if frame is not None:
-                return True, frame
+            try:
+                return True, picture.read(path)
+            except picture.PictureError:  # a file that is not a picture, or one too large to decode
+                continue
         return False, None
 
     def release(self) -> None:

@@ -48,7 +48,8 @@ def test_identify_json_contract(shoed_cli, photos):
     assert 0.9 <= card["confidence"] <= 1.0
     for entry, reason in ((table, "no card found"), (missing, "no such file"), (notes, "cannot read file")):
         assert entry["card"] is None
-        assert set(entry) == {"file", "card", "confidence", "reason"}
+        # `detail`, where there is more to say: the file that is no picture is told the formats read
+        assert set(entry) == {"file", "card", "confidence", "reason"} | ({"detail"} if entry is notes else set())
         assert entry["reason"].startswith(reason)
 
 
@@ -63,14 +64,15 @@ def test_identify_text(shoed_cli, photos):
 def test_a_phone_s_heic_picture_is_named_with_what_to_do(shoed_cli, tmp_path):
     """OpenCV reads no HEIF picture, the format phones save their photographs in: the file is
     refused as any file that is no image, and `detail` (and the text line) says what it is and what
-    to do. Another file that is no image carries no such detail."""
+    to do. Another file that is no image is told the formats that are read."""
     heic = tmp_path / "IMG_0042.HEIC"
     heic.write_bytes(b"\x00\x00\x00\x18ftypheic\x00\x00\x00\x00mif1heic" + bytes(200))
     mp4 = tmp_path / "clip.mp4"
     mp4.write_bytes(b"\x00\x00\x00\x18ftypisom\x00\x00\x02\x00isomiso2" + bytes(200))
     out = json.loads(shoed_cli("vision", "identify", str(heic), str(mp4), "--json", timeout=120).stdout)
     assert out[0]["reason"] == out[1]["reason"] == "cannot read file as an image"
-    assert "HEIC" in out[0]["detail"] and "JPEG" in out[0]["detail"] and "detail" not in out[1]
+    assert "HEIC" in out[0]["detail"] and "JPEG" in out[0]["detail"] and "HEIC" not in out[1]["detail"]
+    assert out[1]["detail"] == "not a picture in a format shoed reads: JPEG, PNG, BMP, TIFF, WebP, GIF or PNM"
     line = shoed_cli("vision", "identify", str(heic), timeout=120).stdout.strip()
     assert line == f"{heic}: unreadable: cannot read file as an image ({out[0]['detail']})"
 

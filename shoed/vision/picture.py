@@ -1,0 +1,181 @@
+"""Pictures from files, their size checked before a pixel is decoded.
+
+A picture file says its size in its header, and a decoder allocates what the header says: a
+PNG of 48 KB can say 20,000 x 20,000 pixels and cost 1.2 GB once decoded (three bytes a pixel),
+enough to have the box's memory run out under the daemon. So the header is read here first,
+for every format shoed reads (JPEG, PNG, BMP, TIFF, WebP, GIF, PNM), and a picture of more than
+MAX_PIXELS is refused before OpenCV decodes it; a file in any other format is refused too,
+as its size cannot be told. `read(path)` is the one way `shoed vision` and the camera source's
+folder of frames open a picture.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import BinaryIO
+
+import numpy as np
+
+# A phone's 108-megapixel photograph (12,000 x 9,000) is read; a card needs far fewer pixels,
+# and a picture larger than this is refused (360 MB once decoded).
+MAX_PIXELS = 120_000_000
+FORMATS = "JPEG, PNG, BMP, TIFF, WebP, GIF or PNM"
+# ISO base media files whose brand is a HEIF image's (HEIC, a phone camera's default): OpenCV reads none
+HEIF_BRANDS = frozenset({b"heic", b"heix", b"hevc", b"hevx", b"heim", b"heis", b"mif1", b"msf1", b"avif", b"avis"})
+
+UNREADABLE = "cannot read file as an image"
+TOO_LARGE = "picture too large"
+
+
+class PictureError(Exception):
+    """A file that is not read as a picture: `reason` (a `shoed vision identify --json` reason
+    value) and, where more can be said, `detail`."""
+
+    def __init__(self, reason: str, detail: str | None = None) -> None:
+        super().__init__(reason if detail is None else f"{reason} ({detail})")
+        self.reason = reason
+        self.detail = detail
+
+
+def read(path: str) -> np.ndarray:
+    """The picture in the file at `path`, as OpenCV's BGR array; PictureError where it is not a
+    picture shoed reads, or one too large to decode (MAX_PIXELS)."""
+    import cv2
+
+    try:
+        with open(path, "rb") as f:
+            found = size(f)
+    except PermissionError:
+        raise PictureError("permission denied") from None
+    except OSError as exc:
+        raise PictureError(UNREADABLE, exc.strerror or str(exc)) from None
+    if found is None:
+        raise PictureError(UNREADABLE, _unknown(path))
+    kind, width, height = found
+    if width <= 0 or height <= 0:
+        raise PictureError(UNREADABLE, f"a {kind} file whose header gives no size")
+    if width * height > MAX_PIXELS:
+        raise PictureError(TOO_LARGE, f"a {kind} of {width} x {height} pixels, at most "
+                                      f"{MAX_PIXELS // 1_000_000} million read: shrink it")
+    try:
+        image = cv2.imread(path, cv2.IMREAD_COLOR)
+    except cv2.error:
+        image = None
+    if image is None:
+        raise PictureError(UNREADABLE, f"a {kind} file OpenCV cannot decode")
+    return image
+
+
+def _unknown(path: str) -> str:
+    """What to say of a file in no format shoed reads."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(12)
+    except OSError:
+        head = b""
+    if head[4:8] == b"ftyp" and head[8:12] in HEIF_BRANDS:
+        return "a HEIC/HEIF picture, as phones save them: convert it to JPEG or PNG"
+    return f"not a picture in a format shoed reads: {FORMATS}"
+
+
+def size(f: BinaryIO) -> tuple[str, int, int] | None:
+    """(format, width, height) from a picture file's header, read from its start; None where it
+    is no format shoed reads or its header is cut short."""
+    head = f.read(32)
+    try:
+        if head.startswith(b"\x89PNG\r\n\x1a\n") and head[12:16] == b"IHDR":
+            return ("PNG", *struct.unpack(">II", head[16:24]))
+        if head.startswith(b"\xff\xd8"):
+            return _jpeg(f)
+        if head.startswith(b"BM"):
+            return _bmp(head)
+        if head[:4] in (b"II*\x00", b"MM\x00*"):
+            return _tiff(f, head)
+        if head.startswith(b"RIFF") and head[8:12] == b"WEBP":
+            return _webp(head)
+        if head[:6] in (b"GIF87a", b"GIF89a"):
+            return ("GIF", *struct.unpack("<HH", head[6:10]))
+        if head[:1] == b"P" and head[1:2] in b"123456" and head[2:3].isspace():
+            return _pnm(head + f.read(256))
+    except struct.error:  # a header cut short
+        return None
+    return None
+
+
+# JPEG's start-of-frame markers (every coding process), which carry the frame's size
+_SOF = frozenset({0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF})
+JPEG_SEGMENTS = 10_000  # segments before the frame's, at most (a camera's JPEG has a handful)
+
+
+def _jpeg(f: BinaryIO) -> tuple[str, int, int] | None:
+    """The size in the first start-of-frame segment, skipping the segments before it (EXIF, ICC
+    profiles, tables) by their lengths."""
+    f.seek(2)
+    for _ in range(JPEG_SEGMENTS):
+        byte = f.read(1)
+        if byte != b"\xff":
+            return None  # not at a marker: the segments do not chain
+        while byte == b"\xff":  # fill bytes before the marker
+            byte = f.read(1)
+        if not byte:
+            return None
+        marker = byte[0]
+        if marker == 0x01 or 0xD0 <= marker <= 0xD7:  # markers with no segment
+            continue
+        if marker in (0xD9, 0xDA):  # the end, or the scan, before any frame
+            return None
+        length = struct.unpack(">H", f.read(2))[0]
+        if marker in _SOF:
+            height, width = struct.unpack(">xHH", f.read(5))
+            return ("JPEG", width, height)
+        if length < 2:
+            return None
+        f.seek(length - 2, 1)
+    return None
+
+
+def _bmp(head: bytes) -> tuple[str, int, int]:
+    if struct.unpack("<I", head[14:18])[0] == 12:  # the OS/2 header: 16-bit sizes
+        return ("BMP", *struct.unpack("<HH", head[18:22]))
+    width, height = struct.unpack("<ii", head[18:26])
+    return ("BMP", width, abs(height))  # a negative height: the rows top down
+
+
+def _tiff(f: BinaryIO, head: bytes) -> tuple[str, int, int] | None:
+    """The first image's size (tags 256 and 257 of the first directory)."""
+    order = "<" if head[:2] == b"II" else ">"
+    f.seek(struct.unpack(order + "I", head[4:8])[0])
+    count = struct.unpack(order + "H", f.read(2))[0]
+    found: dict[int, int] = {}
+    for _ in range(min(count, 4096)):
+        tag, kind, _n, value = struct.unpack(order + "HHI4s", f.read(12))
+        if tag in (256, 257):
+            found[tag] = struct.unpack(order + ("H" if kind == 3 else "I"), value[:2 if kind == 3 else 4])[0]
+    if 256 not in found or 257 not in found:
+        return None
+    return ("TIFF", found[256], found[257])
+
+
+def _webp(head: bytes) -> tuple[str, int, int] | None:
+    chunk = head[12:16]
+    if chunk == b"VP8 ":  # lossy: 14-bit sizes after the key frame's start code
+        width, height = struct.unpack("<HH", head[26:30])
+        return ("WebP", width & 0x3FFF, height & 0x3FFF)
+    if chunk == b"VP8L":  # lossless: 14 bits each, less one
+        bits = struct.unpack("<I", head[21:25])[0]
+        return ("WebP", (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1)
+    if chunk == b"VP8X":  # extended: 24 bits each, less one
+        return ("WebP", int.from_bytes(head[24:27], "little") + 1, int.from_bytes(head[27:30], "little") + 1)
+    return None
+
+
+def _pnm(head: bytes) -> tuple[str, int, int] | None:
+    """Netpbm's text header: the magic number, then width and height, with comments between."""
+    words: list[bytes] = []
+    for line in head[2:].split(b"\n"):
+        words += line.split(b"#", 1)[0].split()
+        if len(words) >= 2:
+            break
+    if len(words) < 2 or not (words[0].isdigit() and words[1].isdigit()):
+        return None
+    return ("PNM", int(words[0]), int(words[1]))
