@@ -39,6 +39,11 @@ class CameraError(Exception):
     """The camera, video or folder cannot be used: one clear line saying why."""
 
 
+def _too_large(url: str, width: int, height: int) -> str:
+    return (f"frames of {width} x {height} pixels from {url}: at most {picture.MAX_PIXELS // 1_000_000} million "
+            f"are read (a camera over the shoe sends 1280 x 720 or less)")
+
+
 class _Folder:
     """Still images in a folder, in name order, read like a video."""
 
@@ -109,6 +114,11 @@ class CameraSource:
         if self.watcher is None:
             self.watcher = CardWatcher(self.config, self.recognizer or Recognizer())
         self._capture, self._kind = self._open_capture()
+        if self._kind != "folder":  # a folder's pictures are sized one by one (picture.read)
+            width, height = (int(self._capture.get(p)) for p in (cv2.CAP_PROP_FRAME_WIDTH, cv2.CAP_PROP_FRAME_HEIGHT))
+            if width * height > picture.MAX_PIXELS:
+                self.close()
+                raise CameraError(_too_large(self.url, width, height))
         self.connected = True
         self.finished = False
         self._started = time.monotonic()
@@ -178,6 +188,8 @@ class CameraSource:
             if not ok or frame is None:
                 self._on_failure()
             else:
+                if frame.shape[0] * frame.shape[1] > picture.MAX_PIXELS:  # a stream gone over to huge frames
+                    raise CameraError(_too_large(self.url, frame.shape[1], frame.shape[0]))
                 self._failures = 0
                 self.frame_index += 1
                 out += self.watcher.feed(frame, self.frame_index, stamp)

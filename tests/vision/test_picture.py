@@ -19,7 +19,7 @@ import pytest
 
 from shoed.vision import picture
 from vision_lab import synth
-from shoed.vision.source import CameraSource
+from shoed.vision.source import CameraError, CameraSource
 from shoed.vision.watch import WatchConfig
 
 
@@ -156,3 +156,23 @@ def test_a_folder_of_frames_passes_over_a_bomb_and_reads_the_cards_after_it(tmp_
     with CameraSource(str(tmp_path), WatchConfig(roi=(200, 60, 240, 240)), recognizer) as source:
         reads = list(source.reads())
     assert [r.card for r in reads] == info["cards"]
+
+
+def test_a_video_or_stream_of_frames_too_large_is_refused_at_open_and_mid_stream(deal_video, recognizer, monkeypatch):
+    """A video file or a network stream says its frames' size as a picture file does: frames of more
+    pixels than a picture may have are refused in one line when it opens, and a stream that goes
+    over to such frames is stopped at the first (the camera driver reports the camera lost with the
+    line, and tries again with back-off)."""
+    path, info = deal_video
+    width, height = info["size"]
+    monkeypatch.setattr(picture, "MAX_PIXELS", width * height - 1)
+    source = CameraSource(path, WatchConfig(roi=tuple(info["roi"])), recognizer)
+    with pytest.raises(CameraError, match=rf"^frames of {width} x {height} pixels from {path}: at most 0 million"):
+        source.open()
+    assert not source.connected
+    monkeypatch.setattr(picture, "MAX_PIXELS", width * height)
+    with CameraSource(path, WatchConfig(roi=tuple(info["roi"])), recognizer) as source:
+        assert source.poll(0.05) == []
+        monkeypatch.setattr(picture, "MAX_PIXELS", width * height - 1)
+        with pytest.raises(CameraError, match=rf"^frames of {width} x {height} pixels"):
+            source.poll(0.05)
