@@ -196,6 +196,10 @@ LONE_COLOUR = 0.9
 # a lens's strongest colour fringes measures up to 0.17, red print 0.09; a German bell striped in
 # yellow and blue 0.24 and more (docs/vision.md, Measured).
 OFF_COLOUR = (0.2, 0.3)
+# A hole drilled through the card's middle (_holes): within HOLE_CENTRE of the card's width of its
+# centre; its colour's redness (index.Pip.colour) HOLE_GREEN or less (the cloth greener than print),
+# or HOLE_NOT_RED or less among pips whose median redness is HOLE_RED_PIPS or more.
+HOLE_CENTRE, HOLE_GREEN, HOLE_NOT_RED, HOLE_RED_PIPS = 0.05, -0.15, 0.15, 0.4
 PICTURE_COLOURS = 0.03  # a middle with more than this share printed in other colours than red and black is a picture
 ACE_PIP = 1.5  # an ace's one pip is at least this many times as tall as its rank
 # Print in the middle other than the pips, from this share of a pip's area on, may hide a pip: the pips then
@@ -390,6 +394,33 @@ def _count_seconds(rank: str, rank_p: float, pips: PipEvidence) -> bool:
     (at `rank_p`): a two, four, six or eight only over a middle that shows nothing but its pips,
     its index reading it at even odds or better (MIDDLE_HIDDEN)."""
     return rank not in MIDDLE_HIDDEN or (rank_p >= COUNT_RANK_P and _whole(pips))
+
+
+def _holes(pips: list[X.Pip], rows: list[np.ndarray], turned: list[np.ndarray | None]) -> list[int]:
+    """The marks of the middle (their indices in `pips`) that are a hole through the card's very
+    middle, as casinos drill the cards of a deck they retire, showing the cloth under the card. Such
+    a mark lies at the card's centre (within HOLE_CENTRE of its width), its shape is no suit's
+    either way up (`rows`, `turned`: its class probabilities), and its colour is no print's: greener
+    or bluer than any red or black print (index.Pip.colour at HOLE_GREEN or less: black print
+    measures about 0, red print above 0.4), or far off red and black (index.off_colour), or, among
+    red pips, no red at all (HOLE_NOT_RED or less: the cloth dark or grey). A hole over black or
+    red cloth is as dark or as red as the pips, and a hole over grey cloth on a black card as grey
+    as a pip washed out in glare: it counts as a mark of no suit's shape, and the card is refused."""
+    shapeless = [i for i, pip in enumerate(pips) if _at_centre(pip.mark) and not any(
+        float(r[len(RANK_CLASSES) : len(RANK_CLASSES) + len(SUIT_CLASSES)].max()) >= PIP_LEAN
+        for r in (rows[i], turned[i]) if r is not None)]
+    if not shapeless:
+        return []
+    suited = [pip.colour() for pip, r in zip(pips, rows, strict=True)
+              if float(r[len(RANK_CLASSES) : len(RANK_CLASSES) + len(SUIT_CLASSES)].max()) >= PIP_VOTE]
+    red_pips = bool(suited) and float(np.median(suited)) >= HOLE_RED_PIPS
+    return [i for i in shapeless if pips[i].colour() <= HOLE_GREEN or pips[i].off >= OFF_COLOUR[1]
+            or (red_pips and pips[i].colour() <= HOLE_NOT_RED)]
+
+
+def _at_centre(m: X.Mark) -> bool:
+    cx, cy = m.x + m.w / 2, m.y + m.h / 2
+    return abs(cx - L.CANON_W / 2) <= HOLE_CENTRE * L.CANON_W and abs(cy - L.CANON_H / 2) <= HOLE_CENTRE * L.CANON_W
 
 
 def _whole(pips: PipEvidence) -> bool:
@@ -936,6 +967,13 @@ class Recognizer:
         turned_rows = iter(probs[len(pips) :])
         turned = [next(turned_rows) if pip.either_way else None for pip in pips]
         rows = list(probs[: len(pips)])
+        holes = _holes(pips, rows, turned)
+        if holes:  # the cloth seen through the card: print over the middle, no pip
+            covering = dict(covering or {})
+            for i in holes:
+                covering.update((k, int(pips[i].mask.sum())) for k in pips[i].mark.labels)
+            kept = [i for i in range(len(pips)) if i not in holes]
+            pips, rows, turned = [pips[i] for i in kept], [rows[i] for i in kept], [turned[i] for i in kept]
         group = X.pip_group(pips)  # by the marks' sizes alone: the same however the pips are read
         found = self._pips_read(pips, group, rows, turned, scale, covering)
         if found.suit is None or len(pips) < 2 or (found.suit_p >= PIPS_SUIT_P and found.alike) or found.split:

@@ -60,3 +60,25 @@ def corner_error(found, truth) -> float:
     from any of its four sides."""
     found, truth = np.asarray(found, np.float64), np.asarray(truth, np.float64)
     return min(float(np.abs(np.roll(found, k, axis=0) - truth).max()) for k in range(4))
+
+
+def drilled(label: str, cloth: tuple[int, int, int], seed: int, hole: float = 0.1,
+            style: synth.CardStyle | None = None) -> np.ndarray:
+    """A phone's photograph (1280 x 960) of `label` drilled through its middle, as casinos cancel the
+    cards of a deck they retire: a hole `hole` of the card's width across at the face's centre,
+    and plain `cloth` (BGR, with a felt's grain) around the card and seen through the hole."""
+    rng = np.random.default_rng(seed)
+    shot = synth.photograph(label, rng, style, size=(1280, 960), occlusion_p=0, tilt=0.2)
+    to_picture = cv2.getPerspectiveTransform(
+        np.float32([[0, 0], [synth.FACE_W, 0], [synth.FACE_W, synth.FACE_H], [0, synth.FACE_H]]),
+        np.float32(shot.corners))
+    turns = np.linspace(0, 2 * np.pi, 64, endpoint=False)
+    rim = np.stack([synth.FACE_W / 2 + np.cos(turns) * hole * synth.FACE_W / 2,
+                    synth.FACE_H / 2 + np.sin(turns) * hole * synth.FACE_W / 2], axis=1)
+    rim = cv2.perspectiveTransform(rim[None].astype(np.float32), to_picture)[0]
+    card = card_mask(shot.image.shape, shot.corners)
+    cv2.fillPoly(card, [np.round(rim).astype(np.int32)], 0, cv2.LINE_AA)
+    grain = rng.normal(0, 4, shot.image.shape)
+    table = np.clip(np.asarray(cloth, np.float64) + grain, 0, 255).astype(np.uint8)
+    inside = cv2.GaussianBlur(card.astype(np.float32) / 255.0, (0, 0), 0.8)[..., None]
+    return (shot.image * inside + table * (1 - inside)).round().astype(np.uint8)
