@@ -67,18 +67,34 @@ def drilled(label: str, cloth: tuple[int, int, int], seed: int, hole: float = 0.
     """A phone's photograph (1280 x 960) of `label` drilled through its middle, as casinos cancel the
     cards of a deck they retire: a hole `hole` of the card's width across at the face's centre,
     and plain `cloth` (BGR, with a felt's grain) around the card and seen through the hole."""
+    turns = np.linspace(0, 2 * np.pi, 64, endpoint=False)
+    rim = np.stack([synth.FACE_W / 2 + np.cos(turns) * hole * synth.FACE_W / 2,
+                    synth.FACE_H / 2 + np.sin(turns) * hole * synth.FACE_W / 2], axis=1)
+    return cut_away(label, cloth, seed, rim, style)
+
+
+def clipped(label: str, cloth: tuple[int, int, int], seed: int, cut: float = 0.15,
+            style: synth.CardStyle | None = None) -> np.ndarray:
+    """As `drilled`, the card cancelled by a corner cut off instead (the `seed % 4`th corner,
+    clockwise from the top left): `cut` of the card's width along each of its edges."""
+    w, h, k = synth.FACE_W, synth.FACE_H, cut * synth.FACE_W
+    corner = [[[0, 0], [k, 0], [0, k]], [[w, 0], [w - k, 0], [w, k]],
+              [[w, h], [w - k, h], [w, h - k]], [[0, h], [k, h], [0, h - k]]][seed % 4]
+    return cut_away(label, cloth, seed, np.array(corner, np.float64), style)
+
+
+def cut_away(label: str, cloth: tuple[int, int, int], seed: int, gone: np.ndarray,
+             style: synth.CardStyle | None = None) -> np.ndarray:
+    """A phone's photograph (1280 x 960) of `label` on plain `cloth` (BGR, with a felt's grain),
+    the polygon `gone` (in the face's pixels) cut out of the card, the cloth seen there."""
     rng = np.random.default_rng(seed)
     shot = synth.photograph(label, rng, style, size=(1280, 960), occlusion_p=0, tilt=0.2)
     to_picture = cv2.getPerspectiveTransform(
         np.float32([[0, 0], [synth.FACE_W, 0], [synth.FACE_W, synth.FACE_H], [0, synth.FACE_H]]),
         np.float32(shot.corners))
-    turns = np.linspace(0, 2 * np.pi, 64, endpoint=False)
-    rim = np.stack([synth.FACE_W / 2 + np.cos(turns) * hole * synth.FACE_W / 2,
-                    synth.FACE_H / 2 + np.sin(turns) * hole * synth.FACE_W / 2], axis=1)
-    rim = cv2.perspectiveTransform(rim[None].astype(np.float32), to_picture)[0]
+    gone = cv2.perspectiveTransform(gone[None].astype(np.float32), to_picture)[0]
     card = card_mask(shot.image.shape, shot.corners)
-    cv2.fillPoly(card, [np.round(rim).astype(np.int32)], 0, cv2.LINE_AA)
-    grain = rng.normal(0, 4, shot.image.shape)
-    table = np.clip(np.asarray(cloth, np.float64) + grain, 0, 255).astype(np.uint8)
+    cv2.fillPoly(card, [np.round(gone).astype(np.int32)], 0, cv2.LINE_AA)
+    table = np.clip(np.asarray(cloth, np.float64) + rng.normal(0, 4, shot.image.shape), 0, 255).astype(np.uint8)
     inside = cv2.GaussianBlur(card.astype(np.float32) / 255.0, (0, 0), 0.8)[..., None]
     return (shot.image * inside + table * (1 - inside)).round().astype(np.uint8)

@@ -1,15 +1,18 @@
-"""Cards drilled through their middle, as casinos cancel the cards of a deck they retire (and as
-test labs buy real casino decks): the hole shows the cloth under the card, a mark of a pip's size
-at the card's centre. Where its colour is no print's, it is no pip: the pips are counted without
-it and the card read. Where it could be print (black cloth under a black card), the card is
-refused, never read as another card (`recognize._holes`)."""
+"""Cards of a cancelled casino deck (casinos cancel the decks they retire, and test labs buy
+them): drilled through the middle, or with a corner cut off.
+
+A hole shows the cloth under the card, a mark of a pip's size at the card's centre. Where its
+colour is no print's, it is no pip: the pips are counted without it and the card read. Where it
+could be print (black cloth under a black card), the card is refused, never read as another card
+(`recognize._holes`). A corner cut off leaves the other corner's index to read."""
 
 from __future__ import annotations
 
 import pytest
 
 from shoed.vision import recognize as R
-from tests.vision.framing import drilled
+from tests.vision.framing import clipped, drilled
+from vision_lab.hard_sets import held_out_styles
 
 GREEN, BLUE, BLACK, GREY = (40, 100, 20), (110, 60, 30), (30, 30, 30), (90, 90, 90)  # BGR
 # ranks with no pip at the card's centre, so that the hole is all that lies there
@@ -43,3 +46,12 @@ def test_a_hole_through_a_pip_or_over_cloth_as_dark_as_print_never_reads_another
     for seed in (7, 8):
         card = recognizer.identify(drilled(label, cloth, seed=seed)).card
         assert card in (label, None), f"{label} over {cloth} read as {card}"
+
+
+def test_a_card_with_a_corner_cut_off_is_read_from_its_other_corner_or_refused(recognizer):
+    styles = held_out_styles()
+    labels = ["AS", "3D", "5C", "7H", "9S", "TD", "JC", "QH", "KS", "2C", "4H", "8D"]
+    answers = [recognizer.identify(clipped(label, GREEN, seed=300 + i, style=styles[i % len(styles)])).card
+               for i, label in enumerate(labels)]
+    assert all(card in (label, None) for card, label in zip(answers, labels, strict=True)), answers
+    assert sum(card == label for card, label in zip(answers, labels, strict=True)) >= 10, answers
