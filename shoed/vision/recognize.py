@@ -403,16 +403,18 @@ def _holes(pips: list[X.Pip], rows: list[np.ndarray], turned: list[np.ndarray | 
     either way up (`rows`, `turned`: its class probabilities), and its colour is no print's: greener
     or bluer than any red or black print (index.Pip.colour at HOLE_GREEN or less: black print
     measures about 0, red print above 0.4), or far off red and black (index.off_colour), or, among
-    red pips, no red at all (HOLE_NOT_RED or less: the cloth dark or grey). A hole over black or
-    red cloth is as dark or as red as the pips, and a hole over grey cloth on a black card as grey
-    as a pip washed out in glare: it counts as a mark of no suit's shape, and the card is refused."""
+    red pips, no red at all (HOLE_NOT_RED or less: the cloth dark or grey). A hole over black,
+    grey or brown cloth under black pips is as dark as they are, or as grey as one washed out in
+    glare, and one over red cloth under red pips as red: it counts as a mark of no suit's shape,
+    and the card is refused. A mark taken so is print over the middle, as a chip there is
+    (_whole): the pips are not all in view, and their count stands in for no rank too small to
+    read, nor seconds a two's, four's, six's or eight's (_count_seconds)."""
     shapeless = [i for i, pip in enumerate(pips) if _at_centre(pip.mark) and not any(
-        float(r[len(RANK_CLASSES) : len(RANK_CLASSES) + len(SUIT_CLASSES)].max()) >= PIP_LEAN
-        for r in (rows[i], turned[i]) if r is not None)]
+        float(r[13:17].max()) >= PIP_LEAN for r in (rows[i], turned[i]) if r is not None)]
     if not shapeless:
         return []
     suited = [pip.colour() for pip, r in zip(pips, rows, strict=True)
-              if float(r[len(RANK_CLASSES) : len(RANK_CLASSES) + len(SUIT_CLASSES)].max()) >= PIP_VOTE]
+              if float(r[13:17].max()) >= PIP_VOTE]
     red_pips = bool(suited) and float(np.median(suited)) >= HOLE_RED_PIPS
     return [i for i in shapeless if pips[i].colour() <= HOLE_GREEN or pips[i].off >= OFF_COLOUR[1]
             or (red_pips and pips[i].colour() <= HOLE_NOT_RED)]
