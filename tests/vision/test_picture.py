@@ -53,7 +53,7 @@ def test_every_format_read_has_its_size_from_its_header(tmp_path, face, suffix, 
     assert picture.read(path).shape == (37, 53, 3)
 
 
-def test_a_lossless_webp_and_a_png_compressed_hard_are_read_alike(tmp_path, face):
+def test_a_lossless_webp_is_sized_from_its_header_and_read_exactly(tmp_path, face):
     lossless = str(tmp_path / "face.webp")
     assert cv2.imwrite(lossless, face, [cv2.IMWRITE_WEBP_QUALITY, 101])  # above 100: VP8L
     with open(lossless, "rb") as f:
