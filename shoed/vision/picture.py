@@ -54,7 +54,7 @@ def read(path: str) -> np.ndarray:
     kind, width, height = found
     if width <= 0 or height <= 0:
         raise PictureError(UNREADABLE, f"a {kind} file whose header gives no size")
-    if width * height > MAX_PIXELS:
+    if not fits(width, height):
         raise PictureError(TOO_LARGE, f"a {kind} of {width} x {height} pixels, at most "
                                       f"{MAX_PIXELS // 1_000_000} million read: shrink it")
     try:
@@ -64,6 +64,11 @@ def read(path: str) -> np.ndarray:
     if image is None:
         raise PictureError(UNREADABLE, f"a {kind} file OpenCV cannot decode")
     return image
+
+
+def fits(width: int, height: int) -> bool:
+    """Whether a picture (or a camera's frame) of `width` x `height` pixels is read: MAX_PIXELS at most."""
+    return width * height <= MAX_PIXELS
 
 
 def _unknown(path: str) -> str:

@@ -116,7 +116,7 @@ class CameraSource:
         self._capture, self._kind = self._open_capture()
         if self._kind != "folder":  # a folder's pictures are sized one by one (picture.read)
             width, height = (int(self._capture.get(p)) for p in (cv2.CAP_PROP_FRAME_WIDTH, cv2.CAP_PROP_FRAME_HEIGHT))
-            if width * height > picture.MAX_PIXELS:
+            if not picture.fits(width, height):
                 self.close()
                 raise CameraError(_too_large(self.url, width, height))
         self.connected = True
@@ -188,7 +188,7 @@ class CameraSource:
             if not ok or frame is None:
                 self._on_failure()
             else:
-                if frame.shape[0] * frame.shape[1] > picture.MAX_PIXELS:  # a stream gone over to huge frames
+                if not picture.fits(frame.shape[1], frame.shape[0]):  # a stream gone over to huge frames
                     raise CameraError(_too_large(self.url, frame.shape[1], frame.shape[0]))
                 self._failures = 0
                 self.frame_index += 1
