@@ -31,6 +31,7 @@ from shoed import cli
 from shoed.rules.cards import RANK_LETTERS, SUITS
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp", ".pgm", ".ppm")
+LABELS_MAX = 64 << 20  # bytes of a labels file read at most: a million pictures' lines, many times over
 NO_CARD = "-"  # a label: no card meant to be read here (a refusal is right, any card is wrong)
 RANK_ORDER = tuple("10" if letter == "T" else letter for letter in RANK_LETTERS)  # as the counts name them
 COLOUR_CAMERA_HELP = ("the pictures are a colour camera's: a black card in a picture that shows no colour (a "
@@ -214,9 +215,11 @@ def read_labels(file: str) -> dict[str, str]:
 
     try:
         with open(file, encoding="utf-8") as handle:
-            text = handle.read()
+            text = handle.read(LABELS_MAX + 1)
     except (OSError, UnicodeDecodeError) as exc:
         raise CommandError(f"cannot read labels {file}: {exc}") from None
+    if len(text) > LABELS_MAX:
+        raise CommandError(f"labels {file} go on past {LABELS_MAX >> 20} MB: give a file of FILE,CARD lines")
     base = os.path.dirname(os.path.abspath(file))
     labels = {}
     for number, line in enumerate(text.splitlines(), 1):

@@ -11,6 +11,8 @@ folder of frames open a picture.
 
 from __future__ import annotations
 
+import os
+import stat
 import struct
 from typing import BinaryIO
 
@@ -43,7 +45,12 @@ def read(path: str) -> np.ndarray:
     import cv2
 
     try:
-        with open(path, "rb") as f:
+        # never blocking: a pipe opened for reading waits for a writer, and a device may never end
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        with open(fd, "rb") as f:
+            mode = os.fstat(f.fileno()).st_mode
+            if not stat.S_ISREG(mode):
+                raise PictureError(UNREADABLE, f"not a file but {_kind(mode)}: give a picture file")
             found = size(f)
     except PermissionError:
         raise PictureError("permission denied") from None
@@ -64,6 +71,17 @@ def read(path: str) -> np.ndarray:
     if image is None:
         raise PictureError(UNREADABLE, f"a {kind} file OpenCV cannot decode")
     return image
+
+
+def _kind(mode: int) -> str:
+    """What a path that is not a regular file is."""
+    if stat.S_ISFIFO(mode):
+        return "a pipe"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a folder" if stat.S_ISDIR(mode) else "no regular file"
 
 
 def fits(width: int, height: int) -> bool:

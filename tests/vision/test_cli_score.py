@@ -14,6 +14,7 @@ import cv2
 import pytest
 
 from shoed.cli import CommandError
+from shoed.commands import vision as vision_commands
 from shoed.commands.vision import NO_CARD, label_of_name, outcome, read_labels, tally
 
 
@@ -58,6 +59,12 @@ def test_labels_file_errors(tmp_path, text, error):
     labels.write_text(text)
     with pytest.raises(CommandError, match=error):
         read_labels(str(labels))
+
+
+def test_a_labels_file_that_never_ends_is_refused_not_read_into_memory(monkeypatch):
+    monkeypatch.setattr(vision_commands, "LABELS_MAX", 1 << 20)
+    with pytest.raises(CommandError, match="labels /dev/zero go on past 1 MB"):
+        read_labels("/dev/zero")
 
 
 def test_labels_file_missing(tmp_path):

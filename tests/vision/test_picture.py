@@ -124,6 +124,19 @@ def test_what_is_not_read_says_why_in_one_line(tmp_path, face, name, reason, det
     assert "\n" not in str(caught.value)
 
 
+@pytest.mark.timeout(20)
+def test_a_pipe_or_a_device_is_refused_at_once_and_never_waited_on(tmp_path):
+    """A pipe opened for reading waits for a writer, and a device such as /dev/zero never ends:
+    either, given as a picture, is refused in one line without a byte read."""
+    pipe = tmp_path / "frame.jpg"
+    os.mkfifo(pipe)
+    for path, what in ((str(pipe), "a pipe"), ("/dev/zero", "a device")):
+        with pytest.raises(picture.PictureError) as caught:
+            picture.read(path)
+        assert (caught.value.reason, caught.value.detail) == (picture.UNREADABLE,
+                                                              f"not a file but {what}: give a picture file")
+
+
 def test_a_decompression_bomb_is_refused_before_it_is_decoded(tmp_path):
     """A PNG of a few kilobytes that says 20,000 x 20,000 pixels would take 1.2 GB to decode: it is
     refused with its size, and the process that read it stays small (the peak memory of a fresh
