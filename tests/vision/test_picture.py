@@ -166,9 +166,11 @@ def test_a_picture_just_within_the_limit_is_read_and_one_just_over_it_is_not(tmp
         picture.read(path)
 
 
-def test_a_folder_of_frames_passes_over_a_bomb_and_reads_the_cards_after_it(tmp_path, recognizer):
+@pytest.mark.timeout(60)
+def test_a_folder_of_frames_passes_over_a_bomb_and_a_pipe_and_reads_the_cards_after_them(tmp_path, recognizer):
     info = synth.write_deal_folder(str(tmp_path), ["3H", "KC"], seed=5, size=(640, 360), roi=(200, 60, 240, 240))
     _png_bomb(str(tmp_path / "00000.png"), 20_000, 20_000)  # first in name order
+    os.mkfifo(tmp_path / "00000a.jpg")  # a pipe: never waited on
     with CameraSource(str(tmp_path), WatchConfig(roi=(200, 60, 240, 240)), recognizer) as source:
         reads = list(source.reads())
     assert [r.card for r in reads] == info["cards"]
