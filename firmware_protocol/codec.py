@@ -726,6 +726,11 @@ class Decoder:
         """Bytes held back waiting for the rest of a frame."""
         return len(self._buf)
 
+    @property
+    def held(self) -> bytes:
+        """The bytes held back (from `offset` on): at the end of a stream, a frame cut short."""
+        return bytes(self._buf)
+
     def feed(self, data: bytes | bytearray | memoryview) -> list[tuple[int, m.Message | Rejected]]:
         buf = self._buf
         buf += data

@@ -1,7 +1,9 @@
 """`shoed decode`: a raw byte capture from a shoe, as JSON lines.
 
 Surveillance and support use it on field captures (a serial sniffer's dump,
-`cat /dev/ttyACM0 > capture.bin`, a USB capture's payload bytes). One line per
+`cat /dev/ttyACM0 > capture.bin`, a USB capture's payload bytes), or live on a
+shoe's line (`cat /dev/ttyUSB0 | shoed decode --driver beetek`): the capture is
+decoded as its bytes arrive, in the memory of a frame or two whatever its length. One line per
 message with the byte offset where it starts in the capture, and one line per
 rejected stretch with its offset and length; nothing is ever repaired or
 guessed. The lines are the same the drivers see: the native protocol's
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 
 
 def register(sub) -> None:
@@ -31,24 +34,47 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
+CHUNK = 1 << 16  # bytes read at a time: what has arrived, up to this
+
+
 def run(args) -> int:
     from shoed.cli import CommandError
-    from shoed.drivers import DriverError, capture_decoder
+    from shoed.drivers import DriverError, capture_stream
 
     try:
-        decode_capture = capture_decoder(args.driver)
+        decode = capture_stream(args.driver)
     except DriverError as exc:
         raise CommandError(str(exc)) from None
+    out = sys.stdout
     try:
-        if args.file == "-":
-            data = sys.stdin.buffer.read()
-        else:
-            with open(args.file, "rb") as f:
-                data = f.read()
+        source = sys.stdin.buffer if args.file == "-" else open(args.file, "rb")
     except OSError as exc:
         raise CommandError(f"cannot read {args.file}: {exc.strerror or exc}") from None
-    out = sys.stdout
-    for line in decode_capture(data):
-        out.write(json.dumps(line, ensure_ascii=True) + "\n")
-    out.flush()
+    try:
+        with source:
+            for line in decode(_chunks(source, out, args.file)):
+                out.write(json.dumps(line, ensure_ascii=True) + "\n")
+            out.flush()
+    except DriverError as exc:
+        raise CommandError(str(exc)) from None
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise CommandError(f"cannot write the decoded lines: {exc.strerror or exc}") from None
     return 0
+
+
+def _chunks(source, out, name: str) -> Iterator[bytes]:
+    """The capture's bytes as they arrive (a serial port, a pipe: what is there, never waiting to
+    fill a chunk), the lines decoded so far written out before each wait."""
+    from shoed.cli import CommandError
+
+    while True:
+        out.flush()
+        try:
+            chunk = source.read1(CHUNK)
+        except OSError as exc:
+            raise CommandError(f"cannot read {name}: {exc.strerror or exc}") from None
+        if not chunk:
+            return
+        yield chunk

@@ -31,12 +31,13 @@ import functools
 import importlib
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
+from collections.abc import Callable, Iterable
 from typing import cast
 
 from shoed.drivers.base import Capabilities, Driver, DriverError, Reading
 
 __all__ = [
-    "Capabilities", "Driver", "DriverError", "Reading", "build_driver", "capabilities", "capture_decoder", "describe",
+    "Capabilities", "Driver", "DriverError", "Reading", "build_driver", "capabilities", "capture_decoder", "capture_stream", "describe",
     "driver_class", "driver_names", "open_driver",
 ]
 
@@ -50,7 +51,7 @@ class _Entry:
     module: str
     cls: str
     requires: tuple[tuple[str, str], ...] = ()  # (module to import, what to install)
-    capture: str = ""  # module holding decode_capture(), for `shoed decode`
+    capture: str = ""  # module holding decode_stream() and decode_capture(), for `shoed decode`
     summary: str = ""
     capabilities: Capabilities | None = field(default_factory=Capabilities)  # None: declared on the class
 
@@ -176,10 +177,40 @@ def open_driver(name: str, url: str, **options) -> Driver:
     return driver
 
 
-def capture_decoder(name: str):
+# A capture decoded whole (a driver with `decode_capture` and no `decode_stream`) is read to this many bytes at most
+WHOLE_CAPTURE_MAX = 256 << 20
+
+
+def capture_decoder(name: str) -> Callable[[bytes], list[dict]]:
     """`decode_capture(data: bytes) -> list[dict]` for the wire format of driver `name`."""
+    return cast(Callable[[bytes], list[dict]], _capture_function(name, "decode_capture"))
+
+
+def capture_stream(name: str) -> Callable[[Iterable[bytes]], Iterable[dict]]:
+    """`decode(chunks) -> dicts` for the wire format of driver `name`: its capture module's
+    `decode_stream`, which decodes the chunks as they come; for a driver whose module has only
+    `decode_capture`, the chunks joined (WHOLE_CAPTURE_MAX bytes at most: DriverError past them)
+    and decoded whole."""
+    streaming = _capture_function(name, "decode_stream", required=False)
+    if streaming is not None:
+        return cast(Callable[[Iterable[bytes]], Iterable[dict]], streaming)
+    decode_capture = capture_decoder(name)
+
+    def whole(chunks: Iterable[bytes]) -> list[dict]:
+        data = bytearray()
+        for chunk in chunks:
+            data += chunk
+            if len(data) > WHOLE_CAPTURE_MAX:
+                raise DriverError(f"the {name} driver decodes a whole capture at once (it has no decode_stream): "
+                                  f"give it one of {WHOLE_CAPTURE_MAX >> 20} MB at most")
+        return decode_capture(bytes(data))
+
+    return whole
+
+
+def _capture_function(name: str, function: str, required: bool = True):
     entry = _entry(name)
-    decoder = getattr(importlib.import_module(entry.capture), "decode_capture", None) if entry.capture else None
-    if decoder is None:
+    found = getattr(importlib.import_module(entry.capture), function, None) if entry.capture else None
+    if found is None and required:
         raise DriverError(f"the {name} driver reads no byte stream: there is no capture to decode")
-    return decoder
+    return found

@@ -60,6 +60,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
+from collections.abc import Iterable, Iterator
 from typing import Any
 from dataclasses import dataclass
 
@@ -328,9 +329,20 @@ def tokens(data: bytes, final: bool = True) -> list[Token]:
     return [dataclasses.replace(token, start=offset) for offset, token in found]
 
 
+def decode_stream(chunks: Iterable[bytes]) -> Iterator[dict]:
+    """`shoed decode --driver beetek`: one dict per token or garbled stretch, with its offset, as
+    the capture's chunks arrive (the framer's tail is bounded, whatever the capture's length)."""
+    stream = TokenStream()
+    for chunk in chunks:
+        for offset, token in stream.feed(chunk):
+            yield dataclasses.replace(token, start=offset).to_json()
+    for offset, token in stream.flush():
+        yield dataclasses.replace(token, start=offset).to_json()
+
+
 def decode_capture(data: bytes) -> list[dict]:
-    """`shoed decode --driver beetek`: one dict per token or garbled stretch, with its offset."""
-    return [token.to_json() for token in tokens(data, final=True)]
+    """A whole capture decoded (decode_stream)."""
+    return list(decode_stream([data]))
 
 
 NOISE_TEXT = "unrecognised bytes from the shoe"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterable, Iterator
 
 import shoed
 from firmware_protocol import Decoder, Rejected, to_json
@@ -112,20 +113,26 @@ class NativeDriver(LinkDriver):
         self.session.restore(seq, boot, raw)
 
 
-def decode_capture(data: bytes) -> list[dict]:
-    """`shoed decode --driver native`: one dict per frame or rejected stretch, with its stream offset."""
+def decode_stream(chunks: Iterable[bytes]) -> Iterator[dict]:
+    """`shoed decode --driver native`: one dict per frame or rejected stretch, with its stream
+    offset, as the capture's chunks arrive (the decoder holds two frames' bytes at most, whatever
+    the capture's length)."""
     decoder = Decoder()
-    out = []
-    for offset, item in decoder.feed(data):
-        line = to_json(item)
-        if isinstance(item, Rejected):
-            line["rejected"] = True
-        else:
-            line = {"offset": offset, **line}
-        out.append(line)
+    for chunk in chunks:
+        for offset, item in decoder.feed(chunk):
+            line = to_json(item)
+            if isinstance(item, Rejected):
+                line["rejected"] = True
+            else:
+                line = {"offset": offset, **line}
+            yield line
     if decoder.pending:
         # The capture ends inside a frame: its start is there, its delimiter never came.
-        tail = bytes(data[decoder.offset:])
-        out.append({"type": "rejected", "kind": "truncated", "reason": "the capture ends before the frame's delimiter",
-                    "offset": decoder.offset, "length": len(tail), "raw": tail.hex(), "rejected": True})
-    return out
+        tail = decoder.held
+        yield {"type": "rejected", "kind": "truncated", "reason": "the capture ends before the frame's delimiter",
+               "offset": decoder.offset, "length": len(tail), "raw": tail.hex(), "rejected": True}
+
+
+def decode_capture(data: bytes) -> list[dict]:
+    """A whole capture decoded (decode_stream)."""
+    return list(decode_stream([data]))

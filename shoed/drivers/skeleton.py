@@ -8,8 +8,8 @@ package declares an entry point instead, and the daemon finds it by name:
     myshoe = "myshoe.driver:MyShoeDriver"
 
 Once the package is installed beside shoed, `driver = "myshoe"` in a `[[sources]]` table (or
-`shoed run --source myshoe:URL`) uses it, and `shoed decode --driver myshoe` finds `decode_capture`
-in the module the entry point names.
+`shoed run --source myshoe:URL`) uses it, and `shoed decode --driver myshoe` finds `decode_stream`
+(or, without it, `decode_capture`) in the module the entry point names.
 
 What the daemon relies on (see `shoed.drivers.base`):
 - `poll(timeout)` returns within `timeout` seconds, never blocks forever, and reconnects by
@@ -27,6 +27,8 @@ every method of the `Driver` interface.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
 
 from shoed.drivers.base import Capabilities, Driver, Reading
 
@@ -69,6 +71,15 @@ class SkeletonDriver(Driver):
         raise NotImplementedError("restore the repeat filter, or delete this method")
 
 
+def decode_stream(chunks: Iterable[bytes]) -> Iterator[dict]:
+    """A field capture of the shoe's bytes, or a live line, as readings (JSON-ready), for `shoed
+    decode`: each chunk decoded as it comes, with the same streaming framer the driver uses, so
+    that the memory it takes is bounded whatever the capture's length; at the end, what is left
+    as a rejected stretch."""
+    raise NotImplementedError("decode the chunks with the same framer the driver uses")
+
+
 def decode_capture(data: bytes) -> list[dict]:
-    """A field capture of the shoe's bytes as readings (JSON-ready), for `shoed decode`."""
-    raise NotImplementedError("decode a capture with the same framer the driver uses")
+    """A whole capture decoded: `list(decode_stream([data]))`. A module with `decode_capture`
+    alone is given captures whole, 256 MB at most (`shoed.drivers.WHOLE_CAPTURE_MAX`)."""
+    return list(decode_stream([data]))

@@ -7,8 +7,10 @@ beetek-shoe.md for the Bee-Tek format.
 from __future__ import annotations
 
 import json
+import select
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,8 @@ import pytest
 import firmware_protocol
 from firmware_protocol import encode
 from firmware_protocol import messages as m
+from shoed import drivers
+from shoed.drivers import beetek, native
 
 
 def decode(driver: str, *args: str, data: bytes | None = None) -> subprocess.CompletedProcess:
@@ -79,3 +83,88 @@ def test_clear_errors(args, message):
     assert proc.returncode == 2
     assert proc.stderr.strip() == message
     assert proc.stdout == ""
+
+
+def _vectors() -> list[bytes]:
+    vectors = json.loads((Path(firmware_protocol.__file__).parent / "vectors" / "streams.json").read_text())
+    return [bytes.fromhex(vector["hex"]) for vector in vectors]
+
+
+BEETEK_CAPTURE = (b"\xff [Game]<Card:4S>  [Manual Burn Cards]<Card:H3> ~~ [Game]<Card:4X> <W0x01> "
+                  b"[Game]<Ca>rd:9D> [Game]<Card:KC")
+
+
+def _rejected_bytes(lines: list[dict]) -> set[int]:
+    return {i for line in lines if line["type"] == "rejected" for i in range(line["offset"], line["offset"] + line["length"])}
+
+
+@pytest.mark.parametrize("step", [1, 2, 7, 64])
+def test_a_capture_decoded_as_it_arrives_gives_the_lines_of_the_whole(step):
+    """`decode_stream` over the capture in chunks of any size gives what the whole capture decoded
+    at once gives: every message at its offset, and the same bytes rejected, a frame cut short at
+    the end among them. A Bee-Tek capture's lines are the same, line for line; a native capture's
+    long run of noise may be cut into other stretches where the reads fall (SPEC.md §4: the
+    receiver's buffer is bounded)."""
+    def chunked(data: bytes) -> list[bytes]:
+        return [data[i:i + step] for i in range(0, len(data), step)]
+
+    for data in _vectors() + [bytes.fromhex("04011005040a01fa0105a397")]:
+        streamed, whole = list(native.decode_stream(chunked(data))), native.decode_capture(data)
+        assert [line for line in streamed if line["type"] != "rejected"] == [
+            line for line in whole if line["type"] != "rejected"]
+        assert _rejected_bytes(streamed) == _rejected_bytes(whole)
+        assert whole[-1].get("kind") != "truncated" or streamed[-1] == whole[-1]
+    assert list(beetek.decode_stream(chunked(BEETEK_CAPTURE))) == beetek.decode_capture(BEETEK_CAPTURE)
+
+
+@pytest.mark.timeout(60)
+def test_a_live_line_is_decoded_as_its_bytes_arrive():
+    """`cat /dev/ttyUSB0 | shoed decode --driver beetek`: each token's line is written as soon as
+    the token has come, the line still open."""
+    proc = subprocess.Popen([sys.executable, "-m", "shoed", "decode", "--driver", "beetek", "-"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        for token, card in ((b"[Game]<Card:4S>", "4S"), (b" [Game]<Card:TD>", "TD")):
+            proc.stdin.write(token)
+            proc.stdin.flush()
+            ready, _, _ = select.select([proc.stdout], [], [], 30)
+            assert ready, "no line while the line is open"
+            assert json.loads(proc.stdout.readline())["card"] == card
+        proc.stdin.close()
+        assert proc.wait(timeout=30) == 0
+        assert proc.stdout.read() == b""
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("driver", ["native", "beetek"])
+def test_a_capture_that_never_ends_is_decoded_in_bounded_memory(driver):
+    """/dev/zero as a capture: it is decoded for as long as it runs, and the process stays small
+    (read whole, it took gigabytes in seconds)."""
+    proc = subprocess.Popen([sys.executable, "-m", "shoed", "decode", "--driver", driver, "/dev/zero"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        time.sleep(3.0)
+        status = Path(f"/proc/{proc.pid}/status").read_text()
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+    finally:
+        proc.kill()
+        proc.wait()
+    peak_kb = int(next(line for line in status.splitlines() if line.startswith("VmHWM:")).split()[1])
+    assert peak_kb < 150_000, f"peak {peak_kb} kB"
+
+
+def test_a_driver_that_decodes_whole_captures_only_is_given_them_up_to_a_limit(tmp_path, monkeypatch):
+    """A third-party driver with `decode_capture` and no `decode_stream`: the chunks are joined and
+    decoded at once, and a capture past WHOLE_CAPTURE_MAX is one clear error, not all memory."""
+    (tmp_path / "whole_capture.py").write_text("def decode_capture(data): return [{'bytes': len(data)}]\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(drivers, "_entry", lambda name: drivers._Entry("whole_capture", "X", capture="whole_capture"))
+    decode = drivers.capture_stream("whole")
+    assert list(decode([b"ab", b"c"])) == [{"bytes": 3}]
+    monkeypatch.setattr(drivers, "WHOLE_CAPTURE_MAX", 10)
+    with pytest.raises(drivers.DriverError, match="decodes a whole capture at once .* 0 MB at most"):
+        list(decode(iter([b"x" * 6] * 100)))
