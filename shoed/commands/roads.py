@@ -28,18 +28,30 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
+# Coups read at most: a shoe of eight decks holds about 80, a day's shoes a few thousand
+MAX_COUPS = 10_000
+MAX_ROWS = 100  # rows of the drawn grids at most (a scoreboard has six)
+STDIN_MAX = 1 << 20  # characters of results read from standard input at most
+
+
 def run(args) -> int:
     from shoed.cli import CommandError
-    from shoed.rules.roads import ResultsError, roads
+    from shoed.rules.roads import ResultsError, parse_results, roads
     from shoed.rules.stats import tally
 
     text = " ".join(args.results)
     if text.strip() == "-":
-        text = sys.stdin.read()
-    if args.rows < 1:
-        raise CommandError(f"--rows must be 1 or more, not {args.rows}")
+        text = sys.stdin.read(STDIN_MAX + 1)
+        if len(text) > STDIN_MAX:
+            raise CommandError(f"the results on standard input go on past {STDIN_MAX >> 20} MB: "
+                               f"give one shoe's results, {MAX_COUPS:,} coups at most")
+    if not 1 <= args.rows <= MAX_ROWS:
+        raise CommandError(f"--rows must be 1 to {MAX_ROWS}, not {args.rows}")
     try:
-        road = roads(text, rows=args.rows)
+        results = parse_results(text)
+        if len(results) > MAX_COUPS:
+            raise CommandError(f"{len(results):,} coups given: {MAX_COUPS:,} at most (a shoe holds about 80)")
+        road = roads(results, rows=args.rows)
     except ResultsError as exc:
         raise CommandError(str(exc)) from None
     if args.json:

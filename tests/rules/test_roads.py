@@ -461,6 +461,26 @@ def test_cli_bad_results_exit_2(shoed_cli):
     assert proc.stderr.count("\n") == 1 and "unknown result 'X' at position 3" in proc.stderr
 
 
+@pytest.mark.parametrize(("args", "stdin", "error"), [
+    (("--rows", "10000000", "BPB"), None, "--rows must be 1 to 100, not 10000000"),
+    (("--rows", "0", "BPB"), None, "--rows must be 1 to 100, not 0"),
+    (("B" * 10_001,), None, "10,001 coups given: 10,000 at most"),
+    (("--json", "-"), "BP" * 600_000, "the results on standard input go on past 1 MB"),
+])
+def test_cli_refuses_what_would_take_the_box_s_memory(shoed_cli, args, stdin, error):
+    """A grid of ten million rows, a million coups, a stream of results that never ends: one line,
+    exit 2, before anything is drawn (a text grid of 10,000,000 rows took 2.7 GB)."""
+    proc = shoed_cli("roads", *args, input=stdin)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr.count("\n") == 1 and error in proc.stderr
+
+
+def test_cli_draws_the_most_rows_and_coups_it_takes(shoed_cli):
+    proc = shoed_cli("roads", "--rows", "100", "BPT" * 3_333 + "B")
+    assert proc.returncode == 0, proc.stderr
+    assert "10000 coups" in proc.stdout
+
+
 # ---------------------------------------------------------------------------
 # Incremental roads (roads.py, "Incremental roads"): one coup at a time, the
 # same roads as computing them from all the results, after every coup.
