@@ -92,16 +92,6 @@ def run(args) -> int:
 
 
 def _write_text(path, text: str) -> None:
-    """Whole or not at all: a temporary file, fsync'd, renamed."""
-    import os
+    from shoed.files import write_whole
 
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except OSError:
-        tmp.unlink(missing_ok=True)
-        raise
+    write_whole(path, text.encode("utf-8"))

@@ -7,6 +7,7 @@ circles and strokes come out smooth; the PNG has the board's own size.
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 
@@ -62,17 +63,14 @@ def paint(board: Board):
 
 
 def write_png(board: Board, path: str | os.PathLike) -> Path:
-    """Paint the board and write it as a PNG, whole or not at all (a temporary file renamed)."""
-    image = paint(board)
+    """Paint the board and write it as a PNG, whole or not at all (`shoed.files.write_whole`)."""
+    from shoed.files import write_whole
+
+    buffer = io.BytesIO()
+    paint(board).save(buffer, format="PNG", optimize=True)
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
-        with open(tmp, "wb") as f:
-            image.save(f, format="PNG", optimize=True)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        write_whole(path, buffer.getvalue())
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise ReportError(f"cannot write {path}: {exc.strerror or exc}") from None
     return path

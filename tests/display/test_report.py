@@ -10,8 +10,11 @@ of six).
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import stat
+import threading
 import xml.etree.ElementTree as ET
 from collections import Counter
 
@@ -193,3 +196,19 @@ def test_voids_misdeals_and_an_open_shoe(tmp_path):
     image = cv2.imread(str(tmp_path / "open.png"), cv2.IMREAD_COLOR)
     assert image.shape == (board.height, board.width, 3)
     assert shoes_in(records) == [("t1", summary.shoe, summary.coups)]
+
+
+@pytest.mark.timeout(120)
+def test_the_html_into_a_pipe_and_onto_a_full_device(recorded_shoe, tmp_path):
+    pipe = tmp_path / "shoe.html"
+    os.mkfifo(pipe)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(pipe.read_bytes()))
+    reader.start()
+    proc = run_shoed("report", str(recorded_shoe.journal), "--html", str(pipe))
+    reader.join(timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert got and got[0].startswith(b"<!DOCTYPE html>") and stat.S_ISFIFO(os.lstat(pipe).st_mode)
+    full = run_shoed("report", str(recorded_shoe.journal), "--html", "/dev/full")
+    assert full.returncode == 2 and full.stderr == "shoed: cannot write /dev/full: No space left on device\n"
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
