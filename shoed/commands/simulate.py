@@ -299,11 +299,17 @@ def run(args) -> int:
     finally:
         if follower is not None:
             follower.stop()
-        shoe.stop()
-        if shuffler is not None:
-            shuffler.stop()
+        failed = []
+        for device in (shoe, shuffler):
+            try:
+                if device is not None:
+                    device.stop()
+            except SimulatorError as exc:  # its truth file could not be written to the end
+                failed.append(str(exc))
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        if failed:
+            raise CommandError(failed[0])
     truth = shoe.truth
     cards = sum(1 for e in truth if e.is_card)
     status = "done" if shoe.done else "stopped"

@@ -241,9 +241,13 @@ class VirtualShoe:
             os.close(running.wake_r)
             os.close(running.wake_w)
             running.closed = True
-        if self._truth_io is not None and self._own_truth_io:
-            self._truth_io.close()
-        self._truth_io = None
+        truth, self._truth_io = self._truth_io, None
+        if truth is not None and self._own_truth_io:
+            try:
+                truth.close()
+            except OSError as exc:  # what was left to write: reported already if the shoe stopped on it
+                if self.error is None:
+                    raise SimulatorError(f"cannot write the truth to {self._truth_target}: {exc.strerror or exc}") from None
 
     def __enter__(self) -> Self:
         self.start()
@@ -284,8 +288,11 @@ class VirtualShoe:
 
     def _write_truth(self, obj: dict) -> None:
         if self._truth_io is not None:
-            self._truth_io.write(json.dumps(obj, separators=(",", ":")) + "\n")
-            self._truth_io.flush()
+            try:
+                self._truth_io.write(json.dumps(obj, separators=(",", ":")) + "\n")
+                self._truth_io.flush()
+            except OSError as exc:
+                raise SimulatorError(f"cannot write the truth to {self._truth_target}: {exc.strerror or exc}") from None
 
 
 class _Native:

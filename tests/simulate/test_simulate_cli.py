@@ -53,6 +53,18 @@ def test_beetek_run_to_the_end_with_truth(tmp_path):
     assert truth[0]["kind"] == "shoe_inserted" and truth[-1]["kind"] == "shoe_removed"
 
 
+def test_a_truth_file_that_cannot_be_written_stops_the_shoe_with_one_line():
+    """--truth onto a full disk (/dev/full): the shoe stops at its first event and says why in one
+    line, exit 2, no traceback (closing the file, with a line still to write, used to raise again)."""
+    proc, path = start("--protocol", "beetek", "--pace", "0", "--cut", "290", "--seed", "7", "--truth", "/dev/full")
+    read_beetek(path, lambda: proc.poll() is not None, timeout=20, quiet=0)
+    code, err = finish(proc)
+    assert code == 2
+    assert err.splitlines()[-1] == "shoed: the virtual shoe stopped: cannot write the truth to /dev/full: " \
+                                   "No space left on device"
+    assert "Traceback" not in err
+
+
 def test_native_run_with_a_host(tmp_path):
     link = str(tmp_path / "shoe")
     proc, path = start("--pace", "0", "--cut", "280", "--seed", "3", "--link", link, "--lose", "0.02")
