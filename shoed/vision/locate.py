@@ -108,6 +108,12 @@ def overlap(one: CardQuad, other: CardQuad) -> float:
     return min(1.0, float(common) / smaller)
 
 
+def area_ratio(one: CardQuad, other: CardQuad) -> float:
+    """The larger outline's area over the smaller's (1: the same size; inf: one of no area)."""
+    a, b = (abs(cv2.contourArea(q.corners.astype(np.float32))) for q in (one, other))
+    return max(a, b) / min(a, b) if min(a, b) > 0 else math.inf
+
+
 def downscale(image: np.ndarray, side: int = DETECT_SIDE) -> tuple[np.ndarray, float]:
     """The copy the search for outlines runs on, its long side `side` (a smaller
     picture as it is), with the factor that maps coordinates to it. Halved while it

@@ -189,6 +189,8 @@ SCENE_SHARE = 0.002
 SCENE_APART = 0.08
 SCENE_DARK = 12
 SAME_OUTLINE = 0.8  # an outline overlapping the card's by this share of the smaller (within it, around it) is the card
+# two such outlines of one card whose areas differ by less than this factor trace it alike, and are read once
+SAME_SIZE = 1.15
 # A rank alone in a corner is read only where its print has the suit's colour this surely.
 LONE_COLOUR = 0.9
 # A suit mark whose colour lies off red and black (index.off_colour) from OFF_COLOUR[0] is taken to
@@ -459,6 +461,7 @@ FRAME_END_P = 0.1
 FRAME_END_PX = 6.0
 FRAME_ENDS_DETAIL = "the picture taken as the card: its index must be read at both ends"
 FRAME_DISAGREES_DETAIL = "an outline within the picture and the picture taken as the card read two cards"
+OUTLINES_DISAGREE_DETAIL = "two outlines of the card, one within the other, read two cards"
 
 
 def _counted_alone(result: Identification) -> bool:
@@ -597,19 +600,29 @@ class Recognizer:
         """The card read through `quad` is the answer where no other outline reads another card:
         two cards in view (side by side, or one lying over the other) are refused (SEVERAL_CARDS),
         never one of them taken for the card dealt. An outline within the card's, or around it
-        (its printed frame, an outline cut wider over a chip: SAME_OUTLINE), is the card itself,
-        and is not read again; one that reads no card is no card. The picture's own frame, where
-        offered, is read again: the picture may be the card, an outline within it a part of the
-        card, and a card read through each, two, is refused (corner indices disagree)."""
+        (SAME_OUTLINE: its printed frame, an outline cut wider over a chip, a box printed on the
+        cloth around the card), is the card itself: one that reads no card is no card, and one that
+        reads another card, or whose corners contest one, is refused (corner indices disagree):
+        through a box a little wider than the card, its corners' indices lie inward, where pips are
+        looked for, and an index misread may pass for the card. The picture's own frame, where offered, is read again: the picture
+        may be the card, an outline within it a part of the card, and a card read through each,
+        two, is refused alike."""
+        # the card's pips number its rank: two cues agree through this outline, which is the card's
+        numbered = found.card is not None and found.pip_count == _pips_of(found.card[:-1])
         for other in others:
-            if L.overlap(quad, other) >= SAME_OUTLINE and not other.frame:
-                continue
+            same = L.overlap(quad, other) >= SAME_OUTLINE
+            if same and not other.frame and (numbered or L.area_ratio(quad, other) < SAME_SIZE):
+                continue  # the card traced again, nearly as it was, or through its own outline
             for q in other.ways():
-                seen = self._read_through(image, q).card
+                through = self._read_through(image, q)
+                seen = through.card
+                if seen is None and same:  # the card's own corners, read through it, contesting another card
+                    seen = next((card for card in through.contested if card != found.card), None)
                 if seen is not None and seen != found.card:
-                    if other.frame:
-                        return dataclasses.replace(found, card=None, reason=f"corner indices disagree ({found.card} "
-                                                   f"or {seen})", index=None, detail=FRAME_DISAGREES_DETAIL)
+                    if other.frame or same:
+                        return dataclasses.replace(
+                            found, card=None, reason=f"corner indices disagree ({found.card} or {seen})", index=None,
+                            detail=FRAME_DISAGREES_DETAIL if other.frame else OUTLINES_DISAGREE_DETAIL)
                     return dataclasses.replace(found, card=None, reason=SEVERAL_CARDS, index=None,
                                                detail=f"{found.card} and {seen} in view")
                 if seen is not None:

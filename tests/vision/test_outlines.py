@@ -147,3 +147,23 @@ def test_a_count_standing_in_for_a_tiny_rank_holds_only_where_every_outline_coun
     result = Recognizer().identify(image)
     assert result.card is None and result.reason == CUES_DISAGREE
     assert result.detail == "index 9H, 9 pips in the middle, 8 through another outline"
+
+
+def test_a_box_printed_on_the_cloth_around_the_card_reads_no_other_card():
+    """A two of diamonds of held-out serif lettering lying in a betting box printed on the cloth, a
+    little wider than the card, a hard shadow across it (a 340 x 270 crop of a 640 x 480
+    photograph). The box is offered first: through it the card's left-hand indices lie inward,
+    where pips are looked for, and counted as pips with the shadow's edge as print that may hide
+    more, the "2" misread as a "7" passes. The card's own outline, within the box, reads its
+    corners otherwise: the two outlines of one card do not tell one card, and it is refused."""
+    image = cv2.imread(str(DATA / "2D-read-as-7D-through-a-box-printed-on-the-cloth.png"))
+    recognizer = Recognizer()
+    quads = locate.find_quads(image)
+    first = recognizer.read_card(locate.warp_card(image, quads[0]), picture_scale(quads[0]))
+    assert first.card == "7D"  # read alone, the box would give the wrong card
+    inner = [q for q in quads[1:] if locate.overlap(quads[0], q) >= 0.8]
+    assert any("2D" in recognizer.read_card(locate.warp_card(image, q), picture_scale(q)).contested for q in inner)
+    result = recognizer.identify(image)
+    assert result.card is None
+    assert result.reason == "corner indices disagree (7D or 2D)"
+    assert result.detail == "two outlines of the card, one within the other, read two cards"
