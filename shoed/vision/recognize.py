@@ -329,6 +329,7 @@ class Identification:
     contested: tuple[str, ...] = field(default=(), repr=False)
     pip_count: int = field(default=0, repr=False)  # pips of one size seen in the card's middle
     pips_covered: bool = field(default=False, repr=False)  # print over the middle may hide a pip (_whole)
+    pip_layout: str | None = field(default=None, repr=False)  # the rank whose layout the pips lie in (pip_layout)
 
     def to_json(self) -> dict:
         out: dict[str, Any] = {"card": self.card, "confidence": round(float(self.confidence), 4)}
@@ -437,8 +438,28 @@ def _whole(pips: PipEvidence) -> bool:
 
 def _with_pips_seen(result: Identification, pips: PipEvidence) -> Identification:
     """A card's answer with what its middle showed, for the other outlines to weigh (_identify):
-    how many pips of one size, and whether print over them may hide more."""
-    return dataclasses.replace(result, pip_count=pips.count, pips_covered=not _whole(pips))
+    how many pips of one size, whether print over them may hide more, and the rank whose layout
+    they lie in."""
+    return dataclasses.replace(result, pip_count=pips.count, pips_covered=not _whole(pips), pip_layout=pips.layout)
+
+
+def _outline_against(found: Identification, through: Identification) -> Identification | None:
+    """`found` refused where another outline of the same card (`through`: what was read through
+    it) tells another card, or None: it reads another card, its corners contest one (two corners
+    reading two cards), or its middle, nothing over it, shows the pips of another rank's layout
+    (pip_layout)."""
+    card = found.card
+    assert card is not None
+    seen = through.card if through.card is not None else next((c for c in through.contested if c != card), None)
+    if seen is not None and seen != card:
+        return dataclasses.replace(found, card=None, reason=f"corner indices disagree ({card} or {seen})", index=None,
+                                   detail=OUTLINES_DISAGREE_DETAIL)
+    layout = through.pip_layout
+    if layout is not None and not through.pips_covered and int(layout) != _pips_of(card[:-1]):
+        return dataclasses.replace(found, card=None, reason=CUES_DISAGREE, index=None,
+                                   detail=f"index {card}, a {layout}'s pips in the middle through another outline "
+                                          "of the card")
+    return None
 
 
 def _both_ends(result: Identification) -> bool:
@@ -575,9 +596,11 @@ class Recognizer:
         contested: dict[str, Identification] = {}
         counts: set[int] = set()  # the pips of one size counted through each outline, two or more
         covered = False  # an outline showed pips with print over the middle that may hide more (_whole)
+        earlier: list[tuple[L.CardQuad, Identification]] = []  # each outline, with what it read
         for at, quad in enumerate(quads):
             for q in quad.ways():
                 result = self._read_through(image, q)
+                earlier.append((quad, result))
                 for card in result.contested:
                     contested.setdefault(card, result)
                 if result.card is not None and result.card in contested:
@@ -592,40 +615,52 @@ class Recognizer:
             if best is not None and best.card in contested:  # the other way up of this outline contests it
                 best = contested[best.card]
             if best is not None and best.card is not None:
-                return self._alone(image, best, quad, quads[at + 1:])
+                return self._alone(image, best, quad, quads[at + 1:], earlier)
         return best if best is not None else Identification(None, 0.0, "no card found")
 
-    def _alone(self, image: np.ndarray, found: Identification, quad: L.CardQuad,
-               others: list[L.CardQuad]) -> Identification:
+    def _alone(self, image: np.ndarray, found: Identification, quad: L.CardQuad, others: list[L.CardQuad],
+               earlier: Sequence[tuple[L.CardQuad, Identification]] = ()) -> Identification:
         """The card read through `quad` is the answer where no other outline reads another card:
         two cards in view (side by side, or one lying over the other) are refused (SEVERAL_CARDS),
         never one of them taken for the card dealt. An outline within the card's, or around it
         (SAME_OUTLINE: its printed frame, an outline cut wider over a chip, a box printed on the
-        cloth around the card), is the card itself: one that reads no card is no card, and one that
-        reads another card, or whose corners contest one, is refused (corner indices disagree):
-        through a box a little wider than the card, its corners' indices lie inward, where pips are
-        looked for, and an index misread may pass for the card. The picture's own frame, where offered, is read again: the picture
-        may be the card, an outline within it a part of the card, and a card read through each,
-        two, is refused alike."""
+        cloth around the card), is the card itself, and one that reads no card is no card. Where
+        the card's pips do not number its rank, such an outline of another size (SAME_SIZE) must
+        not tell another card (_outline_against): through a box a little wider than the card, its
+        corners' indices lie inward, where pips are looked for, and an index misread may pass for
+        the card. `earlier`: the outlines read before `quad`, with what each read (refusals).
+        The picture's own frame, where offered, is read again: the picture may be the card, an
+        outline within it a part of the card, and a card read through each, two, is refused alike."""
         # the card's pips number its rank: two cues agree through this outline, which is the card's
         numbered = found.card is not None and found.pip_count == _pips_of(found.card[:-1])
+
+        def same_card(other: L.CardQuad) -> bool:
+            return L.overlap(quad, other) >= SAME_OUTLINE and not other.frame
+
+        def weighed(other: L.CardQuad) -> bool:  # an outline of the card whose reading is weighed against it
+            return not numbered and L.area_ratio(quad, other) >= SAME_SIZE
+
+        for other, through in earlier:
+            if other is not quad and same_card(other) and weighed(other) and (
+                    against := _outline_against(found, through)) is not None:
+                return against
         for other in others:
-            same = L.overlap(quad, other) >= SAME_OUTLINE
-            if same and not other.frame and (numbered or L.area_ratio(quad, other) < SAME_SIZE):
+            same = same_card(other)
+            if same and not weighed(other):
                 continue  # the card traced again, nearly as it was, or through its own outline
             for q in other.ways():
                 through = self._read_through(image, q)
-                seen = through.card
-                if seen is None and same:  # the card's own corners, read through it, contesting another card
-                    seen = next((card for card in through.contested if card != found.card), None)
-                if seen is not None and seen != found.card:
-                    if other.frame or same:
+                if same:
+                    if (against := _outline_against(found, through)) is not None:
+                        return against
+                elif through.card is not None and through.card != found.card:
+                    if other.frame:
                         return dataclasses.replace(
-                            found, card=None, reason=f"corner indices disagree ({found.card} or {seen})", index=None,
-                            detail=FRAME_DISAGREES_DETAIL if other.frame else OUTLINES_DISAGREE_DETAIL)
+                            found, card=None, reason=f"corner indices disagree ({found.card} or {through.card})",
+                            index=None, detail=FRAME_DISAGREES_DETAIL)
                     return dataclasses.replace(found, card=None, reason=SEVERAL_CARDS, index=None,
-                                               detail=f"{found.card} and {seen} in view")
-                if seen is not None:
+                                               detail=f"{found.card} and {through.card} in view")
+                if through.card is not None:
                     break
         return found
 

@@ -167,3 +167,21 @@ def test_a_box_printed_on_the_cloth_around_the_card_reads_no_other_card():
     assert result.card is None
     assert result.reason == "corner indices disagree (7D or 2D)"
     assert result.detail == "two outlines of the card, one within the other, read two cards"
+
+
+def test_the_pips_laid_out_through_the_card_s_own_outline_hold_against_a_box_around_it():
+    """A five of clubs of held-out serif lettering in a betting box printed on the cloth, in the
+    dark half of a hard shadow (a 640 x 480 photograph). The card's own outline is offered first:
+    its "5"s read as "7"s, too weakly to answer, over five pips in a five's layout, nothing over
+    them. Through the box, wider, the same glyphs read "7C" surely, and the five pips, the layout
+    lost and the cloth inside the box counted as print that may hide two more, pass for a seven's.
+    What the card's own outline showed of its middle holds for the box."""
+    image = cv2.imread(str(DATA / "5C-read-as-7C-through-a-box-printed-on-the-cloth.webp"))
+    recognizer = Recognizer()
+    quads = locate.find_quads(image)
+    through = [recognizer.read_card(locate.warp_card(image, q), picture_scale(q)) for q in quads]
+    assert "7C" in [r.card for r in through]  # read alone, the box would give the wrong card
+    assert any(r.pip_layout == "5" and not r.pips_covered for r in through)
+    result = recognizer.identify(image)
+    assert result.card is None and result.reason == CUES_DISAGREE
+    assert result.detail == "index 7C, a 5's pips in the middle through another outline of the card"
