@@ -3,11 +3,11 @@
 Surveillance and support use it on field captures (a serial sniffer's dump,
 `cat /dev/ttyACM0 > capture.bin`, a USB capture's payload bytes), or live on a
 shoe's line (`cat /dev/ttyUSB0 | shoed decode --driver beetek`): the capture is
-decoded as its bytes arrive, in the memory of a frame or two whatever its length. One line per
-message with the byte offset where it starts in the capture, and one line per
-rejected stretch with its offset and length; nothing is ever repaired or
-guessed. The lines are the same the drivers see: the native protocol's
-reference decoder, or the Bee-Tek framer.
+decoded as its bytes arrive, in the memory of a frame or two whatever its
+length. One line per message with the byte offset where it starts in the
+capture, and one line per rejected stretch with its offset and length; nothing
+is ever repaired or guessed. The lines are the same the drivers see: the
+native protocol's reference decoder, or the Bee-Tek framer.
 """
 
 from __future__ import annotations

@@ -29,16 +29,16 @@ from __future__ import annotations
 
 import functools
 import importlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
-from collections.abc import Callable, Iterable
 from typing import cast
 
 from shoed.drivers.base import Capabilities, Driver, DriverError, Reading
 
 __all__ = [
-    "Capabilities", "Driver", "DriverError", "Reading", "build_driver", "capabilities", "capture_decoder", "capture_stream", "describe",
-    "driver_class", "driver_names", "open_driver",
+    "Capabilities", "Driver", "DriverError", "Reading", "build_driver", "capabilities", "capture_decoder",
+    "capture_stream", "describe", "driver_class", "driver_names", "open_driver",
 ]
 
 ENTRY_POINT_GROUP = "shoed.drivers"
