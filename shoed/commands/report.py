@@ -7,6 +7,8 @@ says where); the drawing is in `shoed.display` (summary, board, png, html).
 
 from __future__ import annotations
 
+import sys
+
 from shoed import cli
 
 
@@ -86,9 +88,22 @@ def run(args) -> int:
             raise CommandError(f"cannot write {args.html}: {exc.strerror or exc}") from None
         written.append(args.html)
     counts = summary.counts()
+    # where the report itself went to standard output (--html /dev/stdout), this line goes to stderr
+    to = sys.stderr if any(_is_stdout(path) for path in (args.out, args.html) if path) else sys.stdout
     print(f"shoe {summary.shoe} of table {summary.table}: {counts['coups']} coups, {counts['results']} results, "
-          f"{counts['voids']} voids, {counts['misdeals']} misdeals; wrote {', '.join(written)}")
+          f"{counts['voids']} voids, {counts['misdeals']} misdeals; wrote {', '.join(written)}", file=to)
     return 0
+
+
+def _is_stdout(path: str) -> bool:
+    """Whether `path` is this process's standard output (/dev/stdout, the file or pipe it is)."""
+    import os
+
+    try:
+        one, out = os.stat(path), os.fstat(sys.stdout.fileno())
+    except (OSError, ValueError):
+        return False
+    return (one.st_dev, one.st_ino) == (out.st_dev, out.st_ino)
 
 
 def _write_text(path, text: str) -> None:

@@ -212,3 +212,12 @@ def test_the_html_into_a_pipe_and_onto_a_full_device(recorded_shoe, tmp_path):
     full = run_shoed("report", str(recorded_shoe.journal), "--html", "/dev/full")
     assert full.returncode == 2 and full.stderr == "shoed: cannot write /dev/full: No space left on device\n"
     assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+
+
+def test_the_html_onto_standard_output_is_the_page_alone(recorded_shoe):
+    """`--html /dev/stdout`: standard output holds the page, whole, and nothing else; the summary
+    line goes to stderr."""
+    proc = run_shoed("report", str(recorded_shoe.journal), "--html", "/dev/stdout")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("<!DOCTYPE html>") and proc.stdout.rstrip().endswith("</html>")
+    assert "coups" in proc.stderr and "wrote /dev/stdout" in proc.stderr
