@@ -1,4 +1,5 @@
-"""Writing a file a command was told to write (a report, a scoreboard picture): whole or not at all.
+"""Writing a file a command was told to write (a report, a scoreboard picture): whole or not at all;
+and flushing a folder's entries (`fsync_folder`), which the journal and the key files need too.
 
 A reader of the file (a browser, a surveillance archive) never sees half of it: the data goes to
 a temporary file beside it, is flushed to the disk, and is renamed over it. Renaming over a path
@@ -40,8 +41,14 @@ def write_whole(path: str | os.PathLike, data: bytes) -> None:
     except OSError:
         tmp.unlink(missing_ok=True)
         raise
-    folder = os.open(target.parent, os.O_RDONLY)
+    fsync_folder(target.parent)
+
+
+def fsync_folder(path: str | os.PathLike) -> None:
+    """Flush a folder's entries to the disk: a file created, renamed or linked in it survives a
+    power cut only once its folder is flushed too."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        os.fsync(folder)
+        os.fsync(fd)
     finally:
-        os.close(folder)
+        os.close(fd)

@@ -93,6 +93,7 @@ def run_allow(args) -> int:
     from pathlib import Path
 
     from shoed.cli import CommandError
+    from shoed.files import fsync_folder
     from shoed.net.curve import CurveError, key_role, load_allow_list, load_public_key, with_role
 
     src = Path(args.file)
@@ -130,11 +131,7 @@ def run_allow(args) -> int:
         with open(tmp, "rb") as f:
             os.fsync(f.fileno())
         os.replace(tmp, dest)
-        fd = os.open(dest.parent, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        fsync_folder(dest.parent)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise CommandError(f"cannot write {dest}: {exc}") from None

@@ -34,6 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Self
 
+from shoed.files import fsync_folder
 from shoed.journal import chain as ch
 from shoed.journal.seal import Keys, SealError, SealState
 
@@ -166,14 +167,6 @@ def _write_all(ops: FileOps, fd: int, data: bytes) -> None:
         view = view[n:]
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _utc_now() -> datetime:
     return datetime.now(UTC)
 
@@ -233,7 +226,7 @@ class Journal:
         try:
             if not self.directory.is_dir():
                 self.directory.mkdir(parents=True)
-                _fsync_dir(self.directory.parent)  # the new directory's own entry is durable too
+                fsync_folder(self.directory.parent)  # the new directory's own entry is durable too
             self._dirfd: int = os.open(self.directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         except OSError as exc:
             raise JournalError(f"cannot open the journal directory {self.directory}: {exc}") from exc

@@ -39,6 +39,7 @@ import zmq
 import zmq.auth
 from zmq.utils import z85
 
+from shoed.files import fsync_folder
 from shoed.table.events import DEFAULT_ROLE, ROLES  # the schema owns the vocabulary of roles
 from shoed.net.sockets import Closing
 from shoed.net.limits import RefusalLog
@@ -194,11 +195,7 @@ def create_key_pair(directory: str | os.PathLike, name: str) -> tuple[Path, Path
             except OSError:
                 secret_path.unlink()
                 raise
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        fsync_folder(directory)
     except FileExistsError as exc:
         raise CurveError(f"{exc.filename} already exists; not overwriting a key") from None
     except OSError as exc:
