@@ -5,6 +5,7 @@ and finds the same faults at the same places."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -190,3 +191,77 @@ def test_a_process_with_other_threads_replays_in_workers_started_afresh(journal,
     alone = threading.active_count() == 1  # other tests of this run may have left threads of their own
     assert replay_journal(journal[0], jobs=2).steps == result.steps
     assert methods[-1] == ("fork" if alone else "forkserver")
+
+
+def forked(monkeypatch) -> None:
+    """Workers forked from this process (so they run what a test put in place of a file's replay),
+    whatever threads other tests of this run left behind."""
+    import threading
+
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
+
+
+@pytest.fixture(scope="module")
+def long_journal(tmp_path_factory) -> tuple[Path, dict]:
+    """More shoe files than a pool of two processes holds at work and queued."""
+    directory = tmp_path_factory.mktemp("replay-long-journal") / "j"
+    return directory, write_journal(directory, 14, seed=8)
+
+
+def test_a_replay_that_stops_early_lets_the_files_at_work_finish(long_journal, tmp_path, monkeypatch):
+    """The first file corrupt: the files not yet begun are not replayed, and those at work are let
+    finish instead of their processes being killed (one killed while it sends its result back would
+    hold the results' lock for ever, and the replay would never end)."""
+    import time
+
+    import shoed.journal.replay as replay_module
+
+    directory, files = copy(long_journal, tmp_path)
+    real = replay_module.replay_file
+    begun, finished = tmp_path / "begun", tmp_path / "finished"
+
+    def slow_after_the_first(path, *args, **kwargs):
+        if Path(path).name != files[0].name:
+            (begun / Path(path).name).touch()
+            time.sleep(0.3)
+            (finished / Path(path).name).touch()
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(replay_module, "replay_file", slow_after_the_first)
+    forked(monkeypatch)
+    data = bytearray(files[0].read_bytes())
+    data[len(data) // 2] ^= 0x01
+    files[0].chmod(0o644)
+    files[0].write_bytes(bytes(data))
+    for _ in range(3):
+        for folder in (begun, finished):
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+        result = replay_journal(directory, jobs=2)
+        assert result.corrupt is not None and result.corrupt.file.endswith(files[0].name)
+        started = sorted(p.name for p in begun.iterdir())
+        assert sorted(p.name for p in finished.iterdir()) == started  # every file begun was let finish
+        assert len(started) < len(files) - 1, started  # the files not yet begun were not replayed
+
+
+def test_a_replay_process_that_dies_is_one_clear_error(journal, tmp_path, monkeypatch, capsys):
+    import os
+
+    import shoed.journal.replay as replay_module
+    from shoed.cli import main
+
+    directory, files = copy(journal, tmp_path)
+    real = replay_module.replay_file
+
+    def killed_on_the_third(path, *args, **kwargs):
+        if Path(path).name == files[2].name:
+            os._exit(137)  # as the kernel's out-of-memory killer ends a process
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(replay_module, "replay_file", killed_on_the_third)
+    forked(monkeypatch)
+    with pytest.raises(replay_module.ProcessLost, match="--jobs 1"):
+        replay_journal(directory, jobs=2)
+    assert main(["replay", str(directory), "--json", "--jobs", "2"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "a replay process ended" in err

@@ -56,7 +56,7 @@ def run(args) -> int:
     from shoed.commands.journal import read_secret
     from shoed.journal import JournalCorrupt
     from shoed.journal.reader import journal_files
-    from shoed.journal.replay import replay_journal
+    from shoed.journal.replay import ProcessLost, replay_journal
 
     path = Path(args.path)
     try:  # a missing path, or one that is neither a journal file nor a directory (a FIFO, a device)
@@ -140,6 +140,8 @@ def run(args) -> int:
     try:
         result = replay_journal(path, secret, jobs=jobs, on_events=publish if publisher is not None else None,
                                 order_key=order_key, on_start=shown.follow if shown is not None else None)
+    except ProcessLost as exc:
+        raise CommandError(str(exc)) from None
     finally:
         if shown is not None:
             shown.close()

@@ -35,6 +35,10 @@ from shoed.table.replay import CHECKPOINT, STEP, Difference, Replay, UnusableRec
 OnEvents = Callable[[Any, list], None]
 
 
+class ProcessLost(RuntimeError):
+    """A replay process ended (killed, out of memory) before it sent its file's replay back."""
+
+
 @dataclass
 class FileReplay:
     """One file replayed on its own (what a worker process sends back)."""
@@ -183,14 +187,25 @@ def _results(work: list, jobs: int, on_events: OnEvents | None,
         return
     import multiprocessing
     import threading
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
     # Forked workers start at once, but a fork copies only the thread that forks: a lock another
     # thread held then stays held in the child for ever. A process with other threads (a program
     # that embeds the replay) starts its workers afresh instead.
     method = "fork" if threading.active_count() == 1 else "forkserver"
-    with multiprocessing.get_context(method).Pool(min(jobs, len(work))) as pool:
+    # When the replay stops early (a corrupt file), the files not yet begun are cancelled and the
+    # few at work are let finish: no worker is killed, for one killed while it sends its result
+    # would leave the results' lock held and the replay waiting for ever.
+    pool = ProcessPoolExecutor(min(jobs, len(work)), mp_context=multiprocessing.get_context(method))
+    try:
         # In order, a few files at a time: the seams are checked as the results come.
-        yield from pool.imap(_job, work, chunksize=max(1, min(16, len(work) // (jobs * 8))))
+        yield from pool.map(_job, work, chunksize=max(1, min(16, len(work) // (jobs * 8))))
+    except BrokenProcessPool:
+        raise ProcessLost("a replay process ended before it sent back its file's replay (killed, or out of "
+                          "memory?): nothing was proved; replay again, or with --jobs 1") from None
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _join(tables: list, results: Iterator[FileReplay]) -> JournalReplay:
