@@ -1,5 +1,11 @@
-"""Writing a file a command was told to write (a report, a scoreboard picture): whole or not at all;
-and flushing a folder's entries (`fsync_folder`), which the journal and the key files need too.
+"""Reading a file shoed was given (`read_regular`: a key, a secret, a journal file) without ever
+waiting on it; writing a file a command was told to write (a report, a scoreboard picture): whole
+or not at all; and flushing a folder's entries (`fsync_folder`), which the journal and the key
+files need too.
+
+A path given as a file may name a FIFO, a device or a folder, by mistake or by a hostile hand:
+opening a FIFO waits for a writer for ever, and a device such as /dev/zero never ends. So a file
+is opened without blocking, refused unless it is a regular file, and read to a limit.
 
 A reader of the file (a browser, a surveillance archive) never sees half of it: the data goes to
 a temporary file beside it, is flushed to the disk, and is renamed over it. Renaming over a path
@@ -10,10 +16,50 @@ that is no regular file would replace the node itself, so a pipe, a terminal or 
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
+
+
+KEY_FILE_MAX = 64 * 1024  # a key or secret file: a few hundred bytes, with comments
+
+
+class NotRegular(OSError):
+    """A path given as a file that is not a regular file (a FIFO, a device, a folder)."""
+
+
+class TooLarge(OSError):
+    """A file larger than what it may hold."""
+
+
+@contextlib.contextmanager
+def open_regular(path: str | os.PathLike,
+                 not_regular: str = "not a regular file (a FIFO, a device or a folder)") -> Iterator[BinaryIO]:
+    """The regular file at `path` open for reading (module docstring): NotRegular with `not_regular`
+    as its message for anything else, OSError as the system gives it. Opened without blocking and
+    checked first, so a FIFO never stalls the reader."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotRegular(errno.EINVAL, not_regular, str(path))
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            yield f
+    finally:
+        os.close(fd)
+
+
+def read_regular(path: str | os.PathLike, limit: int | None = None,
+                 not_regular: str = "not a regular file (a FIFO, a device or a folder)") -> bytes:
+    """The bytes of the regular file at `path` (`open_regular`); TooLarge past `limit` bytes."""
+    with open_regular(path, not_regular) as f:
+        data = f.read() if limit is None else f.read(limit + 1)
+    if limit is not None and len(data) > limit:
+        raise TooLarge(errno.EFBIG, f"larger than {limit:,} bytes", str(path))
+    return data
 
 
 def write_whole(path: str | os.PathLike, data: bytes) -> None:

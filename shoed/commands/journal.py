@@ -71,10 +71,13 @@ def verify_keys(args):
         return Keys(secret=secret)
     if secret is not None:
         raise CommandError("give --secret-file or --verify-key, not both")
+    from shoed.files import KEY_FILE_MAX, read_regular
+
     try:
-        with open(args.verify_key, "rb") as f:
-            return Keys(verify_key=read_verify_key(f.read(), args.verify_key))
-    except (OSError, SealError) as exc:
+        return Keys(verify_key=read_verify_key(read_regular(args.verify_key, KEY_FILE_MAX), args.verify_key))
+    except OSError as exc:
+        raise CommandError(f"cannot read the verify key {args.verify_key}: {exc.strerror or exc}") from None
+    except SealError as exc:
         raise CommandError(f"cannot read the verify key: {exc}") from None
 
 

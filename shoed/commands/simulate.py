@@ -12,6 +12,8 @@ import argparse
 
 from shoed import cli
 
+RESUME_MAX = 16 << 20  # bytes: a --resume file, a shoe's state, is a few kilobytes
+
 
 def _card_numbers(text: str) -> tuple[int, ...]:
     out = []
@@ -177,9 +179,10 @@ def _resume(path: str | None) -> dict | None:
 
     if path is None:
         return None
+    from shoed.files import read_regular
+
     try:
-        with open(path, encoding="utf-8") as f:
-            return check_resume(json.load(f))
+        return check_resume(json.loads(read_regular(path, RESUME_MAX)))
     except OSError as exc:
         raise CommandError(f"--resume {path}: {exc.strerror or exc}") from None
     except (ValueError, ResumeError) as exc:

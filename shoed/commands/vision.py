@@ -213,13 +213,16 @@ def read_labels(file: str) -> dict[str, str]:
     from shoed.cli import CommandError
     from shoed.rules.cards import CardError, parse_card
 
+    from shoed.files import TooLarge, read_regular
+
     try:
-        with open(file, encoding="utf-8") as handle:
-            text = handle.read(LABELS_MAX + 1)
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_regular(file, LABELS_MAX).decode("utf-8")
+    except TooLarge:
+        raise CommandError(f"labels {file} go on past {LABELS_MAX >> 20} MB: give a file of FILE,CARD lines") from None
+    except OSError as exc:
+        raise CommandError(f"cannot read labels {file}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
         raise CommandError(f"cannot read labels {file}: {exc}") from None
-    if len(text) > LABELS_MAX:
-        raise CommandError(f"labels {file} go on past {LABELS_MAX >> 20} MB: give a file of FILE,CARD lines")
     base = os.path.dirname(os.path.abspath(file))
     labels = {}
     for number, line in enumerate(text.splitlines(), 1):

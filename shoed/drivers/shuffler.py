@@ -26,7 +26,6 @@ plain text. The table controller opens them with the same key.
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 from shoed.drivers.base import DriverError, Reading
 from shoed.drivers.link import Transport
@@ -76,7 +75,9 @@ def load_order_key(path: str | None) -> bytes:
         raise DriverError("the shuffler driver needs order_key_file = PATH: a file with 64 hex digits "
                           "(openssl rand -hex 32 > PATH), outside the journal directory")
     try:
-        return read_key(Path(path).read_bytes())
+        from shoed.files import KEY_FILE_MAX, read_regular
+
+        return read_key(read_regular(path, KEY_FILE_MAX))
     except OSError as exc:
         raise DriverError(f"cannot read the order key file {path}: {exc.strerror or exc}") from None
     except ValueError as exc:

@@ -34,7 +34,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Self
 
-from shoed.files import fsync_folder
+from shoed import files
+from shoed.files import NotRegular, fsync_folder  # noqa: F401  (NotRegular: for the journal's readers)
 from shoed.journal import chain as ch
 from shoed.journal.seal import Keys, SealError, SealState
 
@@ -51,21 +52,10 @@ def seal_name(table: str) -> str:
     return f"{table}.seal"
 
 
-class NotRegular(OSError):
-    """A path named like a journal file that is not a regular file (a FIFO, a device)."""
-
-
 def read_regular(path: str | os.PathLike) -> bytes:
-    """The bytes of a regular file. Opened without blocking and checked first,
-    so a FIFO or device named like a journal file cannot hang the reader."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise NotRegular(errno.EINVAL, "not a regular file (a FIFO or device named like a journal file)", str(path))
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            return f.read()
-    finally:
-        os.close(fd)
+    """The bytes of a journal file, a mark or a seal (shoed.files.read_regular): a FIFO or device
+    named like a journal file cannot hang the reader."""
+    return files.read_regular(path, not_regular="not a regular file (a FIFO or device named like a journal file)")
 
 
 class SecretFileError(ValueError):
@@ -76,7 +66,7 @@ def read_secret_file(path: str | os.PathLike) -> bytes:
     """The journal's HMAC secret from its file: the file's bytes with surrounding whitespace
     removed. One reader for the daemon, its configuration check and the command line."""
     try:
-        secret = Path(path).read_bytes().strip()
+        secret = files.read_regular(path, files.KEY_FILE_MAX).strip()
     except OSError as exc:
         raise SecretFileError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     if not secret:

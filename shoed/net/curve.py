@@ -39,7 +39,7 @@ import zmq
 import zmq.auth
 from zmq.utils import z85
 
-from shoed.files import fsync_folder
+from shoed.files import KEY_FILE_MAX, fsync_folder, read_regular
 from shoed.table.events import DEFAULT_ROLE, ROLES  # the schema owns the vocabulary of roles
 from shoed.net.sockets import Closing
 from shoed.net.limits import RefusalLog
@@ -68,12 +68,31 @@ def _z85_key(key: bytes | str, what: str) -> bytes:
     return key
 
 
+def _certificate(path: str | os.PathLike, what: str = "") -> tuple[bytes, bytes | None]:
+    """(public, secret or None) from a ZeroMQ certificate file, as pyzmq's `load_certificate` reads
+    one, but never waiting on it: a FIFO or device given as a key (in an allow-list folder too) is
+    refused, and a file past KEY_FILE_MAX (shoed.files.read_regular)."""
+    try:
+        data = read_regular(path, KEY_FILE_MAX)
+    except OSError as exc:
+        raise CurveError(f"{what}{path}: {exc.strerror or exc}") from None
+    public = secret = None
+    for line in data.splitlines():
+        line = line.strip()
+        if line.startswith(b"#"):
+            continue
+        if line.startswith(b"public-key") and public is None:
+            public = line.split(b"=", 1)[-1].strip(b" \t'\"")
+        elif line.startswith(b"secret-key") and secret is None:
+            secret = line.split(b"=", 1)[-1].strip(b" \t'\"")
+    if public is None:
+        raise CurveError(f"{what}{path}: holds no public key (no public-key = line)")
+    return public, secret
+
+
 def load_public_key(path: str | os.PathLike) -> bytes:
     """The Z85 public key in a `.key` (or `.key_secret`) file."""
-    try:
-        public, _ = zmq.auth.load_certificate(path)
-    except (OSError, ValueError) as exc:
-        raise CurveError(f"{path}: {exc}") from None
+    public, _ = _certificate(path)
     return _z85_key(public, f"public key in {path}")
 
 
@@ -82,9 +101,9 @@ def load_key_pair(path: str | os.PathLike) -> tuple[bytes, bytes]:
     path = Path(path)
     try:
         mode = path.stat().st_mode
-        public, secret = zmq.auth.load_certificate(path)
-    except (OSError, ValueError) as exc:
-        raise CurveError(f"{path}: {exc}") from None
+    except OSError as exc:
+        raise CurveError(f"{path}: {exc.strerror or exc}") from None
+    public, secret = _certificate(path)
     if secret is None:
         raise CurveError(f"{path} holds no secret key (is it the public .key file?)")
     if mode & (stat.S_IRWXG | stat.S_IRWXO):
@@ -103,10 +122,7 @@ def load_allow_list(directory: str | os.PathLike) -> dict[bytes, str]:
         raise CurveError(f"allow-list directory {directory} does not exist")
     keys: dict[bytes, str] = {}
     for path in sorted(directory.glob("*.key")):
-        try:
-            public, secret = zmq.auth.load_certificate(path)
-        except (OSError, ValueError) as exc:
-            raise CurveError(f"allow-list {path}: {exc}") from None
+        public, secret = _certificate(path, "allow-list ")
         if secret is not None:
             raise CurveError(f"allow-list {path} contains a secret key; only public .key files belong there")
         keys[_z85_key(public, f"public key in {path}")] = path.stem
@@ -116,8 +132,10 @@ def load_allow_list(directory: str | os.PathLike) -> dict[bytes, str]:
 def key_role(path: str | os.PathLike) -> str:
     """The role in a key file's metadata section (`role = pit`); DEFAULT_ROLE when it names none."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_regular(path, KEY_FILE_MAX).decode("utf-8")
+    except OSError as exc:
+        raise CurveError(f"{path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
         raise CurveError(f"{path}: {exc}") from None
     section = None
     for line in text.splitlines():

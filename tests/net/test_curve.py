@@ -80,7 +80,7 @@ def test_allow_list_names_keys_by_file(tmp_path):
 
 # (file name, content, error)
 BAD_ALLOW_FILES = [
-    ("broken.key", "metadata\ncurve\n", "No public key"),
+    ("broken.key", "metadata\ncurve\n", "holds no public key"),
     ("short.key", 'curve\n    public-key = "abc"\n', "40-character"),
     ("notz85.key", 'curve\n    public-key = "' + "~" * 40 + '"\n', "not valid Z85"),
 ]
@@ -227,6 +227,21 @@ def test_reload_with_a_bad_file_keeps_the_old_list(ctx, keys, tmp_path):
     with keys.server(ctx, allow) as curve:
         (allow / "junk.key").write_text("junk")
         with pytest.raises(CurveError):
+            curve.reload()
+        assert _admitted(ctx, curve.apply, keys.client("dealer-console"))
+
+
+@pytest.mark.timeout(30)
+def test_reload_with_a_fifo_in_the_allow_list_is_refused_at_once(ctx, keys, tmp_path):
+    """`systemctl reload shoed` runs between two turns of the daemon's loop: a FIFO named like a key
+    in the allow-list (opened plainly, it waits for a writer for ever) must not stop the table."""
+    import os
+
+    allow = tmp_path / "allow"
+    shutil.copytree(keys.allow_dir, allow)
+    with keys.server(ctx, allow) as curve:
+        os.mkfifo(allow / "evil.key")
+        with pytest.raises(CurveError, match="evil.key: not a regular file"):
             curve.reload()
         assert _admitted(ctx, curve.apply, keys.client("dealer-console"))
 
