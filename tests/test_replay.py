@@ -14,6 +14,7 @@ from shoed.journal import Journal, iter_records
 from shoed.table.replay import Replay, checkpoint_record, step_record
 from shoed.rules.ruleset import load_ruleset
 from shoed.table import TableController
+from harness.processes import rss_kb
 from tests.conftest import run_shoed
 from tests.test_table import dealer_inputs
 
@@ -153,6 +154,14 @@ def test_a_display_joins_a_published_replay_midway_and_follows_it_to_the_end(tmp
                              "--snapshot", snapshot], stdout=subprocess.PIPE, text=True)
     try:
         time.sleep(1.5)  # the shoe is under way
+        _, before = rss_kb(proc.pid)
+        hostile = zmq.Context.instance().socket(zmq.DEALER)
+        hostile.linger = 0
+        hostile.connect(snapshot)
+        hostile.send(b"x" * (64 << 20))  # far past a request's size: libzmq drops it, and the connection
+        time.sleep(0.5)
+        hostile.close(0)
+        assert rss_kb(proc.pid)[1] - before < 32 << 10  # kB: the 64 MiB message never held in the replay
         feed = Feed(TableClient(events, snapshot, "t1"), "t1")
         deadline = time.monotonic() + 20
         while feed.state.seq != table.seq and time.monotonic() < deadline:

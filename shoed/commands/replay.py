@@ -24,6 +24,7 @@ from shoed import cli
 
 HEARTBEAT_INTERVAL = 1.0  # as the daemon: a display takes over 3 s of silence for a lost table
 WINDOW = 5000  # past events kept for a display's catch-up, as the daemon keeps
+SHOWN_PEER_HWM = 100  # replies queued to one display that reads nothing; more are dropped
 CHUNK = 100
 
 
@@ -182,8 +183,17 @@ class Shown:
     def __init__(self, context, endpoint: str, publisher) -> None:
         import zmq
 
+        from shoed.net.limits import HANDSHAKE_TIMEOUT
+        from shoed.net.snapshot import MAX_REQUEST_BYTES
+
         self.socket = context.socket(zmq.ROUTER)
         self.socket.linger = 0
+        # as the daemon's own snapshot endpoint: a request is small, and a peer that reads nothing
+        # or never finishes its handshake costs a bounded queue, not the replay's memory
+        self.socket.maxmsgsize = MAX_REQUEST_BYTES
+        self.socket.sndhwm = SHOWN_PEER_HWM
+        self.socket.rcvhwm = 64
+        self.socket.handshake_ivl = round(HANDSHAKE_TIMEOUT * 1000)
         self.socket.bind(endpoint)
         self.publisher = publisher
         self.replay = None  # the Replay of the file being replayed (shoed.journal.replay.replay_file)

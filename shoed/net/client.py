@@ -41,10 +41,12 @@ import zmq
 from shoed.net import sequence, wire
 from shoed.net.sockets import Closing
 from shoed.net.curve import ClientCurve
+from shoed.net.limits import MAX_EVENT_BYTES, MAX_REPLY_BYTES
 
 HEARTBEAT_TIMEOUT = 3.0
 REQUEST_TIMEOUT = 2.0
 CREDIT = 4  # catch-up replies allowed ahead: one more is granted for each taken (the guide's file transfer)
+REPLIES_QUEUED = 64  # replies held unread (a catch-up has CREDIT in flight)
 
 log = logging.getLogger("shoed.net.client")
 
@@ -79,6 +81,8 @@ class SnapshotClient:
         if self._socket is None:
             sock = self.context.socket(zmq.DEALER)
             sock.linger = 0
+            sock.maxmsgsize = MAX_REPLY_BYTES
+            sock.rcvhwm = REPLIES_QUEUED
             if self.curve is not None:
                 self.curve.apply(sock)
             sock.connect(self.endpoint)
@@ -99,7 +103,8 @@ class SnapshotClient:
                 pass
 
     def _request(self, request: dict) -> Iterable[dict]:
-        """Send a request and yield its replies; each must come within the timeout."""
+        """Send a request and yield its replies; each must come within the timeout, which other
+        messages (late answers to an abandoned request, or a peer's noise) do not put off."""
         request_id = f"r{next(self._ids)}"
         sock = self._connect()
         try:
@@ -107,8 +112,10 @@ class SnapshotClient:
         except zmq.Again:
             self.reset()
             raise FetchError(f"cannot queue a request to {self.endpoint}") from None
+        deadline = time.monotonic() + self.timeout
         while True:
-            if not sock.poll(int(self.timeout * 1000)):
+            left = deadline - time.monotonic()
+            if left <= 0 or not sock.poll(max(1, int(left * 1000))):
                 self.reset()
                 raise FetchError(f"no reply from {self.endpoint} within {self.timeout:g} s")
             try:
@@ -121,6 +128,7 @@ class SnapshotClient:
             if not reply.get("ok"):
                 raise FetchError(f"{self.endpoint}: {reply.get('error', 'request refused')}")
             yield reply
+            deadline = time.monotonic() + self.timeout
 
     def snapshot(self) -> tuple[int, dict]:
         """(seq, state) of the table now."""
@@ -142,6 +150,8 @@ class SnapshotClient:
             chunk = reply.get("events")
             if not isinstance(chunk, list) or not all(isinstance(e, dict) for e in chunk):
                 raise FetchError("events reply without a list of events")
+            if len(got) + len(chunk) > last - first + 1:
+                raise FetchError(f"events {first}..{last}: more events sent than asked for")
             got.extend(chunk)
             self._grant(1)
         seqs: list[object] = [e.get("seq") for e in got]
@@ -207,6 +217,7 @@ class TableClient(Closing):
         sub = self.context.socket(zmq.SUB)
         sub.linger = 0
         sub.rcvhwm = self.rcvhwm
+        sub.maxmsgsize = MAX_EVENT_BYTES
         for option, value in self.sub_options.items():
             sub.setsockopt(option, value)
         if self.curve is not None:

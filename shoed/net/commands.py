@@ -39,7 +39,7 @@ from shoed.table.events import COMMANDS, CommandRejected
 from shoed.net import wire
 from shoed.net.sockets import Closing, bind_server
 from shoed.net.curve import DEFAULT_DOMAIN, ClientCurve, ServerCurve, user_id
-from shoed.net.limits import HANDSHAKE_TIMEOUT, RateLimiter
+from shoed.net.limits import HANDSHAKE_TIMEOUT, MAX_REPLY_BYTES, RateLimiter
 
 DEFAULT_ENDPOINT = "tcp://127.0.0.1:5558"
 MAX_REQUEST_BYTES = 64 * 1024
@@ -303,6 +303,7 @@ def send_command(
     unanswered = CommandTimeout(f"no reply from {endpoint} within {timeout:g} s (daemon down, or key not allowed)")
     try:
         sock.linger = 0
+        sock.maxmsgsize = MAX_REPLY_BYTES
         sock.sndtimeo = max(1, int(timeout * 1000))
         curve.apply(sock)
         sock.connect(endpoint)

@@ -20,6 +20,13 @@ from collections.abc import Callable
 # dropped: an idle TCP connection costs the daemon a descriptor for 5 s, not libzmq's 30.
 HANDSHAKE_TIMEOUT = 5.0  # seconds
 
+# What a client (a display, the witness, `shoed command`) takes from a table in one message. A
+# table's events are under 2 KB and a reply (a snapshot, a slice of catch-up events) well under a
+# megabyte: a peer that sends more is refused by libzmq, which drops the message and the
+# connection, before it costs the client the memory.
+MAX_EVENT_BYTES = 1 << 20
+MAX_REPLY_BYTES = 16 << 20
+
 
 class RateLimiter:
     def __init__(self, rate: float = 20.0, burst: float = 40.0, max_keys: int = 4096,

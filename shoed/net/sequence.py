@@ -12,6 +12,7 @@ Pure functions: the client in `shoed.net.client` does the I/O.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -64,8 +65,9 @@ def covers(first: int, last: int, seqs: list[object]) -> bool:
     return seqs == list(range(first, last + 1))
 
 
-def windows(first: int, last: int, size: int) -> list[tuple[int, int]]:
-    """Split first..last into requests of at most `size` events."""
+def windows(first: int, last: int, size: int) -> Iterator[tuple[int, int]]:
+    """Split first..last into requests of at most `size` events, one at a time: a range a hostile
+    heartbeat names (a seq of 10**12) costs the first request, which fails, not a list of them."""
     if size < 1:
         raise ValueError("window size must be at least 1")
-    return [(a, min(a + size - 1, last)) for a in range(first, last + 1, size)]
+    return ((a, min(a + size - 1, last)) for a in range(first, last + 1, size))
