@@ -60,3 +60,31 @@ def test_a_restart_of_the_embedded_default_resumes_the_open_coup(base, sig):
     assert numbers == list(range(1, len(numbers) + 1)) and not any(c["void"] for c in now["coups"])
     assert now["pending_misdeals"] == [] and "stalled" not in now["alarms"]
     assert run_shoed("journal", "verify", str(base / "journal")).returncode == 0
+
+
+def _children(pid: int) -> list[int]:
+    with open(f"/proc/{pid}/task/{pid}/children") as f:
+        return [int(p) for p in f.read().split()]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_the_virtual_shoe_does_not_outlive_a_daemon_killed_outright(base):
+    """`kill -9` of the daemon on a bench, outside systemd (which ends the service's whole group):
+    its virtual shoe dealt on, for no table, until killed by hand. It is told of its parent's death."""
+    with Daemon(base, "--sim-pace", "0.15", "--sim-seed", "7") as d:
+        d.wait_for(lambda x: x.get("event") == "virtual shoe started", 10, "the shoe")
+        shoes = _children(d.pid)
+        assert len(shoes) == 1 and _alive(shoes[0])
+        d.proc.kill()
+        d.proc.wait(10)
+        deadline = time.monotonic() + 10
+        while _alive(shoes[0]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(shoes[0]), "the virtual shoe outlived its daemon"

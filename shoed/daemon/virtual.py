@@ -4,6 +4,7 @@ dealer following the table (shoed/simulate/follow.py) where the daemon's keys le
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import select
@@ -19,6 +20,7 @@ from shoed.daemon.config import Config
 # The driver the daemon reads the virtual shoe with (its capabilities are that driver's).
 DRIVER = "native"
 START_TIMEOUT = 15.0  # seconds the shoe has to say its pseudo-terminal's path
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent dies
 
 
 class VirtualShoeError(Exception):
@@ -47,7 +49,7 @@ class VirtualShoeProcess:
         cmd += follow or []
         # The shoe ignores the terminal's Ctrl-C: the daemon stops it, after its own stop is journaled.
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                                     preexec_fn=_ignore_interrupt)
+                                     preexec_fn=functools.partial(_child_setup, os.getpid()))
         out = self.proc.stdout
         assert out is not None  # stdout=PIPE
         ready, _, _ = select.select([out], [], [], START_TIMEOUT)
@@ -80,8 +82,18 @@ def end_process(proc: subprocess.Popen, timeout: float, sig: int = signal.SIGTER
         return proc.wait(timeout)
 
 
-def _ignore_interrupt() -> None:
+def _child_setup(parent: int) -> None:
+    """In the virtual shoe's process before it runs: the terminal's Ctrl-C is ignored (the daemon
+    stops the shoe, after its own stop is journaled), and the shoe is sent SIGTERM when the daemon
+    dies however it dies (`kill -9` on a bench, outside systemd), so no shoe deals on for no table."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent:  # the daemon died before the request took hold
+            os._exit(1)
 
 
 def dealer_follows(cfg: Config) -> list[str]:
