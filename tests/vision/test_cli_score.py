@@ -61,10 +61,14 @@ def test_labels_file_errors(tmp_path, text, error):
         read_labels(str(labels))
 
 
-def test_a_labels_file_that_never_ends_is_refused_not_read_into_memory(monkeypatch):
+def test_a_labels_file_that_never_ends_is_refused_not_read_into_memory(monkeypatch, tmp_path):
     monkeypatch.setattr(vision_commands, "LABELS_MAX", 1 << 20)
-    with pytest.raises(CommandError, match="labels /dev/zero go on past 1 MB"):
+    with pytest.raises(CommandError, match="cannot read labels /dev/zero: not a regular file"):
         read_labels("/dev/zero")
+    large = tmp_path / "labels.csv"
+    large.write_bytes(b"a.jpg,AS\n" * ((1 << 20) // 9 + 1))
+    with pytest.raises(CommandError, match="go on past 1 MB"):
+        read_labels(str(large))
 
 
 def test_labels_file_missing(tmp_path):
