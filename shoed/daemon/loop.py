@@ -185,8 +185,10 @@ class _Network:
             try:
                 if pub_curve is not None:
                     pub_curve.attach(stream_contexts[0])
+                # The display stream carries no chain head: a record's hash lets a guess at a face-down
+                # card be checked (shoed.table.audience.JOURNAL_FIELDS).
                 publishers.append(Publisher(stream_contexts[0], cfg.events, cfg.table, pub_curve, last_seq=last_seq,
-                                            journal_head=journal_head, view=display_event))
+                                            view=display_event))
                 if cfg.surveillance_events:
                     if curve is not None:  # (always: surveillance makes the keys)
                         curve.attach(stream_contexts[1])

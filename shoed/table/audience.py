@@ -7,7 +7,11 @@ layout, never a burn card dealt face down, never a card that may still be
 dealt later (an extra card drawn by mistake, a card waiting for a misdeal
 correction, a card returned to the shoe), and none of surveillance's
 alarms or the odds of the remaining shoe (from which the burn cards' ranks
-could be worked out).
+could be worked out), nor anything from which a face-down card could be
+worked out: the journal's chain head (a record's hash, over fields a display
+could guess but for the card), a misdeal's or an alarm's text and details
+(which may name a card), a squeezed card's hand total, the cards a closed
+shoe left by identity.
 
 This module is the one place that decides it: a pure function from an event
 to the display's copy of it (or a `withheld` placeholder that keeps only its
@@ -40,8 +44,17 @@ REVEALS = ("dealt", "result")
 # a second reader's copy of a card, and surveillance's alarms.
 SURVEILLANCE_ONLY_KINDS = frozenset({"shoe.odds", "card.duplicate"})
 SURVEILLANCE_ONLY_ALARMS = frozenset({"favourable_bet"})
-# An alarm's text may name a card (a foreign card "9H seen 33 times"): the display gets its name and state.
-ALARM_DETAIL = frozenset({"text", "code", "bets"})
+# The fields every event has (shoed.table.events.Base), which a display's copy keeps.
+COMMON_FIELDS = ("kind", "table", "seq", "shoe", "coup", "mono_ns", "utc")
+# An alarm's text and details may name a card (a foreign card "9H seen 33 times", the card a
+# shuffled order has next): the display gets its name, its state, the reader it concerns and who
+# cleared it, nothing more.
+ALARM_SHOWN = frozenset({*COMMON_FIELDS, "alarm", "active", "source", "by"})
+# The chain head on each published event and in the snapshot (docs/witness.md): a record's hash,
+# over fields a display could guess but for a face-down card, which a guess checked against the
+# hash gives away. Only surveillance gets it (the witness reads the surveillance endpoints).
+JOURNAL_FIELDS = ("journal", "journal_head")
+LOCKED = "locked"  # what a display gets of the text that locked the table, where no alarm names it
 HAND_RECIPIENTS = ("player", "banker")
 
 
@@ -57,8 +70,18 @@ def withheld(event: Event) -> Event:
 
 def _without_card(event: Event) -> Event:
     """The event with its card's identity withheld; `card_withheld` tells a card that was read
-    (and counts as seen) from one the reader could not identify."""
-    return {**event, "card": None, "card_withheld": True}
+    (and counts as seen) from one the reader could not identify. A hand's total after the card
+    would give its value: it goes too."""
+    return {**{k: v for k, v in event.items() if k != "total"}, "card": None, "card_withheld": True}
+
+
+def _misdeal_shown(detail: dict[str, Any]) -> dict[str, Any]:
+    """A misdeal as a display gets it: without its card, and its reason (a text that may name the
+    card: "5D was read in burn mode") told by its kind alone."""
+    shown = {k: v for k, v in detail.items() if k != "card"}
+    if "reason" in shown:
+        shown["reason"] = str(detail.get("kind") or "misdeal").replace("_", " ")
+    return shown
 
 
 def display_event(event: Event, reveal: str = "dealt") -> Event:
@@ -76,36 +99,51 @@ def display_event(event: Event, reveal: str = "dealt") -> Event:
         return event if event.get("exposed") or event.get("card") is None else _without_card(event)
     if kind == "misdeal":
         detail = event.get("misdeal")
-        if isinstance(detail, dict) and detail.get("card") is not None:
-            return {**event, "misdeal": {k: v for k, v in detail.items() if k != "card"}}
-        return event
+        return {**event, "misdeal": _misdeal_shown(detail)} if isinstance(detail, dict) else event
     if kind == "misdeal.corrected":
-        # enter_card: the card is dealt at once, in the `card` event that follows.
-        if event.get("card") is not None and event.get("correction") != "enter_card":
+        # enter_card: the card is dealt at once, in the `card` event that follows (faced then only
+        # where cards are faced as they are dealt).
+        if event.get("card") is not None and (event.get("correction") != "enter_card" or reveal != "dealt"):
             return _without_card(event)
         return event
     if kind == "alarm":
         if event.get("alarm") in SURVEILLANCE_ONLY_ALARMS:
             return withheld(event)
-        return {k: v for k, v in event.items() if k not in ALARM_DETAIL}
+        return {k: v for k, v in event.items() if k in ALARM_SHOWN}
+    if kind == "shoe.closed":
+        return {**event, "reconciliation": _reconciliation_shown(event.get("reconciliation"))}
+    if kind == "table.started" and event.get("locked") is not None:
+        return {**event, "locked": LOCKED}  # its text is the alarm's (a forged frame's bytes name a card)
     return event
+
+
+def _reconciliation_shown(reconciliation: Any) -> Any:
+    """A closed shoe's reconciliation without the cards it left by identity: with the cards a display
+    saw faced, they give the face-down ones. The counts stay."""
+    if not isinstance(reconciliation, dict):
+        return reconciliation
+    return {k: v for k, v in reconciliation.items() if k != "left_by_identity"}
 
 
 def display_snapshot(snapshot: dict[str, Any], reveal: str = "dealt") -> dict[str, Any]:
     """The display audience's copy of the table's snapshot (see TableController.snapshot)."""
-    snap = dict(snapshot)
+    snap = {k: v for k, v in snapshot.items() if k not in JOURNAL_FIELDS}
     shoe = snap.get("shoe")
     if isinstance(shoe, dict):
         # Counts by rank include the face-down burn cards and the cards waiting for a correction.
         snap["shoe"] = {k: v for k, v in shoe.items() if k != "remaining_by_rank"}
+        if "reconciliation" in shoe:
+            snap["shoe"]["reconciliation"] = _reconciliation_shown(shoe["reconciliation"])
     snap["odds"] = None
-    snap["pending_misdeals"] = [{k: v for k, v in p.items() if k != "card"}
-                                for p in snapshot.get("pending_misdeals") or []]
+    snap["pending_misdeals"] = [_misdeal_shown(p) for p in snapshot.get("pending_misdeals") or []]
     alarms = snapshot.get("alarms")
     if isinstance(alarms, dict):
         snap["alarms"] = {name: name for name in alarms if name not in SURVEILLANCE_ONLY_ALARMS}
         if snapshot.get("locked"):  # its text is the alarm's: the display gets the alarm's name
             snap["locked"] = next((name for name in LOCKING_ALARMS if name in alarms), "integrity")
+    waiting = snapshot.get("waiting")
+    if isinstance(waiting, dict) and waiting.get("for") == "unlock":  # its text quotes the lock's
+        snap["waiting"] = {**waiting, "text": f"the pit to clear the lock ({snap.get('locked') or LOCKED})"}
     coup = snap.get("coup")
     if reveal == "result" and isinstance(coup, dict) and not coup.get("complete"):
         snap["coup"] = {**coup, "player_cards": [], "banker_cards": [], "player_total": None,

@@ -30,6 +30,31 @@ CASES = [
     (ev(11, "alarm", alarm="foreign_card", active=True, text="9H seen 33 times"), "dealt", {"text": None}),
     (ev(12, "shoe.odds", cards_left=300, probabilities={}, player_expectation={}, favourable=[]), "dealt", "withheld"),
     (ev(13, "card.duplicate", card="9H"), "dealt", "withheld"),
+    # A squeezed hand's total after a card gives the card's value.
+    (ev(14, "card", card="7D", recipient="banker", index=1, total=7), "result",
+     {"card": None, "card_withheld": True, "total": None}),
+    # A misdeal's reason may name its card: told by its kind alone.
+    (ev(15, "misdeal", misdeal={"id": 2, "kind": "burn_during_coup", "card_index": 2, "correctable": True,
+                                "correction": "burn_card", "reason": "5D was read in burn mode", "card": "5D"}),
+     "dealt", {"misdeal.card": None, "misdeal.reason": "burn during coup"}),
+    # Where cards are faced at the result, a card entered by hand is not shown before it either.
+    (ev(16, "misdeal.corrected", misdeal=2, correction="enter_card", card="5S"), "result",
+     {"card": None, "card_withheld": True}),
+    # An alarm's details may name the shuffled order's next card, or cards missing from the shoe.
+    (ev(17, "alarm", alarm="sequence_mismatch", active=True, text="2D expected", position=40, expected="2D",
+        got="9C", mismatch="inserted", source="native:/dev/shoe"), "dealt",
+     {"expected": None, "got": None, "position": None, "text": None, "alarm": "sequence_mismatch",
+      "source": "native:/dev/shoe"}),
+    (ev(18, "alarm", alarm="deck_incomplete", active=True, deck=1, missing=["AS"], extra=["KD"], foreign=[]), "dealt",
+     {"missing": None, "extra": None, "foreign": None, "deck": None}),
+    (ev(19, "alarm", alarm="weak_shuffle", active=True, run={"length": 8, "previous": 214}), "dealt", {"run": None}),
+    # The cards a closed shoe left, by identity, with those faced give the face-down ones.
+    (ev(20, "shoe.closed", reason="removed", reconciliation={"seen": 12, "left_in_shoe": 404, "balanced": True,
+                                                             "left_by_identity": {"KC": 31}}), "dealt",
+     {"reconciliation.left_by_identity": None, "reconciliation.seen": 12, "reconciliation.balanced": True}),
+    # The text that locked the table may quote a forged frame's bytes (a card).
+    (ev(21, "table.started", clean=True, ruleset="punto-banco", locked="forged frame 5a0312..."), "dealt",
+     {"locked": "locked"}),
 ]
 
 
@@ -61,6 +86,17 @@ def test_display_snapshot_keeps_no_hidden_card():
     assert shown["pending_misdeals"] == [{"id": 1, "kind": "extra_card"}]
     assert shown["alarms"] == {"tamper": "tamper"} and shown["coup"]["player_cards"] == ["9H"]
     assert display_snapshot(snap, "result")["coup"]["player_cards"] == []
+    locked = {**snap, "journal_head": "6942cc", "journal": {"file": 2, "jseq": 417, "hash": "5c0f"},
+              "locked": "forged frame 5a0312...", "alarms": {"forged_frame": "forged frame 5a0312..."},
+              "waiting": {"for": "unlock", "text": "the pit to clear the lock (forged frame 5a0312...)"},
+              "pending_misdeals": [{"id": 2, "kind": "burn_during_coup", "reason": "5D was read in burn mode",
+                                    "card": "5D"}],
+              "shoe": {**snap["shoe"], "reconciliation": {"seen": 12, "left_by_identity": {"KC": 31}}}}
+    shown = display_snapshot(locked)
+    assert "journal_head" not in shown and "journal" not in shown  # a hash checks a guess at a face-down card
+    assert shown["locked"] == "forged_frame" and "5a03" not in shown["waiting"]["text"]
+    assert shown["pending_misdeals"] == [{"id": 2, "kind": "burn_during_coup", "reason": "burn during coup"}]
+    assert shown["shoe"]["reconciliation"] == {"seen": 12}
     assert snap["shoe"]["remaining_by_rank"] == [32] * 10, "pure"
     every, whole = for_audience("surveillance")
     assert every(CASES[5][0]) is CASES[5][0] and whole(snap) is snap

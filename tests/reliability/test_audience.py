@@ -174,7 +174,11 @@ def test_display_stream_and_catch_up_never_hold_a_card_before_it_is_faced(table)
         assert [e["card"] for e in collected if e["kind"] == "shoe.burn"] == ["3H", None, None, None]
         assert min(e["seq"] for e in collected if EXTRA in json.dumps(e)) == returned_faced
     assert [as_journaled(e) for e in display.events] == display_catch_up[-len(display.events):]
+    # The chain head (a record's hash: a guess at a face-down card checked against it) is surveillance's.
+    assert not [e for e in display.events if "journal" in e] and all("journal" in e for e in surveillance.events)
     state = display_snap["state"]
+    assert "journal_head" not in state and "journal" not in state
+    assert "journal_head" in surveillance_snap["state"]
     assert early_identities([state], truth, at_seq=display_snap["seq"]) == []
     assert [p["kind"] for p in state["pending_misdeals"]] == ["extra_card"]
     assert "remaining_by_rank" not in state["shoe"] and state["odds"] is None
