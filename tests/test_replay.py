@@ -167,7 +167,8 @@ def test_a_display_joins_a_published_replay_midway_and_follows_it_to_the_end(tmp
         while feed.state.seq != table.seq and time.monotonic() < deadline:
             feed.poll(0.1)
             assert feed.state.connection != "reconnecting", "a pause in the replay looked like a lost table"
-        assert feed.client.stats["snapshots"] == 1 and feed.client.stats["heartbeats"] >= 1
+        assert feed.client.stats["snapshots"] == 1, json.dumps(feed.client.stats)
+        assert feed.client.stats["heartbeats"] >= 1
         assert feed.state.seq == table.seq and feed.state.connection == LIVE
         assert len(feed.state.results) == 4  # the whole shoe so far, from the snapshot and the events after it
         feed.client.close()
@@ -179,3 +180,18 @@ def test_snapshot_without_publish_is_refused(tmp_path):
     write_journal(tmp_path / "j", dealer_inputs(coups=1))
     proc = run_shoed("replay", str(tmp_path / "j"), "--snapshot", f"ipc://{tmp_path}/s")
     assert proc.returncode == 2 and "--snapshot serves a replay that is published" in proc.stderr
+
+
+def test_a_published_replay_shows_what_the_displays_were_shown_unless_surveillance_asks(tmp_path):
+    """The replay's endpoints have no keys: by default it shows the shoe as the table's display stream
+    did (no face-down burn card: shoed.table.audience); `--audience surveillance` shows it all."""
+    table = write_journal(tmp_path / "j", dealer_inputs(coups=3))
+    journaled = [json.loads(line) for f in sorted((tmp_path / "j").glob("*.jsonl")) for line in f.read_text().splitlines()]
+    burns = [e for r in journaled for e in r.get("events") or [] if e["kind"] == "shoe.burn"]
+    face_down = [e for e in burns if not e.get("exposed")]
+    assert face_down and all(e["card"] for e in face_down)
+    for options, shown in (((), False), (("--audience", "surveillance"), True)):
+        got = [json.loads(p) for _, _, p in published(tmp_path, table.seq, "--speed", "1000", *options, timeout=20)]
+        assert [e["seq"] for e in got] == list(range(1, table.seq + 1))
+        seen = {e["seq"]: e.get("card") for e in got if e["kind"] == "shoe.burn"}
+        assert [seen[e["seq"]] for e in face_down] == ([e["card"] for e in face_down] if shown else [None] * len(face_down))

@@ -26,6 +26,9 @@ HEARTBEAT_INTERVAL = 1.0  # as the daemon: a display takes over 3 s of silence f
 WINDOW = 5000  # past events kept for a display's catch-up, as the daemon keeps
 SHOWN_PEER_HWM = 100  # replies queued to one display that reads nothing; more are dropped
 CHUNK = 100
+AUDIENCES = ("display", "surveillance")  # shoed.table.audience's, named here so that --help needs no import
+DISPLAY = "display"
+REVEALS = ("dealt", "result")
 
 
 def register(sub) -> None:
@@ -40,6 +43,13 @@ def register(sub) -> None:
     p.add_argument("--snapshot", metavar="ENDPOINT",
                    help="with --publish: serve the replayed table's snapshot and past events here, for `shoed watch` "
                         "(default: the publish endpoint's port + 1 for tcp)")
+    p.add_argument("--audience", choices=AUDIENCES, default=DISPLAY,
+                   help="with --publish: what the replay shows, as the table's display stream did (default: "
+                        "no face-down card, odds or alarm detail; shoed.table.audience) or all of it, as "
+                        "surveillance's stream (for an endpoint only surveillance can reach)")
+    p.add_argument("--reveal", choices=REVEALS, default="dealt",
+                   help="with --audience display: when a hand's cards are faced, as the table's display_reveal "
+                        "(default dealt)")
     p.add_argument("--secret-file", metavar="FILE", help="the journal's HMAC secret, if it is keyed")
     p.add_argument("--verify-key", metavar="FILE", help="the verification key of a forward-secure journal")
     p.add_argument("--order-key-file", metavar="FILE",
@@ -81,6 +91,9 @@ def run(args) -> int:
             raise CommandError(str(exc)) from None
     if args.snapshot and not args.publish:
         raise CommandError("--snapshot serves a replay that is published: give --publish too")
+    from shoed.table.audience import for_audience
+
+    event_view, snapshot_view = for_audience(args.audience, args.reveal)
     publisher = context = shown = None
     if args.publish:
         import zmq
@@ -102,7 +115,7 @@ def run(args) -> int:
             publisher.bind(endpoint)
             if snapshot:
                 endpoint = snapshot
-                shown = Shown(context, snapshot, publisher)
+                shown = Shown(context, snapshot, publisher, snapshot_view, paced=speed is not None)
         except zmq.ZMQError as exc:
             publisher.close(0)
             context.term()
@@ -133,6 +146,7 @@ def run(args) -> int:
                     shown.wait(min(delay, 60))
                 else:
                     time.sleep(min(delay, 60))
+        events = [event_view(event) for event in events]
         for event in events:
             publisher.send_multipart([wire.topic_for(event["table"], event["kind"]).encode(), wire.encode(event)])
         if shown is not None:
@@ -180,7 +194,8 @@ class Shown:
     published so far, on a ROUTER socket, answered while the replay waits for the recorded pace;
     and a heartbeat when a pause lasts, so that the display does not take it for a lost table."""
 
-    def __init__(self, context, endpoint: str, publisher) -> None:
+    def __init__(self, context, endpoint: str, publisher, snapshot_view=lambda state: state,
+                 paced: bool = True) -> None:
         import zmq
 
         from shoed.net.limits import HANDSHAKE_TIMEOUT
@@ -196,16 +211,25 @@ class Shown:
         self.socket.handshake_ivl = round(HANDSHAKE_TIMEOUT * 1000)
         self.socket.bind(endpoint)
         self.publisher = publisher
+        self.snapshot_view = snapshot_view  # the audience's (shoed.table.audience): the events come so already
+        self.paced = paced
         self.replay = None  # the Replay of the file being replayed (shoed.journal.replay.replay_file)
         self.recent: collections.deque = collections.deque(maxlen=WINDOW)
         self.last_sent = time.monotonic()
+        self.state: dict | None = None  # the snapshot as of the last events sent
 
     def follow(self, replay) -> None:
         self.replay = replay
 
     def published(self, events: list) -> None:
+        """The events just sent; the table's state as they leave it is what a display that joins is
+        served until the next are sent (the controller has gone on to the record that waits for its
+        time: a snapshot of it would be ahead of the stream)."""
         self.recent.extend(events)
         self.last_sent = time.monotonic()
+        controller = self.replay.controller if self.replay is not None else None
+        if self.paced and controller is not None:  # as fast as possible, requests are never answered
+            self.state = self.snapshot_view(controller.snapshot())
 
     def wait(self, seconds: float) -> None:
         """Answer requests (and keep the heartbeat) for `seconds`."""
@@ -249,11 +273,10 @@ class Shown:
                 yield wire.encode(base | {"op": "events", "events": found[i:i + CHUNK]})
             yield wire.encode(base | {"op": "events", "done": True, "count": len(found)})
             return
-        controller = self.replay.controller if self.replay is not None else None
-        if controller is None:
+        state = self.state
+        if state is None:
             yield wire.encode({"ok": False, "error": "no table replayed yet"} | echo)
             return
-        state = controller.snapshot()
         yield wire.encode(base | {"op": "snapshot", "table": state["table"], "seq": state["seq"], "state": state})
 
     def close(self) -> None:

@@ -102,3 +102,11 @@ def test_display_snapshot_keeps_no_hidden_card():
     assert every(CASES[5][0]) is CASES[5][0] and whole(snap) is snap
     with pytest.raises(ValueError):
         for_audience("players")
+
+
+def test_the_replay_offers_the_audiences_there_are():
+    """`shoed replay --audience/--reveal` names them without importing the table (its --help stays quick)."""
+    from shoed.commands import replay
+    from shoed.table import audience
+
+    assert (replay.AUDIENCES, replay.DISPLAY, replay.REVEALS) == (audience.AUDIENCES, audience.DISPLAY, audience.REVEALS)
