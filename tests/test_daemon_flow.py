@@ -407,3 +407,26 @@ def test_a_key_removed_and_reloaded_is_cut_off_the_event_stream_it_already_recei
                 sock.close(0)
             ctx.term()
         assert d.stop() == 0
+
+
+def test_the_dealers_status_is_the_table_as_its_displays_show_it(base):
+    """`status` from a dealer's key (or an endpoint without keys) is the display audience's snapshot:
+    no counts of the cards left by rank (they count the face-down burns), no odds; the pit and
+    surveillance get the whole table."""
+    from shoed.net.commands import send_command
+    from shoed.net.curve import ClientCurve, create_key_pair, with_role
+    from tests.test_simulate_follows import dealer_keys
+
+    (base / "dealer").mkdir()
+    dealer = dealer_keys(base, "dealer")
+    public, _, _ = create_key_pair(base / "pit", "pit")
+    (base / "keys" / "clients" / "pit.key").write_text(with_role(public.read_text(), "pit"))
+    with (Simulator(base, seed=3, pace=0.05) as sim, Daemon(base, "--source", sim.source) as d):
+        keys = {"dealer": ClientCurve.from_files(dealer[1], dealer[3]),
+                "pit": ClientCurve.from_files(base / "pit" / "pit.key_secret", dealer[3])}
+        open_coup(d, keys["pit"], 2)
+        seen = {role: send_command(d.commands, "status", {}, key, timeout=5)["status"] for role, key in keys.items()}
+        assert d.stop() == 0
+    assert "remaining_by_rank" in seen["pit"]["shoe"]
+    assert "remaining_by_rank" not in seen["dealer"]["shoe"] and seen["dealer"]["odds"] is None
+    assert seen["dealer"]["shoe"]["burned"] == seen["pit"]["shoe"]["burned"] > 0 and seen["dealer"]["shoe"]["cards_left"] <= seen["pit"]["shoe"]["cards_left"]

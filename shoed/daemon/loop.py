@@ -40,6 +40,7 @@ from shoed.backoff import Backoff
 from shoed.daemon import logs
 from shoed.table import shuffle as shuffle_table
 from shoed.table import events as ev
+from shoed.table import audience
 from shoed.daemon.clockwatch import STALL_LIMIT, ClockWatch
 from shoed.daemon.config import Config, ConfigError, Source, auto_confirm, source_capabilities
 from shoed.daemon.config import check as check_config
@@ -63,6 +64,7 @@ if TYPE_CHECKING:
 log = logs.get("shoed.daemon")
 
 CHECKPOINT_LINE_MAX = 1 << 20  # bytes: a journal file's header and checkpoint lines are under a kilobyte
+SEES_ALL = ("pit", "surveillance")  # the roles whose `status` is the whole table (the dealer's: the displays')
 POLL_TIMEOUT = 0.005  # seconds the loop waits on the shoe before serving sockets
 # Events kept in memory for catch-up (about 8 shoes; ~1 kB each); older ones come from the journal.
 RECENT_EVENTS = 5_000
@@ -155,7 +157,6 @@ class _Network:
         made closed again) when an endpoint cannot be bound or the keys cannot be used."""
         import zmq
 
-        from shoed.table import audience
         from shoed.net import contexts
         from shoed.net.catchup import CatchupServer, Endpoint
         from shoed.net.commands import CommandServer
@@ -576,13 +577,18 @@ class TableLoop:
         from shoed.table.events import COMMANDS, DEFAULT_ROLE
         from shoed.journal import JournalError
 
-        if COMMANDS[command.name].read_only:  # nothing changes: not a journal record, no fsync
-            return {"ok": True, "status": self.controller.snapshot()}
         # The role decides what the command may do (TableController NEEDS_ROLE); an endpoint
         # without keys (a lab bench) has no roles: its senders are dealers.
+        role = command.client_role or DEFAULT_ROLE
+        if COMMANDS[command.name].read_only:  # nothing changes: not a journal record, no fsync
+            # The dealer sees the table as its displays do (no face-down card, odds or alarm
+            # detail: shoed.table.audience); the pit and surveillance see all of it.
+            status = self.controller.snapshot()
+            return {"ok": True, "status": status if role in SEES_ALL else
+                    audience.display_snapshot(status, self.config.display_reveal)}
         item = {"kind": "command", "cmd": command.name, "args": command.args,
                 "client": command.client_name or command.client_key, "client_key": command.client_key,
-                "peer": command.peer_address, "role": command.client_role or DEFAULT_ROLE}
+                "peer": command.peer_address, "role": role}
         try:
             reply = self.handle(item)
         except JournalError as exc:
