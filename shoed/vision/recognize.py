@@ -208,6 +208,7 @@ ACE_PIP = 1.5  # an ace's one pip is at least this many times as tall as its ran
 # stand in for no rank too small to read (_whole).
 STRAY_PRINT = 0.5
 COURT_PIPS = 7  # a court card's picture never shows this many marks of one size: rows of pips
+COURT_MARKS = 3  # nor, where its middle shows no picture in colours, this many
 # A suit printed beside a court card's rank alone (a split index) stands on the
 # rank's line across clear paper: at most this share of the card between them printed.
 SUIT_CLEAR = 0.02
@@ -1315,6 +1316,10 @@ def _disagreement(card: str, pips: PipEvidence) -> str | None:
     if rank in COURTS and pips.two and not pips.picture:
         # a court card's picture may print its suit twice, not down the middle with nothing in colours
         return f"index {card}, a two's pips in the middle, no picture"
+    if rank in COURTS and pips.count >= COURT_MARKS and not pips.picture:
+        # nor three marks of one size or more with no picture in colours: a number card's pips, the
+        # rest of them out of view (a finger, glare, the card bent)
+        return f"index {card}, {pips.count} pips in the middle, no picture"
     if rank == "A" and pips.count >= 2:
         return f"index {card}, {pips.count} pips in the middle"
     if n is not None and (pips.count > n or _too_few_pips(card, pips)):

@@ -178,6 +178,15 @@ def test_a_six_read_in_one_corner_alone_over_a_covered_middle_is_refused(recogni
     assert result.detail == "a 6 read in one corner alone, print over the middle that may hide a 9's"
 
 
+def test_a_court_card_read_over_pips_and_no_picture_is_refused(recognizer):
+    """A five of clubs of KDE's gm-paris design (never trained on), bent, a finger over its upper
+    index and glare over its middle, at 1280 x 960: its lower "5" read as a "J" at 0.95, and three of
+    its pips in view, lopsided, counted no rank. A court card's middle is a picture in colours: three
+    marks of one size or more, the suit's, with no picture, are a number card's pips."""
+    result = _refused(recognizer, "covered/5C-bent-a-finger-over-one-corner-read-as-JC.webp", "5C")
+    assert result.reason == "cues_disagree" and result.detail == "index JC, 3 pips in the middle, no picture"
+
+
 @pytest.mark.parametrize("name, card", [
     ("5D-a-finger-wider-than-a-pip-over-one.png", "5D"),
     ("5C-a-finger-over-one-corner-its-5-read-as-a-J.png", "5C"),
