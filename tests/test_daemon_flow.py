@@ -353,13 +353,12 @@ def test_a_key_removed_and_reloaded_is_cut_off_the_event_stream_it_already_recei
     (ZAP checks a key at the handshake only). On the reload the daemon renews the CURVE-secured
     streams: every subscriber connects and is authenticated again, so the removed key hears
     nothing more while an allowed subscriber goes on receiving the table's events."""
-    import shutil
     import signal
 
     import zmq
 
     from shoed.net import wire
-    from shoed.net.curve import ClientCurve, create_key_pair
+    from shoed.net.curve import ClientCurve, create_key_pair, with_role
 
     stream = f"ipc://{base}/surveillance-events"
     with Daemon(base, "--sim-pace", "0.05", "--sim-seed", "6", "--surveillance-pub", stream) as d:
@@ -367,7 +366,7 @@ def test_a_key_removed_and_reloaded_is_cut_off_the_event_stream_it_already_recei
         officers.mkdir()
         for name in ("leaving", "staying"):
             public, _, _ = create_key_pair(officers, name)
-            shutil.copy(public, d.keys / "clients" / f"{name}.key")
+            (d.keys / "clients" / f"{name}.key").write_text(with_role(public.read_text(), "surveillance"))
         d.proc.send_signal(signal.SIGHUP)
         d.wait_for(lambda x: x.get("event") == "allow-list reloaded", 10, "the reload")
         ctx = zmq.Context()
@@ -394,7 +393,7 @@ def test_a_key_removed_and_reloaded_is_cut_off_the_event_stream_it_already_recei
             assert events(subs["leaving"], 3) and events(subs["staying"], 1), "both hear the table"
             (d.keys / "clients" / "leaving.key").unlink()
             d.proc.send_signal(signal.SIGHUP)
-            d.wait_for(lambda x: x.get("event") == "allow-list reloaded" and x.get("keys") == {"shoed": 2},
+            d.wait_for(lambda x: x.get("event") == "allow-list reloaded" and x.get("keys") == {"shoed": 2, "surveillance": 2},
                        10, "the second reload")
             events(subs["leaving"], 0.2)  # what was on its way before the renewal
             after = events(subs["staying"], 4)

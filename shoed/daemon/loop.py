@@ -64,7 +64,6 @@ if TYPE_CHECKING:
 log = logs.get("shoed.daemon")
 
 CHECKPOINT_LINE_MAX = 1 << 20  # bytes: a journal file's header and checkpoint lines are under a kilobyte
-SEES_ALL = ("pit", "surveillance")  # the roles whose `status` is the whole table (the dealer's: the displays')
 POLL_TIMEOUT = 0.005  # seconds the loop waits on the shoe before serving sockets
 # Events kept in memory for catch-up (about 8 shoes; ~1 kB each); older ones come from the journal.
 RECENT_EVENTS = 5_000
@@ -160,7 +159,7 @@ class _Network:
         from shoed.net import contexts
         from shoed.net.catchup import CatchupServer, Endpoint
         from shoed.net.commands import CommandServer
-        from shoed.net.curve import CurveError, ServerCurve
+        from shoed.net.curve import SURVEILLANCE_DOMAIN, CurveError, ServerCurve
         from shoed.net.publisher import Publisher
 
         # Commands and catch-up on the public context; each event stream on a context of its own
@@ -193,10 +192,13 @@ class _Network:
                 if cfg.surveillance_events:
                     if curve is not None:  # (always: surveillance makes the keys)
                         curve.attach(stream_contexts[1])
+                    # Surveillance's endpoints admit the keys of the pit and surveillance roles only.
                     publishers.append(Publisher(stream_contexts[1], cfg.surveillance_events, cfg.table, curve,
-                                                last_seq=last_seq, journal_head=journal_head))
+                                                curve_domain=SURVEILLANCE_DOMAIN, last_seq=last_seq,
+                                                journal_head=journal_head))
                 if cfg.surveillance_snapshot:
-                    endpoints.append(Endpoint(cfg.surveillance_snapshot, every_event, whole_snapshot, curve))
+                    endpoints.append(Endpoint(cfg.surveillance_snapshot, every_event, whole_snapshot, curve,
+                                              SURVEILLANCE_DOMAIN))
                 catchup = CatchupServer(context, endpoints, cfg.table, recent, journal_events)
                 commands = CommandServer(context, cfg.commands, command,
                                          curve=curve if cfg.curve_commands else None,
@@ -584,7 +586,7 @@ class TableLoop:
             # The dealer sees the table as its displays do (no face-down card, odds or alarm
             # detail: shoed.table.audience); the pit and surveillance see all of it.
             status = self.controller.snapshot()
-            return {"ok": True, "status": status if role in SEES_ALL else
+            return {"ok": True, "status": status if role in ev.SEES_ALL else
                     audience.display_snapshot(status, self.config.display_reveal)}
         item = {"kind": "command", "cmd": command.name, "args": command.args,
                 "client": command.client_name or command.client_key, "client_key": command.client_key,

@@ -40,12 +40,15 @@ import zmq.auth
 from zmq.utils import z85
 
 from shoed.files import KEY_FILE_MAX, fsync_folder, read_regular
-from shoed.table.events import DEFAULT_ROLE, ROLES  # the schema owns the vocabulary of roles
+from shoed.table.events import DEFAULT_ROLE, ROLES, SEES_ALL  # the schema owns the vocabulary of roles
 from shoed.net.sockets import Closing
 from shoed.net.limits import RefusalLog
 from shoed.net.zap import ZapHandler
 
 DEFAULT_DOMAIN = "shoed"
+# The surveillance endpoints' domain: the daemon's allow-list, its keys of the roles that see all (SEES_ALL: a dealer's
+# console or a display board's key on the list is refused there: those streams carry face-down cards).
+SURVEILLANCE_DOMAIN = "surveillance"
 
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
@@ -299,6 +302,7 @@ class ServerCurve(Closing):
         context: zmq.Context | None,
         server_secret_file: str | os.PathLike,
         allow: str | os.PathLike | Mapping[str, str | os.PathLike],
+        roles: Mapping[str, tuple[str, ...]] | None = None,
     ) -> None:
         self.public_key, self._secret_key = load_key_pair(server_secret_file)
         if isinstance(allow, Mapping):
@@ -310,7 +314,8 @@ class ServerCurve(Closing):
         for domain in self._dirs:
             if not _NAME_RE.fullmatch(domain):
                 raise CurveError(f"bad ZAP domain name {domain!r}")
-        self._providers = {domain: _AllowList(load_allow_list(d), load_roles(d)) for domain, d in self._dirs.items()}
+        self._roles = dict(roles or {})  # domain -> the roles its keys must have (every role where absent)
+        self._providers = {domain: _AllowList(*self._load(domain)) for domain in self._dirs}
         for domain, provider in self._providers.items():
             log.info("CURVE allow-list %s: %d keys from %s", domain, len(provider.keys), self._dirs[domain])
         self._lock = threading.Lock()
@@ -319,6 +324,14 @@ class ServerCurve(Closing):
         self._closed = False
         if context is not None:
             self._start(context)
+
+    def _load(self, domain: str) -> tuple[dict[bytes, str], dict[bytes, str]]:
+        """(keys, roles) of a domain's allow-list: its directory's keys, of the domain's roles only."""
+        keys, roles = load_allow_list(self._dirs[domain]), load_roles(self._dirs[domain])
+        admitted = self._roles.get(domain)
+        if admitted is not None:
+            keys = {k: name for k, name in keys.items() if roles.get(k, DEFAULT_ROLE) in admitted}
+        return keys, roles
 
     @classmethod
     def from_key_dir(cls, key_dir: str | os.PathLike, context: zmq.Context | None = None) -> ServerCurve:
@@ -331,7 +344,9 @@ class ServerCurve(Closing):
         secret = key_dir / "server.key_secret"
         if not secret.exists():
             raise CurveError(f"no server key {secret}: make one with `shoed keys new server --dir {key_dir}`")
-        return cls(context, secret, key_dir / "clients")
+        clients = key_dir / "clients"
+        return cls(context, secret, {DEFAULT_DOMAIN: clients, SURVEILLANCE_DOMAIN: clients},
+                   roles={SURVEILLANCE_DOMAIN: SEES_ALL})
 
     def _start(self, context: zmq.Context) -> None:
         callbacks = {domain: provider.callback for domain, provider in self._providers.items()}
@@ -408,8 +423,9 @@ class ServerCurve(Closing):
         up; a removed key is refused from its next handshake on.
         """
         with self._lock:
-            fresh = {domain: load_allow_list(d) for domain, d in self._dirs.items()}
-            roles = {domain: load_roles(d) for domain, d in self._dirs.items()}
+            loaded = {domain: self._load(domain) for domain in self._dirs}
+            fresh = {domain: keys for domain, (keys, _) in loaded.items()}
+            roles = {domain: domain_roles for domain, (_, domain_roles) in loaded.items()}
             for domain, keys in fresh.items():
                 # Roles first: a key is never seen listed without its role.
                 self._providers[domain].roles = roles[domain]

@@ -134,6 +134,9 @@ COMMANDS: dict[str, CommandSpec] = {spec.name: spec for spec in (
 # its sender's role; a key file without one is a dealer's, the least a key may do.
 ROLES = ("dealer", "pit", "surveillance")
 DEFAULT_ROLE = "dealer"
+# The roles that see the whole table: `status` whole, the surveillance endpoints (the dealer's `status`
+# is the displays' view, shoed.table.audience).
+SEES_ALL: tuple[str, ...] = ("pit", "surveillance")
 # Commands only the pit or surveillance may give: they clear what stopped the table or undo a coup.
 NEEDS_ROLE: dict[str, tuple[str, ...]] = {"unlock": ("pit", "surveillance"), "void": ("pit", "surveillance")}
 

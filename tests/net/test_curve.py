@@ -297,3 +297,32 @@ def test_the_zap_handler_is_shoeds_own_thread_not_pyzmqs_asyncio_authenticator(c
     with keys.server(ctx):
         names = [t.name for t in threading.enumerate()]
     assert "shoed-zap" in names and not any("Authenticator" in type(t).__name__ for t in threading.enumerate())
+
+
+def test_the_surveillance_endpoints_admit_the_pit_and_surveillance_roles_only(ctx, tmp_path):
+    """One allow-list serves the daemon (`from_key_dir`); its surveillance endpoints, which carry
+    face-down cards, refuse a dealer's console or a display board's key on it (the dealer role,
+    and a key file that names no role)."""
+    from shoed.net.curve import SURVEILLANCE_DOMAIN, with_role
+
+    create_key_pair(tmp_path, "server")
+    (tmp_path / "clients").mkdir()
+    clients = {}
+    for name, role in (("console", "dealer"), ("board", None), ("pit", "pit"), ("cctv", "surveillance")):
+        public, secret, _ = create_key_pair(tmp_path / "made", name)
+        text = public.read_text()
+        (tmp_path / "clients" / f"{name}.key").write_text(with_role(text, role) if role else text)
+        clients[name] = ClientCurve.from_files(secret, tmp_path / "server.key")
+    curve = ServerCurve.from_key_dir(tmp_path, ctx)
+    try:
+        def surveillance(sock):
+            curve.apply(sock, SURVEILLANCE_DOMAIN)
+
+        for name in ("pit", "cctv"):
+            assert _admitted(ctx, surveillance, clients[name]), name
+        for name in ("console", "board"):
+            assert _refused(ctx, surveillance, clients[name]), name
+            assert _admitted(ctx, curve.apply, clients[name]), name  # the commands and display endpoints
+        assert curve.reload() == {"shoed": 4, SURVEILLANCE_DOMAIN: 2}
+    finally:
+        curve.close()
