@@ -146,7 +146,7 @@ def run_list(args) -> int:
 
     try:
         keys = load_allow_list(args.dir)
-        roles = load_roles(args.dir)
+        roles = load_roles(args.dir, keys)
     except CurveError as exc:
         raise CommandError(str(exc)) from None
     rows = sorted(((name, key.decode(), roles[key]) for key, name in keys.items()))

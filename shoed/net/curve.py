@@ -178,9 +178,11 @@ def with_role(text: str, role: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def load_roles(directory: str | os.PathLike) -> dict[bytes, str]:
-    """Public key -> role for every `*.key` file on an allow-list."""
-    return {key: key_role(Path(directory) / f"{name}.key") for key, name in load_allow_list(directory).items()}
+def load_roles(directory: str | os.PathLike, keys: Mapping[bytes, str] | None = None) -> dict[bytes, str]:
+    """Public key -> role for every `*.key` file on an allow-list; `keys`: the list as
+    `load_allow_list` read it (read again where not given)."""
+    listed = load_allow_list(directory) if keys is None else keys
+    return {key: key_role(Path(directory) / f"{name}.key") for key, name in listed.items()}
 
 
 def create_key_pair(directory: str | os.PathLike, name: str) -> tuple[Path, Path, str]:
@@ -315,7 +317,7 @@ class ServerCurve(Closing):
             if not _NAME_RE.fullmatch(domain):
                 raise CurveError(f"bad ZAP domain name {domain!r}")
         self._roles = dict(roles or {})  # domain -> the roles its keys must have (every role where absent)
-        self._providers = {domain: _AllowList(*self._load(domain)) for domain in self._dirs}
+        self._providers = {domain: _AllowList(keys, roles) for domain, (keys, roles) in self._read().items()}
         for domain, provider in self._providers.items():
             log.info("CURVE allow-list %s: %d keys from %s", domain, len(provider.keys), self._dirs[domain])
         self._lock = threading.Lock()
@@ -325,13 +327,21 @@ class ServerCurve(Closing):
         if context is not None:
             self._start(context)
 
-    def _load(self, domain: str) -> tuple[dict[bytes, str], dict[bytes, str]]:
-        """(keys, roles) of a domain's allow-list: its directory's keys, of the domain's roles only."""
-        keys, roles = load_allow_list(self._dirs[domain]), load_roles(self._dirs[domain])
-        admitted = self._roles.get(domain)
-        if admitted is not None:
-            keys = {k: name for k, name in keys.items() if roles.get(k, DEFAULT_ROLE) in admitted}
-        return keys, roles
+    def _read(self) -> dict[str, tuple[dict[bytes, str], dict[bytes, str]]]:
+        """Each domain's (keys, roles): every allow-list directory read once (domains may share one),
+        a domain's keys kept to its roles."""
+        lists = {}
+        for directory in set(self._dirs.values()):
+            keys = load_allow_list(directory)
+            lists[directory] = keys, load_roles(directory, keys)
+        read = {}
+        for domain, directory in self._dirs.items():
+            keys, roles = lists[directory]
+            admitted = self._roles.get(domain)
+            if admitted is not None:
+                keys = {k: name for k, name in keys.items() if roles.get(k, DEFAULT_ROLE) in admitted}
+            read[domain] = keys, roles
+        return read
 
     @classmethod
     def from_key_dir(cls, key_dir: str | os.PathLike, context: zmq.Context | None = None) -> ServerCurve:
@@ -423,14 +433,12 @@ class ServerCurve(Closing):
         up; a removed key is refused from its next handshake on.
         """
         with self._lock:
-            loaded = {domain: self._load(domain) for domain in self._dirs}
-            fresh = {domain: keys for domain, (keys, _) in loaded.items()}
-            roles = {domain: domain_roles for domain, (_, domain_roles) in loaded.items()}
-            for domain, keys in fresh.items():
+            fresh = self._read()
+            for domain, (keys, roles) in fresh.items():
                 # Roles first: a key is never seen listed without its role.
-                self._providers[domain].roles = roles[domain]
+                self._providers[domain].roles = roles
                 self._providers[domain].keys = keys
-        return {domain: len(keys) for domain, keys in fresh.items()}
+        return {domain: len(keys) for domain, (keys, _) in fresh.items()}
 
     def listed(self) -> dict[str, frozenset]:
         """The keys on each domain's allow-list in force."""
