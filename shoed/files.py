@@ -26,6 +26,7 @@ from typing import BinaryIO
 
 
 KEY_FILE_MAX = 64 * 1024  # a key or secret file: a few hundred bytes, with comments
+NOT_REGULAR = "not a regular file (a FIFO, a device or a folder)"
 
 
 class NotRegular(OSError):
@@ -38,7 +39,7 @@ class TooLarge(OSError):
 
 @contextlib.contextmanager
 def open_regular(path: str | os.PathLike,
-                 not_regular: str = "not a regular file (a FIFO, a device or a folder)") -> Iterator[BinaryIO]:
+                 not_regular: str = NOT_REGULAR) -> Iterator[BinaryIO]:
     """The regular file at `path` open for reading (module docstring): NotRegular with `not_regular`
     as its message for anything else, OSError as the system gives it. Opened without blocking and
     checked first, so a FIFO never stalls the reader."""
@@ -53,7 +54,7 @@ def open_regular(path: str | os.PathLike,
 
 
 def read_regular(path: str | os.PathLike, limit: int | None = None,
-                 not_regular: str = "not a regular file (a FIFO, a device or a folder)") -> bytes:
+                 not_regular: str = NOT_REGULAR) -> bytes:
     """The bytes of the regular file at `path` (`open_regular`); TooLarge past `limit` bytes."""
     with open_regular(path, not_regular) as f:
         data = f.read() if limit is None else f.read(limit + 1)

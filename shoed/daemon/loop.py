@@ -63,7 +63,6 @@ if TYPE_CHECKING:
 
 log = logs.get("shoed.daemon")
 
-CHECKPOINT_LINE_MAX = 1 << 20  # bytes: a journal file's header and checkpoint lines are under a kilobyte
 POLL_TIMEOUT = 0.005  # seconds the loop waits on the shoe before serving sockets
 # Events kept in memory for catch-up (about 8 shoes; ~1 kB each); older ones come from the journal.
 RECENT_EVENTS = 5_000
@@ -92,11 +91,12 @@ def _raise_file_limit() -> None:
 def _checkpoint_seq(path: str | os.PathLike[str]) -> int:
     """The seq a journal file starts from (its checkpoint, line 2); -1 when it cannot be read."""
     from shoed.files import open_regular
+    from shoed.journal.chain import HEAD_LINE_MAX
 
     try:
         with open_regular(path) as f:  # a FIFO named like a journal file must not stall the catch-up
-            f.readline(CHECKPOINT_LINE_MAX)
-            return int(json.loads(f.readline(CHECKPOINT_LINE_MAX))["state"]["seq"])
+            f.readline(HEAD_LINE_MAX)
+            return int(json.loads(f.readline(HEAD_LINE_MAX))["state"]["seq"])
     except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return -1
 

@@ -45,6 +45,9 @@ from shoed.table.events import canonical
 GENESIS = "0" * 64  # what the first record of a table's first file chains to
 FORMAT = 1  # the header's "format": bumped if the line format ever changes
 HEADER_KIND = "journal_file"
+# A journal file's header and checkpoint lines are under a kilobyte: a reader that wants only them
+# (where a file starts) reads no further than this.
+HEAD_LINE_MAX = 1 << 20
 ALG_SHA256 = "sha256"
 ALG_HMAC = "hmac-sha256"
 RESERVED = frozenset({"jseq", "prev", "hash"})

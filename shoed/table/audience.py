@@ -44,8 +44,10 @@ REVEALS = ("dealt", "result")
 # a second reader's copy of a card, and surveillance's alarms.
 SURVEILLANCE_ONLY_KINDS = frozenset({"shoe.odds", "card.duplicate"})
 SURVEILLANCE_ONLY_ALARMS = frozenset({"favourable_bet"})
-# The fields every event has (shoed.table.events.Base), which a display's copy keeps.
-COMMON_FIELDS = ("kind", "table", "seq", "shoe", "coup", "mono_ns", "utc")
+# The fields every event has (shoed.table.events.Base), which a display's copy keeps; a `withheld`
+# placeholder keeps them too, with its own kind.
+WITHHELD_FIELDS = ("table", "seq", "shoe", "coup", "mono_ns", "utc")
+COMMON_FIELDS = ("kind", *WITHHELD_FIELDS)
 # An alarm's text and details may name a card (a foreign card "9H seen 33 times", the card a
 # shuffled order has next): the display gets its name, its state, the reader it concerns and who
 # cleared it, nothing more.
@@ -59,7 +61,6 @@ HAND_RECIPIENTS = ("player", "banker")
 
 
 WITHHELD = "withheld"
-WITHHELD_FIELDS = ("table", "seq", "shoe", "coup", "mono_ns", "utc")
 
 
 def withheld(event: Event) -> Event:
@@ -143,7 +144,9 @@ def display_snapshot(snapshot: dict[str, Any], reveal: str = "dealt") -> dict[st
             snap["locked"] = next((name for name in LOCKING_ALARMS if name in alarms), "integrity")
     waiting = snapshot.get("waiting")
     if isinstance(waiting, dict) and waiting.get("for") == "unlock":  # its text quotes the lock's
-        snap["waiting"] = {**waiting, "text": f"the pit to clear the lock ({snap.get('locked') or LOCKED})"}
+        from shoed.table.waits import unlock_text  # (the table's own module: imported where a table is locked)
+
+        snap["waiting"] = {**waiting, "text": unlock_text(snap.get("locked") or LOCKED)}
     coup = snap.get("coup")
     if reveal == "result" and isinstance(coup, dict) and not coup.get("complete"):
         snap["coup"] = {**coup, "player_cards": [], "banker_cards": [], "player_total": None,

@@ -34,10 +34,15 @@ if TYPE_CHECKING:
 STALLS = frozenset({"burn", "card", "decision", "confirm", "correction", "close_shoe"})
 
 
+def unlock_text(lock: str) -> str:
+    """What a locked table waits for, in the dealer's words (`lock`: what locked it)."""
+    return f"the pit to clear the lock ({lock})"
+
+
 def what_table_waits_for(table: TableController) -> tuple[str, str]:
     """(for, text): what the table waits for, in the dealer's words."""
     if table.locked:
-        return "unlock", f"the pit to clear the lock ({table.locked})"
+        return "unlock", unlock_text(table.locked)
     shoe = table.shoe
     if shoe is None or shoe.phase == CLOSED:
         return "shoe", "a shoe to be put in (or `open_shoe`)"

@@ -34,14 +34,12 @@ from typing import Any
 import msgspec
 
 from shoed.files import open_regular, read_regular
-from shoed.journal.chain import HEADER_KIND
+from shoed.journal.chain import HEAD_LINE_MAX, HEADER_KIND
 from shoed.journal.reader import journal_files
 from shoed.journal.recall import events_of
 from shoed.witness.store import SeenHead, WitnessStore
 
 _decoder = msgspec.json.Decoder()
-
-HEADER_LINE_MAX = 1 << 20  # bytes: a journal file's header line is under a kilobyte
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +85,7 @@ def _header(path: Path) -> tuple[str, int] | None:
     """(table, file number) from a file's first line; None when it cannot be read."""
     try:
         with open_regular(path) as f:  # a FIFO named like a journal file must not stall the comparison
-            record = _decoder.decode(f.readline(HEADER_LINE_MAX))
+            record = _decoder.decode(f.readline(HEAD_LINE_MAX))
     except (OSError, msgspec.DecodeError, UnicodeDecodeError, RecursionError):
         return None
     if not isinstance(record, dict) or record.get("kind") != HEADER_KIND:
