@@ -254,6 +254,7 @@ def run(args) -> int:
             # The shoes go in once the shuffler has reported (and the host recorded) their shuffles.
             ready=(lambda: shuffler.done) if shuffler is not None else None,
             plain=args.plain,
+            keep_truth=False,  # the truth file has every event: a shoe without end holds none in memory
         )
         follower = _follower(args, shoe)
         if follower is not None:
@@ -313,12 +314,10 @@ def run(args) -> int:
             signal.signal(sig, handler)
         if failed:
             raise CommandError(failed[0])
-    truth = shoe.truth
-    cards = sum(1 for e in truth if e.is_card)
     status = "done" if shoe.done else "stopped"
     stats = shoe.link_stats
     print(
-        f"shoed simulate: {status} after {len(truth)} events ({cards} cards); link: {stats.frames} frames, "
+        f"shoed simulate: {status} after {shoe.events_out} events ({shoe.cards_out} cards); link: {stats.frames} frames, "
         f"{stats.lost} lost, {stats.repeated} repeated, {stats.corrupted_frames} corrupted, "
         f"{stats.garbage_bytes} garbage bytes, {stats.disconnects} unplugs",
         file=sys.stderr,

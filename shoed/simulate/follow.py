@@ -40,12 +40,14 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import deque
 
 from shoed.simulate.dealer import UNREADABLE
 
 log = logging.getLogger("shoed.simulate.follow")
 
 _COMMAND_OF = {"burn": "burn_card", "return": "return_card"}
+ACTIONS_KEPT = 1000
 
 
 class TableFollower:
@@ -66,7 +68,16 @@ class TableFollower:
         self.entered = 0  # unreadable game cards entered by hand so far
         self.drawn = 0  # at a plain shoe: cards out so far, one table event each
         self.unidentified: list[int] = []  # at a plain shoe: draws the table could not identify, oldest first
-        self.actions: list[tuple[str, dict, bool]] = []  # (command, args, accepted), for the tests
+        # The last commands sent: (command, args, accepted).
+        self.actions: deque[tuple[str, dict, bool]] = deque(maxlen=ACTIONS_KEPT)
+        # The cards this dealer may be asked for, as the shoe puts them out (in the shoe's thread):
+        # each unreadable game card until entered; at a plain shoe, every draw from the oldest the
+        # table may still ask for (the first not yet seen at the table, or not yet identified).
+        self._held = threading.Lock()
+        self._unread: deque[str] = deque()
+        self._draws: deque[str] = deque()
+        self._first_draw = 0  # the draw number of _draws[0]
+        shoe.listeners.append(self._out)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="table-follower", daemon=True)
 
@@ -109,9 +120,11 @@ class TableFollower:
         kind = item.get("kind")
         if self.shoe.plain and kind in ("card", "shoe.burn") \
                 and not str(item.get("source", "")).startswith("manual:"):  # a card entered is no draw
-            if kind == "card" and item.get("recipient") == "unreadable":
-                self.unidentified.append(self.drawn)
-            self.drawn += 1
+            with self._held:
+                if kind == "card" and item.get("recipient") == "unreadable":
+                    self.unidentified.append(self.drawn)
+                self.drawn += 1
+                self._forget_draws()
         if kind == "snapshot":  # what was open before this dealer looked at the table
             state = item.get("state") or {}
             for entry in state.get("pending_misdeals") or []:
@@ -177,16 +190,33 @@ class TableFollower:
         if done and detail.get("kind") == "extra_card" and self.shoe.take_confirm():
             self.confirm_owed = coup  # the shoe's confirm button is not pressed: confirmed here
 
+    def _out(self, event) -> None:
+        """A card left the shoe (called in the shoe's thread)."""
+        with self._held:
+            if self.shoe.plain:
+                if event.is_card:
+                    self._draws.append(event.card)
+            elif event.kind == UNREADABLE and event.mode == "game":
+                self._unread.append(event.card)
+
     def _unreadable_card(self) -> str | None:
         """The next game card the reader could not identify: the dealer holds it and reads it out."""
-        if self.shoe.plain:
-            drawn = [e.card for e in self.shoe.truth if e.is_card]
-            if not self.unidentified or self.unidentified[0] >= len(drawn):
+        with self._held:
+            if self.shoe.plain:
+                if not self.unidentified or self.unidentified[0] >= self._first_draw + len(self._draws):
+                    return None
+                card = self._draws[self.unidentified.pop(0) - self._first_draw]
+                self._forget_draws()
+            elif self._unread:
+                card = self._unread.popleft()
+            else:
                 return None
-            self.entered += 1
-            return drawn[self.unidentified.pop(0)]
-        unread = [e for e in self.shoe.truth if e.kind == UNREADABLE and e.mode == "game"]
-        if self.entered >= len(unread):
-            return None
         self.entered += 1
-        return unread[self.entered - 1].card
+        return card
+
+    def _forget_draws(self) -> None:
+        """Drop the draws the table can no longer ask for (with the lock held)."""
+        oldest = min(self.unidentified[0], self.drawn) if self.unidentified else self.drawn
+        while self._draws and self._first_draw < oldest:
+            self._draws.popleft()
+            self._first_draw += 1

@@ -16,7 +16,6 @@ This module only keeps time and moves bytes between them.
 
 from __future__ import annotations
 
-import collections
 import json
 import os
 import random
@@ -24,7 +23,8 @@ import secrets
 import select
 import threading
 import time
-from collections.abc import Iterable
+from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Self
@@ -57,6 +57,8 @@ SETTLE = 0.1
 TICK = 0.02
 # Output kept for a slow reader before the dealer waits for it.
 LOW_WATER = 4096
+# The link entries a shoe made without `keep_truth` keeps in memory (the truth file has them all).
+WIRE_LOG_KEPT = 1000
 
 
 class SimulatorError(RuntimeError):
@@ -98,6 +100,7 @@ class VirtualShoe:
         plain: bool = False,
         may_remove=None,
         resume: dict | None = None,
+        keep_truth: bool = True,
     ):
         if protocol not in PROTOCOLS:
             raise SimulatorError(f"protocol is one of {', '.join(PROTOCOLS)}, not {protocol!r}")
@@ -130,8 +133,19 @@ class VirtualShoe:
         self.may_remove = may_remove
         self._listen = listen
         self._truth_target = truth_file
+        # Every event in memory (`truth`, `wire_log`) only where asked: a shoe that deals without end
+        # (`shoed simulate --shoes 0`, the daemon's embedded shoe) writes them to its truth file and
+        # keeps the counts and the last few link entries.
+        self.keep_truth = keep_truth
         self._truth: list[ShoeEvent] = []
-        self.wire_log: list[dict] = []  # link faults and plug events, in order
+        self.wire_log: deque[dict] = deque(maxlen=None if keep_truth else WIRE_LOG_KEPT)  # link faults and plug events
+        self.events_out = 0  # events put out so far
+        self.cards_out = 0  # of them, cards (read or not)
+        self.last_out: ShoeEvent | None = None
+        self._last_game_coup: int | None = None  # the coup of the last game card out
+        # Called in the shoe's thread with each event as it goes out (the follower's dealer reads
+        # the cards it holds from them).
+        self.listeners: list[Callable[[ShoeEvent], None]] = []
         self.link_stats = LinkStats()
         self.error: BaseException | None = None
         self.address: str | None = None
@@ -152,7 +166,9 @@ class VirtualShoe:
     # ----- public API ----------------------------------------------------------
     @property
     def truth(self) -> list[ShoeEvent]:
-        """Every event the shoe has put out so far, in order."""
+        """Every event the shoe has put out so far, in order (a shoe made with `keep_truth`)."""
+        if not self.keep_truth:
+            raise SimulatorError("this virtual shoe keeps no truth in memory (its truth file has every event)")
         return list(self._truth)
 
     @property
@@ -279,8 +295,17 @@ class VirtualShoe:
             self.error = exc
 
     def _record(self, event: ShoeEvent) -> None:
-        self._truth.append(event)
+        self.events_out += 1
+        self.last_out = event
+        if event.is_card:
+            self.cards_out += 1
+            if event.mode == "game":
+                self._last_game_coup = event.coup_number
+        if self.keep_truth:
+            self._truth.append(event)
         self._write_truth(event.to_json())
+        for listener in self.listeners:
+            listener(event)
 
     def _record_wire(self, entry: dict) -> None:
         self.wire_log.append(entry)
@@ -318,7 +343,7 @@ class _Loop:
         self.plan = shoe.faults
         self.noise = LinkNoise(self.plan, random.Random(f"shoed-simulate:{shoe.seed}:link"), shoe.link_stats)
         self.events = shoe._events()
-        self.held: collections.deque[ShoeEvent] = collections.deque()  # kept back by abandon_coup
+        self.held: deque[ShoeEvent] = deque()  # kept back by abandon_coup
         self.pending: ShoeEvent | None = next(self.events, None)
         self.now = time.monotonic()
         self.next_card_at = self.now
@@ -373,7 +398,7 @@ class _Loop:
             self.link.unplug()
             self.shoe.link_stats.disconnects += 1
             self.replug_at = now + self.plan.reconnect_after
-            after = self.shoe._truth[-1].n if self.shoe._truth else None
+            after = self.shoe.last_out.n if self.shoe.last_out is not None else None
             self.shoe._record_wire({"kind": "link", "link": "unplugged", "after": after})
 
     def watch_host(self) -> None:
@@ -522,10 +547,9 @@ class _Loop:
     def abandon_coup(self) -> bool:
         """Drop the cards and buttons still to come of the coup being dealt, up to and with its
         confirm; what is not the dealer's (the cut card, the shoe's own events) still comes."""
-        dealt = [e for e in self.shoe._truth if e.is_card and e.mode == "game"]
-        if not dealt or self.pending is None or self.pending.coup_number != dealt[-1].coup_number:
+        number = self.shoe._last_game_coup
+        if number is None or self.pending is None or self.pending.coup_number != number:
             return False
-        number = dealt[-1].coup_number
         kept: list[ShoeEvent] = []
         event: ShoeEvent | None = self.pending
         while event is not None:

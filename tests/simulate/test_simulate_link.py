@@ -286,6 +286,30 @@ def test_truth_file_is_json_lines(shoes, tmp_path):
     assert any(x["kind"] == "wire" and "lost" in x["faults"] for x in lines)
 
 
+def test_a_shoe_without_keep_truth_holds_no_event_in_memory(shoes, tmp_path):
+    # `shoed simulate --shoes 0` and the daemon's embedded shoe deal for weeks: the truth file has
+    # every event, the memory the counts, the last event and a bounded tail of link entries.
+    import json
+
+    from shoed.simulate.shoe import WIRE_LOG_KEPT
+
+    target = tmp_path / "truth.jsonl"
+    seen = []
+    shoe = shoes(truth_file=target, shoes=3, keep_truth=False, faults=FaultPlan(lose=0.2))
+    shoe.listeners.append(seen.append)
+    deliver(shoe, NativeHost(shoe.start()), timeout=90)
+    shoe.stop()
+    lines = [json.loads(line) for line in target.read_text().splitlines()]
+    events = [x for x in lines if x["kind"] not in ("wire", "link")]
+    assert shoe._truth == [] and shoe.wire_log.maxlen == WIRE_LOG_KEPT
+    assert [e.to_json() for e in seen] == events
+    assert shoe.events_out == len(events) and shoe.last_out is seen[-1]
+    assert shoe.cards_out == sum(1 for x in events if x["kind"] in ("card", "unreadable")) > 100
+    assert len(shoe.wire_log) == min(WIRE_LOG_KEPT, len(lines) - len(events))
+    with pytest.raises(SimulatorError, match="keeps no truth in memory"):
+        _ = shoe.truth
+
+
 def test_bad_arguments_are_clear():
     with pytest.raises(SimulatorError, match="protocol"):
         VirtualShoe(protocol="rs485")
