@@ -181,10 +181,13 @@ def controller_inputs(shoe_events, source: str = "native:/dev/shoe-native", star
     return out
 
 
-def write_journal(directory: Path, shoes: int, seed: int = 1, odds: bool = True, fsync: bool = False) -> dict:
+def write_journal(directory: Path, shoes: int, seed: int = 1, odds: bool = True, fsync: bool = False,
+                  stop_before_file: int | None = None) -> dict:
     """A journal as the daemon writes it, made in-process: the virtual dealer's shoes through the
     table controller, one step record per input, a new file with a checkpoint at each shoe, the live
-    odds fed back after each coup. Without fsync by default (the bytes are the same; it is faster)."""
+    odds fed back after each coup. Without fsync by default (the bytes are the same; it is faster).
+    `stop_before_file=K`: the daemon stopped (a crash, a full disk) once the step that opened the
+    K-th shoe was journaled, before that shoe's file was."""
     from shoed.journal import FileOps, Journal
     from shoed.table.replay import checkpoint_record, step_record
     from shoed.rules.odds import live_odds
@@ -199,9 +202,11 @@ def write_journal(directory: Path, shoes: int, seed: int = 1, odds: bool = True,
     ruleset = load_ruleset("punto-banco")
     table = TableController(TABLE, ruleset, ruleset.decks)
     journal = Journal(directory, TABLE, ops=None if fsync else NoSync())
-    journal.open_shoe("table")
-    journal.append(checkpoint_record(table))
-    counts = {"inputs": 0, "cards": 0, "events": 0}
+    journal.open_shoe("table", first=[checkpoint_record(table)])
+    counts = {"inputs": 0, "cards": 0, "events": 0, "shoes": 0}
+
+    class Stopped(Exception):
+        pass
 
     def handle(item: dict) -> None:
         step = table.feed(item)
@@ -211,8 +216,10 @@ def write_journal(directory: Path, shoes: int, seed: int = 1, odds: bool = True,
         counts["cards"] += item["kind"] == "card"
         for effect in step.effects:  # as the daemon carries them out
             if isinstance(effect, StartShoeFile):
-                journal.open_shoe(effect.shoe_id)
-                journal.append(checkpoint_record(table))
+                counts["shoes"] += 1
+                if counts["shoes"] == stop_before_file:
+                    raise Stopped
+                journal.open_shoe(effect.shoe_id, first=[checkpoint_record(table)])
             elif isinstance(effect, WorkOutOdds) and odds:
                 computed = live_odds(effect.ruleset, effect.composition)
                 if computed is not None:
@@ -221,6 +228,8 @@ def write_journal(directory: Path, shoes: int, seed: int = 1, odds: bool = True,
     try:
         for item in controller_inputs(deal(DealSetup(ruleset, seed=seed, shoes=shoes))):
             handle(item)
+    except Stopped:
+        pass
     finally:
         journal.close()
     return counts

@@ -110,3 +110,50 @@ def test_a_start_with_another_auto_confirm_journals_it_with_the_power_on(base):
     assert powers[-2]["state"] == "on" and powers[-2]["auto_confirm"] is True  # then the stop's power off
     replay = run_shoed("replay", str(journal), "--json")
     assert replay.returncode == 0 and json.loads(replay.stdout)["identical"] is True
+
+
+def test_a_shoe_opened_just_before_a_stop_gets_its_file_at_the_next_start(base):
+    # The step that opened the second shoe is on record in the first shoe's file; the daemon stopped
+    # (a crash, a full disk) before the second shoe's file was opened. The next start opens it, with
+    # the table's checkpoint, and the table carries on: seq unbroken, the journal verifies and replays.
+    journal = base / "journal"
+    write_journal(journal, shoes=2, seed=6, odds=False, stop_before_file=2)
+    before = sorted(p.name for p in journal.glob("*.jsonl"))
+    last = records_of(journal)[-1]
+    opened = [e for e in last["events"] if e["kind"] == "shoe.opened"]
+    assert opened, "the journal ends with the step that opened the shoe"
+    start_and_stop(base, journal)
+    files = sorted(journal.glob("*.jsonl"))
+    assert [p.name for p in files[:-1]] == before
+    new = [json.loads(line) for line in files[-1].read_bytes().splitlines()]
+    assert new[0]["kind"] == "journal_file" and new[0]["shoe"] == opened[0]["shoe"]
+    assert new[1]["kind"] == "checkpoint" and new[1]["jseq"] == 2
+    assert new[1]["state"]["seq"] == last["events"][-1]["seq"]  # the table as the step left it
+    numbers = seqs(records_of(journal))
+    assert numbers == list(range(numbers[0], numbers[0] + len(numbers)))
+    assert run_shoed("journal", "verify", str(journal)).returncode == 0
+    replayed = run_shoed("replay", str(journal), "--jobs", "1")
+    assert replayed.returncode == 0, replayed.stdout[-2000:] + replayed.stderr[-2000:]
+
+
+def test_a_shoe_file_without_its_checkpoint_keeps_the_table_locked(base):
+    # Every file after the first starts with the table's checkpoint, written with its header. A current
+    # file without one (its records cut away above the verified mark) cannot give the table back:
+    # the start is refused in one line, nothing written, and the replay names the file.
+    from shoed.journal import Journal
+    from shoed.journal.replay import NO_CHECKPOINT
+
+    journal = base / "journal"
+    write_journal(journal, shoes=1, seed=6, odds=False)
+    with Journal(journal, "t1") as opened:
+        opened.open_shoe("20231114-9")
+    before = {p.name: p.read_bytes() for p in journal.glob("*.jsonl")}
+    with Daemon(base, "--source", f"native:{base}/no-shoe", journal=journal, wait_ready=False) as daemon:
+        code = daemon.wait_exit(30)
+    assert code == 2, daemon.lines[-10:]
+    errors = [line["event"] for line in daemon.lines if str(line.get("event", "")).startswith("shoed: ")]
+    assert len(errors) == 1 and "has no checkpoint after its header" in errors[0], daemon.lines[-10:]
+    assert {p.name: p.read_bytes() for p in journal.glob("*.jsonl")} == before, "nothing written"
+    replayed = run_shoed("replay", str(journal), "--jobs", "1", "--json")
+    assert replayed.returncode == 1
+    assert NO_CHECKPOINT in replayed.stdout

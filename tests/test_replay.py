@@ -23,8 +23,7 @@ def write_journal(directory, inputs, tamper_at=None):
     """A journal as the daemon writes it: a checkpoint, then one step per input."""
     table = TableController("t1", load_ruleset("punto-banco"), 6)
     with Journal(directory, "t1") as journal:
-        journal.open_shoe("table")
-        journal.append(checkpoint_record(table))
+        journal.open_shoe("table", first=[checkpoint_record(table)])
         for i, item in enumerate(inputs):
             events = table.feed(item).events
             if i == tamper_at and events:
@@ -50,6 +49,26 @@ def test_replay_reports_a_recorded_event_that_the_rules_do_not_give(tmp_path):
     report = json.loads(proc.stdout)
     assert proc.returncode == 1 and not report["identical"]
     assert report["differences"][0]["jseq"] == index + 3  # header, checkpoint, then the steps
+
+
+def test_a_stall_after_a_shoe_file_opened_replays_as_recorded():
+    # A shoe's file starts with the checkpoint taken as the shoe opened; the dealer then waits
+    # past the stall time before the burn. The restored table times the stall from the same
+    # moment as the live one (the wait is in the checkpoint), so its alarm is the same bytes.
+    from harness.records import controller_inputs
+    from shoed.simulate.dealer import DealSetup, deal
+
+    ruleset = load_ruleset("punto-banco")
+    opening = controller_inputs(deal(DealSetup(ruleset, seed=1, shoes=1)))[0]
+    live = TableController("t1", ruleset, 6)
+    assert [e["kind"] for e in live.feed(opening).events] == ["shoe.opened"]
+    restored = TableController.from_checkpoint("t1", ruleset, 6, live.checkpoint())
+    later = 200_000_000_000
+    tick = {"kind": "tick", "mono_ns": opening["mono_ns"] + later, "utc_ns": opening["utc_ns"] + later,
+            "stall_after_s": 120.0}
+    alarm = live.feed(dict(tick)).events
+    assert [(e["kind"], e["alarm"]) for e in alarm] == [("alarm", "stalled")] and "(200 s)" in alarm[0]["text"]
+    assert restored.feed(dict(tick)).events == alarm
 
 
 def test_replay_state_equals_the_live_state(tmp_path):

@@ -480,8 +480,7 @@ class TableLoop:
         if before is not None and not controller.checkpointable:
             opened = next((e for e in step.effects if type(e) is StartShoeFile), None)
             if opened is not None and journal.shoe != opened.shoe_id:
-                journal.open_shoe(opened.shoe_id)
-                journal.append(before)
+                journal.open_shoe(opened.shoe_id, first=[before])
         journal.append(step_record(item, step.events))
         publishers = self.net.publishers
         for typed, event in zip(step.typed, step.events):
@@ -496,8 +495,7 @@ class TableLoop:
             if type(effect) is StartShoeFile:
                 # The shoe's journal file starts now, with a checkpoint.
                 if journal.shoe != effect.shoe_id:
-                    journal.open_shoe(effect.shoe_id)
-                    journal.append(checkpoint_record(controller))
+                    journal.open_shoe(effect.shoe_id, first=[checkpoint_record(controller)])
             elif type(effect) is WorkOutOdds and self.config.live_odds:
                 self.odds_due = effect
         return step.reply
@@ -779,11 +777,16 @@ class Daemon:
                 raise DaemonError(f"the journal is corrupt ({exc}); nothing was cut, the table stays locked: "
                                   f"run `shoed replay {self.config.journal_dir}` and call surveillance") from None
             stopped_clean = state.stopped_clean
+        if path is not None and state.controller is None and journal.file_seq > 1:
+            # Every file after the first starts with the table's checkpoint, written with its header:
+            # without one, the table's state (its seq, its locks, its shoe) cannot be rebuilt.
+            raise DaemonError(f"the journal's current file {path.name} has no checkpoint after its header: the "
+                              "table's state cannot be rebuilt; nothing was cut, the table stays locked: run "
+                              f"`shoed journal verify {self.config.journal_dir}` and call surveillance")
         if state.controller is None or path is None:
             controller = TableController(self.config.table, ruleset, decks, auto_confirm=self._auto_confirm(),
                                          order_key=self.order_key)
-            journal.open_shoe("table")
-            journal.append(checkpoint_record(controller))
+            journal.open_shoe("table", first=[checkpoint_record(controller)])
         else:
             controller = state.controller
             if state.controller.ruleset.name != ruleset.name:
@@ -796,6 +799,14 @@ class Daemon:
                               "text": f"replay of {path.name} differs at jseq {first.jseq}: {first.reason}"})
             log.info("state rebuilt from the journal", file=path.name, steps=state.steps, seq=controller.seq,
                      coup=controller.coup_no or None)
+            shoe = controller.shoe
+            if shoe is not None and not controller.between_shoes and controller.checkpointable \
+                    and journal.shoe != shoe.shoe_id:
+                # The shoe was opened (its step is on record) and the daemon stopped before its file
+                # was: a crash, or a disk that was full. The file is opened now, as it would have been.
+                journal.open_shoe(shoe.shoe_id, first=[checkpoint_record(controller)])
+                log.warning("the open shoe's journal file started at start-up", shoe=shoe.shoe_id,
+                            file=journal.path.name if journal.path else None)
         # A stop between a coup's record and its live odds record left the odds out: they come now.
         return controller, stopped_clean, state.odds_due, found
 

@@ -34,6 +34,10 @@ from shoed.table.replay import CHECKPOINT, STEP, Difference, Replay, UnusableRec
 # Called with each record that gave events, and those events (as published): one-process replays only.
 OnEvents = Callable[[Any, list], None]
 
+# A file after the first without the table's checkpoint after its header: the state it starts in
+# is not on record (shoed opens each file with its checkpoint, in one write).
+NO_CHECKPOINT = "no checkpoint after the header: the table's state at the start of this file is not on record"
+
 
 class ProcessLost(RuntimeError):
     """A replay process ended (killed, out of memory) before it sent its file's replay back."""
@@ -225,6 +229,8 @@ def _join(tables: list, results: Iterator[FileReplay]) -> JournalReplay:
                     difference = checkpoint_difference(before.end_state, result.checkpoint, Path(result.path).name)
                     if difference is not None:
                         total.differences.append(difference)
+                elif before is not None:  # every file after the first starts with the table's checkpoint
+                    total.differences.append(Difference(2, Path(result.path).name, None, NO_CHECKPOINT))
             total.files += 1
             total.steps += result.steps
             total.events += result.events

@@ -307,8 +307,10 @@ class Journal:
 
     # -- writing -------------------------------------------------------
 
-    def open_shoe(self, shoe_id: str) -> Path:
-        """Start the file of a new shoe; its header chains to the current head."""
+    def open_shoe(self, shoe_id: str, first: Iterable[dict] = ()) -> Path:
+        """Start the file of a new shoe; its header chains to the current head. The records
+        `first` (the table's checkpoint) are written with the header, in the one write that
+        gives the file its name: a shoe file is never seen without them."""
         if not isinstance(shoe_id, str) or not shoe_id:
             raise ch.RecordError("a shoe id is a non-empty string")
         with self._mutex:
@@ -328,6 +330,12 @@ class Journal:
                 key_id=state.key_id if state is not None else None,
             )
             sealed, line = ch.seal(head, 1, self._head, key)
+            lines, jseq = [line], 1
+            for record in first:
+                jseq += 1
+                sealed, more = ch.seal(record, jseq, sealed["hash"], key)  # RecordError before anything is written
+                lines.append(more)
+            line = b"".join(lines)
             final = self.directory / name
             # Written whole under a temporary name, then renamed: a file with
             # this table's name always starts with a complete header.
@@ -356,7 +364,7 @@ class Journal:
                     finished.append(self._finished_entry(self._file_seq, self._file.path, data, self._head))
                 # The mark first (sealed with the new key), then the new key replaces the old one:
                 # a crash between them leaves a state the next start can still prove.
-                self._write_mark(finished, final.name, seq, len(line), sealed["hash"], 1, key, seq if state else None)
+                self._write_mark(finished, final.name, seq, len(line), sealed["hash"], jseq, key, seq if state else None)
                 if state is not None:
                     self._write_seal(state)
             except OSError as exc:
@@ -373,7 +381,7 @@ class Journal:
             if state is not None:
                 self._state, self._secret = state, state.key
             self._file = _ShoeFile(new_fd, final, shoe_id)
-            self._file_seq, self._jseq, self._head, self._offset = seq, 1, sealed["hash"], len(line)
+            self._file_seq, self._jseq, self._head, self._offset = seq, jseq, sealed["hash"], len(line)
             if old is not None:
                 os.close(old.fd)
             self._hold_spare()
@@ -433,7 +441,7 @@ class Journal:
         return True
 
     def _open_spare(self, line: bytes, final: Path) -> int | None:
-        """Write the header into the held file and give it its name; its descriptor (for
+        """Write the header (and first records) into the held file and give it its name; its descriptor (for
         appending) or None when no file is held. OSError as for any write of the journal."""
         fd = self._held.pop("file", None)
         if fd is None:

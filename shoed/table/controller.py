@@ -398,6 +398,8 @@ class TableController:
             **({"identities": dict(self.identities)} if self.identities else {}),
             **({"frames": dict(self.frames)} if self.frames else {}),
             **({"shuffler": self.shuffler.to_json(self.order_key)} if self.shuffler is not None else {}),
+            # Since when the table waits (mono_ns, utc_ns): a stall after the file opened is timed from it.
+            **({"wait_since": list(self.wait_since)} if self.wait_since != (0, 0) else {}),
         }
 
     @classmethod
@@ -431,6 +433,10 @@ class TableController:
             table.burn_mode = bool(state.get("burn_mode", False))
             if table.coup_state == OPEN:
                 table.coup = new_coup(ruleset)
+        since = state.get("wait_since")
+        if isinstance(since, list) and len(since) == 2 and all(type(t) is int for t in since):
+            table.wait_key = waits.wait_key(table)
+            table.wait_since = (since[0], since[1])
         return table
 
     # ----- events ----------------------------------------------------------

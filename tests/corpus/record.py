@@ -110,8 +110,7 @@ def record(scenario: Scenario, directory: Path) -> int:
     # The journal's file names and headers take the time of the input that opened the shoe.
     journal = Journal(directory, TABLE, ops=NoSync(),
                       clock=lambda: datetime.fromtimestamp((START_NS + clock.i * STEP_NS) / 1e9, UTC))
-    journal.open_shoe("table")
-    journal.append(checkpoint_record(table))
+    journal.open_shoe("table", first=[checkpoint_record(table)])
     steps = 0
     coups_seen = 0
     sources = [SHOE, CAMERA] if scenario.camera else [SHOE]
@@ -124,8 +123,7 @@ def record(scenario: Scenario, directory: Path) -> int:
         steps += 1
         for effect in out.effects:  # as the daemon carries them out
             if isinstance(effect, StartShoeFile):
-                journal.open_shoe(effect.shoe_id)
-                journal.append(checkpoint_record(table))
+                journal.open_shoe(effect.shoe_id, first=[checkpoint_record(table)])
             elif isinstance(effect, WorkOutOdds) and scenario.odds:
                 computed = live_odds(effect.ruleset, effect.composition)
                 if computed is not None:
