@@ -39,7 +39,7 @@ from typing import Any, Literal, overload
 
 import msgspec
 
-from shoed.journal.seal import ALG_FSS, Keys, as_keys
+from shoed.journal.seal import ALG_FSS, Keys, SealError, as_keys
 from shoed.table.events import canonical
 
 GENESIS = "0" * 64  # what the first record of a table's first file chains to
@@ -229,7 +229,10 @@ def header_key(rec: dict, keys: Keys, links_if_keyed: bool = False) -> tuple[byt
             return None, False, "the file is sealed forward-securely (fss-hmac-sha256): give its verify key"
         if keys.key_id is not None and rec.get("key_id") != keys.key_id:
             return None, False, f"sealed with key {rec.get('key_id')!r}, not with this key ({keys.key_id})"
-        key = keys.epoch_key(epoch)
+        try:
+            key = keys.epoch_key(epoch)
+        except SealError as exc:
+            return None, False, str(exc)
         if key is not None:
             return key, False, None
         if links_if_keyed:

@@ -22,7 +22,9 @@ from typing import cast
 from shoed.journal import chain as ch
 from shoed.journal.recall import recall
 from shoed.journal.seal import Keys, SealError, SealState, as_keys
-from shoed.journal.store import MARK_KIND, BadRecord, NotRegular, mark_mac, mark_name, read_regular, seal_name
+from shoed.files import TooLarge
+from shoed.journal.store import (MARK_KIND, BadRecord, NotRegular, mark_fault, mark_mac, mark_name, read_regular,
+                                 seal_name, unreadable)
 
 
 class JournalCorrupt(Exception):
@@ -117,8 +119,8 @@ def file_records(
     first = True
     try:
         data = read_regular(path)
-    except NotRegular as exc:
-        yield BadRecord(str(path), 0, None, exc.strerror or str(exc), 0)
+    except (NotRegular, TooLarge) as exc:
+        yield BadRecord(str(path), 0, None, unreadable(exc), 0)
         return
     for item in ch.chain(data, prev=None, secret=secret, links_if_keyed=links_if_keyed, steps=steps):
         if isinstance(item, ch.Bad):
@@ -327,20 +329,30 @@ def check_mark(directory: Path, table: str, tail: dict, keys: Keys, report: Veri
     try:
         raw = marks[table] if marks is not None and table in marks else read_regular(mark_path)
         if raw is None:
-            return
+            raise FileNotFoundError(mark_path)
         if isinstance(raw, OSError):
             raise raw
         mark = json.loads(raw)
     except FileNotFoundError:
+        report.notes.append(f"table {table}: no verified mark ({mark_path.name}) here: records cut from the end "
+                            "since the table's last start cannot be ruled out by this check (the witness can)")
         return
     except (OSError, ValueError, UnicodeDecodeError, RecursionError):
         report.fail(BadRecord(str(mark_path), 0, None, "the verified mark is not readable"))
         return
     epoch = mark.get("epoch") if isinstance(mark, dict) else None
-    key = keys.epoch_key(epoch) if sealed and isinstance(epoch, int) else keys.secret
+    try:
+        key = keys.epoch_key(epoch) if sealed and isinstance(epoch, int) else keys.secret
+    except SealError as exc:
+        report.fail(BadRecord(str(mark_path), 0, None, f"the verified mark is not authentic ({exc})"))
+        return
     if (not isinstance(mark, dict) or (sealed and not isinstance(epoch, int)) or mark.get("kind") != MARK_KIND
             or mark.get("table") != table or (authenticate and mark_mac(mark, key) != mark.get("mac"))):
         report.fail(BadRecord(str(mark_path), 0, None, "the verified mark is not authentic"))
+        return
+    fault = mark_fault(mark)
+    if fault is not None:
+        report.fail(BadRecord(str(mark_path), 0, None, f"the verified mark is not of the form written: {fault}"))
         return
     if mark.get("file_seq", 0) > tail["file_seq"] or (
         mark.get("file_seq") == tail["file_seq"] and mark.get("jseq", 0) > tail["jseq"]

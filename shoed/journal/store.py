@@ -52,10 +52,25 @@ def seal_name(table: str) -> str:
     return f"{table}.seal"
 
 
+# The most a journal file (a mark, a seal) is read to: about 250 shoes' files (a shoe's is about
+# 0.5 MB). A larger one (a hole made in a file, a file grown by another hand) is refused, never
+# read into the memory of the table's box.
+JOURNAL_FILE_MAX = 128 * 1024 * 1024
+
+
 def read_regular(path: str | os.PathLike) -> bytes:
     """The bytes of a journal file, a mark or a seal (shoed.files.read_regular): a FIFO or device
-    named like a journal file cannot hang the reader."""
-    return files.read_regular(path, not_regular="not a regular file (a FIFO or device named like a journal file)")
+    named like a journal file cannot hang the reader, nor a file past JOURNAL_FILE_MAX fill its memory
+    (NotRegular, TooLarge: both OSErrors)."""
+    return files.read_regular(path, JOURNAL_FILE_MAX,
+                              not_regular="not a regular file (a FIFO or device named like a journal file)")
+
+
+def unreadable(exc: OSError) -> str:
+    """Why a journal file is not read (NotRegular, TooLarge), in words."""
+    if isinstance(exc, files.TooLarge):
+        return f"{exc.strerror}: no journal file is (a file grown or holed by another hand?)"
+    return exc.strerror or str(exc)
 
 
 class SecretFileError(ValueError):
@@ -76,6 +91,32 @@ def read_secret_file(path: str | os.PathLike) -> bytes:
 
 def mark_mac(body: dict, key: bytes | None) -> str:
     return ch.digest(ch.canonical({k: v for k, v in body.items() if k != "mac"}), key)
+
+
+def _count(value: object) -> bool:
+    return type(value) is int and value >= 0
+
+
+def mark_fault(mark: dict) -> str | None:
+    """What in a verified mark is not of the form the journal writes (None: nothing). An unkeyed
+    journal's mark is only a digest anyone can make again: its values are checked before use."""
+    for name in ("file_seq", "offset", "jseq"):
+        if not _count(mark.get(name)):
+            return f"its {name} is {mark.get(name)!r}, not a count"
+    if not isinstance(mark.get("file"), str) or not isinstance(mark.get("hash"), str):
+        return "its file or hash is not text"
+    if mark.get("epoch") is not None and not _count(mark.get("epoch")):
+        return f"its epoch is {mark.get('epoch')!r}"
+    files = mark.get("files")
+    if not isinstance(files, list):
+        return "its files are not a list"
+    for entry in files:
+        if not (isinstance(entry, list) and len(entry) in (5, 6) and _count(entry[0]) and isinstance(entry[1], str)
+                and _count(entry[2]) and isinstance(entry[3], str) and isinstance(entry[4], str)
+                and (len(entry) == 5 or (isinstance(entry[5], list) and len(entry[5]) == 3
+                                         and all(_count(x) for x in entry[5])))):
+            return f"a finished file's entry {str(entry)[:80]} is not of the form written"
+    return None
 
 
 class JournalError(Exception):
@@ -112,7 +153,9 @@ class JournalLocked(JournalError):
 class RecoveryNote:
     """Something recovery did on opening, for the caller to log and journal."""
 
-    action: str  # "truncated_torn_tail", "removed_unfinished_file" or "chain_anchored"
+    # "truncated_torn_tail", "removed_unfinished_file", "chain_anchored", "mark_not_updated",
+    # "mark_missing" or "verified_files_gone"
+    action: str
     file: str
     detail: str
     offset: int | None = None  # where the torn tail began
@@ -606,7 +649,11 @@ class Journal:
             raise JournalLocked(BadRecord(path.name, 0, None, "not this table's verified mark"))
         epoch = mark.get("epoch")
         if self._state is not None:
-            key = self._state.advanced(epoch).key if isinstance(epoch, int) and epoch >= self._state.epoch else None
+            try:
+                key = self._state.advanced(epoch).key if isinstance(epoch, int) and epoch >= self._state.epoch else None
+            except SealError as exc:
+                raise JournalLocked(BadRecord(path.name, 0, None, f"the verified mark is not authentic ({exc})")) \
+                    from None
             if key is None:
                 raise JournalLocked(BadRecord(path.name, 0, None, f"the verified mark (epoch {epoch!r}) is older "
                                               f"than the sealing key (epoch {self._state.epoch})"))
@@ -615,6 +662,9 @@ class Journal:
         if not isinstance(mark.get("mac"), str) or mark_mac(mark, key) != mark["mac"]:
             raise JournalLocked(BadRecord(path.name, 0, None, "the verified mark is not authentic (altered, "
                                           "or written with another key)"))
+        fault = mark_fault(mark)
+        if fault is not None:
+            raise JournalLocked(BadRecord(path.name, 0, None, f"the verified mark is not of the form written: {fault}"))
         return mark
 
     # -- recovery ------------------------------------------------------
@@ -650,8 +700,21 @@ class Journal:
             if mark_fault is not None:
                 raise mark_fault
             return
+        if mark is None and mark_fault is None:
+            # Every start and every shoe's file writes it: without one, records cut from the end
+            # of the current file since the last start cannot be ruled out here (the witness can).
+            self.recovery.append(RecoveryNote("mark_missing", mark_name(self.table), "the verified mark was not "
+                                              "there: every file proved record by record; a cut from the end "
+                                              "since the last start cannot be ruled out on the box"))
         keys = self.keys
         covered = {entry[0]: entry for entry in (mark or {}).get("files", [])}
+        gone = sorted(n for n in covered if n < files[0][0].file_seq)
+        if gone:
+            # Taken away from the front (archived by a retention policy, or removed): said in the
+            # journal itself, since the mark written now no longer lists them.
+            self.recovery.append(RecoveryNote("verified_files_gone", covered[gone[0]][1],
+                                              f"{len(gone)} finished file(s) the verified mark listed are not here "
+                                              f"(files {gone[0]} to {gone[-1]}: archived, or removed)"))
         start = None
         previous = None
         self._finished = []
@@ -737,8 +800,8 @@ class Journal:
     def _read(self, path: Path) -> bytes:
         try:
             return read_regular(path)
-        except NotRegular as exc:
-            raise JournalLocked(BadRecord(path.name, 0, None, exc.strerror or str(exc))) from None
+        except (NotRegular, files.TooLarge) as exc:
+            raise JournalLocked(BadRecord(path.name, 0, None, unreadable(exc))) from None
 
     def _prove_finished(self, name, path, data, start, previous, keys) -> str:
         """Prove a finished file the mark does not cover, record by record; its last hash.

@@ -33,8 +33,9 @@ from typing import Any
 
 import msgspec
 
-from shoed.files import open_regular, read_regular
+from shoed.files import open_regular
 from shoed.journal.chain import HEAD_LINE_MAX, HEADER_KIND
+from shoed.journal.store import read_regular
 from shoed.journal.reader import journal_files
 from shoed.journal.recall import events_of
 from shoed.witness.store import SeenHead, WitnessStore

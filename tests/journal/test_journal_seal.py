@@ -163,6 +163,34 @@ def test_a_fifo_named_like_a_journal_file_does_not_hang_anything(tmp_path, build
     assert "not a regular file" in str(outcome["locked"])
 
 
+def test_a_journal_file_holed_to_gigabytes_is_refused_without_reading_it(tmp_path, build):
+    # A hole (no disk taken) makes the current file 3 GB: start-up, verify and replay refuse it in
+    # one line, under a 1 GiB address-space limit, never reading it into memory.
+    import resource
+    import subprocess
+    import sys
+
+    from shoed.journal.store import JOURNAL_FILE_MAX
+
+    d = build(shoes=2)
+    current = files_of(d)[-1]
+    os.truncate(current, 3 * 1024**3)
+    assert JOURNAL_FILE_MAX < 3 * 1024**3
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1024**3, 1024**3))
+
+    code = ("import sys\nfrom shoed.journal import Journal, JournalLocked\n"
+            f"try:\n    Journal({str(d)!r}, 'T1')\nexcept JournalLocked as exc:\n    print(exc)\n")
+    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    for argv in (["-c", code], ["-m", "shoed", "journal", "verify", str(d)], ["-m", "shoed", "replay", str(d)]):
+        proc = subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=60, env=env,
+                              preexec_fn=limited)
+        said = proc.stdout + proc.stderr
+        assert "Traceback" not in said and "MemoryError" not in said, said
+        assert "no journal file is" in said, said
+
+
 def test_verify_finds_a_seq_used_twice(tmp_path):
     from harness.records import reseal, write_journal
 
@@ -219,3 +247,63 @@ def test_verify_with_the_key_finds_records_cut_below_the_mark(tmp_path, clock):
     assert verify(d, Keys(verify_key=VERIFY_KEY)).records == 10
     with pytest.raises(JournalLocked, match="acknowledged records were removed"):
         Journal(d, "T1", clock=clock)
+
+
+def _edit(path: Path, **fields) -> None:
+    path.chmod(0o644)
+    path.write_text(json.dumps(json.loads(path.read_text()) | fields))
+
+
+@pytest.mark.parametrize("epoch", [10**12, 3_000_000, -1, "3"])
+def test_an_epoch_out_of_reach_is_refused_at_once(tmp_path, clock, epoch):
+    # The mark's and the sealing state's epochs are read before anything proves them: a key is
+    # never walked past EPOCH_MAX (a walk to 10**12 took hours), and no value is a traceback.
+    d = sealed_journal(tmp_path / "j", clock)
+    (tmp_path / "verify.key").write_text(VERIFY_KEY.hex() + "\n")
+    marked = tmp_path / "marked"
+    shutil.copytree(d, marked)
+    _edit(marked / "T1.verified", epoch=epoch)
+    with pytest.raises(JournalLocked, match="verified mark"):
+        Journal(marked, "T1", clock=clock)
+    proc = run_shoed("journal", "verify", str(marked), "--verify-key", str(tmp_path / "verify.key"), timeout=20)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr and "verified mark" in proc.stdout, proc
+    state = tmp_path / "state"
+    shutil.copytree(d, state)
+    _edit(state / "T1.seal", epoch=epoch)
+    with pytest.raises(Exception, match="sealing state") as raised:
+        Journal(state, "T1", clock=clock)
+    assert raised.type.__name__ in ("JournalError", "JournalLocked", "SealError")
+    proc = run_shoed("journal", "verify", str(state), "--verify-key", str(tmp_path / "verify.key"), timeout=20)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr and "sealing state" in proc.stdout, proc
+
+
+def test_a_file_numbered_out_of_reach_is_refused_at_once(tmp_path, clock):
+    # A file named in sequence 10**12 whose header says that epoch: its key is not walked to.
+    d = sealed_journal(tmp_path / "j", clock)
+    (tmp_path / "verify.key").write_text(VERIFY_KEY.hex() + "\n")
+    last = files_of(d)[-1]
+    header = json.loads(last.read_bytes().splitlines()[0])
+    body = {k: v for k, v in header.items() if k not in ch.RESERVED} | {"file_seq": 10**12, "epoch": 10**12,
+                                                                         "prev_file": last.name}
+    _, line = ch.seal(body, 1, json.loads(last.read_bytes().splitlines()[-1])["hash"], b"\0" * 32)
+    (d / last.name.replace("-000003-", f"-{10**12}-")).write_bytes(line)
+    proc = run_shoed("journal", "verify", str(d), "--verify-key", str(tmp_path / "verify.key"), timeout=20)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc
+    assert "not a journal file's number" in proc.stdout
+    with pytest.raises(JournalLocked):
+        Journal(d, "T1", clock=clock)
+
+
+@pytest.mark.parametrize("change", [{"file_seq": "9"}, {"files": [5]}, {"offset": -4}, {"files": [[1, "x", "y"]]},
+                                    {"jseq": True}, {"epoch": "2"}])
+def test_a_mark_of_another_form_is_refused_in_one_line(build, change):
+    # An unkeyed journal's mark is a digest anyone can make again: its values are checked before use.
+    from shoed.journal.store import mark_mac
+
+    d = build(shoes=2)
+    body = {k: v for k, v in json.loads((d / "T1.verified").read_bytes()).items() if k != "mac"} | change
+    (d / "T1.verified").write_text(json.dumps(body | {"mac": mark_mac(body, None)}))
+    with pytest.raises(JournalLocked, match="not of the form written"):
+        Journal(d, "T1")
+    proc = run_shoed("journal", "verify", str(d))
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr and "not of the form written" in proc.stdout, proc

@@ -302,9 +302,27 @@ def test_older_files_moved_away_leave_the_chain_anchored(tmp_path, clock):
     for old in ("T1-000001-*", "T1-000002-*"):
         os.unlink(next(tmp_path.glob(old)))
     with Journal(tmp_path, "T1", clock=clock) as journal:
+        # The mark listed them: their going is said in the journal (table.started), and only once.
+        notes = journal.recovery
+        assert [n.action for n in notes] == ["verified_files_gone", "chain_anchored"]
+        assert "files 1 to 2" in notes[0].detail and notes[0].file.startswith("T1-000001-")
+    with Journal(tmp_path, "T1", clock=clock) as journal:
         assert [n.action for n in journal.recovery] == ["chain_anchored"]
     report = verify(tmp_path)
     assert report.ok and "not from the genesis value" in report.notes[0]
+
+
+def test_a_verified_mark_taken_away_is_said_at_the_next_start(tmp_path, clock):
+    with Journal(tmp_path, "T1", clock=clock) as journal:
+        journal.open_shoe("S1")
+        journal.append({"kind": "reading"})
+    (tmp_path / "T1.verified").unlink()
+    report = verify(tmp_path)
+    assert report.ok and any("no verified mark" in note for note in report.notes)
+    with Journal(tmp_path, "T1", clock=clock) as journal:
+        assert [n.action for n in journal.recovery] == ["mark_missing"]
+    with Journal(tmp_path, "T1", clock=clock) as journal:
+        assert journal.recovery == []  # written again at that start
 
 
 # -- write and fsync errors are fatal and leave the file consistent (item 19) --
@@ -427,7 +445,8 @@ def test_every_prefix_of_a_journal_recovers_to_its_complete_records(tmp_path, cl
         with Journal(directory, "T1", clock=clock) as journal:
             whole = max(e for e in ends if e <= cut)
             assert journal.jseq == ends.index(whole) + 1
-            assert [n.removed_bytes for n in journal.recovery] == ([cut - whole] if cut > whole else [])
+            cuts = [n.removed_bytes for n in journal.recovery if n.action != "mark_missing"]  # (the file alone)
+            assert cuts == ([cut - whole] if cut > whole else [])
             journal.append({"kind": "reading", "card": "after"})
         assert verify(directory).ok
 
