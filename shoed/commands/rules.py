@@ -41,7 +41,7 @@ def run_list(args) -> int:
         print(json.dumps([r.summary() for r in rulesets], indent=2))
     else:
         for r in rulesets:
-            print(f"{r.name:24} {r.decks} decks  {r.title}  [{r.source}]")
+            print(f"{r.name:24} {r.decks} decks  {r.title}  [{r.document or r.source}]")
     return 0
 
 

@@ -1,9 +1,12 @@
 """`shoed witness`: an external witness that keeps tables' journal heads and events in a database.
 
-    shoed witness --db sqlite:///var/lib/shoed/witness.db t1=tcp://10.0.0.11:5556
-    shoed witness --db postgresql://witness@surveillance/shoed \\
-        t1=tcp://10.0.0.11:5556 t2=tcp://10.0.0.12:5556,snapshot=tcp://10.0.0.12:6000
+    shoed witness --db sqlite:///var/lib/shoed/witness.db --key witness.key_secret --server-key tables.key \\
+        t1=tcp://10.0.0.11:5560
+    shoed witness --db postgresql://witness@surveillance/shoed --key witness.key_secret --server-key tables.key \\
+        t1=tcp://10.0.0.11:5560 t2=tcp://10.0.0.12:5560,snapshot=tcp://10.0.0.12:6000
 
+Each table's surveillance endpoints (`[publish] surveillance_events`), which
+require CURVE: a display's endpoints withhold cards and give no journal head.
 A table is `TABLE=EVENTS` with optional `,snapshot=ENDPOINT` (default: the
 events port + 1) and `,server-key=FILE` (the table's public CURVE key, when
 it publishes with CURVE; `--server-key` gives a default for all). `--key` is
@@ -29,7 +32,7 @@ def register(sub) -> None:
         ),
     )
     p.add_argument("tables", nargs="+", metavar="TABLE=EVENTS[,snapshot=EP][,server-key=FILE]",
-                   help="a table to follow, e.g. t1=tcp://10.0.0.11:5556")
+                   help="a table's surveillance events endpoint to follow, e.g. t1=tcp://10.0.0.11:5560")
     p.add_argument("--db", required=True, metavar="URL",
                    help="sqlite:///PATH (embedded) or postgresql://USER@HOST/DB (surveillance server)")
     p.add_argument("--key", metavar="FILE", help="the witness's CURVE secret key file (tables that publish with CURVE)")
@@ -84,6 +87,12 @@ def run(args) -> int:
     logs.setup(args.log_level, json_lines=args.log_json)
     feeds = [parse_table(spec, args.key, args.server_key) for spec in args.tables]
     names = [f.table for f in feeds]
+    log = logs.get("shoed.witness")
+    keyless = [f.table for f in feeds if f.curve is None]
+    if keyless:
+        log.warning("following without CURVE keys: a table's surveillance endpoints require the witness's key "
+                    "(--key, on the allow-list with --role surveillance) and the table's (--server-key)",
+                    tables=keyless)
     if len(set(names)) != len(names):
         raise CommandError(f"a table is named twice: {' '.join(names)}")
     stopping = []
@@ -93,7 +102,6 @@ def run(args) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    log = logs.get("shoed.witness")
     try:
         store = WitnessStore(args.db)
     except WitnessStoreError as exc:

@@ -62,6 +62,7 @@ class Ruleset:
     misdeal_correction: bool  # deal errors are corrected at once where possible
     rotation: bool  # Baccarat Royal: active positions rotate after a loss
     notes: tuple[str, ...] = field(default=())
+    document: str = ""  # the rule document in this repository (docs/rules/), by its readable name
     # What is worked out from these rules again and again (a coup's settlement:
     # shoed.rules.coup.settle; the coup before its first card: new_coup), kept with
     # them once worked out. Not part of the ruleset's value: not compared, not shown,
@@ -88,6 +89,7 @@ class Ruleset:
             "name": self.name,
             "title": self.title,
             "source": self.source,
+            "document": self.document,
             "decks": self.decks,
             "bets": sorted(self.bets),
             "fixed_tableau": self.fixed_tableau,
@@ -139,6 +141,7 @@ def ruleset_from_dict(data: dict[str, Any], origin: str = "<data>") -> Ruleset:
             name=name,
             title=data.get("title", name),
             source=data.get("source", ""),
+            document=str(data.get("document", "")),
             decks=decks,
             min_decks=int(shoe.get("min_decks", decks)),
             max_decks=int(shoe.get("max_decks", decks)),

@@ -75,6 +75,7 @@ class Witness:
         self.context = zmq.Context()
         self.clients: dict[str, TableClient] = {}
         self.counts = {feed.table: 0 for feed in feeds}
+        self.headless: set[str] = set()  # tables whose endpoint gives no journal head (a display's)
         for feed in feeds:
             last = store.resume_seq(feed.table)
             self.clients[feed.table] = TableClient(
@@ -93,9 +94,18 @@ class Witness:
             if not items:
                 continue
             for item in items:
-                if item.get("kind") == wire.SNAPSHOT and item.get("reason") != "initial":
+                if item.get("kind") != wire.SNAPSHOT:
+                    continue
+                if item.get("reason") != "initial":
                     log.warning("table resynchronised from a snapshot", table=table, reason=item.get("reason"),
                                 seq=item.get("seq"))
+                if not (item.get("state") or {}).get("journal") and table not in self.headless:
+                    # A display's endpoint: what the players may not see yet is withheld, and no head is
+                    # given; what is kept from it cannot prove the journal (verify --witness: differing).
+                    self.headless.add(table)
+                    log.error("the table's snapshot carries no journal head: this is a display's endpoint, not "
+                              "the surveillance one ([publish] surveillance_events, with --key and --server-key)",
+                              table=table, events=client.events_endpoint)
             events, heads = observed(table, items, utc_now())
             self.store.record(events, heads)
             self.counts[table] += len(events)

@@ -23,6 +23,18 @@ def test_list_names_all_five_rulesets():
         assert name in out
 
 
+def test_list_names_each_rulesets_document_as_kept_here():
+    from pathlib import Path
+
+    listed = json.loads(run_shoed("rules", "list", "--json", check=True).stdout)
+    root = Path(__file__).resolve().parents[2]
+    assert len(listed) == 5
+    for ruleset in listed:
+        assert ruleset["document"].startswith("docs/rules/") and (root / ruleset["document"]).is_file()
+        assert ruleset["source"]  # the document's original name, kept as data
+        assert f"[{ruleset['document']}]" in run_shoed("rules", "list", check=True).stdout
+
+
 def test_complete_coup_has_every_contract_field():
     report = check("--ruleset", "macau-casinos-austria", "TS", "3C", "KS", "3D", "5H")
     assert CONTRACT_FIELDS <= set(report)

@@ -55,6 +55,26 @@ def test_the_witness_resumes_after_its_restart_without_a_gap_or_a_repeat(ctx, db
         assert again.counts["t1"] == 21 and {e.via for e in seen[-21:]} == {"fetched"}
 
 
+def test_a_display_endpoint_followed_by_mistake_is_named(ctx, tmp_path):
+    # A display's snapshot carries no journal head: what the witness keeps from it cannot prove
+    # the journal, and it says so (once), naming the table.
+    with FakeTable(ctx, heartbeat=0.05) as display, Table(ctx, heartbeat=0.05) as surveillance, \
+            WitnessStore(f"sqlite://{tmp_path}/w.db") as store:
+        witness = Witness(store, [Feed("t1", display.events_endpoint, display.snapshot_endpoint),
+                                  Feed("t2", surveillance.events_endpoint, surveillance.snapshot_endpoint)],
+                          request_timeout=0.5)
+        try:
+            deadline = time.monotonic() + 10
+            while not witness.clients["t2"].last_seq and time.monotonic() < deadline or not witness.headless:
+                assert time.monotonic() < deadline, "no snapshot"
+                display.post()
+                surveillance.post()
+                witness.step(0.05)
+            assert witness.headless == {"t1"}
+        finally:
+            witness.close()
+
+
 @pytest.mark.parametrize(("who", "gets_in"), [("dealer-console", True), ("stranger", False)])
 def test_the_witness_follows_a_table_that_publishes_with_curve(ctx, keys, tmp_path, who, gets_in):
     with keys.server(ctx) as curve, Table(ctx, curve=curve, heartbeat=0.05) as table, \
