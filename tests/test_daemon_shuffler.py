@@ -110,6 +110,7 @@ def test_a_shuffled_shoe_survives_kill_9_and_its_reveal_matches_the_commitment(b
         assert unopened.returncode == 1 and "Traceback" not in unopened.stderr, unopened.stderr[-800:]
         report = json.loads(unopened.stdout)
         assert report["identical"] is False and report["differences"] and report["corrupt"] is None
+        assert "replay with --order-key-file" in unopened.stderr  # what to do about it, said once
     # Before the close, no record holds a run of the order in plain text.
     closing = next(i for i, r in enumerate(records) if r["kind"] == "step"
                    and any(e["kind"] == "shoe.closed" for e in r["events"]))

@@ -173,6 +173,9 @@ def run(args) -> int:
         "corrupt": corrupt,
         "identical": result.identical,
     }
+    if order_key is None and any("no order key is configured" in json.dumps(d.replayed) for d in result.differences):
+        print("note: this table deals from a card-reading shuffler whose orders are sealed: replay with "
+              "--order-key-file FILE (docs/shuffler.md)", file=sys.stderr)
     if args.json:
         print(json.dumps(report))
     else:

@@ -76,7 +76,9 @@ def run(args) -> int:
 
         state = once(args.endpoint, snapshot, args.table, args.timeout, curve=curve)
         if state is None:
-            raise CommandError(f"no snapshot from {snapshot} within {args.timeout:g} s: is the daemon running?")
+            why = ("the daemon is down, or this key is not on its allow-list (the surveillance endpoints admit "
+                   "the pit and surveillance roles only)") if curve is not None else "is the daemon running?"
+            raise CommandError(f"no snapshot from {snapshot} within {args.timeout:g} s: {why}")
         Console(width=args.width, file=sys.stdout).print(render(state))
         return 0
     from shoed.display.live import watch
