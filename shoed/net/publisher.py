@@ -1,9 +1,9 @@
 """The XPUB socket that fans a table's events out to one audience (displays or surveillance).
 
 It is an XPUB in manual mode, so that the publisher sees every subscription
-and applies only those within bounds (MAX_TOPIC_BYTES, MAX_OTHER_SUBSCRIPTIONS;
-ZeroMQ cuts a peer whose message exceeds MAX_INBOUND_BYTES): a subscriber
-cannot make the daemon hold megabytes of subscriptions. SUB clients need no
+and applies only the table's own topics (ZeroMQ cuts a peer whose message
+exceeds MAX_INBOUND_BYTES): a subscriber cannot make the daemon apply
+thousands of subscriptions. SUB clients need no
 change. `view` is the audience's copy of each event (shoed.table.audience).
 
 Each event goes out as `[topic, json]` (see `shoed.net.wire`). Publishing never
@@ -43,11 +43,10 @@ from shoed.net.limits import HANDSHAKE_TIMEOUT, RefusalLog
 DEFAULT_ENDPOINT = "tcp://127.0.0.1:5556"
 HEARTBEAT_INTERVAL = 1.0
 # Subscriptions are seen and applied by the publisher itself (XPUB, manual): the table's own topics
-# are always taken; any other prefix counts against MAX_OTHER_SUBSCRIPTIONS (all subscribers together),
-# and one longer than MAX_TOPIC_BYTES is refused. ZeroMQ cuts a peer whose message (a subscription
-# is one) exceeds MAX_INBOUND_BYTES before it is read into memory.
-MAX_TOPIC_BYTES = 64
-MAX_OTHER_SUBSCRIPTIONS = 1_000
+# (`""`, `t1`, `t1.`, `t1.card`, ...) are taken, any other is refused, so ZeroMQ's table of what
+# is sent where holds a dozen topics a connection at most. ZeroMQ cuts a peer whose message (a
+# subscription is one) exceeds MAX_INBOUND_BYTES before it is read into memory. (It still keeps what a
+# connection sent, refused or not, until that connection leaves: docs/network.md, Limits.)
 MAX_INBOUND_BYTES = 4096  # not less: a CURVE handshake command (INITIATE) is several hundred bytes
 SUBSCRIPTIONS_PER_TURN = 64
 RENEW_WAIT = 0.5  # s: how long renew() waits for the closed socket's port to be free
@@ -93,7 +92,6 @@ class Publisher(Closing):
         self._heartbeat_topic = wire.topic_for(table_id, wire.HEARTBEAT).encode()
         self._known_topics = {b""} | {wire.topic_for(table_id, g).encode() for g in wire.GROUPS} | {
             f"{table_id}".encode(), f"{table_id}.".encode()}
-        self.other_subscriptions = 0
         self.refusals = RefusalLog(log, "subscriptions refused")
         self.curve = curve
         # A socket bound to an endpoint, or left unbound (None: renew() binds it with retries).
@@ -122,7 +120,6 @@ class Publisher(Closing):
         (maybe_heartbeat), and what is published meanwhile reaches no one."""
         self.socket.close(0)
         self.socket = self._socket_at(None)
-        self.other_subscriptions = 0
         self.unbound_since = self._clock()
         return self._bind_again(RENEW_WAIT)
 
@@ -162,8 +159,8 @@ class Publisher(Closing):
         return self._send(topic, payload, "sent")
 
     def serve_subscriptions(self) -> int:
-        """Take the subscriptions waiting (at most SUBSCRIPTIONS_PER_TURN): apply those within the
-        limits, refuse the others (counted, one log line per interval). Never blocks."""
+        """Take the subscriptions waiting (at most SUBSCRIPTIONS_PER_TURN): apply the table's own
+        topics, refuse the others (counted, one log line per interval). Never blocks."""
         sock = self.socket
         n = 0
         while n < SUBSCRIPTIONS_PER_TURN:
@@ -174,21 +171,13 @@ class Publisher(Closing):
             n += 1
             if not msg or msg[0] not in (0, 1):
                 continue
-            topic, known = msg[1:], msg[1:] in self._known_topics
-            if msg[0] == 0:  # unsubscribe (also sent for each subscription of a subscriber that left)
-                sock.setsockopt(zmq.UNSUBSCRIBE, topic)
-                if not known:
-                    self.other_subscriptions = max(0, self.other_subscriptions - 1)
-                continue
-            if len(topic) > MAX_TOPIC_BYTES:
-                self.refusals.refused("too long", f"{len(topic)} bytes")
-                continue
-            if not known:
-                if self.other_subscriptions >= MAX_OTHER_SUBSCRIPTIONS:
-                    self.refusals.refused("too many", topic[:32].hex())
-                    continue
-                self.other_subscriptions += 1
-            sock.setsockopt(zmq.SUBSCRIBE, topic)
+            topic = msg[1:]
+            if topic not in self._known_topics:
+                if msg[0] == 1:
+                    self.refusals.refused("not this table's topic", topic[:32].hex())
+                continue  # (an unsubscription of a topic refused: nothing to take back)
+            # An unsubscription is also sent for each subscription of a subscriber that left.
+            sock.setsockopt(zmq.SUBSCRIBE if msg[0] == 1 else zmq.UNSUBSCRIBE, topic)
         return n
 
     def maybe_heartbeat(self, now: float | None = None) -> bool:
