@@ -26,6 +26,7 @@ plain text. The table controller opens them with the same key.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 
 from shoed.drivers.base import DriverError, Reading
 from shoed.drivers.link import Transport
@@ -58,15 +59,33 @@ class ShufflerDriver(NativeDriver):
         return [self._sealed(r) for r in super()._on_data(data, offset, mono_ns, utc_ns)]
 
     def _sealed(self, reading: Reading) -> Reading:
-        """An order chunk with its cards sealed and its raw frame (which holds them in plain) left out."""
+        """An order chunk with its cards sealed and its raw frame (which holds them in plain) left out.
+        Any other reading whose bytes may hold a chunk (a chunk out of turn, one forged under a seq
+        taken, one with an impossible payload, a stretch that is no frame) keeps their SHA-256 only."""
         if reading.kind != "order_chunk":
-            return reading
+            detail = reading.detail
+            taken = detail.get("taken") if isinstance(detail, dict) else None
+            if isinstance(taken, str) and _may_hold_order(bytes.fromhex(taken)):
+                detail = {**detail, "taken": "sha256:" + hashlib.sha256(bytes.fromhex(taken)).hexdigest()}
+            if reading.raw and _may_hold_order(reading.raw):
+                detail = {**detail, "raw_sha256": hashlib.sha256(reading.raw).hexdigest()}
+                return dataclasses.replace(reading, raw=b"", detail=detail)
+            return reading if detail is reading.detail else dataclasses.replace(reading, detail=detail)
         detail = dict(reading.detail)
         cards = detail.pop("cards")
         context = chunk_context(detail.get("boot"), detail.get("shuffle"), detail.get("position"))
         detail["count"] = len(cards)
         detail["sealed"] = seal_cards(self.order_key, cards, context)
         return dataclasses.replace(reading, raw=b"", detail=detail)
+
+
+def _may_hold_order(raw: bytes) -> bool:
+    """Bytes that are, or may be, an order chunk's frame: anything but a frame of another type."""
+    from firmware_protocol import OrderChunk
+    from firmware_protocol.codec import cobs_decode
+
+    content = cobs_decode(raw[:-1] if raw.endswith(b"\0") else raw)
+    return content is None or len(content) < 2 or content[1] == OrderChunk.TYPE
 
 
 def load_order_key(path: str | None) -> bytes:

@@ -912,7 +912,8 @@ class TableController:
         detail = item.get("detail") or {}
         self._hold(step, "forged_frame",
                    f"two different frames under shoe seq {detail.get('seq')}: the one taken was "
-                   f"{detail.get('taken')}, the repeat {item.get('raw')}", source=item.get("source"))
+                   f"{detail.get('taken')}, the repeat {item.get('raw') or 'sha256:' + str(detail.get('raw_sha256'))}",
+                   source=item.get("source"))
 
     def _on_clock(self, item: dict[str, Any], step: Step) -> None:
         """The shell saw the wall clock step against the monotonic clock, or its loop not
