@@ -23,6 +23,10 @@ from shoed.drivers.base import Driver, DriverError, Reading
 
 log = logging.getLogger(__name__)
 
+# A link up this long (seconds) before it drops was a working one: the next reopen is tried at once.
+# One that drops sooner (a device that accepts and closes, a cable that flaps) backs off further.
+STEADY = 5.0
+
 
 class LinkDown(Exception):
     """The device went away mid-stream (unplugged, reset, I/O error); reopen it."""
@@ -223,6 +227,7 @@ class LinkDriver(Driver):
         self.link: str | None = None  # None (never up yet), "up" or "down", as reported
         self._opened = False
         self._backoff = Backoff(backoff_initial, backoff_max)
+        self._up_at = 0.0  # when the transport last opened (monotonic)
         self._next_attempt = 0.0
         self._offset = 0  # bytes received since open, across reconnects
         self._queue: list[Reading] = []
@@ -359,12 +364,15 @@ class LinkDriver(Driver):
         self.connected = False
         self.transport.close()
         self._link_down(reason)
-        self._backoff.succeeded()  # it had been up: the first try waits the least
+        if time.monotonic() - self._up_at >= STEADY:
+            self._backoff.succeeded()  # it had been up a while: the first try waits the least
+        # (A device that drops as soon as it is opened is tried less and less often, as one that
+        # will not open: each flap journals its loss and return.)
         self._next_attempt = time.monotonic() + self._backoff.failed()
 
     def _transport_up(self) -> None:
         self.connected = True
-        self._backoff.succeeded()
+        self._up_at = time.monotonic()
         self._last_open_error = ""
         self._queue += self._on_connect(time.monotonic_ns(), time.time_ns())
 

@@ -47,6 +47,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from firmware_protocol import Decoder, Rejected, encode
+from firmware_protocol.codec import cobs_decode
 from firmware_protocol import messages as m
 from firmware_protocol import session as rules
 from shoed.drivers.base import Reading
@@ -76,6 +77,8 @@ GATELESS_AFTER = 3
 DEFAULT_CONFIDENCE_FLOOR = 0.5
 # Frames remembered per boot to compare repeats with (more than the shoe's window, SPEC.md §6.3).
 TAKEN_KEPT = 1024
+# Impossible frames said (each a `firmware_fault`) before a message is taken again: more are counted only.
+FAULTS_SAID = 16
 
 
 @dataclass
@@ -119,7 +122,7 @@ class NativeSession:
         self.old_unacked: int | None = None  # unacked count last seen, for a restart report
         self.taken: dict[int, bytes] = {}  # seq -> the frame taken under it, in this boot
         self.identity: tuple | None = None  # (vendor, model, serial) of the shoe's last Hello
-        self._forged_said: set[tuple[int, bytes]] = set()
+        self._forged_said: set[int] = set()  # seqs a forged frame was reported under (within `taken`)
         self.gate_wanted: bool | None = None
         self.gateless = False
         self.status: m.Status | None = None
@@ -137,7 +140,7 @@ class NativeSession:
         self._last_time_tx: int | None = None
         self._gate_tx: int | None = None
         self._gap_for: int | None = None
-        self._fault_said: bytes | None = None
+        self._fault_said: set[int | None] = set()  # seqs of impossible frames said since a message was taken
         self._said: set[str] = set()
         self._awaiting: list = []  # requests whose status answer is due, oldest first
         # Locks answered "unlocked" in a row. One such answer can be a status that
@@ -161,7 +164,7 @@ class NativeSession:
         self._last_rx = now_ns
         self._gate_tx = None
         self._gap_for = None
-        self._fault_said = None
+        self._fault_said.clear()
         self._said.clear()
         self._awaiting.clear()
         self._rx = bytearray()
@@ -326,10 +329,13 @@ class NativeSession:
         self.stats.rejected[item.kind] = self.stats.rejected.get(item.kind, 0) + 1
         detail = {"reject": item.kind, "length": item.length}
         if item.kind == "payload":
-            # The shoe will repeat this frame and everything behind it waits (§6.3): a fault for the table.
-            if self._fault_said == item.raw:
+            # The shoe will repeat this frame and everything behind it waits (§6.3): a fault for the table,
+            # said once a seq until a message is taken (a frame's repeats, or frames that alternate, say
+            # nothing more: the alarm is raised already).
+            seq = _frame_header(item.raw)[1]
+            if seq in self._fault_said or len(self._fault_said) >= FAULTS_SAID:
                 return None
-            self._fault_said = item.raw
+            self._fault_said.add(seq)
             return self._reading("alarm", item.raw, offset, now_ns, utc_ns, code="firmware_fault",
                                  text=f"the shoe sent an impossible message: {item.reason}", detail=detail)
         if item.kind == "version":
@@ -337,8 +343,8 @@ class NativeSession:
                 return None
             return self._reading("alarm", item.raw, offset, now_ns, utc_ns, code="incompatible_protocol",
                                  text=item.reason, detail=detail)
-        if item.kind == "type" and not self._once(f"type:{item.raw[:4].hex()}"):
-            return None
+        if item.kind == "type" and not self._once(f"type:{_frame_header(item.raw)[0]}"):
+            return None  # once a type in a session (a frame's seq and bytes vary at will)
         return self._reading("warning", item.raw, offset, now_ns, utc_ns, code="frame_rejected", text=item.reason,
                              detail=detail)
 
@@ -391,14 +397,17 @@ class NativeSession:
         identity = (msg.vendor, msg.model, msg.serial)
         other_shoe = self.identity is not None and identity != self.identity
         self.identity = identity
-        if new_boot:
-            if self.boot is not None:
+        if new_boot or other_shoe:
+            # A new session: the shoe restarted, or another shoe (with the same boot number, an
+            # unseeded one's) is on the link: the seqs taken were another session's.
+            if new_boot and self.boot is not None:
                 # The shoe restarted: what its old session held unacknowledged is gone (§6.4).
                 detail["restarted"] = True
                 detail["lost_unacked"] = self.old_unacked
             self.boot = msg.boot
             self.last = self.durable = None
             self.taken.clear()
+            self._forged_said.clear()
             self.old_unacked = None
             self.status = None
             self.gateless = False
@@ -444,9 +453,12 @@ class NativeSession:
         if verdict == rules.DUPLICATE:
             self.stats.duplicates += 1
             first = self.taken.get(msg.seq)
-            if first is not None and first != raw and (msg.seq, raw) not in self._forged_said:
+            if first is not None and first != raw and msg.seq not in self._forged_said:
                 # Not a repeat: another frame under a seq already taken. One of the two was not the shoe's.
-                self._forged_said.add((msg.seq, raw))
+                # Said once a seq (the table is held at the first): more frames under it are counted only.
+                self._forged_said.add(msg.seq)
+                if len(self._forged_said) > TAKEN_KEPT:
+                    self._forged_said.discard(next(iter(self._forged_said)))
                 return self._reading("forged_frame", raw, offset, now_ns, utc_ns, code="forged_frame",
                                      text=f"a different frame under shoe seq {msg.seq}, already taken",
                                      detail={"seq": msg.seq, "boot": self.boot, "taken": first.hex()})
@@ -464,7 +476,7 @@ class NativeSession:
                                  detail={"expected": expected, "got": msg.seq, "boot": self.boot})
         self.last = msg.seq
         self._gap_for = None
-        self._fault_said = None
+        self._fault_said.clear()
         self.stats.taken += 1
         self.taken[msg.seq] = raw
         if len(self.taken) > TAKEN_KEPT:
@@ -513,3 +525,11 @@ def shuffler_detail(msg: m.Message) -> dict:
         out["text"] = one_line(msg.text)  # one printable line, as an alarm's text
         out["fault_name"] = m.SHUFFLER_FAULT_NAMES.get(msg.fault, f"vendor_{msg.fault}")
     return out
+
+
+def _frame_header(raw: bytes) -> tuple[int | None, int | None]:
+    """The (type, seq) a rejected frame says, where its stuffing can be undone; (None, None) otherwise."""
+    content = cobs_decode(raw[:-1] if raw.endswith(b"\0") else raw)
+    if content is None or len(content) < 4:
+        return None, None
+    return content[1], int.from_bytes(content[2:4], "little")

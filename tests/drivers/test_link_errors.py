@@ -105,3 +105,42 @@ def test_a_speed_the_port_cannot_hold_is_a_driver_error(pty_slave, name):
     with pytest.raises(DriverError) as info:
         open_driver(name, pty_slave, baudrate=2**40)
     assert pty_slave in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_device_that_drops_as_soon_as_it_is_opened_is_tried_less_and_less_often():
+    # A TCP shoe that accepts and closes at once (a cable that flaps, a device that resets on open):
+    # each flap journals a loss and a return, so the reopens back off as for a device that will not open.
+    import socket
+    import threading
+    import time
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    stop = threading.Event()
+
+    def accept_and_close():
+        server.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            conn.close()
+
+    threading.Thread(target=accept_and_close, daemon=True).start()
+    driver = open_driver("beetek", f"socket://127.0.0.1:{server.getsockname()[1]}", backoff_initial=0.05,
+                         backoff_max=0.8)
+    lost = []
+    try:
+        end = time.monotonic() + 4
+        while time.monotonic() < end:
+            lost += [time.monotonic() for r in driver.poll(0.05) if r.kind == "link" and r.link == "lost"]
+    finally:
+        driver.close()
+        stop.set()
+        server.close()
+    # 0.05, 0.1, 0.2, 0.4, 0.8, 0.8 ... s apart: a handful in 4 s (it was one each 0.05 s: 60 or more).
+    assert 3 <= len(lost) <= 10, lost
+    gaps = [b - a for a, b in zip(lost, lost[1:])]
+    assert gaps[-1] > 0.5, gaps
