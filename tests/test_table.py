@@ -169,6 +169,17 @@ def test_void_by_command_and_recall_order():
     assert [r["void"] for r in table.results] == [False, True]
 
 
+def test_a_coup_with_no_card_and_no_misdeal_is_not_voided():
+    # A void of nothing took a coup's number and a result each time: a key looping void and confirm
+    # grew the shoe's results (and every snapshot) without end, not a card dealt.
+    table, _ = run(dealer_inputs(coups=1))
+    assert table.coup_state == "open" and not table.coup.order
+    before = (table.seq, table.coup_no, list(table.results))
+    step = table.feed({"kind": "command", "cmd": "void", "args": {"reason": "x"}, "client": "pit"})
+    assert step.reply == {"ok": False, "error": f"coup {table.coup_no} has no card and no misdeal: nothing to void"}
+    assert (table.seq, table.coup_no, table.results) == before and step.events == []
+
+
 def test_unknown_command_is_refused_and_changes_nothing():
     table, _ = run(dealer_inputs(coups=1))
     before = table.seq

@@ -1047,6 +1047,9 @@ class TableController:
             self._require_shoe()
             if self.coup_state not in (OPEN, COMPLETE):
                 raise CommandRejected("no coup to void")
+            if self.coup_state == OPEN and (self.coup is None or not self.coup.order) and not self.pending:
+                # Nothing dealt, nothing open: a void would only take a coup's number (and a result).
+                raise CommandRejected(f"coup {self.coup_no} has no card and no misdeal: nothing to void")
             self._void(step, str(args.get("reason") or "voided by the pit"), by)
         elif cmd == "decide":
             self._decide(step, str(args.get("side")), bool(args.get("draw")), by)
