@@ -163,6 +163,18 @@ def test_a_gap_in_the_order_or_a_wrong_digest_leaves_the_shuffle_unverified():
     assert "digest" in feed.alarms("shuffle_order_invalid")[0]["text"]
 
 
+def test_an_order_longer_than_the_decks_shuffled_is_invalid_and_not_kept():
+    # A shuffler that sends chunks in turn without end: the order is not kept past the decks' cards.
+    feed = Feed()
+    feed("shuffle_started", source="shuffler", detail={"boot": 7, "shuffle": 9, "decks": 1})
+    for position in range(0, 52 * 3, 4):
+        feed("order_chunk", source="shuffler", detail={"boot": 7, "shuffle": 9, "position": position,
+                                                       "cards": ["2S", "3S", "4S", "5S"]})
+    (invalid,) = feed.alarms("shuffle_order_invalid")
+    assert "runs past the 52 cards" in invalid["text"]
+    assert len(feed.table.shuffler.current["order"]) == 52
+
+
 def test_a_jam_is_raised_and_cleared():
     run = shuffle_run(26, decks=6, shoes=1, faults=faults("jam"))
     feed = Feed()

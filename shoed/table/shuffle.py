@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from firmware_protocol.messages import SHUFFLER_FAULT_NAMES, order_digest
+from firmware_protocol.messages import DECKS_MAX, SHUFFLER_FAULT_NAMES, order_digest
 from shoed.rules import misdeal as md
 from shoed.rules.cards import CardError, parse_card
 from shoed.table import events as ev
@@ -229,6 +229,12 @@ def on_order_chunk(table: TableController, item: Item, step: Step) -> None:
                          source=item.get("source"))
     if current["invalid"] is None and position != len(order):
         current["invalid"] = f"a chunk at position {position} while {len(order)} was due"
+        table._alarm(step, "shuffle_order_invalid", True, f"shuffle {current['shuffle']}: {current['invalid']}",
+                     source=item.get("source"))
+    decks = current.get("decks")
+    capacity = 52 * (decks if type(decks) is int and 0 < decks <= DECKS_MAX else DECKS_MAX)
+    if current["invalid"] is None and len(order) + len(cards) > capacity:
+        current["invalid"] = f"the order runs past the {capacity} cards of the decks shuffled"
         table._alarm(step, "shuffle_order_invalid", True, f"shuffle {current['shuffle']}: {current['invalid']}",
                      source=item.get("source"))
     if current["invalid"] is None:
