@@ -2,6 +2,11 @@
 
 Run: .venv/bin/python benchmarks/journal_bench.py [--dir DIR] [--appends N] [--records N]
      .venv/bin/python benchmarks/journal_bench.py --ready-shoes 1000 [--keep DIR] [--rounds N]
+     .venv/bin/python benchmarks/journal_bench.py --open-shoes 2000
+
+The third form opens that many shoes' files in one journal, with fsync, and prints the time
+each opening takes (its verified mark, rewritten whole, grows with every finished file) by
+500s, with the mark's size.
 
 The second form builds a sealed (forward-secure) journal of that many shoes as
 the daemon writes it, then times, in interleaved rounds: `shoed journal verify
@@ -89,14 +94,38 @@ def main() -> None:
                         help="instead: verify time and time to READY on a sealed journal of N shoes")
     parser.add_argument("--keep", metavar="DIR", help="with --ready-shoes: use (or build and keep) the journal here")
     parser.add_argument("--rounds", type=int, default=3, help="with --ready-shoes: interleaved rounds")
+    parser.add_argument("--open-shoes", type=int, metavar="N",
+                        help="instead: the time to open each of N shoes' files, by 500s")
     args = parser.parse_args()
     if args.ready_shoes:
         ready_bench(args)
+        return
+    if args.open_shoes:
+        open_bench(args)
         return
     base = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="shoed-journal-bench-", dir="/var/tmp"))
     print(f"journal bench in {base}")
     try:
         run(base, args)
+    finally:
+        if not args.dir:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+def open_bench(args) -> None:
+    base = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="shoed-journal-bench-", dir="/var/tmp"))
+    try:
+        times: dict[int, list[float]] = {}
+        with Journal(base / "open", "T1") as journal:
+            for n in range(1, args.open_shoes + 1):
+                start = time.perf_counter()
+                journal.open_shoe(f"S{n}")
+                times.setdefault((n - 1) // 500, []).append((time.perf_counter() - start) * 1e6)
+                journal.append(READING)
+                if n % 500 == 0:
+                    size = (base / "open" / "T1.verified").stat().st_size
+                    print(line(f"open a file, {n - 499}-{n} (mark {size // 1024} KB)",
+                               times[(n - 1) // 500]))
     finally:
         if not args.dir:
             shutil.rmtree(base, ignore_errors=True)

@@ -627,7 +627,8 @@ class Journal:
             "file_seq": file_seq, "offset": offset, "hash": head, "jseq": jseq, "epoch": epoch,
         }
         body["mac"] = mark_mac(body, key)
-        self._replace(mark_name(self.table), json.dumps(body, sort_keys=True).encode() + b"\n", 0o644, held="mark")
+        # The canonical form (keys sorted, compact): a long journal's mark is written in a few ms.
+        self._replace(mark_name(self.table), ch.canonical(body) + b"\n", 0o644, held="mark")
 
     def _read_mark(self) -> tuple[dict | None, JournalLocked | None]:
         """The mark, or (None, why it cannot be trusted): raised once the files are proved,
