@@ -471,13 +471,18 @@ class BeeTekDriver(LinkDriver):
         """The noise held, as its one reading (none held: nothing)."""
         return self._noise.readings(self.source, "garbled")
 
-    def _on_connect(self, mono_ns: int, utc_ns: int) -> list[Reading]:
-        # A token cut by the unplug is reported (as garbled) rather than glued to the next link's bytes.
+    def _on_drop(self, mono_ns: int, utc_ns: int) -> list[Reading]:
+        # A token cut by the unplug is reported (as garbled) at once, before the loss, rather than
+        # glued to the next link's bytes or held until the shoe comes back.
         found = self._stream.flush()
         self._stream = TokenStream(self._offset)
         readings = self._readings(found, mono_ns, utc_ns)
         if self._noise.pending is not None:  # the last link's noise is not held over to the next
             readings += self._noise_readings()
+        return readings
+
+    def _on_connect(self, mono_ns: int, utc_ns: int) -> list[Reading]:
+        readings = self._on_drop(mono_ns, utc_ns)  # (nothing held, unless the link was closed by hand)
         self._link_up()  # the shoe never answers: an open port is all there is to know
         return readings
 

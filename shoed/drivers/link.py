@@ -242,6 +242,10 @@ class LinkDriver(Driver):
         """The transport (re)opened: reset framing, greet the shoe."""
         return []
 
+    def _on_drop(self, mono_ns: int, utc_ns: int) -> list[Reading]:
+        """The transport went away: what the driver held of the last bytes, reported before the loss."""
+        return []
+
     @abstractmethod
     def _on_data(self, data: bytes, offset: int, mono_ns: int, utc_ns: int) -> list[Reading]:
         """Bytes received at `offset` of the stream."""
@@ -363,6 +367,7 @@ class LinkDriver(Driver):
             return
         self.connected = False
         self.transport.close()
+        self._queue += self._on_drop(time.monotonic_ns(), time.time_ns())
         self._link_down(reason)
         if time.monotonic() - self._up_at >= STEADY:
             self._backoff.succeeded()  # it had been up a while: the first try waits the least

@@ -96,6 +96,9 @@ def test_unplug_and_replug_mid_token(cable, driver):
     cable.wait_drained()
     cable.unplug()
     got += poll_until(driver, lambda rs: any(r.link == "lost" for r in rs), timeout=5)
+    # The cut card is reported at once, before the loss: not when (if ever) the shoe comes back.
+    kinds = [(r.kind, r.link) for r in got]
+    assert kinds.index(("unreadable", None)) == kinds.index(("link", "lost")) - 1, kinds
     time.sleep(0.2)
     cable.replug()
     got += poll_until(driver, lambda rs: any(r.link == "restored" for r in rs), timeout=5)
