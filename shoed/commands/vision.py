@@ -197,6 +197,14 @@ def _pictures(paths: list[str]) -> list[tuple[str, str]]:
     return found
 
 
+def cards_named(path: str) -> set[str]:
+    """Every card a file's name names (as shoed writes them)."""
+    from shoed.rules.cards import parse_card
+
+    stem = os.path.splitext(os.path.basename(path))[0]
+    return {parse_card(t).text for t in re.split(r"[^A-Za-z0-9]+", stem) if _CARD_TOKEN.fullmatch(t)}
+
+
 def label_of_name(path: str) -> str | None:
     """The card a file's name gives (its last token that is a card, "TD" or "10D"), as shoed writes it; None."""
     from shoed.rules.cards import parse_card
@@ -309,13 +317,21 @@ def run_score(args) -> int:
     pictures = _pictures(args.paths)
     if not pictures:
         raise CommandError(f"no pictures in {', '.join(args.paths)} ({', '.join(IMAGE_SUFFIXES)})")
-    work, unlabelled = [], []
+    work, unlabelled, twice = [], [], []
     for path, folder in pictures:
-        label = labels.get(os.path.realpath(path)) or label_of_name(path)
+        label = labels.get(os.path.realpath(path))
+        if label is None:
+            label = label_of_name(path)
+            if label is not None and len(cards_named(path)) > 1:
+                twice.append((path, label))
         if label is None:
             unlabelled.append(path)
         else:
             work.append((path, folder, label))
+    if twice:
+        print(f"note: {len(twice)} picture name(s) name more than one card, and the last is taken: "
+              f"{os.path.basename(twice[0][0])} as {twice[0][1]}; give them lines in --labels to say otherwise",
+              file=sys.stderr)
     if unlabelled:
         raise CommandError(f"no card given for {len(unlabelled)} picture(s), the first {unlabelled[0]}: name the "
                            "card in the file name (IMG_0042_QS.jpg, 10H.png) or list it in --labels FILE")

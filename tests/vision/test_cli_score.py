@@ -157,6 +157,22 @@ def test_score_text_and_exit(shoed_cli, lab):
         in proc.stdout
 
 
+def test_a_name_naming_two_cards_is_said_and_a_label_overrides_it(shoed_cli, lab, tmp_path):
+    import shutil
+
+    shot = next((lab["root"] / "deck-one").glob("*.jpg"))
+    card = shot.stem.rsplit("_", 1)[1]
+    other = "KS" if card != "KS" else "QS"
+    named = tmp_path / f"{card}-read-as-{other}.jpg"  # the truth first, then what it was once read as
+    shutil.copy(shot, named)
+    proc = shoed_cli("vision", "score", str(named), "--json", timeout=180)
+    assert proc.returncode == 1 and json.loads(proc.stdout)["entries"][0]["label"] == other  # the last, as said
+    assert "name more than one card, and the last is taken" in proc.stderr and named.name in proc.stderr
+    (tmp_path / "labels.csv").write_text(f"{named.name},{card}\n")
+    proc = shoed_cli("vision", "score", str(named), "--labels", str(tmp_path / "labels.csv"), timeout=180)
+    assert proc.returncode == 0 and "note:" not in proc.stderr
+
+
 def test_score_needs_labels(shoed_cli, lab):
     proc = shoed_cli("vision", "score", str(lab["root"]), timeout=60)  # table.png has no label without the file
     assert proc.returncode == 2
