@@ -23,8 +23,8 @@ from shoed.journal import chain as ch
 from shoed.journal.recall import recall
 from shoed.journal.seal import Keys, SealError, SealState, as_keys
 from shoed.files import TooLarge
-from shoed.journal.store import (MARK_KIND, BadRecord, NotRegular, mark_fault, mark_mac, mark_name, read_regular,
-                                 seal_name, unreadable)
+from shoed.journal.store import (MARK_KIND, BadRecord, Journal, NotRegular, mark_fault, mark_mac, mark_name,
+                                 read_regular, seal_name, unreadable)
 
 
 class JournalCorrupt(Exception):
@@ -407,8 +407,31 @@ def read_recent(path: str | os.PathLike, coups: int, secret: bytes | None = None
     while True:
         reading = _read(files[-take:], secret)
         if take >= len(files) or len(recall(reading.records, coups)) >= coups:
-            return _held_to_the_mark(reading, Path(path), marks, secret)
+            reading = _held_to_the_mark(reading, Path(path), marks, secret)
+            _changed_since_verified(reading, files[:-take], marks)
+            return reading
         take = min(len(files), take * 2)
+
+
+def _changed_since_verified(reading: Reading, unread: list[tuple[Path, ch.FileName | None]],
+                            marks: dict[str, bytes | None | OSError] | None) -> None:
+    """The older files recall does not read, against what the verified mark holds of each (size,
+    inode, mtime and ctime, as start-up compares them): one written since is named in a note."""
+    if reading.stopped_at is not None or not unread or marks is None or unread[0][1] is None:
+        return
+    raw = marks.get(unread[0][1].table)
+    try:
+        mark = json.loads(raw) if isinstance(raw, bytes) else None
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return
+    if not isinstance(mark, dict) or mark_fault(mark) is not None:
+        return
+    covered = {entry[0]: entry for entry in mark["files"]}
+    changed = [path.name for path, name in unread
+               if name is not None and name.file_seq in covered and not Journal._unchanged(covered[name.file_seq], path)]
+    if changed:
+        reading.notes.append(f"{len(changed)} older file(s) not read here were written since they were verified "
+                             f"(the first {changed[0]}): run `shoed journal verify` to prove the whole journal")
 
 
 def _held_to_the_mark(reading: Reading, directory: Path, marks: dict[str, bytes | None | OSError] | None,

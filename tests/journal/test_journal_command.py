@@ -112,6 +112,19 @@ def test_recall_on_a_corrupted_journal_shows_what_verifies(build, capsys):
     assert lines[-1].startswith(f"STOPPED: the journal is not intact at {path} line 8")
 
 
+def test_recall_notes_an_older_file_written_since_it_was_verified(build, capsys):
+    # Recall reads the newest files only: an older one changed since the verified mark is named
+    # (its inode, size, mtime and ctime, as start-up compares them), and verify proves it.
+    directory = build(shoes=4, coups=3)
+    assert main(["journal", "recall", "--last", "1", "--json", str(directory)]) == 0
+    assert json.loads(capsys.readouterr().out)["notes"] == []
+    path = damage(directory, 1, 4)
+    assert main(["journal", "recall", "--last", "1", "--json", str(directory)]) == 0
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert len(notes) == 1 and f"the first {path.name}" in notes[0] and "shoed journal verify" in notes[0]
+    assert main(["journal", "verify", str(directory)]) == 1
+
+
 def test_recall_needs_a_table_when_several_share_a_directory(build, tmp_path, capsys):
     directory = build(table="T1")
     build(table="T2", directory=directory)
