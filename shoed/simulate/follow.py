@@ -48,6 +48,7 @@ log = logging.getLogger("shoed.simulate.follow")
 
 _COMMAND_OF = {"burn": "burn_card", "return": "return_card"}
 ACTIONS_KEPT = 1000
+DRAWS_KEPT = 1000  # a plain shoe's draws kept for the table to ask for (a shoe has 416 cards at most)
 
 
 class TableFollower:
@@ -196,6 +197,7 @@ class TableFollower:
             if self.shoe.plain:
                 if event.is_card:
                     self._draws.append(event.card)
+                    self._forget_draws()
             elif event.kind == UNREADABLE and event.mode == "game":
                 self._unread.append(event.card)
 
@@ -215,8 +217,13 @@ class TableFollower:
         return card
 
     def _forget_draws(self) -> None:
-        """Drop the draws the table can no longer ask for (with the lock held)."""
+        """Drop the draws the table can no longer ask for (with the lock held): those before the
+        oldest it may still ask for, and any more than DRAWS_KEPT back (a draw never asked for: its
+        coup voided instead)."""
         oldest = min(self.unidentified[0], self.drawn) if self.unidentified else self.drawn
+        oldest = max(oldest, self._first_draw + len(self._draws) - DRAWS_KEPT)
         while self._draws and self._first_draw < oldest:
             self._draws.popleft()
             self._first_draw += 1
+        while self.unidentified and self.unidentified[0] < self._first_draw:
+            self.unidentified.pop(0)

@@ -54,3 +54,14 @@ def test_a_reading_shoes_dealer_enters_the_unreadable_game_cards_in_order():
     assert dealer._unreadable_card() == "8C"
     assert dealer._unreadable_card() is None
     assert not dealer._unread and not dealer._draws and shoe.events_out == 4 and shoe.cards_out == 4
+
+
+def test_a_draw_never_asked_for_does_not_hold_every_later_one():
+    # The table could not identify a draw, then voided its coup instead of asking for it.
+    from shoed.simulate.follow import DRAWS_KEPT
+
+    shoe, dealer = follower(plain=True)
+    for n in range(3 * DRAWS_KEPT):
+        out(shoe, n, "9S")
+        dealer.on({"kind": "card", "recipient": "unreadable" if n == 5 else "player"})
+    assert len(dealer._draws) <= DRAWS_KEPT and dealer.unidentified == []
