@@ -75,7 +75,7 @@ class TableFollower:
         # each unreadable game card until entered; at a plain shoe, every draw from the oldest the
         # table may still ask for (the first not yet seen at the table, or not yet identified).
         self._held = threading.Lock()
-        self._unread: deque[str] = deque()
+        self._unread: deque[str] = deque(maxlen=DRAWS_KEPT)
         self._draws: deque[str] = deque()
         self._first_draw = 0  # the draw number of _draws[0]
         shoe.listeners.append(self._out)
