@@ -167,12 +167,12 @@ def test_an_order_longer_than_the_decks_shuffled_is_invalid_and_not_kept():
     # A shuffler that sends chunks in turn without end: the order is not kept past the decks' cards.
     feed = Feed()
     feed("shuffle_started", source="shuffler", detail={"boot": 7, "shuffle": 9, "decks": 1})
-    for position in range(0, 52 * 3, 4):
+    for position in range(0, 52 * 4, 4):
         feed("order_chunk", source="shuffler", detail={"boot": 7, "shuffle": 9, "position": position,
                                                        "cards": ["2S", "3S", "4S", "5S"]})
     (invalid,) = feed.alarms("shuffle_order_invalid")
-    assert "runs past the 52 cards" in invalid["text"]
-    assert len(feed.table.shuffler.current["order"]) == 52
+    assert "runs past 104 cards" in invalid["text"]  # one deck, and a deck's worth of foreign cards
+    assert len(feed.table.shuffler.current["order"]) == 104
 
 
 def test_a_jam_is_raised_and_cleared():

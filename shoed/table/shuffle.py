@@ -232,9 +232,10 @@ def on_order_chunk(table: TableController, item: Item, step: Step) -> None:
         table._alarm(step, "shuffle_order_invalid", True, f"shuffle {current['shuffle']}: {current['invalid']}",
                      source=item.get("source"))
     decks = current.get("decks")
-    capacity = 52 * (decks if type(decks) is int and 0 < decks <= DECKS_MAX else DECKS_MAX)
+    # The decks' cards and a deck's worth more (foreign cards the shuffler read, checked by the digest).
+    capacity = 52 * ((decks if type(decks) is int and 0 < decks <= DECKS_MAX else DECKS_MAX) + 1)
     if current["invalid"] is None and len(order) + len(cards) > capacity:
-        current["invalid"] = f"the order runs past the {capacity} cards of the decks shuffled"
+        current["invalid"] = f"the order runs past {capacity} cards, a deck more than the decks shuffled"
         table._alarm(step, "shuffle_order_invalid", True, f"shuffle {current['shuffle']}: {current['invalid']}",
                      source=item.get("source"))
     if current["invalid"] is None:
