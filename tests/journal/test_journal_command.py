@@ -115,8 +115,14 @@ def test_recall_on_a_corrupted_journal_shows_what_verifies(build, capsys):
 def test_recall_notes_an_older_file_written_since_it_was_verified(build, capsys):
     # Recall reads the newest files only: an older one changed since the verified mark is named
     # (its inode, size, mtime and ctime, as start-up compares them), and verify proves it.
+    import shutil
+
     directory = build(shoes=4, coups=3)
     assert main(["journal", "recall", "--last", "1", "--json", str(directory)]) == 0
+    assert json.loads(capsys.readouterr().out)["notes"] == []
+    copy = directory.parent / "copy"
+    shutil.copytree(directory, copy)  # a faithful copy: other inodes and times, the same bytes
+    assert main(["journal", "recall", "--last", "1", "--json", str(copy)]) == 0
     assert json.loads(capsys.readouterr().out)["notes"] == []
     path = damage(directory, 1, 4)
     assert main(["journal", "recall", "--last", "1", "--json", str(directory)]) == 0
