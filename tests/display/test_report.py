@@ -162,6 +162,21 @@ def test_a_journal_that_is_not_intact_is_refused(recorded_shoe, tmp_path):
     assert missing.returncode == 2 and "no journal" in missing.stderr
 
 
+def test_a_journal_whose_last_shoe_was_removed_is_refused(recorded_shoe, tmp_path):
+    # Every file left intact, the last shoe's taken away: the verified mark says the journal went
+    # further, as `shoed journal verify` holds it; no report shows the shoe as if never dealt.
+    copy = tmp_path / "journal"
+    shutil.copytree(recorded_shoe.journal, copy)
+    last = sorted(copy.glob("*.jsonl"))[-1]
+    last.chmod(0o644)
+    last.unlink()
+    assert run_shoed("journal", "verify", str(copy)).returncode == 1
+    for args in (["--list"], ["--out", str(tmp_path / "x.png")]):
+        proc = run_shoed("report", str(copy), *args)
+        assert proc.returncode == 2 and "not intact" in proc.stderr and "records were removed" in proc.stderr, proc
+    assert not (tmp_path / "x.png").exists()
+
+
 def test_voids_misdeals_and_an_open_shoe(tmp_path):
     # The scripted shoe of test_state: a coup voided after its result, an extra card put back,
     # an unreadable card entered by hand. Cut before the close, the shoe has no reconciliation yet.
