@@ -473,11 +473,16 @@ def _read(files: list[tuple[Path, ch.FileName | None]], secret: bytes | None) ->
     stopped = None
     notes: list[str] = []
     tail: dict | None = None
+    seqs = SeqContinuity()  # within what is read, as verify holds the events' seq
     for item in _walk([files], secret, links_if_keyed=True):
         if isinstance(item, BadRecord):
             stopped = item
             break
         path, rec = item
+        fault = seqs.feed(rec)
+        if fault is not None:
+            stopped = BadRecord(str(path), rec["jseq"], rec["jseq"], fault)
+            break
         if rec["jseq"] == 1 and rec.get("alg") == ch.ALG_HMAC and secret is None and not notes:
             notes.append("keyed journal read without its secret: links and form checked, hashes not")
         if rec["jseq"] == 1:  # the file's header

@@ -131,6 +131,34 @@ def test_recall_notes_an_older_file_written_since_it_was_verified(build, capsys)
     assert main(["journal", "verify", str(directory)]) == 1
 
 
+def test_recall_stops_where_the_events_seq_breaks_as_verify_does(tmp_path, capsys):
+    # Two coups' records swapped and the chain sealed again: every hash and link intact, the events'
+    # seq out of order. Verify names it; recall stops there too (what comes before is shown).
+    from harness.records import reseal, write_journal
+
+    directory = tmp_path / "journal"
+    write_journal(directory, shoes=1, seed=3, odds=False)
+    last = sorted(directory.glob("*.jsonl"))[-1].name
+    steps = [json.loads(x) for x in (directory / last).read_bytes().splitlines()]
+    a, b = [i for i, r in enumerate(steps) if r["kind"] == "step"
+            and any(e["kind"] == "coup.result" for e in r["events"])][:2]
+    seen = []
+
+    def swap(name, record):
+        if name != last:
+            return record
+        seen.append(record)
+        n = len(seen) - 1
+        other = b if n == a else a if n == b else None
+        return record if other is None else {k: v for k, v in steps[other].items() if k not in ("hash", "prev", "jseq")}
+
+    reseal(directory, swap)
+    assert main(["journal", "verify", str(directory)]) == 1
+    assert "seq" in capsys.readouterr().out
+    assert main(["journal", "recall", str(directory)]) == 1
+    assert "STOPPED" in capsys.readouterr().out
+
+
 def test_recall_needs_a_table_when_several_share_a_directory(build, tmp_path, capsys):
     directory = build(table="T1")
     build(table="T2", directory=directory)
