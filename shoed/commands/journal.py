@@ -83,6 +83,7 @@ def verify_keys(args):
 
 def run_verify(args) -> int:
     from shoed.cli import CommandError
+    from shoed.journal.chain import key_needed
     from shoed.journal.reader import verify
 
     try:
@@ -113,7 +114,11 @@ def run_verify(args) -> int:
             sealed = "; every file sealed and checked with the verify key" if report.sealed else ""
             print(f"intact: {_count(report.files, 'file')}, {_count(report.records, 'record')}; {heads}{sealed}")
         else:
-            print(f"NOT INTACT at {report.first_bad}")
+            if report.first_bad is not None and key_needed(report.first_bad.reason):
+                print(f"NOT VERIFIED (a key is needed, nothing found wrong) at {report.first_bad}: give "
+                      "--secret-file or --verify-key")
+            else:
+                print(f"NOT INTACT at {report.first_bad}")
             print(f"{_count(report.records, 'record')} before it {'is' if report.records == 1 else 'are'} intact")
         if witnessed is not None:
             for note in witnessed.notes:

@@ -185,7 +185,13 @@ def run(args) -> int:
             print(f"  recorded: {json.dumps(d.recorded)[:400]}")
             print(f"  replayed: {json.dumps(d.replayed)[:400]}")
         if corrupt:
-            print(f"JOURNAL CORRUPT: {corrupt}", file=sys.stderr)
+            from shoed.journal.chain import key_needed
+
+            if result.corrupt is not None and key_needed(result.corrupt.reason):
+                print(f"NOT VERIFIED (a key is needed, nothing found wrong): {corrupt}: give --secret-file or "
+                      "--verify-key", file=sys.stderr)
+            else:
+                print(f"JOURNAL CORRUPT: {corrupt}", file=sys.stderr)
         if report["identical"]:
             print("every replayed event is identical to the recorded one")
     return 0 if report["identical"] else 1

@@ -205,6 +205,14 @@ def header(
     return rec
 
 
+# Not a fault of the journal: what the reader was not given (the commands say so apart).
+KEY_NEEDED = "the journal is {what} is needed to verify it"
+
+
+def key_needed(reason: str) -> bool:
+    return reason.endswith(" is needed to verify it") and reason.startswith("the journal is ")
+
+
 def header_key(rec: dict, keys: Keys, links_if_keyed: bool = False) -> tuple[bytes | None, bool, str | None]:
     """The key a file's records are checked with, from its header: (key, links_only, reason).
     links_only: the hashes cannot be recomputed with these keys (allowed only if links_if_keyed)."""
@@ -220,7 +228,7 @@ def header_key(rec: dict, keys: Keys, links_if_keyed: bool = False) -> tuple[byt
             return None, False, "the file is keyed with a static secret (hmac-sha256), not forward-secure"
         if links_if_keyed:
             return None, True, None
-        return None, False, "the journal is keyed (hmac-sha256): its secret is needed to verify it"
+        return None, False, KEY_NEEDED.format(what="keyed (hmac-sha256): its secret")
     if alg == ALG_FSS:
         epoch, file_seq = rec.get("epoch"), rec.get("file_seq")
         if not isinstance(epoch, int) or isinstance(epoch, bool) or epoch != file_seq or epoch < 1:
@@ -237,7 +245,7 @@ def header_key(rec: dict, keys: Keys, links_if_keyed: bool = False) -> tuple[byt
             return key, False, None
         if links_if_keyed:
             return None, True, None
-        return None, False, "the journal is sealed (fss-hmac-sha256): its verify key is needed to verify it"
+        return None, False, KEY_NEEDED.format(what="sealed (fss-hmac-sha256): its verify key")
     return None, False, f"unknown hash algorithm {alg!r}"
 
 
