@@ -204,6 +204,7 @@ def verify(path: str | os.PathLike, secret: bytes | Keys | None = None) -> Verif
     seen_table: dict[Path, str] = {}
     seqs: dict[str, SeqContinuity] = {}
     all_sealed = True
+    unkeyed: set[str] = set()
     for item in _walk(found.tables, keys):
         if isinstance(item, BadRecord):
             report.ok = False
@@ -214,6 +215,8 @@ def verify(path: str | os.PathLike, secret: bytes | Keys | None = None) -> Verif
         if table is None:
             table = seen_table[file] = rec.get("table", "?")
             all_sealed = all_sealed and rec.get("alg") == ch.ALG_FSS
+            if rec.get("alg") == ch.ALG_SHA256:
+                unkeyed.add(table)
             if table not in report.anchors:
                 report.anchors[table] = rec["prev"]
                 if rec.get("file_seq") != 1:
@@ -238,6 +241,16 @@ def verify(path: str | os.PathLike, secret: bytes | Keys | None = None) -> Verif
     elif report.ok and not all_sealed and Path(path).is_dir():
         for table, tail in report.tails.items():
             check_mark(Path(path), table, tail, keys, report, sealed=False, marks=marks)
+    if report.ok:  # what "intact" proves, said where it is less than a reader may take it for
+        for table in sorted(unkeyed):
+            report.notes.append(f"table {table}: an unkeyed journal (sha256) is proved against accidents only: "
+                                "whoever can write its files can seal the chain again and this check cannot "
+                                "tell; a keyed or sealed journal, or the witness (--witness), can")
+        if report.sealed:
+            for table, tail in report.tails.items():
+                report.notes.append(f"table {table}: the last file ({tail['file']}) is sealed with the key the box "
+                                    "still holds: a change to it by whoever holds the box is found by the witness "
+                                    "only (--witness)")
     return report
 
 

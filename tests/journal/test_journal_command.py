@@ -32,8 +32,14 @@ def damage(directory: Path, file_index: int, line: int) -> Path:
 def test_verify_an_intact_journal(build, capsys):
     directory = build()
     assert main(["journal", "verify", str(directory)]) == 0
-    out = capsys.readouterr().out
-    assert out.startswith("intact: 2 files, 20 records; table T1 head ")
+    said = capsys.readouterr()
+    assert said.out.startswith("intact: 2 files, 20 records; table T1 head ")
+    # What "intact" proves of an unkeyed journal, said where it is read.
+    assert "note: table T1: an unkeyed journal (sha256) is proved against accidents only" in said.err
+    directory = build(secret=SECRET, directory=directory.parent / "keyed")
+    (directory.parent / "s").write_bytes(SECRET)
+    assert main(["journal", "verify", "--secret-file", str(directory.parent / "s"), str(directory)]) == 0
+    assert "unkeyed" not in capsys.readouterr().err
 
 
 def test_verify_names_the_first_bad_record(build, capsys):

@@ -39,6 +39,7 @@ def test_a_sealed_journal_verifies_only_with_its_verify_key(tmp_path, clock):
     d = sealed_journal(tmp_path / "j", clock)
     report = verify(d, Keys(verify_key=VERIFY_KEY))
     assert report.ok and report.sealed and report.records == 12
+    assert any("is found by the witness only" in note and files_of(d)[-1].name in note for note in report.notes)
     headers = [json.loads(f.read_bytes().splitlines()[0]) for f in files_of(d)]
     assert [(h["alg"], h["epoch"], h["key_id"]) for h in headers] == [
         ("fss-hmac-sha256", n, key_id(VERIFY_KEY)) for n in (1, 2, 3)]
