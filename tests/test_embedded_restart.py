@@ -88,3 +88,20 @@ def test_the_virtual_shoe_does_not_outlive_a_daemon_killed_outright(base):
         while _alive(shoes[0]) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not _alive(shoes[0]), "the virtual shoe outlived its daemon"
+
+
+def test_a_virtual_dealer_without_its_key_says_it_will_not_follow(tmp_path):
+    # The embedded default's dealer confirms a void and enters an unreadable card with the local
+    # console's key: without it in the key folder it deals as scripted, and the log says so.
+    import dataclasses
+
+    from structlog.testing import capture_logs
+
+    from shoed.daemon.config import Config
+    from shoed.daemon.virtual import dealer_follows
+
+    cfg = dataclasses.replace(Config(), key_dir=str(tmp_path), curve_commands=True)
+    with capture_logs() as logged:
+        assert dealer_follows(cfg) == []
+    assert any("does not follow the table" in e["event"] and "local-console.key_secret" in e["event"]
+               for e in logged), logged

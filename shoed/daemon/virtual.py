@@ -103,6 +103,12 @@ def dealer_follows(cfg: Config) -> list[str]:
     if cfg.curve_commands:
         secret = Path(cfg.key_dir) / "local-console.key_secret"
         if not secret.exists() or cfg.curve_publish:
+            from shoed.daemon import logs
+
+            why = f"no {secret.name} in {cfg.key_dir}" if not secret.exists() else "the event streams need CURVE"
+            logs.get("shoed.daemon").warning(
+                f"the virtual dealer deals as scripted and does not follow the table ({why}): a void waits for "
+                "a confirm by hand, an unreadable card for enter_card")
             return []  # no key of its own: it deals as scripted
         args += ["--key", str(secret), "--server-key", str(Path(cfg.key_dir) / "server.key")]
     return args
