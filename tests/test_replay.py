@@ -190,6 +190,10 @@ def test_a_display_joins_a_published_replay_midway_and_follows_it_to_the_end(tmp
         assert feed.client.stats["heartbeats"] >= 1
         assert feed.state.seq == table.seq and feed.state.connection == LIVE
         assert len(feed.state.results) == 4  # the whole shoe so far, from the snapshot and the events after it
+        assert feed.state.replay is True  # shown as a replay, never as the live table
+        from shoed.display.terminal import header
+
+        assert "replay of the journal" in header(feed.state).plain and "live" not in header(feed.state).plain
         feed.client.close()
     finally:
         assert proc.wait(20) == 0

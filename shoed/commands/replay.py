@@ -238,7 +238,8 @@ class Shown:
         self.last_sent = time.monotonic()
         controller = self.replay.controller if self.replay is not None else None
         if self.paced and controller is not None:  # as fast as possible, requests are never answered
-            self.state = self.snapshot_view(controller.snapshot())
+            # Marked as a replay: a display that joins shows it so, never as the live table.
+            self.state = {**self.snapshot_view(controller.snapshot()), "replay": True}
 
     def wait(self, seconds: float) -> None:
         """Answer requests (and keep the heartbeat) for `seconds`."""

@@ -100,6 +100,7 @@ class DisplayState:
     notices: tuple[tuple[int | None, str, str], ...] = ()  # (coup, name, text), the last few one-off alarms
     pending: tuple[tuple[int, str, str], ...] = ()  # misdeals awaiting correction: (id, kind, correction)
     locked: str | None = None
+    replay: bool = False  # the table shown is a journal's replay (`shoed replay --publish`), not the live one
     devices: tuple[tuple[str, str], ...] = ()  # (source, link state: connected, lost or restored)
     fallback: str | None = None  # the fallback reader that deals now (device.fallback), None: the first one
     remaining_by_rank: tuple[int, ...] | None = None  # from the snapshot (for odds computed here)
@@ -194,6 +195,7 @@ def from_snapshot(state: DisplayState, item: dict) -> DisplayState:
         alarms=tuple((str(k), str(v)) for k, v in alarms.items()),
         pending=tuple(_pending(p) for p in snap.get("pending_misdeals") or ()),
         locked=snap.get("locked"),
+        replay=snap.get("replay") is True,
         devices=tuple(sorted((str(k), str(v)) for k, v in (snap.get("devices") or {}).items())),
         fallback=snap.get("fallback"),
         remaining_by_rank=tuple(remaining) if remaining is not None else None,

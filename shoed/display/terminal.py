@@ -108,6 +108,8 @@ def header(state: DisplayState) -> Text:
         RECONNECTING: ("  \u25cc reconnecting\u2026", "bold yellow blink"),
         CONNECTING: ("  \u25cc connecting\u2026", "yellow"),
     }.get(state.connection, (f"  {state.connection}", "yellow"))
+    if state.replay and state.connection == LIVE:
+        link = ("  \u25cf replay of the journal", "bold magenta")  # never taken for the live table
     line.append(*link)
     if state.locked:
         line.append(f"  LOCKED: {state.locked}", style="bold white on red")
