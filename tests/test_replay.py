@@ -218,3 +218,12 @@ def test_a_published_replay_shows_what_the_displays_were_shown_unless_surveillan
         assert [e["seq"] for e in got] == list(range(1, table.seq + 1))
         seen = {e["seq"]: e.get("card") for e in got if e["kind"] == "shoe.burn"}
         assert [seen[e["seq"]] for e in face_down] == ([e["card"] for e in face_down] if shown else [None] * len(face_down))
+
+
+def test_one_file_replayed_on_its_own_says_what_it_did_not_prove(tmp_path):
+    write_journal(tmp_path / "j", dealer_inputs(coups=2))
+    (file,) = sorted((tmp_path / "j").glob("*.jsonl"))
+    proc = run_shoed("replay", str(file))
+    assert proc.returncode == 0 and "every replayed event is identical" in proc.stdout
+    assert f"note: {file.name} replayed on its own: its link to the file before it" in proc.stderr
+    assert "note:" not in run_shoed("replay", str(tmp_path / "j")).stderr

@@ -76,6 +76,9 @@ def run(args) -> int:
         raise CommandError(str(exc)) from None
     if not files.count and not files.strays:
         raise CommandError(f"no journal files at {path}")  # nothing replayed is no proof
+    if path.is_file():
+        print(f"note: {path.name} replayed on its own: its link to the file before it and the state it starts "
+              "in are taken from itself (replay the journal's folder to prove them)", file=sys.stderr)
     secret = read_secret(args.secret_file)
     if args.speed is not None and not args.speed > 0:
         raise CommandError("--speed is a number above 0 (--max replays as fast as possible)")
