@@ -102,7 +102,8 @@ def report_html(summary: ShoeSummary) -> str:
                     f"<td>{escape(v.utc or '')}</td></tr>" for v in summary.voids)
     misdeals = "".join(
         f"<tr><td class=num>{escape(str(m.coup))}</td><td>{escape(m.kind)}</td><td>{escape(m.card or '')}</td>"
-        f"<td>{escape(m.correction)}</td><td>{escape(m.corrected or 'not corrected')}</td></tr>"
+        f"<td>{escape(m.correction)}</td><td>{escape(m.corrected or 'not corrected')}</td>"
+        f"<td>{escape(m.corrected_by or '')}</td><td>{escape(m.utc or '')}</td><td>{escape(m.corrected_utc or '')}</td></tr>"
         for m in summary.misdeals
     )
     alarms = "".join(f'<tr><th>{escape(name)}</th><td class="num" data-alarm="{escape(name)}">{n}</td></tr>'
@@ -132,7 +133,7 @@ def report_html(summary: ShoeSummary) -> str:
 <h2>Voids</h2>
 {"<table><tr><th>coup</th><th>reason</th><th>voided by</th><th>time (UTC)</th></tr>" + voids + "</table>" if voids else "<p>none</p>"}
 <h2>Misdeals</h2>
-{"<table><tr><th>coup</th><th>kind</th><th>card</th><th>rule</th><th>done</th></tr>" + misdeals + "</table>"
+{"<table><tr><th>coup</th><th>kind</th><th>card</th><th>rule</th><th>done</th><th>by</th><th>found</th><th>corrected</th></tr>" + misdeals + "</table>"
  if misdeals else "<p>none</p>"}
 <h2>Alarms raised</h2>
 {"<table>" + alarms + "</table>" if alarms else "<p>none</p>"}

@@ -31,7 +31,10 @@ class MisdealLine:
     correctable: bool
     correction: str  # what the rules ask for
     corrected: str | None  # what was done (burn_card, return_card, enter_card), None if not corrected
-    card: str | None
+    card: str | None  # the card in the misdeal, or the card entered by hand where it was unread
+    utc: str | None = None  # when the misdeal was found
+    corrected_by: str | None = None  # the key (its name) that sent the correction
+    corrected_utc: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,16 +166,18 @@ def summarize(records, shoe: str | None = None, table: str | None = None) -> Sho
 def _summary(table: str, shoe: str, events: list[dict], provenance: Provenance) -> ShoeSummary:
     opened = next((e for e in events if e.get("kind") == "shoe.opened"), {})
     closed = next((e for e in reversed(events) if e.get("kind") == "shoe.closed"), None)
-    corrected = {e.get("misdeal"): e.get("correction") for e in events if e.get("kind") == "misdeal.corrected"}
+    corrected = {e.get("misdeal"): e for e in events if e.get("kind") == "misdeal.corrected"}
     misdeals = []
     for e in events:
         if e.get("kind") != "misdeal":
             continue
         detail = e.get("misdeal") or {}
+        done = corrected.get(detail.get("id")) or {}
         misdeals.append(MisdealLine(
             coup=e.get("coup"), id=detail.get("id"), kind=str(detail.get("kind")),
             correctable=bool(detail.get("correctable")), correction=str(detail.get("correction")),
-            corrected=corrected.get(detail.get("id")), card=detail.get("card"),
+            corrected=done.get("correction"), card=detail.get("card") or done.get("card"), utc=e.get("utc"),
+            corrected_by=done.get("by"), corrected_utc=done.get("utc"),
         ))
     coups = {e.get("coup") for e in events if e.get("kind") in ("coup.result", "coup.void")}
     burns = [e for e in events if e.get("kind") == "shoe.burn"]

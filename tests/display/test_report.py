@@ -190,10 +190,18 @@ def test_voids_misdeals_and_an_open_shoe(tmp_path):
         (4, "dealer exposed a card", "pit", void["utc"])]
     assert [(m.kind, m.corrected) for m in summary.misdeals] == [("extra_card", "return_card"),
                                                                  ("unreadable_card", "enter_card")]
+    # Each correction with its key and its time; an unread card as the one entered for it.
+    fixes = {e["misdeal"]: e for e in events if e["kind"] == "misdeal.corrected"}
+    for line in summary.misdeals:
+        fix = fixes[line.id]
+        assert (line.corrected_by, line.corrected_utc) == (fix.get("by"), fix["utc"]) and line.utc
+    entered = next(m for m in summary.misdeals if m.kind == "unreadable_card")
+    assert entered.card == fixes[entered.id]["card"] is not None
     assert dict(summary.alarms)["tamper"] == 1
     html = report_html(summary)
     assert "dealer exposed a card" in html and "return_card" in html and "unreadable_card" in html
     assert f"<td>{summary.voids[0].who}</td><td>{void['utc']}</td>" in html
+    assert f"<td>{entered.corrected_utc}</td></tr>" in html and f"<td>{entered.card}</td>" in html
     # The voided coup's cards are a category of the reconciliation of their own: shown, so every card adds up.
     closed = next(e for e in events if e["kind"] == "shoe.closed")["reconciliation"]
     recon = data(html, "data-recon")
