@@ -51,15 +51,13 @@ def run(args) -> int:
     keys = verify_keys(args)  # --secret-file or --verify-key, read as `shoed journal verify` reads them
     from shoed.journal import verify
 
-    if not Path(args.journal).exists():
-        raise CommandError(f"no journal at {args.journal}")
-    # The journal proved as `shoed journal verify` proves it (every file, the seq of the events, the
-    # verified mark and, with a verification key, the sealing state) before a line of it is shown.
-    proved = verify(args.journal, keys)
-    if not proved.ok and proved.first_bad is not None:
-        raise CommandError(f"the journal is not intact at {proved.first_bad}: no report from a journal that is not "
-                           f"intact (see shoed journal verify {args.journal})")
     try:
+        # The journal proved as `shoed journal verify` proves it (every file, the seq of the events, the
+        # verified mark and, with a verification key, the sealing state) before a line of it is shown.
+        proved = verify(args.journal, keys)
+        if not proved.ok and proved.first_bad is not None:
+            raise CommandError(f"the journal is not intact at {proved.first_bad}: no report from a journal that is "
+                               f"not intact (see shoed journal verify {args.journal})")
         records = list(iter_records(args.journal, keys))
     except FileNotFoundError as exc:
         raise CommandError(str(exc) if str(exc) else f"no journal at {args.journal}") from None
