@@ -332,7 +332,7 @@ class NativeSession:
             # The shoe will repeat this frame and everything behind it waits (§6.3): a fault for the table,
             # said once a seq until a message is taken (a frame's repeats, or frames that alternate, say
             # nothing more: the alarm is raised already).
-            seq = _frame_header(item.raw)[1]
+            seq = frame_header(item.raw)[1]
             if seq in self._fault_said or len(self._fault_said) >= FAULTS_SAID:
                 return None
             self._fault_said.add(seq)
@@ -343,7 +343,7 @@ class NativeSession:
                 return None
             return self._reading("alarm", item.raw, offset, now_ns, utc_ns, code="incompatible_protocol",
                                  text=item.reason, detail=detail)
-        if item.kind == "type" and not self._once(f"type:{_frame_header(item.raw)[0]}"):
+        if item.kind == "type" and not self._once(f"type:{frame_header(item.raw)[0]}"):
             return None  # once a type in a session (a frame's seq and bytes vary at will)
         return self._reading("warning", item.raw, offset, now_ns, utc_ns, code="frame_rejected", text=item.reason,
                              detail=detail)
@@ -527,9 +527,11 @@ def shuffler_detail(msg: m.Message) -> dict:
     return out
 
 
-def _frame_header(raw: bytes) -> tuple[int | None, int | None]:
-    """The (type, seq) a rejected frame says, where its stuffing can be undone; (None, None) otherwise."""
+def frame_header(raw: bytes) -> tuple[int | None, int | None]:
+    """The (type, seq) a frame's bytes say, each where its stuffing can be undone and the bytes
+    reach it (None otherwise): what a rejected frame, or any stretch of a link, claims to be."""
     content = cobs_decode(raw[:-1] if raw.endswith(b"\0") else raw)
-    if content is None or len(content) < 4:
+    if content is None:
         return None, None
-    return content[1], int.from_bytes(content[2:4], "little")
+    return (content[1] if len(content) >= 2 else None,
+            int.from_bytes(content[2:4], "little") if len(content) >= 4 else None)

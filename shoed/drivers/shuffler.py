@@ -82,10 +82,10 @@ class ShufflerDriver(NativeDriver):
 def _may_hold_order(raw: bytes) -> bool:
     """Bytes that are, or may be, an order chunk's frame: anything but a frame of another type."""
     from firmware_protocol import OrderChunk
-    from firmware_protocol.codec import cobs_decode
+    from shoed.drivers.native_session import frame_header
 
-    content = cobs_decode(raw[:-1] if raw.endswith(b"\0") else raw)
-    return content is None or len(content) < 2 or content[1] == OrderChunk.TYPE
+    kind = frame_header(raw)[0]
+    return kind is None or kind == OrderChunk.TYPE
 
 
 def load_order_key(path: str | None) -> bytes:
