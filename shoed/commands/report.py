@@ -40,7 +40,6 @@ def run(args) -> int:
 
     from shoed.cli import CommandError
     from shoed.display.summary import SummaryError, shoes_in, summarize
-    from shoed.journal import JournalCorrupt, iter_records
 
     if not (args.out or args.html or args.list):
         raise CommandError("say what to write: --out FILE.png and/or --html FILE.html (or --list)")
@@ -54,16 +53,13 @@ def run(args) -> int:
     try:
         # The journal proved as `shoed journal verify` proves it (every file, the seq of the events, the
         # verified mark and, with a verification key, the sealing state) before a line of it is shown.
-        proved = verify(args.journal, keys)
-        if not proved.ok and proved.first_bad is not None:
-            raise CommandError(f"the journal is not intact at {proved.first_bad}: no report from a journal that is "
-                               f"not intact (see shoed journal verify {args.journal})")
-        records = list(iter_records(args.journal, keys))
+        records: list[dict] = []
+        proved = verify(args.journal, keys, records)
     except FileNotFoundError as exc:
         raise CommandError(str(exc) if str(exc) else f"no journal at {args.journal}") from None
-    except JournalCorrupt as exc:
-        raise CommandError(f"{exc}: no report from a journal that is not intact "
-                           f"(see shoed journal verify {args.journal})") from None
+    if not proved.ok:
+        raise CommandError(f"journal not intact at {proved.first_bad}: no report from a journal that is not intact "
+                           f"(see shoed journal verify {args.journal})")
     if args.list:
         shoes = shoes_in(records)
         if not shoes:

@@ -185,10 +185,12 @@ def _walk(
                 before = FileEnd(path.name, header["file_seq"], last["hash"])
 
 
-def verify(path: str | os.PathLike, secret: bytes | Keys | None = None) -> VerifyReport:
+def verify(path: str | os.PathLike, secret: bytes | Keys | None = None,
+           records: list[dict] | None = None) -> VerifyReport:
     """Check every hash and every link of the journal at path (a file or a directory),
     the continuity of the events' seq, and with a verification key the sealing state
-    and the verified mark beside the files."""
+    and the verified mark beside the files. `records`, where given, gets each record read
+    (as iter_records gives them), for a reader that shows the journal once it is proved."""
     keys = as_keys(secret)
     found = journal_files(path)
     marks = read_marks(Path(path), found.tables) if Path(path).is_dir() else None
@@ -227,6 +229,8 @@ def verify(path: str | os.PathLike, secret: bytes | Keys | None = None) -> Verif
             report.tails[table] = {"file": file.name, "file_seq": rec.get("file_seq"), "jseq": 0, "hash": None,
                                    "seq": None}
         report.records += 1
+        if records is not None:
+            records.append(rec)
         report.heads[table] = rec["hash"]
         tail = report.tails[table]
         tail["jseq"], tail["hash"] = rec["jseq"], rec["hash"]
