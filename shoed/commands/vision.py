@@ -197,23 +197,18 @@ def _pictures(paths: list[str]) -> list[tuple[str, str]]:
     return found
 
 
-def cards_named(path: str) -> set[str]:
-    """Every card a file's name names (as shoed writes them)."""
+def cards_named(path: str) -> list[str]:
+    """The cards a file's name names, in order (its tokens that are cards, "TD" or "10D"), as shoed writes them."""
     from shoed.rules.cards import parse_card
 
     stem = os.path.splitext(os.path.basename(path))[0]
-    return {parse_card(t).text for t in re.split(r"[^A-Za-z0-9]+", stem) if _CARD_TOKEN.fullmatch(t)}
+    return [parse_card(t).text for t in re.split(r"[^A-Za-z0-9]+", stem) if _CARD_TOKEN.fullmatch(t)]
 
 
 def label_of_name(path: str) -> str | None:
-    """The card a file's name gives (its last token that is a card, "TD" or "10D"), as shoed writes it; None."""
-    from shoed.rules.cards import parse_card
-
-    stem = os.path.splitext(os.path.basename(path))[0]
-    for token in reversed(re.split(r"[^A-Za-z0-9]+", stem)):
-        if _CARD_TOKEN.fullmatch(token):
-            return parse_card(token).text
-    return None
+    """The card a file's name gives (the last card it names), as shoed writes it; None."""
+    named = cards_named(path)
+    return named[-1] if named else None
 
 
 def read_labels(file: str) -> dict[str, str]:
@@ -322,7 +317,7 @@ def run_score(args) -> int:
         label = labels.get(os.path.realpath(path))
         if label is None:
             label = label_of_name(path)
-            if label is not None and len(cards_named(path)) > 1:
+            if len(set(cards_named(path))) > 1:
                 twice.append((path, label))
         if label is None:
             unlabelled.append(path)
