@@ -83,7 +83,7 @@ def verify_keys(args):
 
 def run_verify(args) -> int:
     from shoed.cli import CommandError
-    from shoed.journal.chain import key_needed
+    from shoed.journal.chain import GIVE_THE_KEY, NOT_VERIFIED, key_needed
     from shoed.journal.reader import verify
 
     try:
@@ -115,8 +115,7 @@ def run_verify(args) -> int:
             print(f"intact: {_count(report.files, 'file')}, {_count(report.records, 'record')}; {heads}{sealed}")
         else:
             if report.first_bad is not None and key_needed(report.first_bad.reason):
-                print(f"NOT VERIFIED (a key is needed, nothing found wrong) at {report.first_bad}: give "
-                      "--secret-file or --verify-key")
+                print(f"{NOT_VERIFIED} at {report.first_bad}: {GIVE_THE_KEY}")
             else:
                 print(f"NOT INTACT at {report.first_bad}")
             print(f"{_count(report.records, 'record')} before it {'is' if report.records == 1 else 'are'} intact")

@@ -188,11 +188,10 @@ def run(args) -> int:
             print(f"  recorded: {json.dumps(d.recorded)[:400]}")
             print(f"  replayed: {json.dumps(d.replayed)[:400]}")
         if corrupt:
-            from shoed.journal.chain import key_needed
+            from shoed.journal.chain import GIVE_THE_KEY, NOT_VERIFIED, key_needed
 
             if result.corrupt is not None and key_needed(result.corrupt.reason):
-                print(f"NOT VERIFIED (a key is needed, nothing found wrong): {corrupt}: give --secret-file or "
-                      "--verify-key", file=sys.stderr)
+                print(f"{NOT_VERIFIED}: {corrupt}: {GIVE_THE_KEY}", file=sys.stderr)
             else:
                 print(f"JOURNAL CORRUPT: {corrupt}", file=sys.stderr)
         if report["identical"]:

@@ -213,6 +213,11 @@ def key_needed(reason: str) -> bool:
     return reason.endswith(" is needed to verify it") and reason.startswith("the journal is ")
 
 
+# How the commands say it (`journal verify`, `replay`), where a reason is key_needed.
+NOT_VERIFIED = "NOT VERIFIED (a key is needed, nothing found wrong)"
+GIVE_THE_KEY = "give --secret-file or --verify-key"
+
+
 def header_key(rec: dict, keys: Keys, links_if_keyed: bool = False) -> tuple[bytes | None, bool, str | None]:
     """The key a file's records are checked with, from its header: (key, links_only, reason).
     links_only: the hashes cannot be recomputed with these keys (allowed only if links_if_keyed)."""
