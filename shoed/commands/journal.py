@@ -35,6 +35,9 @@ def register(sub) -> None:
                           "see docs/witness.md")
     ver.add_argument("--table", dest="witness_tables", action="append", metavar="TABLE",
                      help="with --witness: the table(s) to check (default: the tables whose journal is at PATH)")
+    ver.add_argument("--archived-before", type=cli.positive_int, metavar="N",
+                     help="with --witness: files numbered below N were archived (a retention policy): the "
+                          "witness's heads in them are a note, not missing files")
     ver.set_defaults(func=run_verify)
 
     rec = jsub.add_parser("recall", help="the last coups: cards in draw order, totals, outcome, void flag")
@@ -135,13 +138,15 @@ def witness_report(args):
     from shoed.cli import CommandError
 
     if args.witness is None:
+        if args.archived_before is not None:
+            raise CommandError("--archived-before goes with --witness URL")
         return None
     from shoed.witness.compare import compare
     from shoed.witness.store import WitnessStore, WitnessStoreError
 
     try:
-        with WitnessStore(args.witness) as store:
-            return compare(args.path, store, args.witness_tables)
+        with WitnessStore(args.witness, read_only=True) as store:
+            return compare(args.path, store, args.witness_tables, args.archived_before)
     except WitnessStoreError as exc:
         raise CommandError(str(exc)) from None
 

@@ -65,7 +65,11 @@ def parse_table(spec: str, key: str | None, server_key: str | None):
         if not eq or name not in ("snapshot", "server-key") or not value:
             raise CommandError(f"table {spec!r}: {part!r} is not snapshot=ENDPOINT or server-key=FILE")
         options[name] = value
-    snapshot = options.get("snapshot") or snapshot_endpoint(parts[0])
+    try:
+        snapshot = options.get("snapshot") or snapshot_endpoint(parts[0])
+    except CommandError:
+        raise CommandError(f"table {spec!r}: give its snapshot endpoint, {table}={parts[0]},snapshot=ENDPOINT "
+                           f"(it is derived only from a tcp:// endpoint: the next port)") from None
     server = options.get("server-key", server_key)
     curve = None
     if server or key:
@@ -112,7 +116,10 @@ def run(args) -> int:
         log.info("witness ready", db=describe(args.db), tables=names)
         witness.run(lambda: bool(stopping), args.duration)
     except WitnessStoreError as exc:
-        raise CommandError(str(exc)) from None
+        if not stopping:
+            raise CommandError(str(exc)) from None
+        # Stopped while the database held a statement back: that poll's news is fetched again at the restart.
+        log.warning("stopped while writing to the database: the last poll is not kept", error=str(exc))
     finally:
         if witness is not None:
             witness.close()

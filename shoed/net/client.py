@@ -22,7 +22,18 @@ on a snapshot and applies events on top.
 A client that resumes (a witness after its own restart) passes `last_seq`,
 the last event it already holds: it then takes no initial snapshot, and the
 first heartbeat's seq says what to fetch. With `heartbeats=True` heartbeats
-are delivered too, after whatever they caused to be fetched.
+are delivered too, after whatever they caused to be fetched. With
+`watch_resets=True` (the witness) an event older than the last one delivered
+makes the client ask for a snapshot at once (at most once a second): a daemon
+restarted on an older journal deals on from a lower seq, and its events would
+otherwise be dropped as repeats until its seq passed the old one.
+
+What the snapshot endpoint answers is checked to be the client's table: a
+reply or a fetched event of another table (endpoints swapped in a list) is a
+fetch error, never taken as this table's. A poll takes at most `DRAIN_MAX`
+messages (or `DRAIN_BYTES`) off the socket, so one flooding table neither
+grows the client's memory nor keeps a caller serving several tables from the
+others.
 
 The client subscribes to all of the table's events and filters by `topics`
 itself: with a server-side filter it could not tell a lost event from one it
@@ -47,12 +58,19 @@ HEARTBEAT_TIMEOUT = 3.0
 REQUEST_TIMEOUT = 2.0
 CREDIT = 4  # catch-up replies allowed ahead: one more is granted for each taken (the guide's file transfer)
 REPLIES_QUEUED = 64  # replies held unread (a catch-up has CREDIT in flight)
+DRAIN_MAX = 1000  # messages taken off the SUB socket in one poll
+DRAIN_BYTES = 16 * 1024 * 1024  # bytes of payload taken off the SUB socket in one poll
+RESET_CHECK_S = 1.0  # with watch_resets: at most one snapshot a second asked because of an old event
 
 log = logging.getLogger("shoed.net.client")
 
 
 class FetchError(Exception):
     """The snapshot endpoint did not give what was asked (error reply, timeout, holes)."""
+
+
+class WrongTable(FetchError):
+    """The snapshot endpoint answered for another table."""
 
 
 class SnapshotClient:
@@ -69,9 +87,11 @@ class SnapshotClient:
         curve: ClientCurve | None = None,
         *,
         timeout: float = REQUEST_TIMEOUT,
+        table: str | None = None,
     ) -> None:
         self.context = context
         self.endpoint = endpoint
+        self.table = table  # when given, every reply and fetched event must be this table's
         self.curve = curve
         self.timeout = timeout
         self._ids = count(1)
@@ -136,6 +156,7 @@ class SnapshotClient:
             seq = reply.get("seq")
             if not isinstance(seq, int) or isinstance(seq, bool) or not isinstance(reply.get("state"), dict):
                 raise FetchError("snapshot reply without seq or state")
+            self._check_table(reply.get("table"))
             return seq, reply["state"]
         raise FetchError("no snapshot")  # pragma: no cover - _request yields or raises
 
@@ -152,12 +173,24 @@ class SnapshotClient:
                 raise FetchError("events reply without a list of events")
             if len(got) + len(chunk) > last - first + 1:
                 raise FetchError(f"events {first}..{last}: more events sent than asked for")
+            for event in chunk:
+                self._check_table(event.get("table"))
+                try:
+                    wire.topic_for(event.get("table", ""), event.get("kind"))
+                except wire.WireError as exc:
+                    raise FetchError(f"events {first}..{last}: {exc}") from None
             got.extend(chunk)
             self._grant(1)
         seqs: list[object] = [e.get("seq") for e in got]
         if not sequence.covers(first, last, seqs):
             raise FetchError(f"events {first}..{last} incomplete in the journal")
         return got
+
+    def _check_table(self, table: object) -> None:
+        if self.table is not None and table != self.table:
+            self.reset()
+            shown = wire.one_line(str(table))[:64]
+            raise WrongTable(f"{self.endpoint} answers for table {shown!r}, not {self.table!r}")
 
     def close(self) -> None:
         self.reset()
@@ -188,9 +221,13 @@ class TableClient(Closing):
         clock: Callable[[], float] = time.monotonic,
         last_seq: int | None = None,
         heartbeats: bool = False,
+        watch_resets: bool = False,
     ) -> None:
         self.table_id = wire.check_table_id(table_id)
         self.heartbeats = heartbeats
+        self.watch_resets = watch_resets
+        self._reset_checked = float("-inf")
+        self._fetch_said = ""  # the last failure to fetch logged as a warning: said once until it changes
         self.events_endpoint = events_endpoint
         self.curve = curve
         self.heartbeat_timeout = heartbeat_timeout
@@ -206,7 +243,8 @@ class TableClient(Closing):
             "events": 0, "duplicates": 0, "gaps": 0, "filled": 0, "snapshots": 0,
             "reconnects": 0, "malformed": 0, "heartbeats": 0,
         }
-        self._requests = SnapshotClient(self.context, snapshot_endpoint, curve, timeout=request_timeout)
+        self._requests = SnapshotClient(self.context, snapshot_endpoint, curve, timeout=request_timeout,
+                                        table=self.table_id)
         self._sub = self._subscribe()
         self._last_heard = self._clock()
 
@@ -263,25 +301,38 @@ class TableClient(Closing):
                 silence_left = self._last_heard + self.heartbeat_timeout - now
                 self._sub.poll(max(1, int(1000 * min(wait, max(silence_left, 0.0)))))
 
+    def _fetch_failed(self, what: str, exc: FetchError) -> None:
+        """A fetch that failed: another table's answer is a warning, said once until the text changes."""
+        if isinstance(exc, WrongTable):
+            if str(exc) != self._fetch_said:
+                self._fetch_said = str(exc)
+                log.warning("%s of %s refused: %s", what, self.table_id, exc)
+        else:
+            log.info("%s of %s failed: %s", what, self.table_id, exc)
+
     def _initial(self, out: list[dict]) -> None:
         try:
             seq, state = self._requests.snapshot()
         except FetchError as exc:
-            log.info("initial snapshot of %s failed: %s", self.table_id, exc)
+            self._fetch_failed("initial snapshot", exc)
             return
         self._deliver_snapshot(out, seq, state, "initial")
         self._drain(out)
 
     def _drain(self, out: list[dict]) -> None:
-        """Take every message waiting on the SUB socket, without blocking."""
-        while True:
+        """Take the messages waiting on the SUB socket, without blocking: DRAIN_MAX or DRAIN_BYTES at most."""
+        taken = size = 0
+        while taken < DRAIN_MAX and size < DRAIN_BYTES:
             try:
                 topic, payload = self._sub.recv_multipart(flags=zmq.NOBLOCK)
             except zmq.Again:
                 return
             except ValueError:  # not two frames
                 self.stats["malformed"] += 1
+                taken += 1
                 continue
+            taken += 1
+            size += len(payload)
             self._last_heard = self._clock()
             try:
                 event = wire.decode_event(topic, payload, self.table_id)
@@ -303,10 +354,30 @@ class TableClient(Closing):
                     # The snapshot taken instead is older than this event; the
                     # next heartbeat finds the rest.
                     continue
+            if verdict.action == "drop" and self.watch_resets and event["seq"] < self._held():
+                self._check_reset(out)
+                verdict = sequence.judge_event(self._held(), event["seq"])
+                if verdict.action == "fill":
+                    continue  # the snapshot taken is older than this event; the next heartbeat finds the rest
             if verdict.action == "drop":
                 self.stats["duplicates"] += 1
             else:
                 self._deliver(out, event)
+
+    def _check_reset(self, out: list[dict]) -> None:
+        """An event older than the last delivered: a repeat, or a table whose seq went back (a daemon
+        started on an older journal). A snapshot tells which, at most once every RESET_CHECK_S."""
+        now = self._clock()
+        if now - self._reset_checked < RESET_CHECK_S:
+            return
+        self._reset_checked = now
+        try:
+            seq, state = self._requests.snapshot()
+        except FetchError as exc:
+            self._fetch_failed("snapshot", exc)
+            return
+        if sequence.judge_snapshot(self._held(), seq).action == "reset":
+            self._deliver_snapshot(out, seq, state, "reset")
 
     def _check_silence(self, out: list[dict]) -> None:
         if self._clock() - self._last_heard <= self.heartbeat_timeout:
@@ -316,7 +387,7 @@ class TableClient(Closing):
         try:
             seq, state = self._requests.snapshot()
         except FetchError as exc:
-            log.info("table %s unreachable: %s", self.table_id, exc)
+            self._fetch_failed("snapshot", exc)
             self._last_heard = self._clock()  # try again after another timeout
             return
         verdict = sequence.judge_snapshot(self._held(), seq)

@@ -15,9 +15,12 @@ looked up in the journal:
   journal was replaced (`replaced`);
 - events the witness received that the journal no longer holds, or holds
   otherwise (`events_missing`, `events_differ`);
-- no journal of a table the witness saw (`no_journal`).
+- no journal of a table the witness saw (`no_journal`);
+- a table the witness holds nothing of (`unseen`: it never followed that
+  table, or this is not the database it writes).
 
-Files older than the oldest file kept (archived) are a note, not a finding,
+Files before the oldest file kept are gone like any other (`missing`) unless
+the caller says they were archived (`archived_before`): then they are a note,
 when the files kept hold heads the witness saw.
 
 Each finding is one line per table and kind, with a count and the first
@@ -46,7 +49,7 @@ _decoder = msgspec.json.Decoder()
 @dataclass(frozen=True, slots=True)
 class Finding:
     table: str
-    kind: str  # deleted, missing, truncated, differs, replaced, no_journal, events_missing, events_differ
+    kind: str  # deleted, missing, truncated, differs, replaced, no_journal, unseen, events_missing, events_differ
     text: str
     count: int = 1
 
@@ -151,12 +154,14 @@ class _Tally:
 
 
 def compare_table(
-    table: str, files: list[tuple[int, Path]], store: WitnessStore, notes: list[str] | None = None
+    table: str, files: list[tuple[int, Path]], store: WitnessStore, notes: list[str] | None = None,
+    archived_before: int | None = None,
 ) -> tuple[int, int, list[Finding]]:
     """(heads looked up, events looked up, findings) for one table, a journal file at a time.
-    Files older than the oldest file kept (archived; the chain's verification notes it too) and
-    their events are not looked up when a head the witness saw is found in the files kept: a line
-    goes to `notes` instead."""
+    Files numbered below `archived_before` and older than the oldest file kept (archived by a
+    retention policy; the chain's verification notes it too) and their events are not looked up
+    when a head the witness saw is found in the files kept: a line goes to `notes` instead.
+    Without `archived_before` such files are missing like any other."""
     seen_files = store.head_files(table)
     heads = sum(seen_files.values())
     matched = 0
@@ -186,7 +191,8 @@ def compare_table(
                     events_differ.add(event.seq)
     first_kept = files[0][0] if files else None
     # Archived only if what is kept is the chain the witness saw: else they are gone like any other.
-    older = [n for n in seen_files if first_kept is not None and n < first_kept] if matched else []
+    older = [n for n in seen_files if first_kept is not None and n < first_kept
+             and archived_before is not None and n < archived_before] if matched else []
     first_seq = min(journal_seqs) if older and journal_seqs else None
     missing = _Tally()
     checked = 0
@@ -200,11 +206,15 @@ def compare_table(
             missing.add(seq)
     if older and notes is not None:
         notes.append(f"table {table}: files {min(older)}..{max(older)} are older than the oldest file kept "
-                     f"({first_kept}); their {sum(seen_files[n] for n in older)} heads and {archived} events "
-                     f"were not looked up")
+                     f"({first_kept}) and archived (--archived-before {archived_before}); their "
+                     f"{sum(seen_files[n] for n in older)} heads and {archived} events were not looked up")
     heads -= sum(seen_files[n] for n in older)
 
     out: list[Finding] = []
+    if not seen_files and not checked:
+        out.append(Finding(table, "unseen", "the witness holds nothing of this table: it never followed it, or "
+                                            "this is not the database it writes"))
+        return 0, 0, out
     present = {number for number, _ in files}
     gone = sorted(n for n in seen_files if n not in present and n not in older)
     if not files:
@@ -250,19 +260,21 @@ def compare_table(
     return heads, checked, out
 
 
-def compare(path: str | os.PathLike, store: WitnessStore, tables: list[str] | None = None) -> WitnessReport:
+def compare(path: str | os.PathLike, store: WitnessStore, tables: list[str] | None = None,
+            archived_before: int | None = None) -> WitnessReport:
     """Look up what the witness saw in the journal at `path`. Without `tables`: the tables whose
-    journal is at `path`, or every table the witness knows when it knows none of those."""
+    journal is at `path`, or every table the witness knows when it knows none of those, or, when it
+    knows no table at all, the journal's (each `unseen`)."""
     from shoed.witness.store import describe
 
     journal = journal_tables(path)
     if tables is None:
         known = store.tables()
         # None in common (a journal deleted whole, or put back under another table's name): all of them.
-        tables = sorted(t for t in journal if t in known) or known
+        tables = sorted(t for t in journal if t in known) or known or sorted(journal)
     report = WitnessReport(describe(store.url), list(tables))
     for table in tables:
-        heads, events, found = compare_table(table, journal.get(table, []), store, report.notes)
+        heads, events, found = compare_table(table, journal.get(table, []), store, report.notes, archived_before)
         report.heads += heads
         report.events += events
         report.findings.extend(found)

@@ -81,7 +81,7 @@ class Witness:
             self.clients[feed.table] = TableClient(
                 feed.events, feed.snapshot, feed.table, curve=feed.curve, context=self.context,
                 heartbeat_timeout=heartbeat_timeout, request_timeout=request_timeout, last_seq=last,
-                heartbeats=True)
+                heartbeats=True, watch_resets=True)
             log.info("following", table=feed.table, events=feed.events, snapshot=feed.snapshot,
                      resume_after=last, curve=feed.curve is not None)
 
@@ -107,12 +107,17 @@ class Witness:
                               "the surveillance one ([publish] surveillance_events, with --key and --server-key)",
                               table=table, events=client.events_endpoint)
             events, heads = observed(table, items, utc_now())
-            self.store.record(events, heads)
-            self.counts[table] += len(events)
-            kept += len(events)
+            done = self.store.record(events, heads)
+            if done.refused:
+                log.error("the database refused values the table sent: those rows are not kept", table=table,
+                          refused=done.refused)
+            self.counts[table] += done.events
+            kept += done.events
         return kept
 
     def run(self, stop: Callable[[], bool], duration: float | None = None) -> None:
+        """Turn over the tables until `stop()` or `duration`. A turn is short whatever the tables send
+        (each client takes a bounded batch a poll), so a stop is seen within a turn."""
         deadline = None if duration is None else time.monotonic() + duration
         while not stop() and (deadline is None or time.monotonic() < deadline):
             self.step()

@@ -16,7 +16,7 @@ import pytest
 import zmq
 
 from shoed.net import wire
-from shoed.net.client import FetchError, SnapshotClient, TableClient
+from shoed.net.client import DRAIN_MAX, FetchError, SnapshotClient, TableClient, WrongTable
 from shoed.net.limits import MAX_REPLY_BYTES
 
 TABLE = "t1"
@@ -118,7 +118,7 @@ def test_a_heartbeat_that_names_an_absurd_seq_costs_one_request(ctx, liars):
     snapshot taken instead."""
     def table(request):
         if request.get("op") == "snapshot":
-            return [{"id": request["id"], "ok": True, "seq": 5, "state": {"n": 5}}]
+            return [{"id": request["id"], "ok": True, "table": TABLE, "seq": 5, "state": {"n": 5}}]
         return [{"id": request["id"], "ok": False, "error": "events past the journal's end"}]
 
     liar = liars(table)
@@ -140,4 +140,92 @@ def test_a_heartbeat_that_names_an_absurd_seq_costs_one_request(ctx, liars):
         assert asked and asked[0]["from"] == 6 and asked[0]["to"] - asked[0]["from"] < client.max_range
     finally:
         client.close()
+        pub.close(0)
+
+
+@pytest.mark.timeout(60)
+def test_another_tables_answers_are_never_taken_for_this_tables(ctx, liars):
+    """Endpoints swapped in a list: the snapshot endpoint answers for t2. Neither its snapshot nor the
+    events it sends are delivered as t1's."""
+    def other(request):
+        if request.get("op") == "snapshot":
+            return [{"id": request["id"], "ok": True, "table": "t2", "seq": 5, "state": {"n": 5}}]
+        events = [{"table": "t2", "kind": "card", "seq": n} for n in range(request["from"], request["to"] + 1)]
+        return [{"id": request["id"], "ok": True, "events": events},
+                {"id": request["id"], "ok": True, "done": True, "count": len(events)}]
+
+    liar = liars(other)
+    fresh = TableClient("tcp://127.0.0.1:9", liar.endpoint, TABLE, context=ctx, request_timeout=1.0)
+    resumed = TableClient("tcp://127.0.0.1:9", liar.endpoint, TABLE, context=ctx, request_timeout=1.0,
+                          last_seq=2, heartbeat_timeout=0.2)
+    try:
+        assert fresh.poll(0.5) == [] and fresh.last_seq is None
+        assert resumed.poll(0.8) == [] and resumed.last_seq == 2
+    finally:
+        fresh.close()
+        resumed.close()
+    requests = SnapshotClient(ctx, liar.endpoint, table=TABLE, timeout=1.0)
+    with pytest.raises(WrongTable, match="answers for table 't2', not 't1'"):
+        requests.snapshot()
+    with pytest.raises(WrongTable):
+        requests.events(3, 4)
+    requests.close()
+
+
+@pytest.mark.timeout(60)
+def test_a_flooding_table_is_taken_a_bounded_batch_a_poll(ctx, liars):
+    liar = liars(lambda request: [{"id": request["id"], "ok": True, "table": TABLE, "seq": 0, "state": {}}])
+    pub = ctx.socket(zmq.PUB)
+    pub.linger = 0
+    pub.sndhwm = 0
+    pub.bind("tcp://127.0.0.1:*")
+    client = TableClient(pub.getsockopt_string(zmq.LAST_ENDPOINT), liar.endpoint, TABLE, context=ctx,
+                         request_timeout=1.0, rcvhwm=0)
+    try:
+        assert client.poll(1.0)[0]["reason"] == "initial"
+        time.sleep(0.3)  # the subscription reaches the publisher
+        for n in range(1, 3 * DRAIN_MAX + 1):
+            pub.send_multipart([f"{TABLE}.card".encode(), wire.encode({"table": TABLE, "kind": "card", "seq": n})])
+        time.sleep(0.5)
+        sizes = []
+        while len(sizes) < 10 and sum(sizes) < 3 * DRAIN_MAX:
+            sizes.append(len(client.poll(0.5)))
+        assert max(sizes) == DRAIN_MAX and sum(sizes) == 3 * DRAIN_MAX, sizes
+    finally:
+        client.close()
+        pub.close(0)
+
+
+@pytest.mark.timeout(60)
+def test_a_table_whose_seq_goes_back_is_noticed_at_its_first_older_event(ctx, liars):
+    """A daemon started again on an older journal deals on from a lower seq. Its events were dropped as
+    repeats until its seq passed the old one; a witness (watch_resets) asks for a snapshot at the first."""
+    state = {"seq": 10}
+    liar = liars(lambda request: [{"id": request["id"], "ok": True, "table": TABLE, "seq": state["seq"],
+                                   "state": {"n": state["seq"]}}])
+    pub = ctx.socket(zmq.PUB)
+    pub.linger = 0
+    pub.bind("tcp://127.0.0.1:*")
+    endpoint = pub.getsockopt_string(zmq.LAST_ENDPOINT)
+    clients = [TableClient(endpoint, liar.endpoint, TABLE, context=ctx, request_timeout=1.0, watch_resets=watch)
+               for watch in (True, False)]
+    try:
+        for client in clients:
+            assert client.poll(1.0)[0]["reason"] == "initial"
+        time.sleep(0.3)
+        state["seq"] = 4  # the table now: seq 4 of another journal; its next events are 5, 6
+        got: list[list[dict]] = [[], []]
+        for seq in (5, 6):
+            pub.send_multipart([f"{TABLE}.card".encode(), wire.encode({"table": TABLE, "kind": "card", "seq": seq})])
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and not any(g.get("reason") == "reset" for g in got[0]):
+            for n, client in enumerate(clients):
+                got[n] += client.poll(0.1)
+        got[0] += clients[0].poll(0.3)
+        assert [(g["kind"], g.get("reason"), g["seq"]) for g in got[0]] == [("snapshot", "reset", 4), ("card", None, 5),
+                                                                             ("card", None, 6)]
+        assert got[1] == [] and clients[1].stats["duplicates"] == 2  # a display waits for the heartbeat
+    finally:
+        for client in clients:
+            client.close()
         pub.close(0)

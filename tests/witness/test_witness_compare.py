@@ -92,13 +92,20 @@ def test_a_journal_put_back_under_another_tables_name(tmp_path, witnessed):
     assert set(found) == {"no_journal", "events_missing"}
 
 
-def test_archived_files_are_a_note_unless_nothing_kept_is_what_the_witness_saw(witnessed, tmp_path):
+def test_files_gone_from_the_front_are_missing_unless_archived_and_a_note_then(witnessed, tmp_path):
     path, url = witnessed
     oldest = sorted(path.glob("*.jsonl"))[0]
-    oldest.unlink()  # files older than the oldest kept: archived, as a retention policy does
+    oldest.unlink()  # the oldest file gone: deleted, or archived by a retention policy
     with WitnessStore(url) as store:
         report = compare(path, store)
+    assert not report.ok and {f.kind for f in report.findings} == {"missing", "events_missing"}
+    assert "file 1 is gone (later files are still there)" in str(report.findings[0])
+    with WitnessStore(url) as store:
+        report = compare(path, store, archived_before=2)  # what the operator archived, said
     assert report.ok and report.notes and "files 1..1 are older than the oldest file kept (2)" in report.notes[0]
+    with WitnessStore(url) as store:
+        report = compare(path, store, archived_before=1)  # archived before 1: nothing
+    assert not report.ok and "missing" in {f.kind for f in report.findings}
     # Only the newest file kept, and the witness saw none of it: nothing proves it is the same journal.
     later = tmp_path / "later"
     later.mkdir()
@@ -107,5 +114,5 @@ def test_archived_files_are_a_note_unless_nothing_kept_is_what_the_witness_saw(w
     url2 = f"sqlite://{tmp_path}/w2.db"
     with WitnessStore(url) as store, WitnessStore(url2) as only_old:
         only_old.record(list(store.events("t1", last=100)), [h for h in store.heads("t1") if h.head.file < 3])
-        report = compare(later, only_old)
+        report = compare(later, only_old, archived_before=3)
     assert not report.ok and {f.kind for f in report.findings} >= {"missing"}
