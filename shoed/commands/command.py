@@ -23,7 +23,8 @@ def register(sub) -> None:
                        epilog="commands: " + "; ".join(f"{c.name}: {c.help}" for c in COMMANDS.values()))
     p.add_argument("cmd", help=", ".join(COMMANDS))
     p.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE",
-                   help="an argument; numbers and true/false are converted")
+                   help="an argument; converted to a number or true/false only where the "
+                   "command's argument is one (a reason of digits stays text)")
     p.add_argument("--endpoint", default="tcp://127.0.0.1:5558")
     p.add_argument("--key", default="shoed-data/keys/local-console.key_secret", help="this client's secret key file")
     p.add_argument("--server-key", default="shoed-data/keys/server.key", help="the daemon's public key file")
@@ -33,13 +34,51 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _value(text: str):
-    if text.lower() in ("true", "false"):
-        return text.lower() == "true"
-    try:
-        return int(text)
-    except ValueError:
+def _kinds(cmd: str, name: str) -> set[str] | None:
+    """The kinds of value (msgspec's type names: "int", "bool", "str", "literal", ...) a command's
+    argument takes, from the command table; None for an unknown command or argument."""
+    import msgspec.inspect
+
+    from shoed.table.events import COMMANDS
+
+    spec = COMMANDS.get(cmd)
+    if spec is None:
+        return None
+    info = msgspec.inspect.type_info(spec.args)
+    for field in getattr(info, "fields", ()):
+        if field.encode_name == name:
+            types = field.type.types if isinstance(field.type, msgspec.inspect.UnionType) else (field.type,)
+            kinds = set()
+            for t in types:
+                if isinstance(t, msgspec.inspect.LiteralType):
+                    kinds |= {type(v).__name__ for v in t.values}
+                elif isinstance(t, msgspec.inspect.IntType):
+                    kinds.add("int")
+                elif isinstance(t, msgspec.inspect.BoolType):
+                    kinds.add("bool")
+                elif isinstance(t, msgspec.inspect.StrType):
+                    kinds.add("str")
+                else:
+                    kinds.add(type(t).__name__)
+            return kinds
+    return None
+
+
+def _value(text: str, kinds: set[str] | None = None):
+    """An --arg's value as the argument takes it: text stays text where the argument takes text
+    (`reason=4711` is a reason); true/false and whole numbers are converted only where it takes
+    those. An argument the command table does not know (None) is converted as it looks: the
+    daemon refuses it with its reason."""
+    if kinds is not None and "str" in kinds:
         return text
+    if text.lower() in ("true", "false") and (kinds is None or "bool" in kinds):
+        return text.lower() == "true"
+    if kinds is None or "int" in kinds:
+        try:
+            return int(text)
+        except ValueError:
+            pass
+    return text
 
 
 def run(args) -> int:
@@ -52,7 +91,7 @@ def run(args) -> int:
         name, sep, value = item.partition("=")
         if not sep or not name:
             raise CommandError(f"--arg {item!r}: write NAME=VALUE")
-        params[name] = _value(value)
+        params[name] = _value(value, _kinds(args.cmd, name))
     try:
         keys = ClientCurve.from_files(args.key, args.server_key)
     except (CurveError, OSError) as exc:

@@ -3,7 +3,8 @@
     shoed keys new NAME --dir DIR      make DIR/NAME.key (public) and DIR/NAME.key_secret (0600)
     shoed keys allow FILE --dir DIR [--role ROLE]
                                        put a client's public key file on an allow-list, with
-                                       its role: dealer (the default), pit or surveillance
+                                       its role: dealer (the default), pit, surveillance or
+                                       display (a display board: reads, changes nothing)
     shoed keys list --dir DIR          the keys on an allow-list
     shoed keys journal --journal DIR --table T --verify-key FILE
                                        make a forward-secure journal's key pair: the sealing
@@ -30,6 +31,8 @@ ALLOW_HELP = (
 
 
 def register(sub) -> None:
+    from shoed.table.events import ROLES
+
     keys = sub.add_parser("keys", help="CURVE key pairs and the allow-list of the command endpoint")
     ksub = keys.add_subparsers(dest="keys_command", metavar="ACTION")
     ksub.required = True
@@ -44,9 +47,11 @@ def register(sub) -> None:
     allow.add_argument("file", metavar="FILE", help="the client's public NAME.key file")
     allow.add_argument("--dir", required=True, help="the daemon's allow-list directory")
     allow.add_argument("--name", help="name on the allow-list (default: the file's name)")
-    allow.add_argument("--role", choices=("dealer", "pit", "surveillance"),
+    allow.add_argument("--role", choices=ROLES,
                        help="what the key may do: dealer (deal, confirm, correct; the default for a key "
-                       "without a role), pit or surveillance (also void a coup and unlock a held table)")
+                       "without a role), pit or surveillance (also void a coup and unlock a held table), "
+                       "display (a display board: the display endpoints and status, no command that "
+                       "changes the table)")
     allow.set_defaults(func=run_allow)
 
     lst = ksub.add_parser("list", help="the keys on an allow-list")
@@ -94,7 +99,9 @@ def run_allow(args) -> int:
 
     from shoed.cli import CommandError
     from shoed.files import fsync_folder
-    from shoed.net.curve import CurveError, key_role, load_allow_list, load_public_key, with_role
+    import sys
+
+    from shoed.net.curve import CurveError, key_role, load_allow_list, load_public_key, named_role, with_role
 
     src = Path(args.file)
     name = args.name or src.stem
@@ -105,9 +112,11 @@ def run_allow(args) -> int:
         with open(src, "rb") as f:
             if b"secret-key" in f.read():
                 raise CommandError(f"{src} contains a secret key; give the public .key file only")
-        Path(args.dir).mkdir(parents=True, exist_ok=True)  # the first key: the daemon may not have started yet
+        # The first key: the daemon may not have started yet. No one else may write the list.
+        Path(args.dir).mkdir(mode=0o755, parents=True, exist_ok=True)
         existing = load_allow_list(args.dir)
-        role = args.role or key_role(src)
+        named = named_role(src)
+        role = args.role or named or key_role(src)
         text = with_role(src.read_text(encoding="utf-8"), role)
     except (CurveError, OSError, UnicodeDecodeError) as exc:
         raise CommandError(str(exc)) from None
@@ -135,6 +144,9 @@ def run_allow(args) -> int:
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise CommandError(f"cannot write {dest}: {exc}") from None
+    if args.role is None and named is None:
+        print(f"warning: no --role given: {dest.stem} is allowed as a dealer (it may deal, confirm and "
+              "correct); give a display board --role display", file=sys.stderr)
     print(f"allowed {dest.stem} as {role}: {public_key.decode()}  ({dest}); reload the daemon "
           "(systemctl reload shoed, or kill -HUP) to take it into use")
     return 0

@@ -16,9 +16,22 @@ journal records who did what. Replies:
     {"ok": true, "id": ..., "cmd": NAME, ...fields the daemon adds}
     {"ok": false, "id": ..., "error": "..."}
 
-Requests over 64 KiB are answered with an error; over 1 MiB ZeroMQ drops the
-sender's connection before the message is read (no reply), so a flood cannot
-fill the daemon's memory.
+A request over 4 KiB is refused before it is parsed (the longest valid one,
+a 200-character reason and a 128-character id written as JSON escapes, is
+3,985 bytes), so a malformed body costs microseconds. A single frame over
+1 MiB makes ZeroMQ drop the sender's connection before it is read (no reply).
+That bounds a frame, not a message: libzmq holds every frame of a multipart
+message until its last one has come, so an allowed key can still make the
+daemon hold a large multipart message for a moment (docs/network.md, Memory).
+
+A key of a read-only role (`shoed.net.curve.READ_ONLY_ROLES`: a display
+board's) may ask only for read-only commands (`status`); anything else is
+refused here, before the table sees it.
+
+A request with an `id` that its key sent before (the last 64 ids of each of
+the last 256 keys) is not run again: it gets the first request's reply again,
+with `"repeat": true` (a console that retries after a lost reply must not
+deal a second card). The same id with another request is refused.
 
 Single-threaded: the daemon polls `sockets()` and calls `handle(socket)`; the
 handler runs on the daemon's thread. `send_command()` is the client side.
@@ -26,8 +39,10 @@ handler runs on the daemon's thread. `send_command()` is the client side.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated
@@ -38,14 +53,19 @@ import zmq
 from shoed.table.events import COMMANDS, CommandRejected
 from shoed.net import wire
 from shoed.net.sockets import Closing, bind_server
-from shoed.net.curve import DEFAULT_DOMAIN, ClientCurve, ServerCurve, user_id
+from shoed.net.curve import DEFAULT_DOMAIN, READ_ONLY_ROLES, ClientCurve, ServerCurve, user_id
 from shoed.net.limits import HANDSHAKE_TIMEOUT, MAX_REPLY_BYTES, RateLimiter
 
 DEFAULT_ENDPOINT = "tcp://127.0.0.1:5558"
-MAX_REQUEST_BYTES = 64 * 1024
-# Above this ZeroMQ itself drops the connection; between the two the sender
+# Larger requests are refused before any parsing: the longest valid request (`void` with a reason of
+# 200 characters outside the BMP and an id of 128, each written as \\u escapes) is 3,985 bytes.
+MAX_REQUEST_BYTES = 4 * 1024
+# Above this ZeroMQ itself drops the connection (per frame); between the two the sender
 # gets an error reply.
 HARD_LIMIT_BYTES = 1024 * 1024
+# Replies kept for requests sent again with the same id: per key, and how many keys.
+REPEAT_IDS_PER_KEY = 64
+REPEAT_KEYS = 256
 
 log = logging.getLogger("shoed.net.commands")
 
@@ -107,12 +127,57 @@ def parse_request(body: bytes) -> tuple[str, dict, str | int | None]:
         args = msgspec.convert(request.args, spec.args)
     except msgspec.ValidationError as exc:
         raise CommandRejected(f"bad arguments for {request.cmd}: {exc}") from None
-    # Last: the duplicate-key pass reads the body again in pure Python (about 4 ms for 64 KiB of small
-    # objects, against 0.1 ms for the checks above), so only a request that is otherwise good pays it.
+    # Last: the duplicate-key pass reads the body again in pure Python (the slowest check, though bounded
+    # by MAX_REQUEST_BYTES), so only a request that is otherwise good pays it.
     duplicate = wire.duplicate_key(body)
     if duplicate is not None:  # which one counts is the parser's choice: the request is ambiguous
         raise CommandRejected(f"bad request: the key {duplicate!r} is given twice in one object")
     return request.cmd, msgspec.to_builtins(args), request.id
+
+
+class RepeatCache:
+    """The replies to the last requests of each key that carried an id: `REPEAT_IDS_PER_KEY` ids for
+    each of the `REPEAT_KEYS` keys heard from last (the oldest dropped first), so a request sent again
+    (same key, same id) gets its first reply instead of running twice."""
+
+    def __init__(self, per_key: int = REPEAT_IDS_PER_KEY, keys: int = REPEAT_KEYS) -> None:
+        self.per_key = per_key
+        self.keys = keys
+        self._replies: OrderedDict[str, OrderedDict[str | int, tuple[bytes, dict]]] = OrderedDict()
+
+    @staticmethod
+    def _id(request_id: str | int) -> str | int:
+        return request_id if isinstance(request_id, str) else f"\0int:{request_id}"  # 7 and "7" are two ids
+
+    def get(self, key: str, request_id: str | int, digest: bytes) -> dict | None:
+        """The reply given to this key's earlier request with this id, marked `repeat`; CommandRejected
+        when that id came with another request."""
+        seen = self._replies.get(key)
+        if seen is None:
+            return None
+        self._replies.move_to_end(key)
+        kept = seen.get(self._id(request_id))
+        if kept is None:
+            return None
+        first, reply = kept
+        if first != digest:
+            raise CommandRejected(f"the id {request_id!r} was sent before with another request from this key; "
+                                  "nothing was done (give each request an id of its own)")
+        return {**reply, "repeat": True}
+
+    def put(self, key: str, request_id: str | int, digest: bytes, reply: dict) -> None:
+        seen = self._replies.get(key)
+        if seen is None:
+            seen = self._replies[key] = OrderedDict()
+            while len(self._replies) > self.keys:
+                self._replies.popitem(last=False)
+        self._replies.move_to_end(key)
+        seen[self._id(request_id)] = (digest, reply)
+        while len(seen) > self.per_key:
+            seen.popitem(last=False)
+
+    def __len__(self) -> int:
+        return sum(len(seen) for seen in self._replies.values())
 
 
 class CommandServer(Closing):
@@ -149,7 +214,8 @@ class CommandServer(Closing):
         self.handler = handler
         self.max_per_handle = max_per_handle
         self.stats = {"requests": 0, "accepted": 0, "rejected": 0, "handler_errors": 0, "send_failures": 0,
-                      "rate_limited": 0, "revoked": 0}
+                      "rate_limited": 0, "revoked": 0, "repeats": 0, "read_only_refused": 0}
+        self.repeats = RepeatCache()
         sock = bind_server(context, zmq.ROUTER, endpoint, curve, curve_domain, maxmsgsize=HARD_LIMIT_BYTES, linger=0,
                            router_mandatory=1, handshake_ivl=round(HANDSHAKE_TIMEOUT * 1000))
         self.socket = sock
@@ -200,6 +266,20 @@ class CommandServer(Closing):
                 self.stats["revoked"] += 1
                 raise CommandRejected("this key is not on the allow-list (removed); nothing was done")
             name, args, request_id = parse_request(body)
+            role = self.curve.client_role(key, self.curve_domain) if key and self.curve else None
+            if role in READ_ONLY_ROLES and not COMMANDS[name].read_only:
+                self.stats["read_only_refused"] += 1
+                readable = ", ".join(c.name for c in COMMANDS.values() if c.read_only)
+                who = (self.curve.client_name(key, self.curve_domain) if self.curve and key else None) or "this key"
+                raise CommandRejected(f"{name} changes the table, and {who} has the {role} role "
+                                      f"(read-only: {readable}); nothing was done")
+            digest = b""
+            if key is not None and request_id is not None and not COMMANDS[name].read_only:
+                digest = hashlib.blake2b(body, digest_size=16).digest()
+                repeated = self.repeats.get(key, request_id, digest)
+                if repeated is not None:
+                    self.stats["repeats"] += 1
+                    return repeated
             command = Command(
                 name=name,
                 args=args,
@@ -207,11 +287,20 @@ class CommandServer(Closing):
                 client_key=key,
                 client_name=self.curve.client_name(key, self.curve_domain) if key and self.curve else None,
                 peer_address=_peer_address(frame),
-                client_role=self.curve.client_role(key, self.curve_domain) if key and self.curve else None,
+                client_role=role,
             )
         except CommandRejected as exc:
             self.stats["rejected"] += 1
             return _reply(request_id, ok=False, error=str(exc))
+        reply = self._run(command)
+        if digest and key is not None and request_id is not None:
+            # Whatever the table answered, a repeat is answered alike: the request ran once.
+            self.repeats.put(key, request_id, digest, reply)
+        return reply
+
+    def _run(self, command: Command) -> dict:
+        """The reply of the daemon's handler to an accepted request."""
+        name, request_id = command.name, command.id
         try:
             result = self.handler(command)
         except CommandRejected as exc:

@@ -18,9 +18,17 @@ Allow-lists are per ZAP domain: the daemon may let displays read events
 (domain "commands"). One directory for everything is the simple case.
 
 A key on an allow-list carries a role in its file's metadata section
-(`role = pit`, written by `shoed keys allow --role`): dealer, pit or
-surveillance. A key file without a role is a dealer's, the least a key may do
-(docs/stream-integrity.md says which commands need which role).
+(`role = pit`, written by `shoed keys allow --role`): dealer, pit,
+surveillance or display. A key file without a role is a dealer's
+(docs/stream-integrity.md says which commands need which role). A display
+board's key has the display role: it reads the display endpoints and may ask
+for `status` (the displays' view), and the command endpoint refuses it every
+command that changes the table.
+
+An allow-list is refused whole when its directory or one of its key files may
+be written by group or others (anyone who can write there could add a key of
+the pit's role), and when one public key is listed in two files (which file's
+name and role would count is an accident of ordering).
 """
 
 from __future__ import annotations
@@ -46,6 +54,8 @@ from shoed.net.limits import RefusalLog
 from shoed.net.zap import ZapHandler
 
 DEFAULT_DOMAIN = "shoed"
+# Roles that may read but change nothing: the command endpoint answers them read-only commands only.
+READ_ONLY_ROLES: tuple[str, ...] = ("display",)
 # The surveillance endpoints' domain: the daemon's allow-list, its keys of the roles that see all (SEES_ALL: a dealer's
 # console or a display board's key on the list is refused there: those streams carry face-down cards).
 SURVEILLANCE_DOMAIN = "surveillance"
@@ -99,41 +109,79 @@ def load_public_key(path: str | os.PathLike) -> bytes:
     return _z85_key(public, f"public key in {path}")
 
 
+def private_file_problem(path: str | os.PathLike) -> str | None:
+    """What makes a secret file not private to its owner (a group or other permission bit: the
+    server's secret key, a shuffler's order key, the journal's secret), in words; None if it is.
+    A systemd credential (/run/credentials/..., mode 0400) is private."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        return f"{path}: {exc.strerror or exc}"
+    if mode & (stat.S_IRWXG | stat.S_IRWXO):
+        return f"{path} is readable or writable by others (mode {stat.S_IMODE(mode):o}); chmod 600 it"
+    return None
+
+
+def writable_by_others(path: str | os.PathLike) -> str | None:
+    """What lets others than the owner change a file or directory (group or other write), in
+    words; None if nothing does."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        return f"{path}: {exc.strerror or exc}"
+    if mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"{path} is writable by others (mode {stat.S_IMODE(mode):o}); chmod go-w it"
+    return None
+
+
 def load_key_pair(path: str | os.PathLike) -> tuple[bytes, bytes]:
     """(public, secret) from a `.key_secret` file, which must be private to its owner."""
     path = Path(path)
-    try:
-        mode = path.stat().st_mode
-    except OSError as exc:
-        raise CurveError(f"{path}: {exc.strerror or exc}") from None
     public, secret = _certificate(path)
     if secret is None:
         raise CurveError(f"{path} holds no secret key (is it the public .key file?)")
-    if mode & (stat.S_IRWXG | stat.S_IRWXO):
-        raise CurveError(f"{path} is readable by others (mode {stat.S_IMODE(mode):o}); chmod 600 it")
+    problem = private_file_problem(path)
+    if problem is not None:
+        raise CurveError(problem)
     return _z85_key(public, f"public key in {path}"), _z85_key(secret, f"secret key in {path}")
 
 
 def load_allow_list(directory: str | os.PathLike) -> dict[bytes, str]:
     """Public key -> client name for every `*.key` file in the directory.
 
-    Unlike pyzmq's own loader this fails loudly: a file that is not a key, or
-    a secret key file dropped into the allow-list by mistake, is an error.
+    Unlike pyzmq's own loader this fails loudly: a file that is not a key, a
+    secret key file dropped into the allow-list by mistake, a directory or key
+    file that group or others may write, or one key in two files, is an error.
     """
     directory = Path(directory)
     if not directory.is_dir():
         raise CurveError(f"allow-list directory {directory} does not exist")
+    problem = writable_by_others(directory)
+    if problem is not None:
+        raise CurveError(f"allow-list directory {problem}: anyone who can write there could add a key")
     keys: dict[bytes, str] = {}
     for path in sorted(directory.glob("*.key")):
         public, secret = _certificate(path, "allow-list ")
         if secret is not None:
             raise CurveError(f"allow-list {path} contains a secret key; only public .key files belong there")
-        keys[_z85_key(public, f"public key in {path}")] = path.stem
+        problem = writable_by_others(path)
+        if problem is not None:
+            raise CurveError(f"allow-list {problem}")
+        key = _z85_key(public, f"public key in {path}")
+        if key in keys:
+            raise CurveError(f"allow-list: the same public key is in {directory / keys[key]}.key and {path}; "
+                             "remove one of them")
+        keys[key] = path.stem
     return keys
 
 
 def key_role(path: str | os.PathLike) -> str:
     """The role in a key file's metadata section (`role = pit`); DEFAULT_ROLE when it names none."""
+    return named_role(path) or DEFAULT_ROLE
+
+
+def named_role(path: str | os.PathLike) -> str | None:
+    """The role a key file's metadata section names (`role = pit`); None when it names none."""
     try:
         text = read_regular(path, KEY_FILE_MAX).decode("utf-8")
     except OSError as exc:
@@ -153,7 +201,7 @@ def key_role(path: str | os.PathLike) -> str:
             if role not in ROLES:
                 raise CurveError(f"{path}: role {role!r} is not one of {', '.join(ROLES)}")
             return role
-    return DEFAULT_ROLE
+    return None
 
 
 def with_role(text: str, role: str) -> str:

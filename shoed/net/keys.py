@@ -18,10 +18,11 @@ def ensure_server_keys(key_dir: str | Path, local_console: bool = False) -> str 
     with `shoed keys new server` gets its empty allow-list here too."""
     key_dir = Path(key_dir)
     clients = key_dir / "clients"
+    # The allow-list is no one else's to write (shoed.net.curve.load_allow_list refuses it otherwise).
     if (key_dir / f"{SERVER}.key_secret").exists():
-        clients.mkdir(exist_ok=True)
+        clients.mkdir(mode=0o755, exist_ok=True)
         return None
-    clients.mkdir(parents=True, exist_ok=True)
+    clients.mkdir(mode=0o755, parents=True, exist_ok=True)
     _, _, public = create_key_pair(key_dir, SERVER)
     if local_console:
         public_file, _, _ = create_key_pair(key_dir, LOCAL_CONSOLE)

@@ -132,7 +132,7 @@ COMMANDS: dict[str, CommandSpec] = {spec.name: spec for spec in (
 
 # Roles of the keys on the command allow-list (docs/stream-integrity.md): a command input carries
 # its sender's role; a key file without one is a dealer's, the least a key may do.
-ROLES = ("dealer", "pit", "surveillance")
+ROLES = ("dealer", "pit", "surveillance", "display")  # display: read-only (shoed.net.curve.READ_ONLY_ROLES)
 DEFAULT_ROLE = "dealer"
 # The roles that see the whole table: `status` whole, the surveillance endpoints (the dealer's `status`
 # is the displays' view, shoed.table.audience).

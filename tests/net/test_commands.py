@@ -218,7 +218,7 @@ def test_large_request_gets_an_error_reply(endpoint, keys):
     args = {"reason": "x" * 100_000}
     size = len(cm.wire.encode({"cmd": "void", "args": args, "id": "big"}))
     reply = send(server, keys, "void", args, request_id="big")
-    assert reply == {"ok": False, "error": f"request too large: {size} bytes, at most 65536"}
+    assert reply == {"ok": False, "error": f"request too large: {size} bytes, at most {cm.MAX_REQUEST_BYTES}"}
     assert daemon.seen == []
 
 
@@ -317,3 +317,32 @@ def test_a_refused_client_is_told_in_time_when_its_handshake_fails_before_it_sen
     assert isinstance(outcome[0], CommandTimeout), outcome
     assert time.monotonic() - started < 5
     assert daemon.seen == []
+
+
+def test_the_replies_kept_for_repeated_ids_are_bounded_per_key_and_in_keys():
+    from shoed.net.commands import REPEAT_IDS_PER_KEY, REPEAT_KEYS, RepeatCache
+
+    cache = RepeatCache()
+    for i in range(REPEAT_IDS_PER_KEY + 10):
+        cache.put("k0", i, b"d", {"ok": True, "id": i})
+    assert len(cache) == REPEAT_IDS_PER_KEY
+    assert cache.get("k0", 0, b"d") is None  # the oldest ids went first
+    assert cache.get("k0", REPEAT_IDS_PER_KEY + 9, b"d") == {"ok": True, "id": REPEAT_IDS_PER_KEY + 9, "repeat": True}
+    assert cache.get("k0", str(REPEAT_IDS_PER_KEY + 9), b"d") is None  # "7" is not 7
+    for k in range(1, REPEAT_KEYS + 5):
+        cache.put(f"k{k}", "a", b"d", {"ok": True})
+    assert len(cache._replies) == REPEAT_KEYS and cache.get("k1", "a", b"d") is None
+    with pytest.raises(CommandRejected, match="was sent before with another request"):
+        cache.get(f"k{REPEAT_KEYS}", "a", b"other")
+
+
+def test_a_repeated_id_gets_the_first_reply_and_the_handler_runs_once(endpoint, keys):
+    server, daemon = endpoint
+    first = send(server, keys, "return_card", {"misdeal": 98}, request_id="r1")
+    again = send(server, keys, "return_card", {"misdeal": 98}, request_id="r1")
+    assert again == {**first, "repeat": True} and first["ok"] is False
+    assert [c.name for c in daemon.seen] == ["return_card"]
+    # status changes nothing: it is answered afresh, never from the kept replies.
+    send(server, keys, "status", request_id="r2")
+    send(server, keys, "status", request_id="r2")
+    assert [c.name for c in daemon.seen] == ["return_card", "status", "status"]

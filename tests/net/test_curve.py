@@ -326,3 +326,53 @@ def test_the_surveillance_endpoints_admit_the_pit_and_surveillance_roles_only(ct
         assert curve.reload() == {"shoed": 4, SURVEILLANCE_DOMAIN: 2}
     finally:
         curve.close()
+
+
+def test_one_key_in_two_files_is_refused_at_load_and_at_reload_which_keeps_the_old_list(ctx, keys, tmp_path):
+    """A stale copy of a key under another name (and role) must not decide the key's name and role by
+    the files' order: the list is refused, naming both files; a reload keeps the list in force."""
+    from shoed.net.curve import with_role
+
+    allow = tmp_path / "allow"
+    shutil.copytree(keys.allow_dir, allow)
+    stale = allow / "zz-old-copy.key"
+    stale.write_text(with_role((allow / "pit-boss.key").read_text(), "pit"))
+    with pytest.raises(CurveError) as refused:
+        load_allow_list(allow)
+    assert str(refused.value) == (f"allow-list: the same public key is in {allow / 'pit-boss.key'} and {stale}; "
+                                  "remove one of them")
+    stale.unlink()
+    with keys.server(ctx, allow) as curve:
+        stale.write_text(with_role((allow / "pit-boss.key").read_text(), "pit"))
+        with pytest.raises(CurveError, match="the same public key is in"):
+            curve.reload()
+        assert curve.client_name(keys.client_keys["pit-boss"]) == "pit-boss"
+        assert curve.client_role(keys.client_keys["pit-boss"]) == "dealer"
+        assert _admitted(ctx, curve.apply, keys.client("pit-boss"))
+
+
+def test_an_allow_list_others_may_write_is_refused_at_reload_which_keeps_the_old_list(ctx, keys, tmp_path):
+    allow = tmp_path / "allow"
+    shutil.copytree(keys.allow_dir, allow)
+    os.chmod(allow, 0o755)
+    with keys.server(ctx, allow) as curve:
+        os.chmod(allow, 0o777)
+        with pytest.raises(CurveError, match="is writable by others"):
+            curve.reload()
+        assert _admitted(ctx, curve.apply, keys.client("dealer-console"))
+        os.chmod(allow, 0o755)
+
+
+def test_a_display_key_is_admitted_where_displays_read_and_refused_by_surveillance(ctx, tmp_path):
+    from shoed.net.curve import READ_ONLY_ROLES, SURVEILLANCE_DOMAIN, with_role
+
+    assert READ_ONLY_ROLES == ("display",)
+    create_key_pair(tmp_path, "server")
+    (tmp_path / "clients").mkdir()
+    public, secret, key = create_key_pair(tmp_path / "made", "board")
+    (tmp_path / "clients" / "board.key").write_text(with_role(public.read_text(), "display"))
+    board = ClientCurve.from_files(secret, tmp_path / "server.key")
+    with ServerCurve.from_key_dir(tmp_path, ctx) as curve:
+        assert curve.client_role(key) == "display"
+        assert _admitted(ctx, curve.apply, board)  # the display endpoints (and status at the command endpoint)
+        assert _refused(ctx, lambda sock: curve.apply(sock, SURVEILLANCE_DOMAIN), board)

@@ -124,3 +124,54 @@ def test_keys_allow_name_clash_needs_a_new_name(tmp_path, capsys):
 def test_keys_list_of_missing_directory_is_a_clear_error(tmp_path, capsys):
     assert main(["keys", "list", "--dir", str(tmp_path / "nope")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_keys_allow_without_a_role_warns_that_the_key_is_a_dealer(tmp_path, capsys):
+    """A key without a role is a dealer's (the documented default, kept); `keys allow` says so when no
+    role was given, and points a display board at --role display, which is read-only."""
+    from shoed.net.curve import key_role
+
+    for name in ("board-1", "board-2"):
+        main(["keys", "new", name, "--dir", str(tmp_path / "client")])
+    allow = tmp_path / "allow"
+    capsys.readouterr()
+    assert main(["keys", "allow", str(tmp_path / "client" / "board-1.key"), "--dir", str(allow)]) == 0
+    said = capsys.readouterr()
+    assert "allowed board-1 as dealer" in said.out
+    assert said.err == ("warning: no --role given: board-1 is allowed as a dealer (it may deal, confirm and "
+                        "correct); give a display board --role display\n")
+    assert main(["keys", "allow", str(tmp_path / "client" / "board-2.key"), "--dir", str(allow),
+                 "--role", "display"]) == 0
+    said = capsys.readouterr()
+    assert "allowed board-2 as display" in said.out and said.err == ""
+    assert key_role(allow / "board-2.key") == "display"
+
+
+def test_one_key_in_two_allow_list_files_is_refused_naming_both(tmp_path, capsys):
+    main(["keys", "new", "pit", "--dir", str(tmp_path / "client")])
+    allow = tmp_path / "allow"
+    assert main(["keys", "allow", str(tmp_path / "client" / "pit.key"), "--dir", str(allow), "--role", "pit"]) == 0
+    (allow / "zz-old-copy.key").write_text((allow / "pit.key").read_text())
+    capsys.readouterr()
+    assert main(["keys", "list", "--dir", str(allow)]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        f"allow-list: the same public key is in {allow / 'pit.key'} and {allow / 'zz-old-copy.key'}; "
+        "remove one of them")
+
+
+def test_an_allow_list_others_may_write_is_refused(tmp_path, capsys):
+    import os
+
+    main(["keys", "new", "pit", "--dir", str(tmp_path / "client")])
+    allow = tmp_path / "allow"
+    assert main(["keys", "allow", str(tmp_path / "client" / "pit.key"), "--dir", str(allow)]) == 0
+    assert stat.S_IMODE(allow.stat().st_mode) & 0o022 == 0  # made so
+    for path, mode in ((allow, 0o777), (allow, 0o775), (allow / "pit.key", 0o666)):
+        was = stat.S_IMODE(path.stat().st_mode)
+        os.chmod(path, mode)
+        capsys.readouterr()
+        assert main(["keys", "list", "--dir", str(allow)]) == 2
+        err = capsys.readouterr().err
+        assert f"{path} is writable by others (mode {mode:o}); chmod go-w it" in err and err.count("\n") == 1, err
+        os.chmod(path, was)
+    assert main(["keys", "list", "--dir", str(allow)]) == 0

@@ -124,6 +124,8 @@ MALFORMED = [
     ([b'{"cmd": "status", "id": {"nested": 1}}'], "at `$.id`"),
     ([b'{"cmd": "status"}', b"a second body frame"], "a request is one JSON frame"),
     ([b'{"cmd": "void", "args": {"reason": "' + b"x" * 100_000 + b'"}}'], "request too large"),
+    # `args` twice, the first 60 kB of tiny objects: refused by its size before it is parsed.
+    ([b'{"cmd":"status","args":{"x":[' + b",".join([b"{}"] * 20000) + b']},"args":{}}'], "request too large"),
 ]
 
 
