@@ -207,6 +207,10 @@ class TableController:
     active_source: str | None = None
     ahead: dict[str, list[str]] = field(default_factory=dict)
     behind: dict[str, list[str]] = field(default_factory=dict)
+    # Readers whose reads are out of step with what was dealt (a read that matched no card dealt),
+    # with that read: until one of its reads matches a card dealt again, what such a reader read
+    # ahead is never dealt unconfirmed (TableController._choose_reader holds the table instead).
+    unsure: dict[str, str] = field(default_factory=dict)
     # The identity (vendor, serial, boot) each source last said in its Hello.
     identities: dict[str, dict[str, Any]] = field(default_factory=dict)
     # The bytes (hex) of the frame under each source's `links` seq, to compare a repeat with.
@@ -240,7 +244,12 @@ class TableController:
         source = get("source")
         if source and get("shoe_seq") is not None:
             detail = get("detail")
-            self.links[source] = {"seq": item["shoe_seq"], "boot": detail.get("boot") if detail else None}
+            boot = detail.get("boot") if detail else None
+            if self.behind and self.behind.get(source) and not self._follows_last(source, item["shoe_seq"], boot):
+                # Not the next frame of the queue the shoe kept while away: that queue, which would
+                # repeat the cards dealt meanwhile, is not what comes (TableController._repeat_of_dealt).
+                self.behind[source] = []
+            self.links[source] = {"seq": item["shoe_seq"], "boot": boot}
             # The frame's bytes too: a later frame under the same seq must be the same frame.
             raw = get("raw")
             if raw:
@@ -395,6 +404,7 @@ class TableController:
             "ahead": {k: list(v) for k, v in self.ahead.items()},
             "behind": {k: list(v) for k, v in self.behind.items()},
             # Left out while empty: a journal without them records the same bytes as before them.
+            **({"unsure": dict(self.unsure)} if self.unsure else {}),
             **({"identities": dict(self.identities)} if self.identities else {}),
             **({"frames": dict(self.frames)} if self.frames else {}),
             **({"shuffler": self.shuffler.to_json(self.order_key)} if self.shuffler is not None else {}),
@@ -421,6 +431,7 @@ class TableController:
             active_source=state.get("active_source"),
             ahead={k: list(v) for k, v in state.get("ahead", {}).items()},
             behind={k: list(v) for k, v in state.get("behind", {}).items()},
+            unsure=dict(state.get("unsure", {})),
             identities=dict(state.get("identities", {})),
             frames=dict(state.get("frames", {})),
             shuffler=shuffle_table.ShufflerState.from_json(state.get("shuffler"), options.get("order_key")),
@@ -619,6 +630,9 @@ class TableController:
                     text = None
             return self._shadow_read(step, text, source)
         if text is None:
+            if failover and item.get("shoe_seq") is not None and self.behind.get(source) \
+                    and self._repeat_of_dealt(step, item, None, source):
+                return
             self._track_dealt(step, None, source)
             return self._on_unreadable(item, step)
         try:
@@ -626,18 +640,15 @@ class TableController:
         except CardError as exc:
             # A card that does not parse was not read: never guessed.
             self._emit(step, ev.Alarm, alarm="bad_card", active=True, text=str(exc), source=source)
+            if failover and item.get("shoe_seq") is not None and self.behind.get(source) \
+                    and self._repeat_of_dealt(step, item, None, source):
+                return
             self._track_dealt(step, None, source)
             return self._on_unreadable(item | {"card": None}, step)
         if failover:
-            behind = self.behind.get(source)
-            if behind:
-                first = behind.pop(0)
-                if first in (str(card), UNKNOWN):
-                    # Dealt already from another reader while this one was away: counted once.
-                    self._emit(step, ev.CardDuplicate, card=str(card), source=source)
-                    return
-                behind.clear()  # it did not see those cards: from here on it reads afresh
-            self._track_dealt(step, str(card), source)
+            if self.behind.get(source) and self._repeat_of_dealt(step, item, card.text, source):
+                return
+            self._track_dealt(step, card.text, source)
         self._take_card(step, card, item, source)
 
     # ----- failover between readers --------------------------------------------
@@ -647,6 +658,50 @@ class TableController:
         coup opens with its first card, as for a shoe without buttons."""
         return bool(self.priority) and self.active_source not in (None, self.priority[0])
 
+    def _follows_last(self, source: str, seq: Any, boot: Any) -> bool:
+        """True when shoe seq `seq` of session `boot` is the next after the last one taken from `source`."""
+        link = self.links.get(source)
+        return link is not None and link["boot"] == boot and type(seq) is int and type(link["seq"]) is int \
+            and (seq - link["seq"]) % 65536 == 1
+
+    def _repeat_of_dealt(self, step: Step, item: dict[str, Any], text: str | None, source: str) -> bool:
+        """A read from the dealing reader while cards dealt by another wait for it (`behind`): True
+        when it is one of those cards, counted once (or held: the readers disagree on it); False
+        when it is a card of its own, to deal.
+
+        A shoe's numbered frames (`shoe_seq`) are its queue of one session: kept through a lost
+        link, the queue holds every card that left the shoe meanwhile, in order, so while its
+        frames go on from the last one taken (the same session, the next seq) its next reads are
+        those cards, one for each. A frame that does not go on from it (another session, a gap)
+        is not that queue, and `feed` cleared `behind` at it. A fallback reader
+        (a camera) reads each card after it left, so its read of the card dealt first is that
+        card, late. A first reader without numbered frames (a Bee-Tek shoe) never repeats: the
+        cards dealt while it was away are not read again, and a card equal to one of them is
+        another copy of it."""
+        behind = self.behind[source]
+        seen = text if text is not None else UNKNOWN
+        if item.get("shoe_seq") is not None:
+            first = behind.pop(0)
+            if first == seen or UNKNOWN in (first, seen):
+                counted = seen if seen != UNKNOWN else first
+                if counted != UNKNOWN:
+                    self._emit(step, ev.CardDuplicate, card=counted, source=source)
+                return True
+            self._hold(step, "reader_out_of_step",
+                       f"{source} repeats {seen} for the card dealt as {first}: the readers disagree on a card "
+                       f"dealt; it is not dealt again", source=source)
+            return True
+        if source == self.priority[0]:
+            behind.clear()
+            return False
+        first = behind.pop(0)
+        if first in (seen, UNKNOWN):
+            # Dealt already from another reader while this one lagged: counted once.
+            self._emit(step, ev.CardDuplicate, card=seen, source=source)
+            return True
+        behind.clear()  # it did not see those cards: from here on it reads afresh
+        return False
+
     def _shadow_read(self, step: Step, text: str | None, source: str) -> None:
         """A read from a reader that is not dealing: keep it in step with the table."""
         seen = text if text is not None else UNKNOWN
@@ -654,12 +709,36 @@ class TableController:
         if behind:
             first = behind.pop(0)
             if UNKNOWN in (first, seen) or first == seen:
+                if first == seen:
+                    self._in_step(source, self.ahead)
                 return
+            if seen in behind:
+                # It missed cards (a card pushed out over the last one): it catches up with this read.
+                missed = [first, *behind[:behind.index(seen)]]
+                del behind[:len(missed)]
+                self._alarm(step, "reader_mismatch", True,
+                            f"{source} missed {' '.join(missed)}, dealt before {seen}")
+                self._in_step(source, self.ahead)
+                return
+            # A read that matches no card dealt: a misread of the card dealt first, or a card that no
+            # other reader delivered yet (it missed every card it was behind with). Kept as read
+            # ahead, but not trusted: the reader is out of step until one of its reads matches a
+            # card dealt again, on either side.
             self._alarm(step, "reader_mismatch", True, f"{source} read {seen} where {first} was dealt")
-            behind.clear()
+            self.unsure[source] = seen
         ahead = self.ahead.setdefault(source, [])
         ahead.append(seen)
         del ahead[:-TRACKED]
+
+    def _in_step(self, source: str, other_side: dict[str, list[str]]) -> None:
+        """A reader's read matched a card dealt: it is in step. A reader that lags has read
+        nothing ahead, and one that leads lags behind nothing: what the other side still holds
+        of it was a misread or cards it missed."""
+        if self.unsure:
+            self.unsure.pop(source, None)
+        stale = other_side.get(source)
+        if stale:
+            stale.clear()
 
     def _track_dealt(self, step: Step, card: str | None, source: str) -> None:
         """A card left the shoe through the dealing reader: the others see it now or later."""
@@ -671,7 +750,10 @@ class TableController:
             if ahead:
                 first = ahead.pop(0)
                 if UNKNOWN in (first, seen) or first == seen:
+                    if first == seen:
+                        self._in_step(other, self.behind)
                     continue
+                self.unsure[other] = first
                 self._alarm(step, "reader_mismatch", True, f"{other} read {first} where {seen} was dealt")
                 ahead.clear()
             behind = self.behind.setdefault(other, [])
@@ -695,8 +777,17 @@ class TableController:
             self._alarm(step, "no_reader", False, f"{new} reads again")
         kind = ev.DevicePrimary if new == self.priority[0] else ev.DeviceFallback
         self._emit(step, kind, source=new, detail={"previous": old})
+        ahead = self.ahead.pop(new, [])
+        doubt = self.unsure.pop(new, None)
+        if doubt is not None and ahead:
+            # Its reads are out of step with what was dealt: what it read ahead may be cards dealt
+            # already. Nothing of it is dealt; the pit checks the cards on the table.
+            self._hold(step, "reader_out_of_step",
+                       f"{new} took over out of step with the cards dealt (it read {doubt} where no card "
+                       f"dealt matched): its reads {' '.join(ahead)} are not dealt", source=new)
+            return
         # What the new reader saw before the old one could deliver it is dealt now, in order.
-        for seen in self.ahead.pop(new, []):
+        for seen in ahead:
             if seen == UNKNOWN:
                 self._track_dealt(step, None, new)
                 self._on_unreadable({"source": new}, step)
@@ -897,6 +988,11 @@ class TableController:
         identity = {k: detail.get(k) for k in IDENTITY}
         known = self.identities.get(source)
         self.identities[source] = identity
+        was = known.get("boot") if known is not None else (self.links.get(source) or {}).get("boot")
+        if was is not None and was != identity["boot"] and self.behind.get(source):
+            # A new session of the shoe: its old queue is gone, so it repeats none of the cards
+            # dealt while it was away; whatever it sends from now on left the shoe after them.
+            self.behind[source] = []
         if known is None:
             return
         changed = [k for k in IDENTITY if known.get(k) != identity[k]]
@@ -987,8 +1083,10 @@ class TableController:
                 self.active_source = None
                 self.ahead = {k: v for k, v in self.ahead.items() if k in sources}
                 self.behind = {k: v for k, v in self.behind.items() if k in sources}
+                self.unsure = {k: v for k, v in self.unsure.items() if k in sources}
             elif len(sources) <= 1:
                 self.priority, self.active_source, self.ahead, self.behind = (), None, {}, {}
+                self.unsure = {}
             self._emit(step, ev.TableStarted, clean=clean, recovery=item.get("recovery") or [],
                        ruleset=self.ruleset.name, locked=self.locked)
             if "sources" in item:  # a device of a source no longer read has gone (the power-on's time is when)

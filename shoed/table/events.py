@@ -290,13 +290,13 @@ class CoupConfirmed(Base, tag="coup.confirmed", kw_only=True):
 # one that stayed connected and one that joined late show the same alarms.
 HELD_ALARMS = frozenset({
     "tamper", "foreign_card", "integrity", "favourable_bet", "stalled", "no_reader", "reader_mismatch",
-    "forged_frame", "device_changed",
+    "forged_frame", "device_changed", "reader_out_of_step",
     # A card-reading shuffler's (shoed.table.shuffle): its faults are shuffler_<fault name>.
     "shuffle_order_invalid", "deck_incomplete", "shoe_unverified", "weak_shuffle", "sequence_mismatch",
     "shuffler_jam", "shuffler_door", "shuffler_recognition", "shuffler_fault",
 })
 # Held alarms that also stop play (the table is locked) until the pit unlocks it.
-LOCKING_ALARMS = ("integrity", "forged_frame", "device_changed")
+LOCKING_ALARMS = ("integrity", "forged_frame", "device_changed", "reader_out_of_step")
 
 
 class MisdealDetail(msgspec.Struct, kw_only=True):
