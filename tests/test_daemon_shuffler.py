@@ -21,6 +21,7 @@ def order_key(base):
     """The key of the shuffled order: 64 hex digits in a file outside the journal directory."""
     key = base / "order.key"
     key.write_text(os.urandom(32).hex() + "\n")
+    os.chmod(key, 0o600)  # a secret: the daemon refuses one others may read
     return key
 
 

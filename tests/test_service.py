@@ -238,3 +238,17 @@ def test_bad_run_options_are_one_line_errors(tmp_path):
     assert proc.returncode == 2 and "no configuration file" in proc.stderr
     proc = run_shoed("run", "--ruleset", "no-such-game", "--journal", str(tmp_path / "j"), "--keys", str(tmp_path / "k"))
     assert proc.returncode == 2 and "unknown ruleset" in proc.stderr
+
+
+def test_the_unit_bounds_the_daemons_memory_and_restarts_it_after_a_kill_for_memory():
+    """libzmq holds a multipart message whole before the daemon sees it (docs/network.md, Memory):
+    the unit's MemoryMax= stops shoed before it starves the box, with room over what it uses (about
+    60 MB, 70 MB under attack), and Restart=on-failure starts it again (a SIGKILL is a failure;
+    RestartPreventExitStatus= names exit codes only)."""
+    text = (ROOT / "systemd" / "shoed.service").read_text()
+    values = dict(line.split("=", 1) for line in text.splitlines() if "=" in line and not line.startswith("#"))
+    assert values["MemoryMax"].endswith("M")
+    assert 8 * 70 <= int(values["MemoryMax"][:-1]) <= 16 * 70
+    assert values["Restart"] == "on-failure"
+    assert all(code.isdigit() for code in values["RestartPreventExitStatus"].split())
+    assert values.get("OOMPolicy", "stop") != "continue"

@@ -310,6 +310,7 @@ def check(config: Config):
         if endpoint is not None and not (sep and address and scheme in ENDPOINT_TRANSPORTS):
             raise ConfigError(f"{setting} endpoint {endpoint!r}: write TRANSPORT://ADDRESS, e.g. "
                               f"tcp://127.0.0.1:5556 or ipc:///run/shoed/events")
+    _check_distinct_endpoints(config)
     if config.journal_secret_file:
         from shoed.journal.store import SecretFileError, read_secret_file
 
@@ -317,7 +318,86 @@ def check(config: Config):
             read_secret_file(config.journal_secret_file)
         except SecretFileError as exc:
             raise ConfigError(f"journal_secret_file {exc}") from None
+        _check_private("journal_secret_file", config.journal_secret_file)
+    _check_key_dir(config)
     return ruleset
+
+
+def _check_private(setting: str, path: str) -> None:
+    """A secret file that only its owner may read or write (as the server's secret key must be)."""
+    from shoed.net.curve import private_file_problem
+
+    problem = private_file_problem(path)
+    if problem is not None:
+        raise ConfigError(f"{setting}: {problem}")
+
+
+def _endpoint_key(endpoint: str) -> str | None:
+    """What two endpoints share when they name the same place; None for one the system picks
+    (`tcp://127.0.0.1:*`, `ipc://*`), which is never the same twice."""
+    scheme, _, address = endpoint.strip().partition("://")
+    if address.endswith((":*", ":0")) or address == "*":
+        return None
+    if scheme == "ipc" and not address.startswith("@"):
+        address = os.path.normpath(os.path.abspath(address))
+    return f"{scheme}://{address}"
+
+
+def _check_distinct_endpoints(config: Config) -> None:
+    """No two settings name the same endpoint: ZeroMQ takes an ipc path over without a word (the
+    second socket unlinks the first's), so one of the two would serve nothing."""
+    seen: dict[str, str] = {}
+    for setting, endpoint in (("events", config.events), ("snapshot", config.snapshot),
+                              ("commands", config.commands), ("surveillance_events", config.surveillance_events),
+                              ("surveillance_snapshot", config.surveillance_snapshot)):
+        key = _endpoint_key(endpoint) if endpoint is not None else None
+        if key is None:
+            continue
+        if key in seen:
+            raise ConfigError(f"{seen[key]} and {setting} name the same endpoint {endpoint!r}: give each its own")
+        seen[key] = setting
+
+
+def uses_keys(config: Config) -> bool:
+    """Whether the daemon runs with CURVE keys (then it makes KEY_DIR's key pair on its first start)."""
+    return bool(config.curve_commands or config.curve_publish or config.surveillance_events
+                or config.surveillance_snapshot)
+
+
+def _check_key_dir(config: Config) -> None:
+    """What can be known of the keys without making any: KEY_DIR is a directory, or can be made;
+    a server key pair there is private to its owner; an allow-list there can be read (every key
+    file, their roles, no key twice, no one else may write it)."""
+    if not uses_keys(config):
+        return
+    from shoed.net.curve import CurveError, load_allow_list, load_key_pair, load_roles
+
+    key_dir = Path(config.key_dir)
+    if not key_dir.exists():
+        parent = key_dir.absolute().parent
+        while not parent.exists():
+            parent = parent.parent
+        if not parent.is_dir():
+            raise ConfigError(f"key_dir {key_dir} cannot be made: {parent} is not a directory")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise ConfigError(f"key_dir {key_dir} cannot be made: {parent} is not writable by the user this "
+                              f"runs as (uid {os.geteuid()})")
+        return
+    if not key_dir.is_dir():
+        raise ConfigError(f"key_dir {key_dir} is not a directory")
+    try:
+        if (key_dir / "server.key_secret").exists():
+            load_key_pair(key_dir / "server.key_secret")
+        clients = key_dir / "clients"
+        if clients.exists() or clients.is_symlink():
+            load_roles(clients, load_allow_list(clients))
+        elif not os.access(key_dir, os.W_OK | os.X_OK):
+            raise ConfigError(f"key_dir {key_dir}: its allow-list clients/ cannot be made: {key_dir} is not "
+                              f"writable by the user this runs as (uid {os.geteuid()})")
+    except CurveError as exc:
+        raise ConfigError(f"key_dir: {_one_line(exc)}") from None
+    except OSError as exc:
+        raise ConfigError(f"key_dir {key_dir}: {exc.strerror or exc}") from None
 
 
 def _check_order_key(source: Source, journal_dir: str, i: int) -> None:
@@ -333,6 +413,7 @@ def _check_order_key(source: Source, journal_dir: str, i: int) -> None:
         load_order_key(path)
     except DriverError as exc:
         raise ConfigError(f"source {i + 1} (shuffler): {exc}") from None
+    _check_private(f"source {i + 1} (shuffler): order_key_file", str(path))
 
 
 def source_capabilities(source: Source):

@@ -42,7 +42,7 @@ from shoed.table import shuffle as shuffle_table
 from shoed.table import events as ev
 from shoed.table import audience
 from shoed.daemon.clockwatch import STALL_LIMIT, ClockWatch
-from shoed.daemon.config import Config, ConfigError, Source, auto_confirm, source_capabilities
+from shoed.daemon.config import Config, ConfigError, Source, auto_confirm, source_capabilities, uses_keys
 from shoed.daemon.config import check as check_config
 from shoed.daemon.notify import Notifier
 from shoed.daemon.virtual import DRIVER as VIRTUAL_DRIVER
@@ -114,10 +114,20 @@ def _capabilities(source: Source) -> Capabilities:
 
 
 def _ensure_keys(key_dir: Path, local_console: bool) -> None:
-    """First start: the server's key pair and an empty allow-list (shoed.net.keys)."""
+    """First start: the server's key pair and an empty allow-list (shoed.net.keys); then the keys
+    and the allow-list are read as the network side will read them. DaemonError (one line) when
+    they cannot be made or used."""
+    from shoed.net.curve import CurveError, ServerCurve
     from shoed.net.keys import ensure_server_keys
 
-    public = ensure_server_keys(key_dir, local_console=local_console)
+    try:
+        public = ensure_server_keys(key_dir, local_console=local_console)
+        ServerCurve.from_key_dir(key_dir).close()  # reads and checks them; starts no authenticator
+    except CurveError as exc:
+        raise DaemonError(str(exc)) from None
+    except OSError as exc:
+        raise DaemonError(f"cannot make the keys in {key_dir}: {exc.strerror or exc}"
+                          + (f": {exc.filename}" if exc.filename else "")) from None
     if public is not None:
         log.warning("made the server key pair; allow a client by copying its public .key into clients/",
                     key_dir=str(key_dir), server_public=public)
@@ -172,8 +182,7 @@ class _Network:
         commands: CommandServer | None = None
         try:
             surveillance = bool(cfg.surveillance_events or cfg.surveillance_snapshot)
-            if cfg.curve_commands or cfg.curve_publish or surveillance:
-                _ensure_keys(Path(cfg.key_dir), cfg.embedded_default)
+            if cfg.curve_commands or cfg.curve_publish or surveillance:  # the keys: made by Daemon.start
                 try:
                     curve = ServerCurve.from_key_dir(cfg.key_dir, context)
                 except CurveError as exc:
@@ -694,6 +703,9 @@ class Daemon:
         import shoed.journal.recall  # noqa: F401
         import shoed.rules.odds  # noqa: F401
 
+        # The keys before the journal: a start refused for its keys leaves no journal behind.
+        if uses_keys(cfg):
+            _ensure_keys(Path(cfg.key_dir), cfg.embedded_default)
         journal = self._open_journal()
         try:
             try:

@@ -49,3 +49,20 @@ def test_with_closes_a_part():
     with Part() as part:
         assert part.closed == 0
     assert part.closed == 1
+
+
+def test_an_ipc_path_a_process_answers_on_is_refused_and_a_stale_one_is_taken(ctx, base):
+    """libzmq unlinks an ipc path's socket file and binds anew without a word: a live server there
+    (another daemon) is refused; a file nobody answers on (a killed daemon's) is taken."""
+    import errno
+
+    live = ctx.socket(zmq.ROUTER)
+    live.bind(f"ipc://{base}/live")
+    with pytest.raises(zmq.ZMQError) as taken:
+        bind_server(ctx, zmq.ROUTER, f"ipc://{base}/live", None, "shoed", linger=0)
+    assert taken.value.errno == errno.EADDRINUSE and str(taken.value) == f"another process answers on ipc://{base}/live"
+    live.close(0)
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(str(base / "stale"))  # a socket file, and no one listening on it
+    stale.close()
+    bind_server(ctx, zmq.ROUTER, f"ipc://{base}/stale", None, "shoed", linger=0).close(0)

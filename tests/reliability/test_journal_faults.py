@@ -314,6 +314,7 @@ class DealtJournals:
         base = short_dir()
         try:
             (base / "secret").write_bytes(b"a table secret kept off the journal\n")
+            (base / "secret").chmod(0o600)  # a secret: the daemon refuses one others may read
             (base / "keyed.toml").write_text(f'journal_secret_file = "{base / "secret"}"\n')
             if mode == "sealed":
                 run_shoed("keys", "journal", "--journal", str(base / "journal"), "--table", "t1",
