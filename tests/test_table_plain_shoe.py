@@ -251,3 +251,48 @@ def test_one_card_entered_wrong_is_caught_and_no_identity_is_taken_from_the_orde
     assert not [e for e in dealt(feed) if e["source"] == "shuffler"]
     # Without the wrong entry, three cards entered find and confirm the cut.
     assert deal_by_draws(seed=40, upto=120)[3] == 3
+
+
+def test_a_draw_command_at_a_table_without_a_shuffler_is_refused_and_opens_no_misdeal():
+    feed = Feed()
+    feed("shoe_inserted", source="native:/dev/shoe")
+    for _ in range(50):  # a key that sends draws at its rate: nothing piles up
+        assert feed("command", cmd="draw", args={}, client="dealer", role="dealer") == []
+        assert feed.reply == {"ok": False, "error": "draw is for a shoe that reads no card, at a table with a "
+                              "card-reading shuffler; this table has none; nothing was done"}
+    assert feed.table.pending == [] and feed.table.card_due
+
+
+def test_a_draw_command_at_a_shoe_that_reads_its_cards_is_refused():
+    run = shuffle_run(42, decks=6, shoes=1)
+    feed = Feed()
+    feed.shuffler(run, 1)
+    feed("shoe_inserted", source="native:/dev/shoe", salt=SALT.hex())
+    for e in deal(DealSetup(RULES, seed=42, shoes=1, orders=run.dealt_orders)):
+        if e.kind == "card":
+            feed("card", card=e.card, mode=e.mode, source="native:/dev/shoe")
+            break
+    feed("command", cmd="draw", args={}, client="dealer", role="dealer")
+    assert feed.reply == {"ok": False, "error": "this shoe reads its cards (1 came read, none as a draw); draw is "
+                          "for a shoe that reads none; nothing was done"}
+    assert not feed.table.shuffler.draws and feed.table.pending == []
+
+
+def test_draws_before_the_first_is_answered_are_refused_so_misdeals_never_pile_up():
+    run = shuffle_run(43, decks=6, shoes=1)
+    feed = Feed()
+    feed.shuffler(run, 1)
+    feed("shoe_inserted", source=PLAIN, salt=SALT.hex())
+    feed("command", cmd="draw", args={}, client="dealer", role="dealer")
+    assert feed.reply == {"ok": True}
+    (misdeal,) = feed.table.pending
+    for _ in range(50):
+        assert feed("command", cmd="draw", args={}, client="dealer", role="dealer") == []
+        assert feed.reply == {"ok": False, "error": f"misdeal {misdeal['id']} (unreadable_card) is open: correct it "
+                              "before the next draw; nothing was done"}
+    assert feed.table.pending == [misdeal] and feed.table.shuffler.tracker.dealt_count == 1
+    (exposed, *_) = run.dealt_orders[0]
+    feed("command", cmd="enter_card", args={"card": exposed}, client="dealer", role="dealer")
+    assert feed.reply == {"ok": True} and feed.table.pending == []
+    feed("command", cmd="draw", args={"mode": "burn"}, client="dealer", role="dealer")  # the next card is drawn
+    assert feed.reply == {"ok": True} and feed.table.shuffler.tracker.dealt_count == 2

@@ -1155,6 +1155,26 @@ class TableController:
             self._correct(step, cmd, args, by)
         elif cmd == "enter_card":
             self._enter_card(step, args, by)
+        elif cmd == "draw":
+            self._check_draw()  # the draw itself: shoed.table.shuffle.on_draw, after this
+
+    def _check_draw(self) -> None:
+        """The dealer's `draw` signals a card out of a shoe that reads none, at a table with a card-reading
+        shuffler (docs/shuffler.md). Refused where it cannot be that: at a table without a shuffler, at a shoe
+        whose cards came read and none as a draw, and while a misdeal holds the table (a reading shoe's gate is
+        locked then): each draw not identified opens a misdeal, so those opened by draws stay one at a time."""
+        shoe = self._require_shoe()
+        state = self.shuffler
+        if state is None:
+            raise CommandRejected("draw is for a shoe that reads no card, at a table with a card-reading shuffler; "
+                                  "this table has none; nothing was done")
+        if not state.draws and shoe.total_seen:
+            raise CommandRejected(f"this shoe reads its cards ({shoe.total_seen} came read, none as a draw); "
+                                  "draw is for a shoe that reads none; nothing was done")
+        holding = next((p for p in self.pending if p["kind"] != md.MISSING_CARD), None)
+        if holding is not None:
+            raise CommandRejected(f"misdeal {holding['id']} ({holding['kind']}) is open: correct it before the "
+                                  "next draw; nothing was done")
 
     def _find_pending(self, args: dict[str, Any], kinds: tuple[str, ...]) -> dict[str, Any]:
         wanted = args.get("misdeal")
