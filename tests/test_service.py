@@ -25,31 +25,35 @@ needs_analyze = pytest.mark.skipif(
 )
 
 
-def unit_copy(tmp_path: Path) -> Path:
+def unit_copy(tmp_path: Path, name: str = "shoed.service") -> Path:
     """The unit with ExecStart pointing at this environment's shoed, so verify can find it."""
     shoed = Path(sys.executable).parent / "shoed"
-    text = (ROOT / "systemd" / "shoed.service").read_text()
+    text = (ROOT / "systemd" / name).read_text()
     text = text.replace("/usr/local/bin/shoed", str(shoed))
-    path = tmp_path / "shoed.service"
+    path = tmp_path / name
     path.write_text(text)
     return path
 
 
 @needs_analyze
-def test_unit_verifies_clean(tmp_path):
-    proc = subprocess.run([ANALYZE, "verify", str(unit_copy(tmp_path))], capture_output=True, text=True, timeout=60)
-    complaints = [line for line in (proc.stdout + proc.stderr).splitlines() if "shoed.service" in line]
+@pytest.mark.parametrize("name", ["shoed.service", "shoed-witness.service"])
+def test_unit_verifies_clean(tmp_path, name):
+    proc = subprocess.run([ANALYZE, "verify", str(unit_copy(tmp_path, name))], capture_output=True, text=True,
+                          timeout=60)
+    complaints = [line for line in (proc.stdout + proc.stderr).splitlines() if name in line]
     assert proc.returncode == 0 and not complaints, proc.stdout + proc.stderr
 
 
 @needs_analyze
-def test_unit_security_rating_at_most_2_5(tmp_path):
+@pytest.mark.parametrize("name, most", [("shoed.service", 2.5), ("shoed-witness.service", 2.5)])
+def test_unit_security_rating_at_most_2_5(tmp_path, name, most):
     proc = subprocess.run(
-        [ANALYZE, "security", "--offline=true", str(unit_copy(tmp_path))], capture_output=True, text=True, timeout=60
+        [ANALYZE, "security", "--offline=true", str(unit_copy(tmp_path, name))], capture_output=True, text=True,
+        timeout=60
     )
-    match = re.search(r"Overall exposure level for shoed\.service:\s*([0-9.]+)", proc.stdout + proc.stderr)
+    match = re.search(rf"Overall exposure level for {re.escape(name)}:\s*([0-9.]+)", proc.stdout + proc.stderr)
     assert match, proc.stdout + proc.stderr
-    assert float(match.group(1)) <= 2.5
+    assert float(match.group(1)) <= most
 
 
 def _syscalls(name: str, seen: set[str] | None = None) -> set[str]:
@@ -252,3 +256,13 @@ def test_the_unit_bounds_the_daemons_memory_and_restarts_it_after_a_kill_for_mem
     assert values["Restart"] == "on-failure"
     assert all(code.isdigit() for code in values["RestartPreventExitStatus"].split())
     assert values.get("OOMPolicy", "stop") != "continue"
+
+
+def test_the_witness_unit_is_restarted_after_any_exit_and_never_left_failed():
+    """The witness resumes where its database ends: a database away (exit 2) is retried every few
+    seconds for as long as it takes, never left failed after systemd's default five starts in 10 s."""
+    text = (ROOT / "systemd" / "shoed-witness.service").read_text()
+    values = dict(line.split("=", 1) for line in text.splitlines() if "=" in line and not line.startswith("#"))
+    assert values["Restart"] == "always" and values["StartLimitIntervalSec"] == "0"
+    assert "RestartPreventExitStatus" not in values and float(values["RestartSec"].rstrip("s")) >= 1
+    assert "shoed witness" in values["ExecStart"] and values["Environment"].startswith("PGPASSFILE=")
