@@ -41,6 +41,7 @@ from shoed.daemon import logs
 from shoed.table import shuffle as shuffle_table
 from shoed.table import events as ev
 from shoed.table import audience
+from shoed.table.refusals import RefusedCommands
 from shoed.daemon.clockwatch import STALL_LIMIT, ClockWatch
 from shoed.daemon.config import Config, ConfigError, Source, auto_confirm, source_capabilities, uses_keys
 from shoed.daemon.config import check as check_config
@@ -400,6 +401,7 @@ class TableLoop:
         self.last_watchdog = 0.0
         self.last_stamp = (0, 0)  # (mono_ns, utc_ns) of the last input handled
         self.reload_due = False  # SIGHUP: read the allow-list again
+        self.refused = RefusedCommands()  # each key's refused commands: journaled one by one, then counted
 
     def step(self) -> None:
         """One turn of the loop: the shoe, the sockets, the heartbeat, the watchdog."""
@@ -450,6 +452,8 @@ class TableLoop:
                 self._journal_failed(exc)
                 return
         self._tick()
+        if self.refused.next_due is not None and not self.journal_refusals():
+            return
         if self.reload_due:
             self._reload_keys()
         now = time.monotonic()
@@ -486,6 +490,13 @@ class TableLoop:
         # the table as it was before the card, and the card's step is its first.
         before = checkpoint_record(controller) if controller.between_shoes else None
         step = controller.feed(item)
+        reply = step.reply
+        if kind == "command" and reply is not None and reply.get("ok") is False and not step.typed:
+            # Refused: journaled one by one up to each key's budget, then counted (shoed.table.refusals).
+            kept = self.refused.refused(item, str(reply.get("error")))
+            if kept is None:
+                return reply
+            item = kept
         if before is not None and not controller.checkpointable:
             opened = next((e for e in step.effects if type(e) is StartShoeFile), None)
             if opened is not None and journal.shoe != opened.shoe_id:
@@ -508,6 +519,19 @@ class TableLoop:
             elif type(effect) is WorkOutOdds and self.config.live_odds:
                 self.odds_due = effect
         return step.reply
+
+    def journal_refusals(self, everything: bool = False, now: int | None = None) -> bool:
+        """The counts of refused commands whose window ended by `now` (monotonic; all of them at a stop),
+        each one input. False: the journal failed (the table stops)."""
+        from shoed.journal import JournalError
+
+        for summary in self.refused.due(time.monotonic_ns() if now is None else now, everything):
+            try:
+                self.handle(summary)
+            except JournalError as exc:
+                self._journal_failed(exc)
+                return False
+        return True
 
     def _reload_keys(self) -> None:
         """SIGHUP (`systemctl reload shoed`): the allow-list (KEY_DIR/clients) is read again
@@ -913,6 +937,7 @@ class Daemon:
         if table is not None:
             if self._powered_on and self.exit_code == 0:
                 try:
+                    table.journal_refusals(everything=True)
                     table.handle({"kind": "power", "state": "off", "clean": True})
                 except Exception as exc:  # noqa: BLE001 - a failing journal at stop is logged, nothing more
                     log.error("could not journal the stop", error=str(exc))

@@ -1106,6 +1106,10 @@ class TableController:
         self._alarm(step, "integrity", True, self.locked)
 
     # ----- commands -------------------------------------------------------------
+    def _on_refused_commands(self, item: dict[str, Any], step: Step) -> None:
+        """The count of one key's refused commands that the shell did not journal one by one
+        (shoed.table.refusals): a record for surveillance, which changes nothing."""
+
     def _on_command(self, item: dict[str, Any], step: Step) -> None:
         cmd, args, by = item.get("cmd"), item.get("args") or {}, item.get("client")
         if cmd not in COMMANDS:
@@ -1236,6 +1240,7 @@ _HANDLERS: dict[str, shuffle_table.Handler] = {
     "command": TableController._on_command,
     "clock": TableController._on_clock,
     "tick": TableController._on_tick,
+    "refused_commands": TableController._on_refused_commands,
 }
 shuffle_table.install(_HANDLERS)  # a card-reading shuffler's reports
 # The table of a controller without a card-reading shuffler (`shuffler` None): the shuffler's checks of each

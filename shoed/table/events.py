@@ -45,8 +45,9 @@ READING_KINDS = (
     "draw",
 )
 # `clock`: the daemon saw its wall clock step, or its loop stall (shoed/daemon/clockwatch.py);
-# `tick`: time passed with no other input (a wait may have lasted too long: shoed/table/waits.py).
-INPUT_KINDS = (*READING_KINDS, "odds", "power", "integrity", "command", "clock", "tick")
+# `tick`: time passed with no other input (a wait may have lasted too long: shoed/table/waits.py);
+# `refused_commands`: the count of one key's refused commands not journaled one by one (shoed/table/refusals.py).
+INPUT_KINDS = (*READING_KINDS, "odds", "power", "integrity", "command", "clock", "tick", "refused_commands")
 
 
 # ----- commands -----------------------------------------------------------------
