@@ -11,7 +11,7 @@ from types import SimpleNamespace
 from shoed.journal import Journal
 from shoed.rules.ruleset import load_ruleset
 from shoed.table import TableController
-from shoed.table.refusals import FULL_PER_WINDOW, TEXT_KEPT, WINDOW_NS, RefusedCommands
+from shoed.table.refusals import FULL_PER_WINDOW, KEYS_KEPT, OTHERS, TEXT_KEPT, WINDOW_NS, RefusedCommands
 from shoed.table.replay import checkpoint_record
 from tests.conftest import run_shoed
 from tests.test_table import dealer_inputs
@@ -58,6 +58,25 @@ def test_a_window_that_ended_is_counted_before_the_next_and_a_stop_counts_them_a
     first, second = budget.due(61 * SECOND + 1, everything=True)
     assert first["count"] == second["count"] == 1 and first["last_mono_ns"] < second["first_mono_ns"]
     assert budget.due(10**15, everything=True) == []
+
+
+def test_the_windows_kept_are_bounded_when_every_refusal_comes_from_another_peer():
+    """An endpoint without keys: a peer a connection, each refused once (under the budget, so never
+    counted). What is kept stays bounded; past the bound the others share one window."""
+    budget = RefusedCommands()
+
+    def from_peer(n: int, base: int = 0) -> dict:
+        return refused_void(n, per_second=1000, base=base) | {"client_key": None, "peer": f"10.0.0.7:{n}"}
+
+    kept = [budget.refused(from_peer(n), "e") for n in range(3 * KEYS_KEPT)]
+    assert len(budget.windows) == KEYS_KEPT + 1 and OTHERS in budget.windows
+    shared = 3 * KEYS_KEPT - KEYS_KEPT  # the refusals of the peers past the bound, in one window
+    assert sum(k is None for k in kept) == shared - FULL_PER_WINDOW
+    late = from_peer(0, base=2 * WINDOW_NS) | {"peer": "10.0.0.8:1"}
+    assert budget.refused(late, "e") is not None  # a new peer: the windows ended are swept for it
+    assert len(budget.windows) == 1
+    (summary,) = budget.due(2 * WINDOW_NS, everything=True)  # the shared window's count
+    assert summary["count"] == shared - FULL_PER_WINDOW
 
 
 def test_a_short_refusal_is_journaled_as_it_came():

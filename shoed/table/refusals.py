@@ -19,6 +19,8 @@ from typing import Any
 TEXT_KEPT = 80  # characters of a refused command's free text (a void's reason) that are journaled
 FULL_PER_WINDOW = 10  # refused commands of one key journaled one by one per window
 WINDOW_NS = 60 * 1_000_000_000
+KEYS_KEPT = 1024  # windows of their own kept at once; past it, keys (or peers) not yet kept share one more
+OTHERS = "*"  # the key of that shared window
 SUMMARY = "refused_commands"  # the input kind of the count of the others
 WHO = ("client", "client_key", "peer", "role")
 
@@ -67,6 +69,12 @@ class RefusedCommands:
         (shortened), or None when it is counted instead."""
         now = int(item["mono_ns"])
         key = str(item.get("client_key") or item.get("peer") or item.get("client"))
+        if key not in self.windows and len(self.windows) >= KEYS_KEPT:
+            # Many keys or peers (an endpoint without keys: a peer a connection): the windows ended
+            # go first, then the rest share one, so what is kept stays bounded.
+            self._sweep(now)
+            if len(self.windows) >= KEYS_KEPT:
+                key = OTHERS
         window = self.windows.get(key)
         if window is None or now - window.start >= self.window_ns:
             if window is not None and window.counted:
@@ -86,6 +94,15 @@ class RefusedCommands:
         window.error = cut(error)
         window.last = (now, int(item["utc_ns"]))
         return None
+
+    def _sweep(self, now: int) -> None:
+        """Forget the windows ended by `now`; the counts of those with counts are due at once."""
+        for key, window in list(self.windows.items()):
+            if now - window.start >= self.window_ns:
+                if window.counted:
+                    self.ready.append(_summary(window))
+                    self.next_due = now
+                del self.windows[key]
 
     def due(self, now: int, everything: bool = False) -> list[dict[str, Any]]:
         """The `refused_commands` inputs of the windows ended by `now` (every window with counts when
