@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from shoed.rules.coup import draw_order
+from shoed.net.wire import one_line
 
 # Event kinds, as the brief named them and as shoed.table.events names them.
 RESULT = frozenset({"coup_result", "coup.result"})
@@ -51,6 +52,10 @@ class CoupLine:
     banker_pair: bool = False
     void: bool = False
     void_reason: str | None = None
+    seq: int | None = None  # the result's event seq (or the void's, for a coup voided before its result)
+    utc: str | None = None  # when the result was recorded (or the void, for a coup voided before it)
+    void_by: str | None = None  # who voided it (the key's name), when the void says
+    void_utc: str | None = None
 
     @property
     def draw_order(self) -> list[str]:
@@ -72,6 +77,10 @@ class CoupLine:
             "banker_pair": self.banker_pair,
             "void": self.void,
             "void_reason": self.void_reason,
+            "seq": self.seq,
+            "utc": self.utc,
+            "void_by": self.void_by,
+            "void_utc": self.void_utc,
         }
 
     def describe(self) -> str:
@@ -80,7 +89,9 @@ class CoupLine:
             parts.append(f"Player {' '.join(self.player_cards) or '-'} ({_total(self.player_total)})")
             parts.append(f"Banker {' '.join(self.banker_cards) or '-'} ({_total(self.banker_total)})")
         if self.void:
-            parts.append(f"VOID: {self.void_reason or 'no reason given'}")
+            by = f" (by {self.void_by}, {self.void_utc})" if self.void_by else f" ({self.void_utc})" if self.void_utc \
+                else ""
+            parts.append(f"VOID: {self.void_reason or 'no reason given'}{by}")
         else:
             extras = [
                 name
@@ -92,7 +103,9 @@ class CoupLine:
                 if on
             ]
             parts.append(("tie" if self.winner == "tie" else f"{self.winner} wins") + "".join(f", {x}" for x in extras))
-        return "  ".join(parts)
+        if self.utc is not None or self.seq is not None:
+            parts.append(f"[{self.utc or '?'}, seq {self.seq if self.seq is not None else '?'}]")
+        return one_line("  ".join(parts))
 
 
 def _total(value: int | None) -> str:
@@ -116,6 +129,10 @@ def recall(records: Iterable[dict], last: int = 10) -> list[CoupLine]:
             line = coups.get(key)
             if line is None:
                 line = coups[key] = CoupLine(event.get("shoe"), event.get("coup"))
+            seq, utc = event.get("seq"), event.get("utc")
+            if kind in RESULT or line.seq is None:
+                line.seq = seq if isinstance(seq, int) and not isinstance(seq, bool) else None
+                line.utc = utc if isinstance(utc, str) else None
             if kind in RESULT:
                 line.player_cards = _cards(event.get("player_cards"))
                 line.banker_cards = _cards(event.get("banker_cards"))
@@ -128,6 +145,9 @@ def recall(records: Iterable[dict], last: int = 10) -> list[CoupLine]:
             else:
                 line.void = True
                 line.void_reason = event.get("reason")
+                by = event.get("by")
+                line.void_by = by if isinstance(by, str) else None
+                line.void_utc = utc if isinstance(utc, str) else None
                 if not (line.player_cards or line.banker_cards):  # a coup voided before its result
                     line.player_cards = _cards(event.get("player_cards"))
                     line.banker_cards = _cards(event.get("banker_cards"))

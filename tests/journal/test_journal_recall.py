@@ -66,8 +66,28 @@ def test_the_last_ten_coups_in_their_original_order(coup):
         "banker_pair": False,
         "void": False,
         "void_reason": None,
+        "seq": None,
+        "utc": None,
+        "void_by": None,
+        "void_utc": None,
     }
     assert lines[-1].describe() == "shoe S1 coup 15:  Player 9H KS (9)  Banker TD 8C (8)  player wins, natural"
+
+
+def test_a_coup_is_recalled_with_when_it_ended_and_who_voided_it(coup):
+    records = [
+        coup("S1", 1, ["9H", "9S"], ["TD", "8C"], 8, 8, "tie") | {"seq": 40, "utc": "2026-11-23T15:00:53.125Z"},
+        {"kind": "void", "shoe": "S1", "coup": 1, "reason": "card exposed\u001b]0;x\u0007", "by": "pit-1",
+         "seq": 41, "utc": "2026-11-23T15:01:10.000Z"},
+        {"kind": "void", "shoe": "S1", "coup": 2, "reason": "misdeal", "seq": 50, "utc": "2026-11-23T15:02:00.000Z"},
+    ]
+    one, two = recall(records)
+    assert (one.seq, one.utc, one.void_by, one.void_utc) == (40, "2026-11-23T15:00:53.125Z", "pit-1",
+                                                             "2026-11-23T15:01:10.000Z")
+    text = one.describe()
+    assert text.endswith("VOID: card exposed\\x1b]0;x\\x07 (by pit-1, 2026-11-23T15:01:10.000Z)  "
+                         "[2026-11-23T15:00:53.125Z, seq 40]"), text  # a reason's escapes shown, never sent
+    assert (two.seq, two.utc, two.void_by) == (50, "2026-11-23T15:02:00.000Z", None)
 
 
 def test_voids_are_flagged_on_their_coup(coup):
