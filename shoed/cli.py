@@ -53,6 +53,7 @@ duration = _number(float, "a number of seconds", lambda v: 0 < v <= 366 * MAX_SE
                    f"a number of seconds above 0, at most {366 * MAX_SECONDS} (a year)")
 positive_int = _number(int, "a whole number", lambda v: v >= 1, "expected a whole number of at least 1")
 count = _number(int, "a whole number", lambda v: v >= 0, "expected a whole number of 0 or more")
+columns = _number(int, "a whole number", lambda v: 20 <= v <= 1000, "a width is 20 to 1000 columns")
 
 
 class Parser(argparse.ArgumentParser):
@@ -89,6 +90,32 @@ def path(what: str) -> Callable[[str], str]:
 journal_path = path("the journal path")
 
 
+def _endpoint(bind: bool) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        from shoed.daemon.config import endpoint_problem
+
+        problem = endpoint_problem(text, bind=bind)
+        if problem is not None:
+            raise CommandError(f"endpoint {text!r}: {problem}")
+        return text
+
+    return parse
+
+
+# An argparse `type` for a ZeroMQ endpoint, checked as the configuration's are (shoed.daemon.config):
+# one line, exit 2, before a socket is made. `endpoint` connects to one, `bind_endpoint` serves one.
+endpoint = _endpoint(bind=False)
+bind_endpoint = _endpoint(bind=True)
+
+def log_level(text: str) -> str:
+    """An argparse `type` for `--log-level`: a level's name (shoed.daemon.logs.LEVELS), in any case."""
+    from shoed.daemon.logs import LEVELS
+
+    if text.upper() not in LEVELS:
+        raise argparse.ArgumentTypeError(f"a log level is one of {', '.join(LEVELS)} (any case), not {text!r}")
+    return text.upper()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="shoed", description="Baccarat table-side daemon and tools.")
     parser.add_argument("--version", action="version", version=f"shoed {shoed.__version__}")
@@ -100,11 +127,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+SIGPIPE_EXIT = 141  # 128 + SIGPIPE: what a shell reports for a command whose reader went away
+
+
 def main(argv: list[str] | None = None) -> int:
+    result = None
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
-        return int(args.func(args) or 0)
+        result = int(args.func(args) or 0)
+        sys.stdout.flush()  # a write that fails is this command's, not the interpreter's at exit
+        return result
     except CommandError as exc:
         from shoed.net.wire import one_line
 
@@ -114,4 +147,45 @@ def main(argv: list[str] | None = None) -> int:
         print("shoed: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
-        return 0
+        # The reader of the output went away (`| head`): no traceback, and no success either. What is
+        # still buffered can go nowhere; standard output is pointed at /dev/null so that the flush at
+        # exit does not fail again. A command that found a problem keeps its own status.
+        _drop_stdout()
+        return result if result else SIGPIPE_EXIT
+    except OSError as exc:
+        from shoed.journal.reader import JournalUnreadable
+
+        if isinstance(exc, JournalUnreadable):  # raised where a journal is read, in any command
+            print(f"shoed: {exc}", file=sys.stderr)
+            return 2
+        if not _is_stdout_error(exc):
+            raise
+        _drop_stdout()
+        print(f"shoed: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+
+
+def _is_stdout_error(exc: OSError) -> bool:
+    """Whether `exc` is a failed write of the output (no room, an I/O error on it): the files a command
+    is told to write are its own to report (one line, naming them); what reaches here unnamed with
+    such an error is standard output, whether the failed write left bytes buffered or not."""
+    import errno
+
+    try:
+        sys.stdout.flush()
+    except OSError:
+        return True
+    except ValueError:  # closed
+        return False
+    return exc.filename is None and exc.errno in (errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EDQUOT)
+
+
+def _drop_stdout() -> None:
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass

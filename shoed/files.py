@@ -8,7 +8,8 @@ opening a FIFO waits for a writer for ever, and a device such as /dev/zero never
 is opened without blocking, refused unless it is a regular file, and read to a limit.
 
 A reader of the file (a browser, a surveillance archive) never sees half of it: the data goes to
-a temporary file beside it, is flushed to the disk, and is renamed over it. Renaming over a path
+a temporary file beside it (a new file under a random name, never one found there), is flushed to
+the disk, and is renamed over it. Renaming over a path
 that is no regular file would replace the node itself, so a pipe, a terminal or a device
 (`--html /dev/stdout`) is written into as a stream, and a symbolic link to a file is followed
 (the file it names is replaced, the link kept).
@@ -19,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import secrets
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -77,13 +79,35 @@ def write_whole(path: str | os.PathLike, data: bytes) -> None:
         with open(path, "wb") as stream:
             stream.write(data)
         return
-    target = Path(os.path.realpath(path))
-    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
+    replace_whole(Path(os.path.realpath(path)), data)
+
+
+def replace_whole(target: str | os.PathLike, data: bytes, mode: int | None = None) -> None:
+    """`data` into a new file renamed over `target` (a link there is replaced, never followed), whole
+    or not at all: the new file is created beside it under a random name that nothing may already
+    hold (O_EXCL, O_NOFOLLOW), so a file or a link planted there is never written through. `mode`:
+    the file's exact mode whatever the umask; None, 0o666 less the umask, as `open` makes a file."""
+    target = Path(target)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    for _ in range(100):
+        tmp = target.with_name(f".{target.name}.{secrets.token_hex(8)}.tmp")
+        try:
+            fd = os.open(tmp, flags, 0o666 if mode is None else 0o600)
+            break
+        except FileExistsError:
+            continue
+    else:
+        raise FileExistsError(errno.EEXIST, "no free temporary name", str(target.parent))
     try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+        try:
+            if mode is not None:
+                os.fchmod(fd, mode)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(tmp, target)
     except OSError:
         tmp.unlink(missing_ok=True)

@@ -25,7 +25,8 @@ def register(sub) -> None:
     p.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE",
                    help="an argument; converted to a number or true/false only where the "
                    "command's argument is one (a reason of digits stays text)")
-    p.add_argument("--endpoint", default="tcp://127.0.0.1:5558")
+    p.add_argument("--endpoint", default="tcp://127.0.0.1:5558", type=cli.endpoint,
+                   help="the daemon's command endpoint (default tcp://127.0.0.1:5558)")
     p.add_argument("--key", default="shoed-data/keys/local-console.key_secret", help="this client's secret key file")
     p.add_argument("--server-key", default="shoed-data/keys/server.key", help="the daemon's public key file")
     p.add_argument("--timeout", type=cli.wait, default=3.0)

@@ -94,19 +94,24 @@ def run_new(args) -> int:
 
 
 def run_allow(args) -> int:
-    import os
     from pathlib import Path
 
     from shoed.cli import CommandError
-    from shoed.files import fsync_folder
+    from shoed.files import replace_whole
     import sys
 
-    from shoed.net.curve import CurveError, key_role, load_allow_list, load_public_key, named_role, with_role
+    from shoed.net.curve import (_NAME_RE, CurveError, key_role, load_allow_list, load_public_key, named_role,
+                                 with_role)
 
     src = Path(args.file)
     name = args.name or src.stem
     if src.suffix != ".key":
         raise CommandError(f"{src} is not a public .key file")
+    if not _NAME_RE.fullmatch(name) or name.endswith((".key", ".key_secret")):
+        # as `keys new`: a name is a file in the allow-list directory, never a path out of it
+        given = "--name" if args.name else f"the name of {src}"
+        raise CommandError(f"{given}: a key name is letters, digits, '.', '_' or '-' (no extension), not {name!r}"
+                           + ("" if args.name else "; choose --name"))
     try:
         public_key = load_public_key(src)
         with open(src, "rb") as f:
@@ -133,16 +138,9 @@ def run_allow(args) -> int:
         # The same key with another role: its file is rewritten in place (below).
     elif dest.exists():
         raise CommandError(f"{dest} already exists with another key; choose --name")
-    tmp = dest.with_name(f".{dest.name}.tmp")
     try:
-        tmp.write_text(text, encoding="utf-8")
-        os.chmod(tmp, 0o644)
-        with open(tmp, "rb") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, dest)
-        fsync_folder(dest.parent)
+        replace_whole(dest, text.encode("utf-8"), mode=0o644)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise CommandError(f"cannot write {dest}: {exc}") from None
     if args.role is None and named is None:
         print(f"warning: no --role given: {dest.stem} is allowed as a dealer (it may deal, confirm and "
@@ -179,9 +177,12 @@ def run_journal(args) -> int:
     from shoed.journal import chain as ch
     from shoed.journal.seal import KEY_BYTES, SealState, first_key, key_id
     from shoed.journal.store import seal_name
+    from shoed.net.wire import WireError, check_table_id
 
-    if not ch.TABLE_RE.fullmatch(args.table):
-        raise CommandError(f"table id {args.table!r}: letters, digits, '_', '.', '-' (up to 64)")
+    try:
+        check_table_id(args.table)  # the daemon's own check: a table it would refuse has no journal keys
+    except WireError as exc:
+        raise CommandError(str(exc)) from None
     journal = Path(args.journal)
     seal_file, verify_file = journal / seal_name(args.table), Path(args.verify_key)
     if journal.is_dir() and any(

@@ -39,15 +39,15 @@ def register(sub) -> None:
                       help="with --publish: X times the recorded pace (default 1, the recorded pace)")
     pace.add_argument("--max", action="store_true",
                       help="with --publish: as fast as possible (without --publish a replay always is)")
-    p.add_argument("--publish", metavar="ENDPOINT", help="publish the replayed events on a PUB socket")
-    p.add_argument("--snapshot", metavar="ENDPOINT",
+    p.add_argument("--publish", metavar="ENDPOINT", type=cli.bind_endpoint, help="publish the replayed events on a PUB socket")
+    p.add_argument("--snapshot", metavar="ENDPOINT", type=cli.bind_endpoint,
                    help="with --publish: serve the replayed table's snapshot and past events here, for `shoed watch` "
                         "(default: the publish endpoint's port + 1 for tcp)")
-    p.add_argument("--audience", choices=AUDIENCES, default=DISPLAY,
+    p.add_argument("--audience", choices=AUDIENCES, default=None,
                    help="with --publish: what the replay shows, as the table's display stream did (default: "
                         "no face-down card, odds or alarm detail; shoed.table.audience) or all of it, as "
                         "surveillance's stream (for an endpoint only surveillance can reach)")
-    p.add_argument("--reveal", choices=REVEALS, default="dealt",
+    p.add_argument("--reveal", choices=REVEALS, default=None,
                    help="with --audience display: when a hand's cards are faced, as the table's display_reveal "
                         "(default dealt)")
     p.add_argument("--secret-file", metavar="FILE", help="the journal's HMAC secret, if it is keyed")
@@ -92,11 +92,21 @@ def run(args) -> int:
             order_key = load_order_key(args.order_key_file)
         except DriverError as exc:
             raise CommandError(str(exc)) from None
-    if args.snapshot and not args.publish:
-        raise CommandError("--snapshot serves a replay that is published: give --publish too")
+    for given, option in ((args.snapshot, "--snapshot"), (args.audience, "--audience"), (args.reveal, "--reveal")):
+        if given is not None and not args.publish:
+            raise CommandError(f"{option} serves a replay that is published: give --publish too")
+    jobs = args.jobs if args.jobs is not None else (1 if args.publish else os.cpu_count() or 1)
+    if jobs < 1:
+        raise CommandError("--jobs is 1 or more")
+    if args.publish and jobs != 1:
+        raise CommandError("--publish sends the events in their recorded order: it needs --jobs 1")
+    if args.verify_key is not None:  # a forward-secure journal
+        from shoed.commands.journal import verify_keys
+
+        secret = verify_keys(args)
     from shoed.table.audience import for_audience
 
-    event_view, snapshot_view = for_audience(args.audience, args.reveal)
+    event_view, snapshot_view = for_audience(args.audience or DISPLAY, args.reveal or "dealt")
     publisher = context = shown = None
     if args.publish:
         import zmq
@@ -110,6 +120,12 @@ def run(args) -> int:
                 snapshot = snapshot_endpoint(args.publish)
             except CommandError:
                 snapshot = None  # not tcp: only where --snapshot names one
+        if snapshot is not None:
+            from shoed.daemon.config import _endpoint_key
+
+            key = _endpoint_key(args.publish)
+            if key is not None and key == _endpoint_key(snapshot):
+                raise CommandError(f"--publish and --snapshot name the same endpoint {snapshot}: give each its own")
         context = zmq.Context()
         publisher = context.socket(zmq.PUB)
         publisher.linger = 1000
@@ -120,19 +136,9 @@ def run(args) -> int:
                 endpoint = snapshot
                 shown = Shown(context, snapshot, publisher, snapshot_view, paced=speed is not None)
         except zmq.ZMQError as exc:
-            publisher.close(0)
-            context.term()
+            context.destroy(linger=0)  # every socket of it closed: none left to hold term() for ever
             raise CommandError(f"cannot bind {endpoint}: {exc.strerror}") from None
         time.sleep(0.3)  # let subscribers connect before the first event
-    jobs = args.jobs if args.jobs is not None else (1 if publisher else os.cpu_count() or 1)
-    if jobs < 1:
-        raise CommandError("--jobs is 1 or more")
-    if args.verify_key is not None:  # a forward-secure journal
-        from shoed.commands.journal import verify_keys
-
-        secret = verify_keys(args)
-    if publisher is not None and jobs != 1:
-        raise CommandError("--publish sends the events in their recorded order: it needs --jobs 1")
     started = time.monotonic()
     first_mono = None
 
@@ -220,7 +226,11 @@ class Shown:
         self.socket.sndhwm = SHOWN_PEER_HWM
         self.socket.rcvhwm = 64
         self.socket.handshake_ivl = round(HANDSHAKE_TIMEOUT * 1000)
-        self.socket.bind(endpoint)
+        try:
+            self.socket.bind(endpoint)
+        except zmq.ZMQError:
+            self.socket.close(0)  # a socket left open holds context.term() for ever
+            raise
         self.publisher = publisher
         self.snapshot_view = snapshot_view  # the audience's (shoed.table.audience): the events come so already
         self.paced = paced

@@ -43,8 +43,14 @@ def run(args) -> int:
 
     if not (args.out or args.html or args.list):
         raise CommandError("say what to write: --out FILE.png and/or --html FILE.html (or --list)")
+    if args.list and (args.out or args.html):
+        raise CommandError("--list lists the journal's shoes and writes nothing: give --out/--html without --list")
     if args.out and not args.out.lower().endswith(".png"):
         raise CommandError(f"--out writes a PNG image: name it FILE.png, not {args.out}")
+    if args.html and not (args.html.lower().endswith((".html", ".htm")) or _is_stream(args.html)):
+        raise CommandError(f"--html writes an HTML page: name it FILE.html, not {args.html}")
+    _check_targets(args.journal, [(option, target) for option, target in (("--out", args.out),
+                                                                         ("--html", args.html)) if target])
     from shoed.commands.journal import verify_keys
 
     keys = verify_keys(args)  # --secret-file or --verify-key, read as `shoed journal verify` reads them
@@ -108,6 +114,50 @@ def _is_stdout(path: str) -> bool:
     except (OSError, ValueError):
         return False
     return (one.st_dev, one.st_ino) == (out.st_dev, out.st_ino)
+
+
+def _is_stream(path: str) -> bool:
+    """Whether `path` is an existing pipe, terminal or device (written into as a stream, shoed.files)."""
+    import os
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+def _check_targets(journal: str, targets: list[tuple[str, str]]) -> None:
+    """Refuse, before a byte is written, a report that would land in the journal, the same file
+    named twice, and a target that cannot be written: either both files are written or neither."""
+    import os
+
+    from shoed.cli import CommandError
+
+    where = os.path.realpath(journal)
+    if not os.path.exists(where):
+        return  # no journal there: said when it is read
+    folder = where if os.path.isdir(where) else os.path.dirname(where)
+    seen: dict[str, str] = {}
+    for option, target in targets:
+        if _is_stream(target):
+            if not os.access(target, os.W_OK):
+                raise CommandError(f"cannot write {target}: permission denied")
+            continue
+        real = os.path.realpath(target)
+        if real == where or os.path.commonpath([real, folder]) == folder:
+            raise CommandError(f"{option} {target} is inside the journal {journal}: write the report elsewhere")
+        if real in seen:
+            raise CommandError(f"{seen[real]} and {option} name the same file {target}: give each its own")
+        seen[real] = option
+        if os.path.isdir(real):
+            raise CommandError(f"cannot write {target}: it is a folder")
+        parent = os.path.dirname(real)
+        if not os.path.isdir(parent):
+            raise CommandError(f"cannot write {target}: no folder {parent}")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise CommandError(f"cannot write {target}: permission denied in {parent}")
 
 
 def _write_text(path, text: str) -> None:

@@ -64,8 +64,8 @@ def register(sub) -> None:
     p.add_argument(
         "--gate",
         choices=("locked", "open", "none"),
-        default="locked",
-        help="native: the card gate at power-on (SPEC.md §10: locked until the host unlocks it), "
+        default=None,
+        help="native: the card gate at power-on (SPEC.md §10: locked until the host unlocks it; the default), "
         "open, or none (a shoe without a gate)",
     )
     p.add_argument(
@@ -74,7 +74,8 @@ def register(sub) -> None:
         help="native: a plain shoe that reads no card; it sends a draw (protocol 1.1) for each card out, and "
         "the table takes the card from the shuffled order (with --shuffler, the shoe it shuffled)",
     )
-    p.add_argument("--truth", metavar="FILE", help="write the ground truth as JSON lines to FILE")
+    p.add_argument("--truth", metavar="FILE",
+                   help="write the ground truth as JSON lines to FILE, a new file (one already there is refused)")
     f = p.add_argument_group("link faults")
     f.add_argument("--garbage", type=cli.rate, default=0.0, metavar="RATE", help="per frame: random bytes before it")
     f.add_argument("--ber", type=cli.rate, default=0.0, metavar="RATE", help="bit error rate: per bit, flipped")
@@ -157,17 +158,32 @@ def _shuffler_faults(text: str) -> frozenset[str]:
     return names
 
 
-def _follower(args, shoe):
+def _follow_endpoints(args) -> list[str] | None:
+    """--follow's three endpoints, each checked as the daemon's configuration checks one
+    (shoed.daemon.config.endpoint_problem), before anything starts."""
     from shoed.cli import CommandError
-    from shoed.simulate.follow import TableFollower
+    from shoed.daemon.config import endpoint_problem
 
     if not args.follow:
         return None
     parts = args.follow.split(",")
     if len(parts) != 3 or not all(parts):
         raise CommandError(f"--follow {args.follow!r}: write EVENTS,SNAPSHOT,COMMANDS (the daemon's endpoints)")
+    for part in parts:
+        problem = endpoint_problem(part, bind=False)
+        if problem is not None:
+            raise CommandError(f"--follow: endpoint {part!r}: {problem}")
     if bool(args.key) != bool(args.server_key):
         raise CommandError("--key and --server-key go together")
+    return parts
+
+
+def _follower(args, shoe):
+    from shoed.simulate.follow import TableFollower
+
+    parts = _follow_endpoints(args)
+    if parts is None:
+        return None
     return TableFollower(shoe, args.follow_table, *parts, key_file=args.key, server_key_file=args.server_key)
 
 
@@ -190,6 +206,7 @@ def _resume(path: str | None) -> dict | None:
 
 
 def run(args) -> int:
+    import os
     import signal
     import sys
     import threading
@@ -205,6 +222,17 @@ def run(args) -> int:
         raise CommandError("--plain is a shoe of the native protocol 1.1: leave out --protocol beetek")
     if args.shuffler and args.shoes == 0:
         raise CommandError("--shuffler shuffles a set number of shoes: give --shoes 1 or more")
+    if not args.shuffler:
+        for given, option in ((args.shuffler_faults, "--shuffler-faults"), (args.shuffler_link, "--shuffler-link"),
+                              (args.shuffler_listen, "--shuffler-listen")):
+            if given:
+                raise CommandError(f"{option} is the virtual shuffler's: give --shuffler too")
+    if args.gate is not None and args.protocol != "native":
+        raise CommandError("--gate is the native shoe's card gate (a Bee-Tek shoe has none): leave out "
+                           "--protocol beetek")
+    if args.truth is not None and os.path.lexists(args.truth):
+        raise CommandError(f"--truth {args.truth} already exists: it is never overwritten; name a new file")
+    _follow_endpoints(args)
     shuffler = None
     try:
         plan = FaultPlan(
@@ -248,7 +276,7 @@ def run(args) -> int:
             cut_from_end=args.cut,
             serial=args.serial,
             truth_file=args.truth,
-            gate=args.gate,
+            gate=args.gate or "locked",
             orders=orders,
             resume=_resume(args.resume),
             # The shoes go in once the shuffler has reported (and the host recorded) their shuffles.

@@ -38,7 +38,8 @@ def register(sub) -> None:
     p.add_argument("--key", metavar="FILE", help="the witness's CURVE secret key file (tables that publish with CURVE)")
     p.add_argument("--server-key", metavar="FILE", help="the tables' public CURVE key file, unless given per table")
     p.add_argument("--duration", type=cli.duration, metavar="SECONDS", help="stop after this long (default: run until stopped)")
-    p.add_argument("--log-level", default="INFO")
+    p.add_argument("--log-level", default="INFO", type=cli.log_level, help="DEBUG, INFO (the default), WARNING, "
+                   "ERROR or CRITICAL")
     p.add_argument("--log-json", action="store_true", default=None, help="JSON log lines even on a terminal")
     p.set_defaults(func=run)
 

@@ -306,10 +306,9 @@ def check(config: Config):
     for setting, endpoint in (("events", config.events), ("snapshot", config.snapshot),
                               ("commands", config.commands), ("surveillance_events", config.surveillance_events),
                               ("surveillance_snapshot", config.surveillance_snapshot)):
-        scheme, sep, address = (endpoint or "").partition("://")
-        if endpoint is not None and not (sep and address and scheme in ENDPOINT_TRANSPORTS):
-            raise ConfigError(f"{setting} endpoint {endpoint!r}: write TRANSPORT://ADDRESS, e.g. "
-                              f"tcp://127.0.0.1:5556 or ipc:///run/shoed/events")
+        problem = endpoint_problem(endpoint) if endpoint is not None else None
+        if problem is not None:
+            raise ConfigError(f"{setting} endpoint {endpoint!r}: {problem}")
     _check_distinct_endpoints(config)
     if config.journal_secret_file:
         from shoed.journal.store import SecretFileError, read_secret_file
@@ -330,6 +329,24 @@ def _check_private(setting: str, path: str) -> None:
     problem = private_file_problem(path)
     if problem is not None:
         raise ConfigError(f"{setting}: {problem}")
+
+
+def endpoint_problem(endpoint: str, bind: bool = True) -> str | None:
+    """What is wrong with a ZeroMQ endpoint, in words, or None: TRANSPORT://ADDRESS with a transport
+    ZeroMQ knows, and for tcp a port of 1 to 65535 (or, to bind, `*` or 0: one the system picks).
+    The one check of every endpoint, the configuration's and the command line's."""
+    scheme, sep, address = endpoint.partition("://")
+    if not (sep and address and scheme in ENDPOINT_TRANSPORTS):
+        return "write TRANSPORT://ADDRESS, e.g. tcp://127.0.0.1:5556 or ipc:///run/shoed/events"
+    if scheme == "tcp":
+        host, colon, port = address.rpartition(":")
+        if not (colon and host):
+            return "a tcp endpoint names a host and a port, e.g. tcp://127.0.0.1:5556"
+        if bind and port == "*":
+            return None
+        if not (port.isascii() and port.isdigit()) or not (0 if bind else 1) <= int(port) <= 65535:
+            return f"a tcp port is a number from 1 to 65535{' (or *)' if bind else ''}, not {port!r}"
+    return None
 
 
 def _endpoint_key(endpoint: str) -> str | None:

@@ -13,7 +13,16 @@ from typing import Any
 import structlog
 
 
+LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
 def setup(level: str = "INFO", json_lines: bool | None = None, stream=None) -> None:
+    """Route every log line through one renderer at `level` (a name of LEVELS, in any case; another
+    is refused before anything is set up, with the one-line error of the command line)."""
+    if not isinstance(level, str) or level.upper() not in LEVELS:
+        from shoed.cli import CommandError
+
+        raise CommandError(f"--log-level is one of {', '.join(LEVELS)} (any case), not {level!r}")
     stream = stream or sys.stdout
     if json_lines is None:
         json_lines = not stream.isatty()

@@ -28,6 +28,18 @@ from shoed.journal.store import (MARK_KIND, BadRecord, Journal, NotRegular, mark
                                  read_regular, seal_name, unreadable)
 
 
+class JournalUnreadable(OSError):
+    """A journal file or directory that is there but cannot be read (no permission, an I/O error):
+    no verdict on the journal can be given. Its message is one line that names the path."""
+
+    def __str__(self) -> str:
+        return f"cannot read the journal at {self.filename}: {self.strerror}"
+
+
+def _unreadable(exc: OSError, path: str | os.PathLike) -> JournalUnreadable:
+    return JournalUnreadable(exc.errno, exc.strerror or str(exc), str(exc.filename or path))
+
+
 class JournalCorrupt(Exception):
     """Reading reached a record that is not intact; everything before it was yielded."""
 
@@ -89,7 +101,8 @@ class JournalFiles:
 
 def journal_files(path: str | os.PathLike) -> JournalFiles:
     """A single file (taken whatever its name), or a directory's journal files
-    grouped by table in chain order. Raises FileNotFoundError for a missing path."""
+    grouped by table in chain order. Raises FileNotFoundError for a missing path,
+    JournalUnreadable for a directory that cannot be listed."""
     path = Path(path)
     if path.is_file():
         return JournalFiles([[(path, None)]], [])
@@ -97,7 +110,13 @@ def journal_files(path: str | os.PathLike) -> JournalFiles:
         raise FileNotFoundError(f"no journal at {path}")
     tables: dict[str, list[tuple[Path, ch.FileName | None]]] = {}
     strays = []
-    for entry in sorted(os.scandir(path), key=lambda e: e.name):
+    try:
+        entries = sorted(os.scandir(path), key=lambda e: e.name)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no journal at {path}") from None
+    except OSError as exc:
+        raise _unreadable(exc, path) from None
+    for entry in entries:
         if not entry.name.endswith(".jsonl"):
             continue  # torn-tail evidence, unfinished files, anything else
         parsed = ch.parse_file_name(entry.name)
@@ -123,6 +142,10 @@ def file_records(
     except (NotRegular, TooLarge) as exc:
         yield BadRecord(str(path), 0, None, unreadable(exc), 0)
         return
+    except FileNotFoundError:
+        raise
+    except OSError as exc:  # there, but not to be read by this user: no verdict, not a bad record
+        raise _unreadable(exc, path) from None
     for item in ch.chain(data, prev=None, secret=secret, links_if_keyed=links_if_keyed, steps=steps):
         if isinstance(item, ch.Bad):
             yield BadRecord(str(path), item.line, item.jseq, item.reason, item.offset)
@@ -280,8 +303,11 @@ class SeqContinuity:
             return None
         for event in rec["events"]:
             seq = event.get("seq") if isinstance(event, dict) else None
-            if not isinstance(seq, int) or isinstance(seq, bool):
-                continue
+            if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
+                # every event the table journals has its seq: one without is none of its events
+                shown = type(seq).__name__ if isinstance(seq, str | dict | list) else repr(seq)
+                where = f" after seq {self.last}" if self.last is not None else ""
+                return f"an event whose seq is {shown}, not a non-negative int{where}"
             if self.last is not None and seq != self.last + 1:
                 what = "reused" if seq <= self.last else "skipped"
                 fault = f"event seq {seq} follows {self.last}: seq {what}"

@@ -100,12 +100,16 @@ class SnapshotClient:
     def _connect(self) -> zmq.Socket:
         if self._socket is None:
             sock = self.context.socket(zmq.DEALER)
-            sock.linger = 0
-            sock.maxmsgsize = MAX_REPLY_BYTES
-            sock.rcvhwm = REPLIES_QUEUED
-            if self.curve is not None:
-                self.curve.apply(sock)
-            sock.connect(self.endpoint)
+            try:
+                sock.linger = 0
+                sock.maxmsgsize = MAX_REPLY_BYTES
+                sock.rcvhwm = REPLIES_QUEUED
+                if self.curve is not None:
+                    self.curve.apply(sock)
+                sock.connect(self.endpoint)
+            except BaseException:
+                sock.close(0)  # a socket left open holds context.term() for ever
+                raise
             self._socket = sock
         return self._socket
 
@@ -253,17 +257,21 @@ class TableClient(Closing):
     def _subscribe(self) -> zmq.Socket:
         """A SUB socket connected to the table's events."""
         sub = self.context.socket(zmq.SUB)
-        sub.linger = 0
-        sub.rcvhwm = self.rcvhwm
-        sub.maxmsgsize = MAX_EVENT_BYTES
-        for option, value in self.sub_options.items():
-            sub.setsockopt(option, value)
-        if self.curve is not None:
-            self.curve.apply(sub)
-        # Everything of this table, heartbeats included; topics are filtered
-        # here so that a lost event is never mistaken for a filtered one.
-        sub.setsockopt(zmq.SUBSCRIBE, f"{self.table_id}.".encode())
-        sub.connect(self.events_endpoint)
+        try:
+            sub.linger = 0
+            sub.rcvhwm = self.rcvhwm
+            sub.maxmsgsize = MAX_EVENT_BYTES
+            for option, value in self.sub_options.items():
+                sub.setsockopt(option, value)
+            if self.curve is not None:
+                self.curve.apply(sub)
+            # Everything of this table, heartbeats included; topics are filtered
+            # here so that a lost event is never mistaken for a filtered one.
+            sub.setsockopt(zmq.SUBSCRIBE, f"{self.table_id}.".encode())
+            sub.connect(self.events_endpoint)
+        except BaseException:
+            sub.close(0)  # a socket left open holds context.term() for ever
+            raise
         return sub
 
     def _reconnect(self) -> None:
@@ -440,6 +448,14 @@ class TableClient(Closing):
 
     def _deliver(self, out: list[dict], event: dict) -> None:
         self.last_seq = event["seq"]
+        kind = event.get("kind")
+        # The kinds the transport delivers itself (a snapshot) and a display's shell makes
+        # (`watch.*`, shoed.display.state) never come from the table: such an "event" is dropped.
+        if kind in wire.RESERVED_KINDS or (isinstance(kind, str) and kind.startswith("watch.")):
+            self.stats["malformed"] += 1
+            log.warning("dropped an event of the reserved kind %r from %s", wire.one_line(str(kind))[:64],
+                        self.table_id)
+            return
         self.stats["events"] += 1
         try:
             topic = wire.topic_for(self.table_id, event.get("kind"))

@@ -375,7 +375,8 @@ def send_command(
     `timeout` seconds: the daemon is down, or the handshake was refused
     because this key is not on its allow-list (CURVE gives no other sign).
     The `timeout` bounds the send too: a handshake refused before the request
-    leaves the socket with no peer to queue it for.
+    leaves the socket with no peer to queue it for. ValueError for an endpoint
+    that is not one (shoed.daemon.config.endpoint_problem).
     """
     if isinstance(client_keys, ClientCurve):
         curve = client_keys
@@ -383,6 +384,11 @@ def send_command(
         curve = ClientCurve.of(client_keys[0], client_keys[1], server_public_key)
     else:
         raise TypeError("send_command needs client keys and the server's public key")
+    from shoed.daemon.config import endpoint_problem
+
+    problem = endpoint_problem(endpoint, bind=False)
+    if problem is not None:  # checked before a socket is made: ZeroMQ's own refusal names no endpoint
+        raise ValueError(f"endpoint {endpoint!r}: {problem}")
     request: dict = {"cmd": cmd, "args": args or {}}
     if request_id is not None:
         request["id"] = request_id

@@ -4,8 +4,10 @@ that the allow-list lets in with the pit's role (it may void and unlock too)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+from shoed.files import replace_whole
 from shoed.net.curve import create_key_pair, with_role
 
 SERVER = "server"
@@ -18,13 +20,31 @@ def ensure_server_keys(key_dir: str | Path, local_console: bool = False) -> str 
     with `shoed keys new server` gets its empty allow-list here too."""
     key_dir = Path(key_dir)
     clients = key_dir / "clients"
-    # The allow-list is no one else's to write (shoed.net.curve.load_allow_list refuses it otherwise).
+    # The allow-list is no one else's to write (shoed.net.curve.load_allow_list refuses it otherwise),
+    # whatever the umask: every folder and file made here has its mode set, not the umask's.
     if (key_dir / f"{SERVER}.key_secret").exists():
-        clients.mkdir(mode=0o755, exist_ok=True)
+        _make_folders(clients)
         return None
-    clients.mkdir(mode=0o755, parents=True, exist_ok=True)
+    _make_folders(clients)
     _, _, public = create_key_pair(key_dir, SERVER)
     if local_console:
         public_file, _, _ = create_key_pair(key_dir, LOCAL_CONSOLE)
-        (clients / f"{LOCAL_CONSOLE}.key").write_text(with_role(Path(public_file).read_text(), "pit"))
+        text = with_role(Path(public_file).read_text(), "pit")
+        replace_whole(clients / f"{LOCAL_CONSOLE}.key", text.encode("utf-8"), mode=0o644)
     return public
+
+
+def _make_folders(path: Path) -> None:
+    """`path` and the folders above it that are missing, each made 0755 (a umask may take bits away
+    from that, never add them: a umask of 000 makes no folder anyone may write)."""
+    missing = []
+    while not path.exists():
+        missing.append(path)
+        if path.parent == path:
+            break
+        path = path.parent
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder, 0o755)
+        except FileExistsError:
+            continue

@@ -28,6 +28,9 @@ NO_THIRD_CARD = 10
 BET_NAMES = ("player", "banker", "tie", "player_pair", "banker_pair", "active_player", "active_banker")
 
 
+RULESET_FILE_MAX = 1 << 20  # a ruleset file is a few kilobytes
+
+
 class RulesetError(ValueError):
     """A ruleset that cannot be found or does not make sense."""
 
@@ -187,7 +190,17 @@ def load_ruleset(name_or_path: str | Path) -> Ruleset:
         path = Path(text)
         if not path.is_file():
             raise RulesetError(f"no ruleset file at {path}")
-        return ruleset_from_dict(tomllib.loads(path.read_text(encoding="utf-8")), str(path))
+        from shoed.files import read_regular
+
+        try:
+            data = read_regular(path, limit=RULESET_FILE_MAX)
+        except OSError as exc:
+            raise RulesetError(f"ruleset {path}: cannot read it ({exc.strerror or exc})") from None
+        try:
+            table = tomllib.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:
+            raise RulesetError(f"ruleset {path}: not a TOML ruleset file ({exc})") from None
+        return ruleset_from_dict(table, str(path))
     return _builtin(text)
 
 

@@ -184,8 +184,9 @@ class VirtualShoe:
         if self.protocol == "native":
             import firmware_protocol  # noqa: F401  (fail here, not in the thread)
         if isinstance(self._truth_target, (str, Path)):
-            # Open for the shoe's whole run; stop() closes it.
-            self._truth_io = open(self._truth_target, "w", encoding="utf-8")  # noqa: SIM115
+            # Open for the shoe's whole run; stop() closes it. A new file: one already there (an earlier
+            # run's truth, a journal file) is never truncated.
+            self._truth_io = open(self._truth_target, "x", encoding="utf-8")  # noqa: SIM115
             self._own_truth_io = True
         elif self._truth_target is not None:
             self._truth_io = self._truth_target

@@ -175,3 +175,55 @@ def test_an_allow_list_others_may_write_is_refused(tmp_path, capsys):
         assert f"{path} is writable by others (mode {mode:o}); chmod go-w it" in err and err.count("\n") == 1, err
         os.chmod(path, was)
     assert main(["keys", "list", "--dir", str(allow)]) == 0
+
+
+def test_keys_allow_refuses_a_name_that_is_a_path(tmp_path, capsys):
+    main(["keys", "new", "j1", "--dir", str(tmp_path / "client")])
+    allow = tmp_path / "deep" / "allow"
+    for name in ("../esc", str(tmp_path / "abs"), "a b", "x.key"):
+        capsys.readouterr()
+        assert main(["keys", "allow", str(tmp_path / "client" / "j1.key"), "--dir", str(allow), "--name", name,
+                     "--role", "pit"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "a key name is letters, digits" in err, err
+    assert not (tmp_path / "deep" / "esc.key").exists() and not (tmp_path / "abs.key").exists()
+    assert not allow.exists() or list(allow.iterdir()) == []
+
+
+def test_keys_allow_never_writes_through_a_link_at_a_temporary_name(tmp_path, capsys):
+    main(["keys", "new", "j1", "--dir", str(tmp_path / "client")])
+    allow = tmp_path / "allow"
+    allow.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("kept\n")
+    (allow / ".j1.key.tmp").symlink_to(victim)
+    assert main(["keys", "allow", str(tmp_path / "client" / "j1.key"), "--dir", str(allow), "--role", "pit"]) == 0
+    assert victim.read_text() == "kept\n"
+    assert (allow / "j1.key").is_file() and not (allow / "j1.key").is_symlink()
+    assert stat.S_IMODE((allow / "j1.key").stat().st_mode) == 0o644
+
+
+def test_the_daemons_keys_under_umask_000_are_no_one_elses_to_write(tmp_path):
+    import os
+
+    from shoed.net.keys import ensure_server_keys
+
+    key_dir = tmp_path / "made" / "keys"
+    old = os.umask(0)
+    try:
+        ensure_server_keys(key_dir, local_console=True)
+    finally:
+        os.umask(old)
+    for path in (tmp_path / "made", key_dir, key_dir / "clients", key_dir / "clients" / "local-console.key",
+                 key_dir / "server.key"):
+        assert stat.S_IMODE(path.stat().st_mode) & 0o022 == 0, (path, oct(path.stat().st_mode))
+    assert stat.S_IMODE((key_dir / "clients" / "local-console.key").stat().st_mode) == 0o644
+    assert stat.S_IMODE((key_dir / "server.key_secret").stat().st_mode) == 0o600
+    assert list(load_allow_list(key_dir / "clients").values()) == ["local-console"]
+
+
+def test_keys_journal_refuses_a_table_id_the_daemon_refuses(tmp_path, capsys):
+    assert main(["keys", "journal", "--journal", str(tmp_path / "j"), "--table", "t.1",
+                 "--verify-key", str(tmp_path / "vk")]) == 2
+    assert "table id must be 1-64 letters, digits, '_' or '-' (no dot), not 't.1'" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
