@@ -448,6 +448,14 @@ class TableClient(Closing):
 
     def _deliver(self, out: list[dict], event: dict) -> None:
         self.last_seq = event["seq"]
+        kind = event.get("kind")
+        # The kinds the transport delivers itself (a snapshot) and a display's shell makes
+        # (`watch.*`, shoed.display.state) never come from the table: such an "event" is dropped.
+        if kind in wire.RESERVED_KINDS or (isinstance(kind, str) and kind.startswith("watch.")):
+            self.stats["malformed"] += 1
+            log.warning("dropped an event of the reserved kind %r from %s", wire.one_line(str(kind))[:64],
+                        self.table_id)
+            return
         self.stats["events"] += 1
         try:
             topic = wire.topic_for(self.table_id, event.get("kind"))

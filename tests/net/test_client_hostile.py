@@ -229,3 +229,33 @@ def test_a_table_whose_seq_goes_back_is_noticed_at_its_first_older_event(ctx, li
         for client in clients:
             client.close()
         pub.close(0)
+
+
+@pytest.mark.timeout(60)
+def test_events_of_reserved_or_shell_kinds_are_never_delivered(ctx, liars):
+    """A published `snapshot` would replace a display's state without the snapshot client's table and
+    seq checks; a `watch.*` kind is one a display's shell makes itself (shoed.display.state). Neither
+    comes from a table: dropped and counted as malformed, the events around them delivered."""
+    liar = liars(lambda request: [{"id": request["id"], "ok": True, "table": TABLE, "seq": 0, "state": {}}])
+    pub = ctx.socket(zmq.PUB)
+    pub.linger = 0
+    pub.bind("tcp://127.0.0.1:*")
+    client = TableClient(pub.getsockopt_string(zmq.LAST_ENDPOINT), liar.endpoint, TABLE, context=ctx,
+                         request_timeout=1.0)
+    try:
+        assert client.poll(1.0)[0]["reason"] == "initial"
+        time.sleep(0.3)  # the subscription reaches the publisher
+        sent = [("card", {}), ("snapshot", {"state": {"table": "t9"}}), ("watch.odds", {"odds": {}}),
+                ("watch.connection", {"state": "live"}), ("card", {})]
+        for seq, (kind, extra) in enumerate(sent, 1):
+            topic = f"{TABLE}.{wire.group_of(kind)}".encode()
+            pub.send_multipart([topic, wire.encode({"table": TABLE, "kind": kind, "seq": seq, **extra})])
+        got: list[dict] = []
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and len(got) < 2:
+            got += client.poll(0.1)
+        assert [(g["kind"], g["seq"]) for g in got] == [("card", 1), ("card", 5)]
+        assert client.stats["malformed"] == 3 and client.stats["gaps"] == 0
+    finally:
+        client.close()
+        pub.close(0)
