@@ -12,6 +12,21 @@ cheap, its names load on first use.
 
 from __future__ import annotations
 
+import os
+import sys
+
+# OpenCV reads these when it is first imported, and the modules of this package import it only
+# after this one has run. OPENCV_IO_MAX_IMAGE_PIXELS: OpenCV's own refusal of a picture larger
+# than shoed reads (picture.MAX_PIXELS, checked first from the header), a second guard should a
+# header say less than the data decodes to. OPENCV_LOG_LEVEL: OpenCV's own log lines (a decoder's
+# warnings, a stream's timeouts) stay off stderr, where shoed says what failed in one line of its
+# own; an operator who sets it (OPENCV_LOG_LEVEL=WARNING) sees them again.
+OPENCV_ENVIRONMENT = {"OPENCV_IO_MAX_IMAGE_PIXELS": "120000000", "OPENCV_LOG_LEVEL": "SILENT"}
+for _name, _value in OPENCV_ENVIRONMENT.items():
+    os.environ.setdefault(_name, _value)
+if "cv2" in sys.modules and os.environ["OPENCV_LOG_LEVEL"] == "SILENT":  # imported before this package
+    sys.modules["cv2"].utils.logging.setLogLevel(0)
+
 _LAZY = {
     "Identification": "shoed.vision.recognize",
     "Recognizer": "shoed.vision.recognize",

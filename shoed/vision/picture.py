@@ -5,8 +5,10 @@ PNG of 48 KB can say 20,000 x 20,000 pixels and cost 1.2 GB once decoded (three 
 enough to have the box's memory run out under the daemon. So the header is read here first,
 for every format shoed reads (JPEG, PNG, BMP, TIFF, WebP, GIF, PNM), and a picture of more than
 MAX_PIXELS is refused before OpenCV decodes it; a file in any other format is refused too,
-as its size cannot be told. `read(path)` is the one way `shoed vision` and the camera source's
-folder of frames open a picture.
+as its size cannot be told. A JPEG without its end marker after the scan, or a PNG without its
+IEND chunk, is cut short and refused too (a decoder fills what is missing with grey and reads
+the rest), and so is a picture whose alpha channel is transparent everywhere: it shows nothing.
+`read(path)` is the one way `shoed vision` and the camera source's folder of frames open a picture.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ HEIF_BRANDS = frozenset({b"heic", b"heix", b"hevc", b"hevx", b"heim", b"heis", b
 
 UNREADABLE = "cannot read file as an image"
 TOO_LARGE = "picture too large"
+NOTHING_SHOWN = "no card found"  # a picture transparent everywhere, as the recognizer says of an empty one
+CUT_SHORT = "the file is cut short"
 
 
 class PictureError(Exception):
@@ -50,8 +54,11 @@ def read(path: str) -> np.ndarray:
         with open(fd, "rb") as f:
             mode = os.fstat(f.fileno()).st_mode
             if not stat.S_ISREG(mode):
-                raise PictureError(UNREADABLE, f"not a file but {_kind(mode)}: give a picture file")
+                raise PictureError(UNREADABLE, f"not a file but {kind_of(mode)}: give a picture file")
             found = size(f)
+            if found is not None and not _whole(f, found[0]):
+                raise PictureError(UNREADABLE, f"{CUT_SHORT}: a {found[0]} file without its end ({_END[found[0]]})")
+            alpha = found is not None and _may_have_alpha(f, found[0])
     except PermissionError:
         raise PictureError("permission denied") from None
     except OSError as exc:
@@ -70,10 +77,94 @@ def read(path: str) -> np.ndarray:
         image = None
     if image is None:
         raise PictureError(UNREADABLE, f"a {kind} file OpenCV cannot decode")
+    if alpha and _transparent(path):
+        raise PictureError(NOTHING_SHOWN, f"a {kind} picture transparent everywhere: it shows nothing")
     return image
 
 
-def _kind(mode: int) -> str:
+_END = {"JPEG": "the end-of-image marker after its scan", "PNG": "its IEND chunk"}
+PNG_CHUNKS = 1_000_000  # chunks walked at most looking for IEND (a 120-megapixel PNG has tens of thousands)
+
+
+def _whole(f: BinaryIO, kind: str) -> bool:
+    """Whether a JPEG or a PNG file goes on to its end: a JPEG's end-of-image marker after its first
+    scan (what follows it, padding or a phone's trailer, is not the picture's), a PNG's IEND chunk.
+    Other formats: True."""
+    if kind == "JPEG":
+        return _jpeg_whole(f)
+    if kind == "PNG":
+        f.seek(8)
+        for _ in range(PNG_CHUNKS):
+            header = f.read(8)
+            if len(header) < 8:
+                return False
+            length, chunk = struct.unpack(">I4s", header)
+            if chunk == b"IEND":
+                return True
+            f.seek(length + 4, 1)  # the data and its CRC
+        return False
+    return True
+
+
+def _jpeg_whole(f: BinaryIO) -> bool:
+    """A JPEG's segments chained to its first scan, then FF D9 after it: the entropy-coded data never
+    holds FF but before 00 or a restart marker, so the first FF D9 after the scan's start is the end
+    (or the end of a table between the scans of a progressive JPEG, which ends with its own)."""
+    f.seek(2)
+    for _ in range(JPEG_SEGMENTS):
+        if f.read(1) != b"\xff":
+            return False
+        byte = f.read(1)
+        while byte == b"\xff":
+            byte = f.read(1)
+        if not byte or byte[0] == 0xD9:
+            return False
+        marker = byte[0]
+        if marker == 0x01 or 0xD0 <= marker <= 0xD7:
+            continue
+        length = f.read(2)
+        if len(length) < 2:
+            return False
+        f.seek(struct.unpack(">H", length)[0] - 2, 1)
+        if marker == 0xDA:
+            break
+    else:
+        return False
+    last = b""
+    while True:
+        block = f.read(1 << 20)
+        if not block:
+            return False
+        if b"\xff\xd9" in last + block:
+            return True
+        last = block[-1:]
+
+
+def _may_have_alpha(f: BinaryIO, kind: str) -> bool:
+    """Whether a picture may carry an alpha channel (read apart, as decoding to colour drops it):
+    a PNG of grey or colour with alpha, or a palette (with transparency, perhaps); a WebP that says
+    it has alpha (or a lossless one, which may); a TIFF, a BMP or a GIF."""
+    f.seek(0)
+    head = f.read(32)
+    if kind == "PNG":
+        return head[25:26] in (b"\x03", b"\x04", b"\x06")
+    if kind == "WebP":
+        return head[12:16] == b"VP8L" or (head[12:16] == b"VP8X" and bool(head[20] & 0x10))
+    return kind in ("TIFF", "BMP", "GIF")
+
+
+def _transparent(path: str) -> bool:
+    """Whether the picture's alpha channel is 0 everywhere (decoded as stored, alpha kept)."""
+    import cv2
+
+    try:
+        raw = cv2.imread(path, cv2.IMREAD_UNCHANGED)
+    except cv2.error:
+        return False
+    return raw is not None and raw.ndim == 3 and raw.shape[2] == 4 and not raw[..., 3].any()
+
+
+def kind_of(mode: int) -> str:
     """What a path that is not a regular file is."""
     if stat.S_ISFIFO(mode):
         return "a pipe"
@@ -103,7 +194,8 @@ def _unknown(path: str) -> str:
 
 def size(f: BinaryIO) -> tuple[str, int, int] | None:
     """(format, width, height) from a picture file's header, read from its start; None where it
-    is no format shoed reads or its header is cut short."""
+    is no format shoed reads or its header is cut short; PictureError where the header gives its
+    size in a way a decoder would read otherwise (a TIFF's twice)."""
     head = f.read(32)
     try:
         if head.startswith(b"\x89PNG\r\n\x1a\n") and head[12:16] == b"IHDR":
@@ -164,15 +256,27 @@ def _bmp(head: bytes) -> tuple[str, int, int]:
     return ("BMP", width, abs(height))  # a negative height: the rows top down
 
 
+TIFF_SIZE_TAGS = {256: "width", 257: "height"}
+
+
 def _tiff(f: BinaryIO, head: bytes) -> tuple[str, int, int] | None:
-    """The first image's size (tags 256 and 257 of the first directory)."""
+    """The first image's size (tags 256 and 257 of the first directory). A directory that gives
+    either twice, or as anything but one SHORT or LONG, is refused (PictureError): libtiff, which
+    decodes for OpenCV, takes the first of two and reads other types its own way, so the size read
+    here would not be the size decoded."""
     order = "<" if head[:2] == b"II" else ">"
     f.seek(struct.unpack(order + "I", head[4:8])[0])
     count = struct.unpack(order + "H", f.read(2))[0]
     found: dict[int, int] = {}
     for _ in range(min(count, 4096)):
-        tag, kind, _n, value = struct.unpack(order + "HHI4s", f.read(12))
-        if tag in (256, 257):
+        tag, kind, n, value = struct.unpack(order + "HHI4s", f.read(12))
+        if tag in TIFF_SIZE_TAGS:
+            what = TIFF_SIZE_TAGS[tag]
+            if tag in found:
+                raise PictureError(UNREADABLE, f"a TIFF file that gives its {what} twice")
+            if kind not in (3, 4) or n != 1:
+                raise PictureError(UNREADABLE, f"a TIFF file that gives its {what} as other than one whole "
+                                               "number (SHORT or LONG)")
             found[tag] = struct.unpack(order + ("H" if kind == 3 else "I"), value[:2 if kind == 3 else 4])[0]
     if 256 not in found or 257 not in found:
         return None

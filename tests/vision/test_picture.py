@@ -35,6 +35,12 @@ def _png_bomb(path: str, width: int, height: int) -> None:
         f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(rows, 9)) + chunk(b"IEND", b""))
 
 
+def data_of(suffix: str, image: np.ndarray) -> bytes:
+    ok, data = cv2.imencode(suffix, image)
+    assert ok
+    return data.tobytes()
+
+
 @pytest.fixture(scope="module")
 def face() -> np.ndarray:
     rng = np.random.default_rng(3)
@@ -105,7 +111,9 @@ def test_a_header_cut_short_or_in_no_known_format_has_no_size(data):
 
 @pytest.mark.parametrize(("name", "reason", "detail"), [
     ("notes.txt", picture.UNREADABLE, "not a picture in a format shoed reads: JPEG, PNG, BMP, TIFF, WebP, GIF or PNM"),
-    ("cut.jpg", picture.UNREADABLE, "a JPEG file OpenCV cannot decode"),
+    ("cut.jpg", picture.UNREADABLE,
+     "the file is cut short: a JPEG file without its end (the end-of-image marker after its scan)"),
+    ("garbled.png", picture.UNREADABLE, "a PNG file OpenCV cannot decode"),
     ("zero.png", picture.UNREADABLE, "a PNG file whose header gives no size"),
 ])
 def test_what_is_not_read_says_why_in_one_line(tmp_path, face, name, reason, detail):
@@ -115,6 +123,10 @@ def test_what_is_not_read_says_why_in_one_line(tmp_path, face, name, reason, det
     elif name == "cut.jpg":
         ok, data = cv2.imencode(".jpg", face)
         path.write_bytes(data.tobytes()[:300])  # the header whole, the picture cut off
+    elif name == "garbled.png":
+        whole = data_of(".png", face)
+        start = whole.index(b"IDAT") + 4
+        path.write_bytes(whole[:start] + bytes(len(whole) - start - 12) + whole[-12:])  # its data gone, IEND kept
     else:
         ok, data = cv2.imencode(".png", face)
         path.write_bytes(data.tobytes()[:16] + struct.pack(">II", 0, 37) + data.tobytes()[24:])
@@ -194,3 +206,117 @@ def test_a_video_or_stream_of_frames_too_large_is_refused_at_open_and_mid_stream
         monkeypatch.setattr(picture, "MAX_PIXELS", width * height - 1)
         with pytest.raises(CameraError, match=rf"^frames of {width} x {height} pixels"):
             source.poll(0.05)
+
+
+@pytest.fixture(scope="module")
+def card_shot():
+    return next(synth.shots(1, 41, sizes=((640, 480),)))
+
+
+@pytest.mark.parametrize("suffix", [".jpg", ".png"])
+@pytest.mark.parametrize("share", [0.6, 0.8, 0.9, 0.97, 0.999])
+def test_a_jpeg_or_png_cut_short_is_refused_never_read_as_a_card(tmp_path, card_shot, suffix, share):
+    """A decoder fills what is missing of a picture cut short with grey and decodes the rest, which
+    can read as a card: a JPEG without its end marker, a PNG without its IEND chunk, is refused."""
+    whole = data_of(suffix, card_shot.image)
+    path = tmp_path / f"cut{suffix}"
+    path.write_bytes(whole[: int(len(whole) * share)])
+    with pytest.raises(picture.PictureError) as caught:
+        picture.read(str(path))
+    assert caught.value.reason == picture.UNREADABLE and caught.value.detail.startswith("the file is cut short: a ")
+    path.write_bytes(whole)
+    assert picture.read(str(path)).shape == card_shot.image.shape
+
+
+def test_a_jpeg_whose_end_marker_is_followed_by_padding_or_a_trailer_is_read_and_a_thumbnail_s_is_no_end(tmp_path,
+                                                                                                        card_shot):
+    """A JPEG's end is its end marker after its scan: padding after it, or a phone's trailer (its
+    own metadata, a motion photo's video), does not cut it short; the end marker of a thumbnail in
+    its EXIF segment, before the scan, is not the picture's."""
+    whole = data_of(".jpg", card_shot.image)
+    path = tmp_path / "card.jpg"
+    for tail in (bytes(512), b"\xff" * 64, b"SEFH\x00\x00 a phone's own trailer SEFT"):
+        path.write_bytes(whole + tail)
+        assert picture.read(str(path)).shape == card_shot.image.shape
+    thumbnail = data_of(".jpg", card_shot.image[::16, ::16])
+    exif = b"Exif\x00\x00" + thumbnail
+    with_exif = whole[:2] + b"\xff\xe1" + struct.pack(">H", len(exif) + 2) + exif + whole[2:]
+    path.write_bytes(with_exif[: len(with_exif) * 3 // 4])
+    with pytest.raises(picture.PictureError, match="cut short"):
+        picture.read(str(path))
+
+
+def _tiff(entries: list[tuple[int, int, int, int]], strip: bytes) -> bytes:
+    """A little-endian TIFF of one strip: `entries` (tag, type, count, value), tag 273 pointing at the strip."""
+    data_at = 8 + 2 + 12 * len(entries) + 4
+    out = bytearray(b"II*\x00" + struct.pack("<I", 8) + struct.pack("<H", len(entries)))
+    for tag, kind, n, value in entries:
+        value = data_at if tag == 273 else value
+        out += struct.pack("<HHI", tag, kind, n) + (struct.pack("<HH", value, 0) if kind == 3 else struct.pack("<I", value))
+    return bytes(out + struct.pack("<I", 0) + strip)
+
+
+def _grey_tiff(width: int, height: int, *size_entries: tuple[int, int, int, int]) -> bytes:
+    strip = zlib.compress(b"\x80" * (width * height), 9)
+    rest = [(258, 3, 1, 8), (259, 3, 1, 8), (262, 3, 1, 1), (273, 4, 1, 0), (277, 3, 1, 1), (278, 4, 1, height),
+            (279, 4, 1, len(strip))]
+    return _tiff([*size_entries, *rest], strip)
+
+
+@pytest.mark.parametrize(("entries", "detail"), [
+    # libtiff takes the first of two: 3000 x 3000 decoded where the second says 10 x 3000
+    ([(256, 4, 1, 3000), (256, 4, 1, 10), (257, 4, 1, 3000)], "a TIFF file that gives its width twice"),
+    ([(256, 4, 1, 3000), (257, 4, 1, 3000), (257, 3, 1, 10)], "a TIFF file that gives its height twice"),
+    # LONG8 (BigTIFF's), RATIONAL: the four bytes read as the size would not be it
+    ([(256, 16, 1, 3000), (257, 4, 1, 3000)], "a TIFF file that gives its width as other than one whole number"),
+    ([(256, 4, 1, 3000), (257, 5, 1, 3000)], "a TIFF file that gives its height as other than one whole number"),
+    ([(256, 4, 2, 3000), (257, 4, 1, 3000)], "a TIFF file that gives its width as other than one whole number"),
+])
+def test_a_tiff_that_gives_its_size_twice_or_in_another_type_is_refused(tmp_path, entries, detail):
+    """The size read from the header must be the size decoded: a TIFF's width given twice (libtiff
+    decodes by the first, a reader keeping the last would let a picture of any size past the limit)
+    or as another type than one SHORT or LONG is refused in one line."""
+    path = tmp_path / "twice.tif"
+    path.write_bytes(_grey_tiff(3000, 3000, *entries))
+    with pytest.raises(picture.PictureError) as caught:
+        picture.read(str(path))
+    assert caught.value.reason == picture.UNREADABLE and caught.value.detail.startswith(detail)
+    assert "\n" not in str(caught.value)
+    path.write_bytes(_grey_tiff(30, 20, (256, 3, 1, 30), (257, 4, 1, 20)))
+    assert picture.read(str(path)).shape == (20, 30, 3)
+
+
+def test_opencv_is_told_the_same_pixel_limit_and_keeps_its_log_lines_off_stderr(tmp_path):
+    """In a fresh process, whatever imports OpenCV through shoed finds its pixel limit set to
+    MAX_PIXELS (a second guard behind the header's) and its own log lines off: a TIFF whose
+    directory OpenCV warns about is read, or refused, with nothing of OpenCV's on stderr."""
+    import shoed.vision
+
+    assert shoed.vision.OPENCV_ENVIRONMENT["OPENCV_IO_MAX_IMAGE_PIXELS"] == str(picture.MAX_PIXELS)
+    warned = tmp_path / "unsorted.tif"  # tags not in ascending order: libtiff warns, then reads it
+    warned.write_bytes(_tiff([(257, 4, 1, 2), (256, 4, 1, 2), (258, 3, 1, 8), (262, 3, 1, 1), (273, 4, 1, 0),
+                              (277, 3, 1, 1), (278, 4, 1, 2), (279, 4, 1, 4)], b"\x80" * 4))
+    code = ("import os, sys\nfrom shoed.vision import picture\n"
+            "try:\n    print(picture.read(sys.argv[1]).shape)\nexcept picture.PictureError as exc:\n    print(exc)\n"
+            "print(os.environ['OPENCV_IO_MAX_IMAGE_PIXELS'])\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENCV_")}
+    out = subprocess.run([sys.executable, "-c", code, str(warned)], capture_output=True, text=True, timeout=60,
+                         env=env, check=True)
+    assert out.stdout.splitlines() == ["(2, 2, 3)", str(picture.MAX_PIXELS)]
+    assert out.stderr == ""
+
+
+def test_a_picture_transparent_everywhere_is_refused_as_showing_nothing(tmp_path, card_shot):
+    """Decoded to colour, a picture loses its alpha channel: one transparent everywhere shows
+    nothing, and is refused so rather than read as the card its hidden colours hold."""
+    bgra = cv2.cvtColor(card_shot.image, cv2.COLOR_BGR2BGRA)
+    path = tmp_path / "card.png"
+    bgra[..., 3] = 0
+    path.write_bytes(data_of(".png", bgra))
+    with pytest.raises(picture.PictureError) as caught:
+        picture.read(str(path))
+    assert (caught.value.reason, caught.value.detail) == ("no card found",
+                                                          "a PNG picture transparent everywhere: it shows nothing")
+    bgra[:10, :10, 3] = 255  # a corner shows
+    path.write_bytes(data_of(".png", bgra))
+    assert picture.read(str(path)).shape == card_shot.image.shape
