@@ -86,6 +86,7 @@ def _need_opencv() -> None:
     """The camera fallback needs OpenCV and numpy: without them, one line that says so."""
     import importlib
 
+    import shoed.vision  # noqa: F401 - sets OpenCV's environment (its pixel limit, its log), read at its import
     from shoed.cli import CommandError
 
     for module, what in (("numpy", "numpy"), ("cv2", "OpenCV")):
@@ -394,7 +395,7 @@ def run_watch(args) -> int:
         while not source.finished and (end is None or time.monotonic() < end):
             try:
                 reads = source.poll(0.5)
-            except ValueError as exc:  # the region does not fit the frames
+            except (ValueError, CameraError) as exc:  # the region does not fit the frames, or they went over the size
                 raise CommandError(str(exc)) from None
             for read in reads:
                 if args.json:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import zipfile
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,19 +77,53 @@ class IndexModel:
 
     @classmethod
     def load(cls, path: str = DEFAULT_PATH) -> IndexModel:
+        """The model in the file at `path`; ModelError, one line, where the file is missing or is
+        not a model this code can use (not an .npz archive, cut short, arrays missing or of shapes
+        that do not chain from the features to the classes)."""
         if not os.path.exists(path):
             raise ModelError(f"index model not found at {path}: build it with `python -m vision_lab.train`")
-        with np.load(path) as data:
-            layers = []
-            i = 0
-            while f"w{i}" in data:
-                layers.append((data[f"w{i}"].astype(np.float32), data[f"b{i}"].astype(np.float32)))
-                i += 1
-            info = json.loads(bytes(data["info"]).decode())
-            model = cls(data["mean"].astype(np.float32), data["scale"].astype(np.float32), layers, info)
+        try:
+            with np.load(path) as data:
+                layers = []
+                i = 0
+                while f"w{i}" in data:
+                    layers.append((data[f"w{i}"].astype(np.float32), data[f"b{i}"].astype(np.float32)))
+                    i += 1
+                info = json.loads(bytes(data["info"]).decode())
+                model = cls(data["mean"].astype(np.float32), data["scale"].astype(np.float32), layers, info)
+        except (OSError, EOFError, zipfile.BadZipFile, KeyError, UnicodeDecodeError, ValueError, TypeError,
+                AttributeError) as exc:
+            # np.load: not a zip archive, cut short, an array missing, a pickled (object) array, info not JSON
+            raise ModelError(f"index model at {path} is not usable: {_one_line(exc)}") from None
+        if not isinstance(info, dict):
+            raise ModelError(f"index model at {path} is not usable: its info is not a JSON object")
         if tuple(info.get("classes", ())) != CLASSES:
             raise ModelError(f"index model at {path} has classes {info.get('classes')}, expected {list(CLASSES)}")
+        problem = model.shape_problem()
+        if problem:
+            raise ModelError(f"index model at {path} is not usable: {problem}")
         return model
+
+    def shape_problem(self) -> str | None:
+        """What is wrong with the arrays' shapes (None: nothing): the scaling one row of features,
+        each layer taking what the one before gives, the last giving one value per class."""
+        if self.mean.ndim != 1 or self.scale.shape != self.mean.shape:
+            return f"mean {self.mean.shape} and scale {self.scale.shape} are not one row of features"
+        if not self.layers:
+            return "no layers (w0, b0, ...)"
+        width = self.mean.shape[0]
+        for i, (w, b) in enumerate(self.layers):
+            if w.ndim != 2 or w.shape[0] != width or b.shape != (w.shape[1],):
+                return f"layer {i} (w {w.shape}, b {b.shape}) does not take the {width} values before it"
+            width = w.shape[1]
+        if width != len(CLASSES):
+            return f"the last layer gives {width} values, not one per class ({len(CLASSES)})"
+        return None
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 _default: IndexModel | None = None

@@ -9,13 +9,18 @@ answering a list of reads, `close()`; opening a missing device or file is a
 `CameraError` with one clear line.
 
 Live cameras that stop delivering frames are reopened with back-off (the
-source reports `connected` False meanwhile); files and folders end, after
-which `finished` is True and `poll` answers nothing more.
+source reports `connected` False meanwhile, and True again only once a frame
+has been read after the reopening, not when the capture merely opens); files
+and folders end, after which `finished` is True and `poll` answers nothing
+more. A path that is neither a regular file, a character device nor a folder
+(a pipe, a socket) is refused before it is opened: a pipe's open would wait
+for a writer for ever.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -140,10 +145,16 @@ class CameraSource:
                 raise CameraError(f"cannot open stream {url}: unreachable, refused or not a video stream")
             return cap, "stream"
         path = url.removeprefix("file://")
-        if not os.path.exists(path):
-            raise CameraError(f"no such camera, video or folder: {path}")
-        if os.path.isdir(path):
+        try:
+            mode = os.stat(path).st_mode  # never opened to be told: a pipe's open waits for a writer
+        except FileNotFoundError:
+            raise CameraError(f"no such camera, video or folder: {path}") from None
+        except OSError as exc:
+            raise CameraError(f"cannot use {path}: {exc.strerror or exc}") from None
+        if stat.S_ISDIR(mode):
             return _Folder(path), "folder"
+        if not (stat.S_ISREG(mode) or stat.S_ISCHR(mode)):
+            raise CameraError(f"not a camera, video or folder but {picture.kind_of(mode)}: {path}")
         if not os.access(path, os.R_OK):
             raise CameraError(f"permission denied on {path}: add the daemon's user to group 'video' for cameras")
         live = path.startswith("/dev/")
@@ -152,6 +163,11 @@ class CameraSource:
             what = "camera" if live else "video (or it is not a video OpenCV can decode)"
             raise CameraError(f"cannot open {what}: {path}")
         return cap, "device" if live else "file"
+
+    @property
+    def lost(self) -> bool:
+        """A live camera whose frames failed: released, and reopened with back-off by `poll`."""
+        return self.watcher is not None and self._capture is None and not self.finished
 
     def close(self) -> None:
         """Release the camera. Safe to call twice."""
@@ -191,6 +207,7 @@ class CameraSource:
                 if not picture.fits(frame.shape[1], frame.shape[0]):  # a stream gone over to huge frames
                     raise CameraError(_too_large(self.url, frame.shape[1], frame.shape[0]))
                 self._failures = 0
+                self.connected = True  # after a reopening: restored once a frame is read
                 self.frame_index += 1
                 out += self.watcher.feed(frame, self.frame_index, stamp)
                 if self.realtime and self._fps and self._kind in ("file", "folder"):
@@ -224,7 +241,8 @@ class CameraSource:
         except CameraError:
             self._retry_at = time.monotonic() + self._backoff.failed()
             return False
-        self.connected = True
+        # `connected` stays False until a frame is read: a stream that opens and sends nothing
+        # is not a camera restored
         self._failures = 0
         self._backoff.succeeded()
         return True

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -226,3 +227,33 @@ def test_score_counts_black_cards_with_no_colour_in_view_read_when_told(shoed_cl
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert (out["right"], out["refused"], out["colour_camera"]) == (2, 0, True)
+
+
+def test_watch_stops_in_one_line_on_a_stream_gone_over_to_frames_too_large(deal_video, monkeypatch, capsys):
+    """A stream that goes over to frames larger than are read is stopped at the first such frame,
+    in one line (exit 2), as when it opens with them."""
+    from shoed import cli
+    from shoed.vision import picture
+
+    path, info = deal_video
+    sizes = []
+
+    def fits(width: int, height: int) -> bool:  # the open's size and 30 frames, then larger ones
+        sizes.append((width, height))
+        return len(sizes) <= 31
+
+    monkeypatch.setattr(picture, "fits", fits)
+    assert cli.main(["vision", "watch", path, "--roi", ",".join(map(str, info["roi"]))]) == 2
+    width, height = info["size"]
+    err = capsys.readouterr().err
+    assert err.startswith(f"shoed: frames of {width} x {height} pixels from {path}: at most 120 million are read")
+    assert err.count("\n") == 1 and len(sizes) == 32
+
+
+def test_watch_refuses_a_pipe_at_once_in_one_line(shoed_cli, tmp_path):
+    """A pipe given as the camera is never opened (its open would wait for a writer for ever)."""
+    fifo = tmp_path / "camera"
+    os.mkfifo(fifo)
+    proc = shoed_cli("vision", "watch", str(fifo), timeout=30)
+    assert proc.returncode == 2
+    assert proc.stderr == f"shoed: not a camera, video or folder but a pipe: {fifo}\n"
