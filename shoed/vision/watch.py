@@ -6,7 +6,11 @@ time; a card slides in, lies still for a moment, and leaves before the next.
 thumbnail, compared in grey with the empty background and with the previous
 frame) and runs the full identification only once per card, when it has lain
 still for a few frames. So a card is reported once, however long it lies
-there, and the next one only after the region was empty again.
+there, and the next one only after the region was empty again. Another card
+found where the card reported lies, the region never seen empty between them
+(swept off and the next put down within fewer than `empty_frames` frames), is
+reported as a card not read, reason `card_replaced`: which cards were dealt
+the camera cannot tell, and it never passes one over in silence.
 
 States: empty -> arriving (something differs from the background) -> present
 (it lay still and was identified) -> empty (the region matched the background
@@ -47,6 +51,9 @@ import numpy as np
 from shoed.vision.recognize import Identification, Recognizer, scene_shows_colour
 
 EMPTY, ARRIVING, PRESENT = "empty", "arriving", "present"
+# The reason of a CameraRead for a card found where another was reported, with the region never seen
+# empty between them: a card dealt without the camera seeing it come, or put down over the last.
+CARD_REPLACED = "card_replaced"
 
 
 @dataclass(frozen=True)
@@ -112,6 +119,7 @@ class CardWatcher:
         self._need_motion = False  # after "no card found": wait for the scene to move before looking again
         self._idle = 0  # still frames since "no card found", or away from the card as read
         self._settled: np.ndarray | None = None  # the thumbnail when the card was read
+        self._reported: str | None = None  # the card reported for what lies there (None: reported unreadable)
         # The region's mean colour (BGR) when last seen empty (the cloth, just before the card came):
         # a card filling the region with no colour in it (a black card) is read where the cloth's
         # colour shows that the camera sees colour. Set with the background, from the first frame.
@@ -190,7 +198,7 @@ class CardWatcher:
                 read = self._identify(region, frame_index, mono_ns)
                 if read is not None:
                     out.append(read)
-                    self.state, self._idle, self._settled = PRESENT, 0, thumb
+                    self.state, self._idle, self._settled, self._reported = PRESENT, 0, thumb, read.card
             return out
         # PRESENT: wait for the region to be empty again
         if vacant:
@@ -201,19 +209,28 @@ class CardWatcher:
         self._empty = 0
         # Still, but not as it was when the card was read: did the card leave
         # under a changed light (the old background will never match again)?
-        # Look once; no card means this is the table now. A card there (moved,
-        # or pushed in over the last one) is not reported again: a card is
-        # reported once, and only after the region was empty.
+        # Look once; no card means this is the table now. The card reported,
+        # moved, is not reported again: a card is reported once, and the next
+        # only after the region was empty. Another card read there came in
+        # over the last, or within fewer empty frames than tell the region
+        # empty: which cards were dealt the camera cannot say, so it reports
+        # a card it could not read (CARD_REPLACED), never the new one as dealt.
         away = float(np.mean(np.abs(thumb - self._settled) > cfg.pixel_change)) >= cfg.present_share
         self._idle = self._idle + 1 if (away and moving <= cfg.still_share) else 0
         if self._idle >= cfg.still_frames:
             self._idle = 0
             self.identifications += 1
-            if self.recognizer.identify(region).reason == "no card found":
+            told = self.config.colour_camera and not monochrome(region)
+            result = self.recognizer.identify(region, colour=told or scene_shows_colour(self._cloth, region))
+            if result.reason == "no card found":
                 self._empty_view(thumb, colour)
                 self.state = EMPTY
             else:
                 self._settled = thumb
+                if result.card is not None and result.card != self._reported:
+                    out.append(CameraRead(None, result.confidence, CARD_REPLACED, frame_index, mono_ns,
+                                          self._to_frame(result.corners)))
+                    self._reported = result.card
         return out
 
     def _empty_view(self, thumb: np.ndarray, colour: np.ndarray) -> None:

@@ -214,3 +214,33 @@ def test_a_camera_gone_over_to_frames_of_other_proportions_starts_afresh(recogni
     assert first[0][0].shape != second[0][0].shape
     reads = run(CardWatcher(WatchConfig(), recognizer), first + second)
     assert [r.card for r in reads] == ["9S", "4H", "KD", "2C"]
+
+
+@pytest.mark.parametrize("gap", [0, 1, 2])
+def test_a_card_dealt_before_the_region_was_seen_empty_is_reported_unreadable_not_passed_over(recognizer, gap):
+    """A fast dealer's next card comes within fewer empty frames than tell the region empty (3): the
+    watcher, still on the card it reported, finds another card there. It cannot say that the first
+    left and the second was dealt, so it reports a card it could not read, `card_replaced` (the
+    table raises its misdeal for an unreadable card, and the dealer enters the card); the card
+    after, dealt as ever, is read."""
+    from shoed.vision.watch import CARD_REPLACED
+
+    plan = synth.DealPlan()
+    block = plan.empty + 2 * plan.slide + plan.rest  # the frames of one card: empty, slide in, rest, slide out
+    frames = list(synth.deal_frames(["8H", "TD", "KS"], np.random.default_rng(8), size=SIZE, roi=ROI, plan=plan))
+    # 8H comes and lies still; then `gap` frames of the empty region, and TD lies there (8H swept
+    # off and TD put down between two frames); then KS is dealt as ever
+    resting = [(frame, label) for frame, label in frames[block: 2 * block] if label == "TD"]
+    frames = frames[:block - plan.slide] + frames[:gap] + resting + frames[2 * block:]
+    reads = run(CardWatcher(WatchConfig(roi=ROI), recognizer), frames)
+    assert [(r.card, r.reason) for r in reads] == [("8H", None), (None, CARD_REPLACED), ("KS", None)]
+    assert frames[reads[1].frame_index][1] == "TD"  # said while TD lay still
+
+
+def test_the_card_reported_moved_where_it_lies_is_not_reported_again(recognizer):
+    """A card pushed along where it lies, and left there: the same card, not reported again."""
+    frames = list(synth.deal_frames(["9S"], np.random.default_rng(2), size=SIZE, roi=ROI,
+                                    plan=synth.DealPlan(empty=5, slide=5, rest=30)))[:40]
+    shifted = [(np.roll(frame, 24, axis=1), label) for frame, label in frames[20:40]]  # pushed 24 px along
+    reads = run(CardWatcher(WatchConfig(roi=ROI), recognizer), frames + shifted)
+    assert [(r.card, r.reason) for r in reads] == [("9S", None)]
