@@ -263,8 +263,9 @@ def config_from_dict(data: dict, origin: str = "<config>") -> Config:
 
 def check(config: Config):
     """What must hold before the daemon creates anything (keys, journal directories): the
-    table id, the ruleset and its decks, each source's driver, the secret file. Returns the
-    ruleset to run. Every failure is a ConfigError with a one-line message."""
+    table id, the ruleset and its decks, each source's driver, a source ahead of any that only
+    stands in for a shoe (a fallback: the camera), the secret file. Returns the ruleset to run.
+    Every failure is a ConfigError with a one-line message."""
     from shoed.net.wire import WireError, check_table_id
     from shoed.rules.ruleset import RulesetError, load_ruleset, with_decks
 
@@ -292,6 +293,11 @@ def check(config: Config):
                 parse_usb_url(source.url)
             except DriverError as exc:
                 raise ConfigError(f"source {i + 1} ({source.driver}): {exc}") from None
+    first = config.sources[0]
+    if source_capabilities(first).fallback:
+        # sources are in priority order: a fallback first would deal while the shoe is healthy
+        raise ConfigError(f"source 1 ({first.driver}) only stands in for a shoe that fails (a fallback reader): "
+                          f"list the shoe's source before it, as sources are in priority order")
     for i, source in enumerate(config.sources):
         if source.driver == "shuffler":
             _check_order_key(source, config.journal_dir, i)
