@@ -65,6 +65,16 @@ def read_regular(path: str | os.PathLike, limit: int | None = None,
     return data
 
 
+def is_stream(path: str | os.PathLike) -> bool:
+    """Whether `path` is an existing pipe, terminal or device: written into as a stream (there is no
+    file there to replace or to keep from being overwritten)."""
+    try:
+        mode = os.stat(path).st_mode  # through any link
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
 def write_whole(path: str | os.PathLike, data: bytes) -> None:
     """`data` into the file at `path`, whole or not at all (module docstring); OSError as the
     system gives it (no folder, no room, no permission)."""

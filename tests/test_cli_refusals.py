@@ -283,7 +283,7 @@ def test_a_ruleset_that_cannot_be_read_is_one_line_naming_it(tmp_path):
 def test_an_unknown_log_level_is_refused(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "shoed", "run", "--log-level", "BOGUS"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=30)
-    one_line(proc, "--log-level is one of DEBUG, INFO, WARNING, ERROR, CRITICAL")
+    argparse_refusal(proc, "a log level is one of DEBUG, INFO, WARNING, ERROR, CRITICAL")
     assert list(tmp_path.iterdir()) == []
     proc = subprocess.run([sys.executable, "-m", "shoed", "witness", "--db", f"sqlite:///{tmp_path}/w.db",
                            "--log-level", "verbose", "t1=tcp://127.0.0.1:1"], cwd=tmp_path, capture_output=True,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 
 from shoed import cli
+from shoed.files import is_stream
 
 
 def register(sub) -> None:
@@ -47,7 +48,7 @@ def run(args) -> int:
         raise CommandError("--list lists the journal's shoes and writes nothing: give --out/--html without --list")
     if args.out and not args.out.lower().endswith(".png"):
         raise CommandError(f"--out writes a PNG image: name it FILE.png, not {args.out}")
-    if args.html and not (args.html.lower().endswith((".html", ".htm")) or _is_stream(args.html)):
+    if args.html and not (args.html.lower().endswith((".html", ".htm")) or is_stream(args.html)):
         raise CommandError(f"--html writes an HTML page: name it FILE.html, not {args.html}")
     _check_targets(args.journal, [(option, target) for option, target in (("--out", args.out),
                                                                          ("--html", args.html)) if target])
@@ -116,16 +117,6 @@ def _is_stdout(path: str) -> bool:
     return (one.st_dev, one.st_ino) == (out.st_dev, out.st_ino)
 
 
-def _is_stream(path: str) -> bool:
-    """Whether `path` is an existing pipe, terminal or device (written into as a stream, shoed.files)."""
-    import os
-    import stat
-
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return False
-    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
 
 
 def _check_targets(journal: str, targets: list[tuple[str, str]]) -> None:
@@ -141,7 +132,7 @@ def _check_targets(journal: str, targets: list[tuple[str, str]]) -> None:
     folder = where if os.path.isdir(where) else os.path.dirname(where)
     seen: dict[str, str] = {}
     for option, target in targets:
-        if _is_stream(target):
+        if is_stream(target):
             if not os.access(target, os.W_OK):
                 raise CommandError(f"cannot write {target}: permission denied")
             continue

@@ -36,7 +36,8 @@ def register(sub) -> None:
                    help="a wait (for a card, a confirm, a decision, a correction) longer than this raises the "
                         "`stalled` alarm (default 120; 0: never)")
     p.late_epilog = drivers_epilog  # shoed's own and those installed packages register
-    p.add_argument("--log-level", default="INFO")
+    p.add_argument("--log-level", default="INFO", type=cli.log_level,
+                   help="DEBUG, INFO (the default), WARNING, ERROR or CRITICAL")
     p.add_argument("--log-json", action="store_true", default=None, help="JSON log lines even on a terminal")
     p.set_defaults(func=run)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 
 from shoed import cli
+from shoed.files import is_stream
 
 RESUME_MAX = 16 << 20  # bytes: a --resume file, a shoe's state, is a few kilobytes
 
@@ -31,6 +32,8 @@ def _card_numbers(text: str) -> tuple[int, ...]:
     if not out:
         raise argparse.ArgumentTypeError("give at least one card number, e.g. 12,40,77")
     return tuple(sorted(set(out)))
+
+
 
 
 def register(sub) -> None:
@@ -230,7 +233,7 @@ def run(args) -> int:
     if args.gate is not None and args.protocol != "native":
         raise CommandError("--gate is the native shoe's card gate (a Bee-Tek shoe has none): leave out "
                            "--protocol beetek")
-    if args.truth is not None and os.path.lexists(args.truth):
+    if args.truth is not None and os.path.lexists(args.truth) and not is_stream(args.truth):
         raise CommandError(f"--truth {args.truth} already exists: it is never overwritten; name a new file")
     _follow_endpoints(args)
     shuffler = None

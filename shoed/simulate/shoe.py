@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Self
 
+from shoed.files import is_stream
 from shoed.rules.ruleset import Ruleset, load_ruleset, with_decks
 from shoed.simulate.dealer import (
     BUTTON,
@@ -59,6 +60,8 @@ TICK = 0.02
 LOW_WATER = 4096
 # The link entries a shoe made without `keep_truth` keeps in memory (the truth file has them all).
 WIRE_LOG_KEPT = 1000
+
+
 
 
 class SimulatorError(RuntimeError):
@@ -185,8 +188,9 @@ class VirtualShoe:
             import firmware_protocol  # noqa: F401  (fail here, not in the thread)
         if isinstance(self._truth_target, (str, Path)):
             # Open for the shoe's whole run; stop() closes it. A new file: one already there (an earlier
-            # run's truth, a journal file) is never truncated.
-            self._truth_io = open(self._truth_target, "x", encoding="utf-8")  # noqa: SIM115
+            # run's truth, a journal file) is never truncated; a pipe or a device is written as it is.
+            mode = "a" if is_stream(self._truth_target) else "x"
+            self._truth_io = open(self._truth_target, mode, encoding="utf-8")  # noqa: SIM115
             self._own_truth_io = True
         elif self._truth_target is not None:
             self._truth_io = self._truth_target
