@@ -12,7 +12,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from shoed.display.state import CONNECTING, LIVE, RECONNECTING, DisplayState, apply, initial
+from dataclasses import replace
+
+from shoed.display.state import CONNECTING, LIVE, RECONNECTING, DisplayState, apply, initial, shown
 from shoed.display.terminal import render
 
 POLL = 0.25  # seconds between screen refreshes at most
@@ -58,15 +60,31 @@ class Feed:
         stats = self.client.stats
         return sum(stats.get(k, 0) for k in ("events", "heartbeats", "snapshots", "duplicates"))
 
+    def _apply(self, item: dict) -> DisplayState:
+        """The state after one item of the client's. The fold drops what it cannot take
+        (shoed.display.state.checked); anything else that goes wrong with one item drops that
+        item too, counted as one, and the last good state stays on the screen."""
+        state = self.state
+        try:
+            state = apply(state, item)
+            if state.snapshots != self.state.snapshots:
+                odds = local_odds(state)
+                if odds is not None:
+                    state = apply(state, {"kind": "watch.odds", "odds": odds})
+        except Exception as exc:  # one item from the wire never ends the display
+            kind = item.get("kind") if isinstance(item, dict) else None
+            why = f"{kind if isinstance(kind, str) else 'an item'}: {type(exc).__name__}"
+            return replace(self.state, dropped=self.state.dropped + 1, dropped_why=shown(why))
+        return state
+
     def poll(self, timeout: float = POLL) -> bool:
         """Take what arrived within `timeout`; True if the state changed."""
         before = self.state
         for item in self.client.poll(timeout):
-            self.state = apply(self.state, item)
-            if item.get("kind") == "snapshot":
-                odds = local_odds(self.state)
-                if odds is not None:
-                    self.state = apply(self.state, {"kind": "watch.odds", "odds": odds})
+            self.state = self._apply(item)
+        wire_dropped = self.client.stats.get("malformed", 0)
+        if wire_dropped != self.state.wire_dropped:
+            self.state = apply(self.state, {"kind": "watch.dropped", "count": wire_dropped})
         now = self.clock()
         count = self._counter()
         if count != self._heard_count:

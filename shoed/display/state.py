@@ -13,13 +13,21 @@ the alarms the table holds until it clears them (the schema's `HELD_ALARMS`, the
 set the controller holds) are told apart from one-off notices; a display that
 stayed connected and one that joined late show the same
 (tests/display/test_late_joiners.py).
+
+What comes from the wire is checked where it enters (`checked`): an item whose fields the
+fold reads have the wrong type, a result without a winner, or more results, voids or
+misdeals than a shoe of its decks can hold, is dropped and counted (`dropped`, shown on the
+display), never folded. Every string it carries is made one printable line of at most
+TEXT_MAX characters (`shown`), once, here: a text from the wire never drives the terminal.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from typing import Any
 
-from shoed.rules.roads import Outcome, Roads, roads, roads_after
+from shoed.net.wire import one_line
+from shoed.rules.roads import Outcome, RoadBuilder, Roads, roads, roads_after
 from shoed.table.results import NO_RESULTS, ShoeResults
 from shoed.rules.misdeal import OUTLIVE_VOID
 from shoed.rules.stats import CARDS_PER_DECK
@@ -38,6 +46,40 @@ WAIT_CHANGES = frozenset({
     "coup.result", "coup.void", "coup.confirmed", "coup.decision", "misdeal", "misdeal.corrected",
 })
 EMPTY_ROADS = roads(())
+
+TEXT_MAX = 200  # characters of one string from the wire, once made one printable line
+MAX_DECKS = 16  # the most decks a shoe is opened with (shoed.table.events.OpenShoeArgs)
+DEVICES_KEPT = 64  # readers whose link state is shown
+
+
+class Malformed(ValueError):
+    """An item from the wire the display does not fold: its message says why, on one line."""
+
+
+def shown(text: str) -> str:
+    """A string from the wire as the display keeps it: one printable line (shoed.net.wire.one_line
+    writes a control, a C1 control, a line break and a bidirectional or invisible format character
+    as its escape), cut to TEXT_MAX characters."""
+    line = one_line(text)
+    return line if len(line) <= TEXT_MAX else line[:TEXT_MAX - 1] + "\u2026"
+
+
+def _clean(value: Any) -> Any:
+    """Every string in `value` (keys included) made `shown`; other values as they are."""
+    if isinstance(value, str):
+        return shown(value)
+    if isinstance(value, dict):
+        return {_clean(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    return value
+
+
+def coups_held(decks: object) -> int:
+    """The most coups a shoe of `decks` decks can deal (four cards each at least); a shoe of
+    unknown or implausible decks counts as MAX_DECKS."""
+    n = decks if isinstance(decks, int) and not isinstance(decks, bool) and 1 <= decks <= MAX_DECKS else MAX_DECKS
+    return n * CARDS_PER_DECK // 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +154,12 @@ class DisplayState:
     wait_since: str | None = None
     snapshots: int = 0
     events: int = 0
+    dropped: int = 0  # items from the wire not folded (Malformed), kept across snapshots
+    dropped_why: str | None = None  # why the last one was
+    wire_dropped: int = 0  # messages the client dropped before the fold (shoed.net.client, stats "malformed")
+    # The roads built one coup at a time (RoadBuilder) and the Roads they gave: used while this
+    # state's roads are those Roads (the fold stays pure: an older state builds its own).
+    layout: _Layout | None = field(default=None, compare=False, repr=False)
 
     @property
     def results(self) -> tuple[Outcome, ...]:
@@ -123,19 +171,33 @@ class DisplayState:
         return self.shoe_results.coups
 
 
+class _Layout:
+    __slots__ = ("builder", "roads")
+
+    def __init__(self, builder: RoadBuilder, shown: Roads) -> None:
+        self.builder, self.roads = builder, shown
+
+
 def initial(table: str) -> DisplayState:
     return DisplayState(table=table)
 
 
 def apply(state: DisplayState, item: dict) -> DisplayState:
-    """The state after one snapshot, event or shell item."""
-    kind = item.get("kind")
-    if kind == "snapshot":
-        return from_snapshot(state, item)
+    """The state after one snapshot, event or shell item. A snapshot or event that does not
+    pass `checked` is dropped and counted: the state is otherwise the one before it."""
+    kind = item.get("kind") if isinstance(item, dict) else None
     if kind == "watch.connection":
         return replace(state, connection=str(item.get("state")))
     if kind == "watch.odds":
         return replace(state, odds=item.get("odds"), odds_local=True)
+    if kind == "watch.dropped":
+        return replace(state, wire_dropped=int(item.get("count") or 0))
+    try:
+        item = checked(state, item)
+    except Malformed as exc:
+        return replace(state, dropped=state.dropped + 1, dropped_why=shown(str(exc)))
+    if kind == "snapshot":
+        return from_snapshot(state, item)
     handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
     if isinstance(kind, str) and kind.startswith("device."):
         handler = _on_device
@@ -144,6 +206,138 @@ def apply(state: DisplayState, item: dict) -> DisplayState:
             kind == "table.started" and state.wait_since is None):
         state = replace(state, wait_since=item.get("utc", state.wait_since))
     return handler(state, item) if handler else state
+
+
+# ----- what is folded -------------------------------------------------------------
+# The fields the fold reads, by kind, and what each must be when it is there (None allowed
+# unless the field is in REQUIRED). The schema (shoed.table.events) says the same of a whole
+# event; the fold asks only what it reads, so an event of a newer daemon with more fields, or
+# fewer that it does not read, is still shown.
+def _int(v: object) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _str(v: object) -> bool:
+    return isinstance(v, str)
+
+
+def _strs(v: object) -> bool:
+    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+
+def _dict(v: object) -> bool:
+    return isinstance(v, dict)
+
+
+def _number(v: object) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _numbers(v: object) -> bool:
+    return isinstance(v, dict) and all(isinstance(k, str) and _number(x) for k, x in v.items())
+
+
+def _list(v: object) -> bool:
+    return isinstance(v, list)
+
+
+def _names(v: object) -> bool:
+    return isinstance(v, dict) and all(isinstance(k, str) and isinstance(x, str) for k, x in v.items())
+
+
+def _winner(v: object) -> bool:
+    return v in ("player", "banker", "tie")
+
+
+_COMMON = {"seq": _int, "utc": _str, "coup": _int, "shoe": _str}
+_ODDS = {"cards_left": _int, "probabilities": _numbers, "player_expectation": _numbers, "favourable": _strs}
+_HANDS = {"player_cards": _strs, "banker_cards": _strs, "player_total": _int, "banker_total": _int}
+FIELDS: dict[str, dict[str, Any]] = {
+    "shoe.opened": {"decks": _int, "ruleset": _str},
+    "shoe.burn": {"card": _str},
+    "shoe.cut_card": {"last_coup": _int},
+    "shoe.closed": {"reconciliation": _dict},
+    "shoe.odds": _ODDS,
+    "card": {"card": _str, "total": _int, "recipient": _str},
+    "coup.result": {**_HANDS, "winner": _winner, "road": _dict},
+    "coup.void": {**_HANDS, "reason": _str},
+    "misdeal": {"misdeal": _dict},
+    "misdeal.corrected": {"misdeal": _int, "correction": _str, "card": _str},
+    "alarm": {"alarm": _str, "text": _str, "code": _str},
+}
+REQUIRED = {"coup.result": ("winner",), "misdeal": ("misdeal",), "alarm": ("alarm",)}
+_MISDEAL = {"id": _int, "kind": _str, "correction": _str, "card": _str}
+_SNAPSHOT = {"table": _str, "ruleset": _str, "decks": _int, "shoe": _dict, "coups": _list, "coup": _dict,
+             "odds": _dict, "alarms": _names, "pending_misdeals": _list, "locked": _str, "devices": _names,
+             "fallback": _str, "waiting": _dict}
+_SNAPSHOT_SHOE = {"id": _str, "phase": _str, "cards_left": _int, "last_coup": _int,
+                  "remaining_by_rank": lambda v: isinstance(v, list) and len(v) == 13 and all(
+                      _int(x) and x <= 4 * MAX_DECKS for x in v),
+                  "reconciliation": _dict}
+_OPEN_COUP = {"state": _str, "number": _int, **_HANDS}
+
+
+def _fields(what: str, record: object, spec: dict[str, Any], required: tuple[str, ...] = ()) -> dict:
+    if not isinstance(record, dict):
+        raise Malformed(f"{what}: not an object")
+    for name in required:
+        if record.get(name) is None:
+            raise Malformed(f"{what}: no {name}")
+    for name, ok in spec.items():
+        value = record.get(name)
+        if value is not None and not ok(value):
+            raise Malformed(f"{what}: {name} of the wrong type ({type(value).__name__})")
+    return record
+
+
+def checked(state: DisplayState, item: dict) -> dict:
+    """A snapshot or event from the wire, its strings cleaned (`shown`), if the fold can take
+    it; raises Malformed if not."""
+    if not isinstance(item, dict):
+        raise Malformed("not an object")
+    kind = item.get("kind")
+    if not isinstance(kind, str):
+        raise Malformed("no kind")
+    what = shown(kind)
+    if kind == "snapshot":
+        if not _int(item.get("seq")):
+            raise Malformed("snapshot: no seq")
+        snap = _fields("snapshot", item.get("state"), _SNAPSHOT)
+        _fields("snapshot shoe", snap.get("shoe") or {}, _SNAPSHOT_SHOE)
+        _fields("snapshot coup", snap.get("coup") or {}, _OPEN_COUP)
+        _fields("snapshot waiting", snap.get("waiting") or {}, {"since": _str})
+        _fields("snapshot odds", snap.get("odds") or {}, _ODDS)
+        coups = snap.get("coups") or []
+        held = coups_held(snap.get("decks"))
+        if len(coups) > held:
+            raise Malformed(f"snapshot: {len(coups)} coups, more than a shoe holds ({held})")
+        for record in coups:
+            _fields("snapshot coups", record, {**_HANDS, "reason": _str, "coup": _int},
+                    () if isinstance(record, dict) and record.get("void") else ("winner",))
+            if not record.get("void") and not _winner(record.get("winner")):
+                raise Malformed("snapshot coups: a result without a winner")
+        pending = snap.get("pending_misdeals") or []
+        if len(pending) > held:
+            raise Malformed(f"snapshot: {len(pending)} pending misdeals, more than a shoe holds ({held})")
+        for entry in pending:
+            _fields("snapshot pending_misdeals", entry, _MISDEAL, ("id",))
+        if len(snap.get("devices") or {}) > DEVICES_KEPT:
+            raise Malformed(f"snapshot: more than {DEVICES_KEPT} devices")
+        return _clean(item)
+    _fields(what, item, {**_COMMON, **FIELDS.get(kind, {})}, REQUIRED.get(kind, ()))
+    held = coups_held(state.decks)
+    if kind == "misdeal":
+        _fields(what, item["misdeal"], _MISDEAL, ("id",) if item["misdeal"].get("correctable") else ())
+        if item["misdeal"].get("correctable") and len(state.pending) >= held:
+            raise Malformed(f"misdeal: more pending misdeals than a shoe holds ({held})")
+    elif kind == "coup.result" and len(state.results) >= held:
+        raise Malformed(f"coup.result: more results than a shoe holds ({held})")
+    elif kind == "coup.void" and len(state.voids) >= held:
+        raise Malformed(f"coup.void: more voids than a shoe holds ({held})")
+    elif kind in ("device.connected", "device.lost", "device.restored") and len(state.devices) >= DEVICES_KEPT \
+            and shown(str(item.get("source"))) not in dict(state.devices):
+        raise Malformed(f"{what}: more than {DEVICES_KEPT} devices")
+    return _clean(item)
 
 
 def fold(items, state: DisplayState | None = None, table: str = "t1") -> DisplayState:
@@ -161,6 +355,8 @@ def from_snapshot(state: DisplayState, item: dict) -> DisplayState:
     shoe = snap.get("shoe") or {}
     coups = list(snap.get("coups") or ())
     results = ShoeResults.of_coups(coups)
+    builder = RoadBuilder.from_results(results.outcomes)
+    layout = _Layout(builder, builder.roads())
     voids = [(record.get("coup"), _reason(record)) for record in coups if record.get("void")]
     last = CoupView.of_record(coups[-1]) if coups else None
     coup = last
@@ -176,7 +372,8 @@ def from_snapshot(state: DisplayState, item: dict) -> DisplayState:
     alarms = snap.get("alarms") or {}
     remaining = shoe.get("remaining_by_rank")
     return DisplayState(
-        table=snap.get("table") or item.get("table") or state.table,
+        # the table the client checked the snapshot's reply against, not what the state inside says
+        table=item.get("table") or state.table,
         connection=state.connection,
         seq=item.get("seq", snap.get("seq")),
         ruleset=snap.get("ruleset"),
@@ -187,7 +384,8 @@ def from_snapshot(state: DisplayState, item: dict) -> DisplayState:
         cut_card=bool(shoe.get("cut_card")),
         last_coup=shoe.get("last_coup"),
         shoe_results=results,
-        roads=roads(results.outcomes),
+        roads=layout.roads,
+        layout=layout,
         voids=tuple(voids),
         coup=coup,
         last=last,
@@ -203,6 +401,9 @@ def from_snapshot(state: DisplayState, item: dict) -> DisplayState:
         wait_since=(snap.get("waiting") or {}).get("since"),
         snapshots=state.snapshots + 1,
         events=state.events,
+        dropped=state.dropped,
+        dropped_why=state.dropped_why,
+        wire_dropped=state.wire_dropped,
     )
 
 
@@ -220,7 +421,7 @@ def _on_shoe_opened(state: DisplayState, e: dict) -> DisplayState:
     return replace(
         state, shoe=e.get("shoe"), ruleset=e.get("ruleset", state.ruleset), decks=decks, phase="burn_first",
         cards_left=decks * CARDS_PER_DECK if isinstance(decks, int) else None, cut_card=False, last_coup=None,
-        shoe_results=NO_RESULTS, roads=EMPTY_ROADS, voids=(), coup=None, last=None, odds=None,
+        shoe_results=NO_RESULTS, roads=EMPTY_ROADS, layout=None, voids=(), coup=None, last=None, odds=None,
         odds_local=False, pending=(), remaining_by_rank=None, reconciliation=None,
     )
 
@@ -284,32 +485,75 @@ def _on_card(state: DisplayState, e: dict) -> DisplayState:
     return replace(state, coup=coup)
 
 
-def _roads(state: DisplayState, results: ShoeResults, e: dict) -> Roads:
-    """The roads after a coup.result or coup.void: the coup's road step, as the table published
-    it, added to the roads; laid out again from the results only where no step follows the
-    roads shown (a result voided, or a table that publishes no steps)."""
+def _step_fits(step: dict, outcome: Outcome, position: int) -> bool:
+    """Whether a coup.result's road step is this coup's: its result, marks and position those of
+    the event, its big-road cell a decision, its marks red or blue."""
+    if (step.get("position"), step.get("result"), step.get("banker_pair"), step.get("player_pair"),
+            step.get("natural")) != (position, outcome.winner, outcome.banker_pair, outcome.player_pair,
+                                     outcome.natural):
+        return False
+    cell = step.get("big_road")
+    if cell is not None and not (isinstance(cell, dict) and cell.get("winner") in ("B", "P")):
+        return False
+    for name in ("big_eye_boy", "small_road", "cockroach_pig"):
+        added = step.get(name)
+        if added is not None and not (isinstance(added, dict) and added.get("colour") in ("R", "B")):
+            return False
+    ask = step.get("ask_road")
+    return isinstance(ask, dict) and set(ask) == {"banker", "player"} and all(
+        isinstance(marks, dict) and all(v in ("R", "B", None) for v in marks.values()) for marks in ask.values())
+
+
+def _layout(state: DisplayState) -> _Layout:
+    """The RoadBuilder of the roads this state shows: kept if it is still theirs, else built again
+    from the results (once; then one coup at a time)."""
+    layout = state.layout
+    if layout is not None and layout.roads is state.roads and len(layout.builder) == len(state.results):
+        return layout
+    builder = RoadBuilder.from_results(state.results, state.roads.rows)
+    return _Layout(builder, state.roads)
+
+
+def _roads(state: DisplayState, results: ShoeResults, e: dict) -> tuple[Roads, _Layout | None]:
+    """The roads after a coup.result or coup.void, with the builder that follows them. A result adds
+    one coup: the table's road step (the `road` of its coup.result) where it is this coup's
+    (`_step_fits`), else the builder's; a result voided takes the last coup back."""
     if results is state.shoe_results:
-        return state.roads
+        return state.roads, state.layout
+    layout = _layout(state)
+    if len(results.outcomes) != len(state.results) + 1:  # a result voided: its coup taken back
+        layout.builder.pop()
+        shown_roads = layout.builder.roads()
+        layout.roads = shown_roads
+        return shown_roads, layout
+    outcome = results.outcomes[-1]
+    layout.builder.add(outcome)
     step = e.get("road")
-    if e.get("kind") == "coup.result" and isinstance(step, dict):
+    after = None
+    if isinstance(step, dict) and _step_fits(step, outcome, len(results.outcomes)):
         try:
-            return roads_after(state.roads, step)
-        except (ValueError, KeyError, TypeError):
-            pass
-    return roads(results.outcomes)
+            after = roads_after(state.roads, step)
+        except (ValueError, KeyError, TypeError, AttributeError):
+            after = None
+    if after is None:
+        after = layout.builder.roads()
+    layout.roads = after
+    return after, layout
 
 
 def _on_coup_result(state: DisplayState, e: dict) -> DisplayState:
     results = state.shoe_results.after(e)
     view = CoupView.of_record(e)
-    return replace(state, shoe_results=results, roads=_roads(state, results, e), coup=view, last=view)
+    shown_roads, layout = _roads(state, results, e)
+    return replace(state, shoe_results=results, roads=shown_roads, layout=layout, coup=view, last=view)
 
 
 def _on_coup_void(state: DisplayState, e: dict) -> DisplayState:
     results = state.shoe_results.after(e)  # voided after its result: no longer a result
     view = CoupView.of_record(e)
+    shown_roads, layout = _roads(state, results, e)
     return replace(
-        state, shoe_results=results, roads=_roads(state, results, e),
+        state, shoe_results=results, roads=shown_roads, layout=layout,
         voids=state.voids + ((e.get("coup"), _reason(e)),), coup=view, last=view,
         pending=tuple(p for p in state.pending if p[1] in OUTLIVE_VOID),
     )
@@ -363,11 +607,11 @@ def _on_device(state: DisplayState, e: dict) -> DisplayState:
 
 def _on_table_started(state: DisplayState, e: dict) -> DisplayState:
     how = "" if e.get("clean", True) else " after an unclean stop"
-    return replace(state, note=f"daemon started{how} ({e.get('utc', '')[:19]})")
+    return replace(state, note=f"daemon started{how} ({(e.get('utc') or '')[:19]})")
 
 
 def _on_table_stopped(state: DisplayState, e: dict) -> DisplayState:
-    return replace(state, note=f"daemon stopped ({e.get('utc', '')[:19]})")
+    return replace(state, note=f"daemon stopped ({(e.get('utc') or '')[:19]})")
 
 
 _HANDLERS = {

@@ -75,18 +75,20 @@ class Grid:
             yield line
 
 
-def _panel(body, title: str, hidden: int = 0, width: int | None = None, **kw) -> Panel:
+def _panel(body, title: str | Text, hidden: int = 0, width: int | None = None, **kw) -> Panel:
+    """A panel; its title is Text, never markup (a title holds strings from the wire)."""
+    title = Text(title) if isinstance(title, str) else title.copy()
     if hidden:
         long = f" (+{hidden} earlier)"
-        fits = width is None or len(title) + len(long) + 6 <= width
-        title += f"[dim]{long if fits else f' (+{hidden})'}[/]"
+        fits = width is None or title.cell_len + len(long) + 6 <= width
+        title.append(long if fits else f" (+{hidden})", style="dim")
     return Panel(body, title=title, title_align="left", padding=(0, 1), **kw)
 
 
 class RoadPanel:
     """A road's panel whose title counts the columns scrolled off at the width it gets."""
 
-    def __init__(self, grid: Grid, title: str) -> None:
+    def __init__(self, grid: Grid, title: str | Text) -> None:
         self.grid, self.title = grid, title
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
@@ -183,7 +185,7 @@ def _outcome_line(coup: CoupView, last: bool) -> Text:
         high, low = ((coup.banker_total, coup.player_total) if winner == "banker"
                      else (coup.player_total, coup.banker_total))
         line.append(f" {SIDE_NAME.get(winner, winner).upper()} WINS {high} to {low} ",
-                    style=WINNER_STYLE[winner[0].upper()])
+                    style=WINNER_STYLE.get(winner[:1].upper(), "bold"))
     marks = [m for m, on in (("natural", coup.natural), ("player pair", coup.player_pair),
                              ("banker pair", coup.banker_pair)) if on]
     if marks:
@@ -249,16 +251,18 @@ def stats_panel(state: DisplayState) -> Panel:
     grid.add_column(no_wrap=True)
     grid.add_column(justify="right", no_wrap=True)
     grid.add_column(no_wrap=True)
-    grid.add_row(Text("Banker", style="bold red"), str(counts.banker), f"{100 * counts.banker / decisions:.0f}%")
-    grid.add_row(Text("Player", style="bold bright_blue"), str(counts.player),
-                 f"{100 * counts.player / decisions:.0f}%")
-    grid.add_row(Text("Tie", style="bold green"), str(counts.tie), "")
-    grid.add_row("Pairs", f"B {counts.banker_pairs}", f"P {counts.player_pairs}")
-    grid.add_row("Naturals", str(counts.naturals), "")
-    grid.add_row("Results", str(counts.coups), f"voids {len(state.voids)}")
-    grid.add_row("Cards left", "?" if state.cards_left is None else str(state.cards_left), "")
+    # Cells are Text, never markup: some hold what the wire said.
+    grid.add_row(Text("Banker", style="bold red"), Text(str(counts.banker)),
+                 Text(f"{100 * counts.banker / decisions:.0f}%"))
+    grid.add_row(Text("Player", style="bold bright_blue"), Text(str(counts.player)),
+                 Text(f"{100 * counts.player / decisions:.0f}%"))
+    grid.add_row(Text("Tie", style="bold green"), Text(str(counts.tie)), Text(""))
+    grid.add_row(Text("Pairs"), Text(f"B {counts.banker_pairs}"), Text(f"P {counts.player_pairs}"))
+    grid.add_row(Text("Naturals"), Text(str(counts.naturals)), Text(""))
+    grid.add_row(Text("Results"), Text(str(counts.coups)), Text(f"voids {len(state.voids)}"))
+    grid.add_row(Text("Cards left"), Text("?" if state.cards_left is None else str(state.cards_left)), Text(""))
     if state.cut_card:
-        grid.add_row(Text("Cut card", style="bold"), "", f"last coup {state.last_coup}")
+        grid.add_row(Text("Cut card", style="bold"), Text(""), Text(f"last coup {state.last_coup}"))
     return _panel(grid, "Statistics")
 
 
@@ -281,14 +285,14 @@ def odds_panel(state: DisplayState) -> Panel:
         p, e = probabilities.get(bet), expectation.get(bet)
         good = bet in favourable
         table.add_row(
-            ("\u2605 " if good else "  ") + bet.replace("_", " "),
-            "" if p is None else f"{100 * p:.2f}%",
-            "" if e is None else f"{100 * e:+.3f}%",
+            Text(("\u2605 " if good else "  ") + bet.replace("_", " ")),
+            Text("" if p is None else f"{100 * p:.2f}%"),
+            Text("" if e is None else f"{100 * e:+.3f}%"),
             style="bold black on yellow" if good else None,
         )
-    title = f"Odds ({odds.get('cards_left', '?')} cards)"
+    title = Text(f"Odds ({odds.get('cards_left', '?')} cards)")
     if state.odds_local:
-        title += " [dim]computed here[/]"
+        title.append(" computed here", style="dim")
     return _panel(table, title)
 
 
@@ -296,7 +300,7 @@ def bead_grid(state: DisplayState) -> Grid:
     cells: dict[tuple[int, int], Text] = {}
     rows = state.roads.rows
     for i, outcome in enumerate(state.results):
-        text = Text(outcome.winner, style=WINNER_STYLE[outcome.winner])
+        text = Text(outcome.winner, style=WINNER_STYLE.get(outcome.winner, "bold"))
         marks = str(outcome)[1:]
         if marks:
             text.append(marks, style="bold yellow")
@@ -309,7 +313,7 @@ def big_road_grid(state: DisplayState) -> Grid:
     cells: dict[tuple[int, int], Text] = {}
     for place in road.big_road_grid:
         cell = road.big_road[place.column][place.index]
-        text = Text(cell.winner, style=WINNER_STYLE[cell.winner])
+        text = Text(cell.winner, style=WINNER_STYLE.get(cell.winner, "bold"))
         if cell.ties:
             text.append(str(cell.ties) if cell.ties < 10 else "+", style="bold green")
         cells[(place.row, place.col)] = text
@@ -321,7 +325,7 @@ def derived_grid(state: DisplayState, name: str) -> Grid:
     columns = road.derived(name)
     cells = {}
     for place in road.grid(name):
-        symbol, style = MARK[columns[place.column][place.index]]
+        symbol, style = MARK.get(columns[place.column][place.index], ("?", "bold"))
         cells[(place.row, place.col)] = Text(symbol, style=style)
     return Grid(cells, road.rows, 2, min_cols=8)
 
@@ -332,7 +336,7 @@ def ask_panel(state: DisplayState) -> Panel:
         line = Text(f"if {SIDE_NAME[side]}:", style="bold red" if side == "banker" else "bold bright_blue")
         for name, _ in DERIVED:
             colour = state.roads.ask_road[side][name]
-            symbol, style = MARK[colour] if colour else ("-", "dim")
+            symbol, style = MARK.get(colour, ("?", "bold")) if colour else ("-", "dim")
             line.append(" ")
             line.append(symbol, style=style)
         lines.append(line)
@@ -350,7 +354,8 @@ def _named(name: str, text: str) -> str:
 
 
 def alarm_lines(state: DisplayState) -> list[Text]:
-    """Held alarms first, then open misdeals, the last notices and the links not connected."""
+    """Held alarms first, then open misdeals, the last notices, the links not connected and the
+    count of malformed messages dropped."""
     lines = []
     for name, text in state.alarms:
         lines.append(Text(f"\u26a0 {_named(name, text)}", style="bold white on red"))
@@ -364,6 +369,10 @@ def alarm_lines(state: DisplayState) -> list[Text]:
             lines.append(Text(one_line(f"shoe {source}: {link}"), style="bold yellow"))
     if state.fallback:
         lines.append(Text(f"shoe {state.fallback}: fallback", style="bold yellow"))
+    dropped = state.dropped + state.wire_dropped
+    if dropped:  # from the table's endpoints: not the table's own (shoed.display.state.checked)
+        why = f" (last: {state.dropped_why})" if state.dropped_why else ""
+        lines.append(Text(f"{dropped} malformed message{'' if dropped == 1 else 's'} dropped{why}", style="yellow"))
     return lines
 
 
