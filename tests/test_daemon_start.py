@@ -47,3 +47,26 @@ def test_a_start_refused_at_an_endpoint_closes_the_journal_and_the_bound_endpoin
         assert daemon.table is not None and len(daemon.table.net.publishers) == 1
     finally:
         daemon.shutdown()
+
+
+def test_a_virtual_shoe_at_a_table_on_ports_the_system_chooses_follows_the_bound_endpoints(base):
+    """tcp://127.0.0.1:0 in the configuration: the ports are chosen at the bind, and the embedded
+    virtual dealer follows those (given port 0 it could not connect, and the shoe never started)."""
+    from shoed.daemon import Daemon
+
+    cfg = Config(journal_dir=str(base / "journal"), key_dir=str(base / "keys"), events="tcp://127.0.0.1:0",
+                 snapshot="tcp://127.0.0.1:0", commands="tcp://127.0.0.1:0", curve_commands=False,
+                 sources=(Source("virtual", ""),), embedded_default=False, sim_pace=0.0, sim_shoes=1)
+    daemon = Daemon(cfg)
+    daemon.start()
+    try:
+        table = daemon.table
+        assert table is not None
+        bound = table.net.bound()
+        assert all(not endpoint.endswith(":0") for endpoint in bound.values()), bound
+        virtual = table.sources.virtual
+        assert virtual is not None and virtual.proc.poll() is None
+        follow = virtual.proc.args[virtual.proc.args.index("--follow") + 1]
+        assert follow == f"{bound['events']},{bound['snapshot']},{bound['commands']}"
+    finally:
+        daemon.shutdown()

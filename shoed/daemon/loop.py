@@ -228,6 +228,12 @@ class _Network:
             raise
         return cls(context, stream_contexts, curve, publishers, catchup, commands, poller)
 
+    def bound(self) -> dict[str, str]:
+        """The displays' events and snapshot endpoints and the command endpoint as bound: a port 0
+        (or *) in the configuration is the one the system chose."""
+        return {"events": self.publishers[0].endpoint, "snapshot": self.catchup.endpoints[0],
+                "commands": self.commands.endpoint}
+
     def close(self) -> None:
         _close_network(self.commands, self.catchup, self.publishers, self.curve, [self.context, *self.stream_contexts])
 
@@ -256,8 +262,9 @@ class _Sources:
         self.gate_locked: bool | None = None
 
     @classmethod
-    def make(cls, cfg: Config, controller: TableController) -> _Sources:
-        """The drivers of `cfg`'s sources, none open yet (`open_pending` opens them)."""
+    def make(cls, cfg: Config, controller: TableController, bound: dict[str, str] | None = None) -> _Sources:
+        """The drivers of `cfg`'s sources, none open yet (`open_pending` opens them); `bound`: the
+        endpoints as bound, for the virtual dealer that follows the table."""
         from shoed.drivers import DriverError, build_driver
 
         drivers: list[Driver] = []
@@ -268,7 +275,7 @@ class _Sources:
                     from shoed.simulate.resume import resume_state
 
                     try:
-                        virtual = VirtualShoeProcess.for_config(cfg, resume_state(controller))
+                        virtual = VirtualShoeProcess.for_config(cfg, resume_state(controller), bound)
                     except VirtualShoeError as exc:
                         raise DaemonError(str(exc)) from None
                     log.info("virtual shoe started", pty=virtual.path, link=virtual.link, pace=cfg.sim_pace)
@@ -741,7 +748,7 @@ class Daemon:
                 journal.close()
                 raise
             try:
-                sources = _Sources.make(cfg, controller)
+                sources = _Sources.make(cfg, controller, net.bound())
             except BaseException:
                 net.close()
                 journal.close()

@@ -61,10 +61,13 @@ class VirtualShoeProcess:
         self.path = first
 
     @classmethod
-    def for_config(cls, cfg: Config, resume: dict | None = None) -> VirtualShoeProcess:
+    def for_config(cls, cfg: Config, resume: dict | None = None,
+                   bound: dict[str, str] | None = None) -> VirtualShoeProcess:
         """The virtual shoe the configuration asks for, its dealer following the table; `resume`
-        (shoed/simulate/resume.py) is the shoe the journal has open, dealt on from where it is."""
-        return cls(cfg.ruleset, cfg.sim_pace, cfg.sim_seed, cfg.sim_shoes, cfg.decks, dealer_follows(cfg), resume)
+        (shoed/simulate/resume.py) is the shoe the journal has open, dealt on from where it is;
+        `bound`: the endpoints as bound (a port 0 in the configuration is one the system chose)."""
+        return cls(cfg.ruleset, cfg.sim_pace, cfg.sim_seed, cfg.sim_shoes, cfg.decks, dealer_follows(cfg, bound),
+                   resume)
 
     def stop(self) -> None:
         end_process(self.proc, 5)
@@ -96,10 +99,12 @@ def _child_setup(parent: int) -> None:
             os._exit(1)
 
 
-def dealer_follows(cfg: Config) -> list[str]:
+def dealer_follows(cfg: Config, bound: dict[str, str] | None = None) -> list[str]:
     """The virtual dealer watches the table and corrects what it caused, as a careful dealer
-    does (shoed/simulate/follow.py): with the local console's key where commands need one."""
-    args = ["--follow", f"{cfg.events},{cfg.snapshot},{cfg.commands}", "--follow-table", cfg.table]
+    does (shoed/simulate/follow.py): with the local console's key where commands need one.
+    `bound` gives the endpoints as bound (`events`, `snapshot`, `commands`), else the configuration's."""
+    at = {"events": cfg.events, "snapshot": cfg.snapshot, "commands": cfg.commands, **(bound or {})}
+    args = ["--follow", f"{at['events']},{at['snapshot']},{at['commands']}", "--follow-table", cfg.table]
     if cfg.curve_commands:
         secret = Path(cfg.key_dir) / "local-console.key_secret"
         if not secret.exists() or cfg.curve_publish:
