@@ -14,6 +14,10 @@ the legend at the bottom of the board):
 - marks on both: banker pair a red dot top left, player pair a blue dot bottom
   right, natural a gold dot top right;
 - derived roads: big eye boy rings, small road discs, cockroach pig strokes, red or blue.
+
+Its size has a bound whatever the journal holds: each road shows at most its last MAX_COLUMNS
+columns (a real shoe needs fewer; the road's title says how many are left out) and a label at
+most LABEL_MAX characters.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ SMALL = 14  # derived roads: half a cell, as on a table's board
 MARGIN = 24
 GAP = 28
 MIN_WIDTH = 960
+MAX_COLUMNS = 80  # of each road: an 8-deck shoe's bead plate takes about 14, its big road fewer than 60
+LABEL_MAX = 300
 TITLES = {"big_eye_boy": "Big eye boy", "small_road": "Small road", "cockroach_pig": "Cockroach pig"}
 
 
@@ -111,6 +117,20 @@ def _columns(places, minimum: int) -> int:
     return max(max((p.col for p in places), default=-1) + 1, minimum)
 
 
+def _label(x: float, y: float, text: str, *args, **kw) -> Label:
+    """A label cut to LABEL_MAX characters."""
+    return Label(x, y, text if len(text) <= LABEL_MAX else text[:LABEL_MAX - 3] + "...", *args, **kw)
+
+
+def _first(cols: int) -> int:
+    """The first column drawn of a road of `cols` columns: only the last MAX_COLUMNS are."""
+    return max(0, cols - MAX_COLUMNS)
+
+
+def _left_out(title: str, first: int, cols: int) -> str:
+    return title + (f" (the last {cols - first} of {cols} columns)" if first else "")
+
+
 def scoreboard(summary: ShoeSummary, *, stats: bool = True) -> Board:
     """The board of one shoe: title, bead plate, big road, derived roads, and with
     `stats` the statistics, reconciliation and provenance underneath."""
@@ -118,32 +138,39 @@ def scoreboard(summary: ShoeSummary, *, stats: bool = True) -> Board:
     rows = road.rows
     shapes: list = []
     y: float = MARGIN
-    shapes.append(Label(MARGIN, y, f"Table {summary.table} \u00b7 shoe {summary.shoe}", 22, bold=True))
+    shapes.append(_label(MARGIN, y, f"Table {summary.table} \u00b7 shoe {summary.shoe}", 22, bold=True))
     y += 32
     sub = [summary.ruleset or "ruleset ?", f"{summary.decks} decks" if summary.decks else None,
            f"opened {summary.opened_utc}" if summary.opened_utc else None,
            f"closed {summary.closed_utc} ({summary.close_reason})" if summary.closed_utc else "not closed"]
-    shapes.append(Label(MARGIN, y, " \u00b7 ".join(s for s in sub if s), 14, FAINT))
+    shapes.append(_label(MARGIN, y, " \u00b7 ".join(s for s in sub if s), 14, FAINT))
     y += 32
 
     # Bead plate and big road, side by side.
-    bead_cols = _columns([], max(10, (len(road.results) + rows - 1) // rows))
-    big_cols = _columns(road.big_road_grid, 24)
+    bead_all = _columns([], (len(road.results) + rows - 1) // rows)
+    big_all = _columns(road.big_road_grid, 0)
+    bead_first, big_first = _first(bead_all), _first(big_all)
+    bead_cols = max(10, bead_all - bead_first)
+    big_cols = max(24, big_all - big_first)
     bead_x, big_x = MARGIN, MARGIN + bead_cols * CELL + GAP
-    shapes.append(Label(bead_x, y, "Bead plate", 15, bold=True))
+    shapes.append(Label(bead_x, y, _left_out("Bead plate", bead_first, bead_all), 15, bold=True))
     big_title = "Big road" + (f" ({road.leading_ties} ties before the first decision)" if road.leading_ties else "")
-    shapes.append(Label(big_x, y, big_title, 15, bold=True))
+    shapes.append(Label(big_x, y, _left_out(big_title, big_first, big_all), 15, bold=True))
     y += 24
     shapes += _grid(bead_x, y, bead_cols, rows, CELL)
     shapes += _grid(big_x, y, big_cols, rows, CELL)
     for i, outcome in enumerate(road.results):
-        cx, cy = bead_x + (i // rows + 0.5) * CELL, y + (i % rows + 0.5) * CELL
+        if i // rows < bead_first:
+            continue
+        cx, cy = bead_x + (i // rows - bead_first + 0.5) * CELL, y + (i % rows + 0.5) * CELL
         shapes.append(Circle(cx, cy, CELL * 0.42, fill=COLOUR[outcome.winner]))
         shapes.append(Label(cx, cy, outcome.winner, 14, PAPER, "middle", bold=True))
         shapes += _marks(cx, cy, CELL, outcome.banker_pair, outcome.player_pair, outcome.natural)
     for p in road.big_road_grid:
+        if p.col < big_first:
+            continue
         cell = road.big_road[p.column][p.index]
-        cx, cy = big_x + (p.col + 0.5) * CELL, y + (p.row + 0.5) * CELL
+        cx, cy = big_x + (p.col - big_first + 0.5) * CELL, y + (p.row + 0.5) * CELL
         shapes.append(Circle(cx, cy, CELL * 0.36, stroke=COLOUR[cell.winner], width=3))
         ties = cell.ties + cell.ties_before
         if ties:
@@ -161,12 +188,16 @@ def scoreboard(summary: ShoeSummary, *, stats: bool = True) -> Board:
     for name, _ in DERIVED:
         places = road.grid(name)
         columns = road.derived(name)
-        cols = _columns(places, 20)
-        shapes.append(Label(x, y, TITLES[name], 15, bold=True))
+        every = _columns(places, 0)
+        first = _first(every)
+        cols = max(20, every - first)
+        shapes.append(Label(x, y, _left_out(TITLES[name], first, every), 15, bold=True))
         shapes += _grid(x, shapes_y, cols, rows, SMALL)
         for p in places:
-            colour = MARK_COLOUR[columns[p.column][p.index]]
-            cx, cy = x + (p.col + 0.5) * SMALL, shapes_y + (p.row + 0.5) * SMALL
+            if p.col < first:
+                continue
+            colour = MARK_COLOUR.get(columns[p.column][p.index], INK)
+            cx, cy = x + (p.col - first + 0.5) * SMALL, shapes_y + (p.row + 0.5) * SMALL
             if name == "big_eye_boy":
                 shapes.append(Circle(cx, cy, SMALL * 0.33, stroke=colour, width=2))
             elif name == "small_road":
@@ -229,20 +260,21 @@ def _statistics(summary: ShoeSummary, shapes: list, y: float) -> float:
     shapes.append(Label(MARGIN + 460, y, "Reconciliation", 15, bold=True))
     y += 24
     for i, (label, value) in enumerate(counts):
-        shapes.append(Label(MARGIN, y + 20 * i, label, 13, FAINT))
-        shapes.append(Label(MARGIN + 130, y + 20 * i, value, 13))
+        shapes.append(_label(MARGIN, y + 20 * i, label, 13, FAINT))
+        shapes.append(_label(MARGIN + 130, y + 20 * i, value, 13))
     for i, (label, value) in enumerate(recon):
-        shapes.append(Label(MARGIN + 460, y + 20 * i, label, 13, FAINT))
-        shapes.append(Label(MARGIN + 600, y + 20 * i, value, 13))
+        shapes.append(_label(MARGIN + 460, y + 20 * i, label, 13, FAINT))
+        shapes.append(_label(MARGIN + 600, y + 20 * i, value, 13))
     y += 20 * max(len(counts), len(recon)) + 12
     p = summary.provenance
     # Plain hyphens: Pillow's built-in font has no en dash.
+    key = f" ({summary.key})" if summary.key else ""
     line = (f"Journal: {p.describe()} ({p.records} steps), events seq {summary.seq[0]}-{summary.seq[1]}; "
-            f"every record's hash checked; last hash {p.last_hash}")
-    shapes.append(Label(MARGIN, y, line, 11, FAINT))
+            f"every record's hash checked{key}; last hash {p.last_hash}")
+    shapes.append(_label(MARGIN, y, line, 11, FAINT))
     y += 18
     for note in summary.notes:
-        shapes.append(Label(MARGIN, y, note, 12, RED))
+        shapes.append(_label(MARGIN, y, note, 12, RED))
         y += 18
     return y + 8
 

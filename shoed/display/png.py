@@ -2,7 +2,9 @@
 
 Pillow is optional (`pip install 'shoed[report]'`) and imported only here, when
 a report is drawn. The board is painted at twice its size and scaled down, so
-circles and strokes come out smooth; the PNG has the board's own size.
+circles and strokes come out smooth; the PNG has the board's own size, at most
+MAX_WIDTH x MAX_HEIGHT (shoed.display.board bounds what it lays out): a larger board, or a
+drawing Pillow refuses, is a ReportError, one line, never a traceback.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 from shoed.display.board import Board, Circle, Label, Line, Rect
 
 SCALE = 2
+MAX_WIDTH, MAX_HEIGHT = 8192, 4096  # pixels of the board; painted at SCALE times that
 
 
 class ReportError(Exception):
@@ -30,6 +33,16 @@ def _pillow():
 
 def paint(board: Board):
     """The board as a Pillow image of board.width x board.height."""
+    if not (0 < board.width <= MAX_WIDTH and 0 < board.height <= MAX_HEIGHT):
+        raise ReportError(f"the board would be {board.width}x{board.height} pixels, more than "
+                          f"{MAX_WIDTH}x{MAX_HEIGHT}: not drawn")
+    try:
+        return _paint(board)
+    except (ValueError, TypeError, OSError, MemoryError) as exc:  # Pillow's refusals (a label it cannot draw, memory)
+        raise ReportError(f"cannot draw the board: {type(exc).__name__}: {str(exc)[:200]}") from None
+
+
+def _paint(board: Board):
     Image, ImageDraw, ImageFont = _pillow()
     fonts: dict = {}
 

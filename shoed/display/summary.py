@@ -6,15 +6,24 @@ in it is counted from the events the table journaled, nothing is inferred:
 results from `coup.result` (less those voided after their result), voids from
 `coup.void`, misdeals from `misdeal` with their `misdeal.corrected`, the
 reconciliation from `shoe.closed` (absent while the shoe is still open).
+
+A journal that verifies can still hold what its table never wrote: whoever can write an unkeyed
+journal can seal it again (docs/journal.md). So every field shown is taken for what it is:
+strings made one printable line of at most TEXT_MAX characters (the table and shoe ids too, as
+`shoes_in` lists them), numbers kept only where they are ints, a result without a winner left out
+and said in the notes; and the notes say what the journal's key proves (`key_notes`).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from typing import Any
+
+from shoed.display.state import shown
 from shoed.journal.recall import events_of
-from shoed.rules.roads import Outcome
+from shoed.rules.roads import WINNERS, Outcome
 from shoed.table.results import results_from_events
 from shoed.rules.stats import Tally, tally
 
@@ -91,6 +100,7 @@ class ShoeSummary:
     provenance: Provenance
     seq: tuple[int | None, int | None] = (None, None)  # first and last event seq of the shoe
     notes: tuple[str, ...] = field(default=())
+    key: str | None = None  # how the journal's records are sealed: sha256, hmac-sha256, fss-hmac-sha256
 
     @property
     def tally(self) -> Tally:
@@ -108,8 +118,55 @@ class ShoeSummary:
         }
 
 
+def _text(value: object) -> str | None:
+    """A string of the journal as a report shows it (one printable line, cut); None stays None."""
+    return None if value is None else shown(value if isinstance(value, str) else str(value))
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _plain(value: object) -> Any:
+    """A count of the excess: an int as it is, anything else as text."""
+    return value if isinstance(value, int) or value is None else _text(value)
+
+
+def _reconciliation(rec: object) -> dict | None:
+    if rec is None:
+        return None
+    if not isinstance(rec, dict):
+        return {"balanced": False, "unaccounted": _text(rec)}
+    out = dict(rec)  # what is shown of it is made text where it is drawn (html._h, labels)
+    excess = rec.get("excess")
+    if isinstance(excess, dict):
+        out["excess"] = {_text(k): _plain(v) for k, v in excess.items()}
+    elif excess:
+        out["excess"] = {_text(excess): "?"}
+    return out
+
+
+KEY_NOTES = {
+    "sha256": "an unkeyed journal (sha256) is proved against accidents only: whoever can write its files can "
+              "seal the chain again and the check cannot tell; a keyed or sealed journal, or the witness, can",
+}
+
+
+def key_notes(key: str | None) -> list[str]:
+    """What `shoed journal verify` says the journal's key proves, where it is less than a reader may take."""
+    if key is None:
+        return ["the journal's key is not known here: what its check proves is not said"]
+    return [KEY_NOTES[key]] if key in KEY_NOTES else []
+
+
 def shoes_in(records) -> list[tuple[str, str, int]]:
-    """(table, shoe, coups dealt: with a result or a void) of every shoe opened in the records, in order."""
+    """(table, shoe, coups dealt: with a result or a void) of every shoe opened in the records, in order;
+    the ids as they are shown (`_text`)."""
+    return [(_text(table) or "", _text(shoe) or "", coups) for table, shoe, coups in _shoes(records)]
+
+
+def _shoes(records) -> list[tuple[str, str, int]]:
+    """As shoes_in, the ids as the journal holds them."""
     found: dict[tuple[str, str], set] = {}
     for record in records:
         if record.get("kind") != "step":
@@ -126,18 +183,18 @@ def shoes_in(records) -> list[tuple[str, str, int]]:
 def summarize(records, shoe: str | None = None, table: str | None = None) -> ShoeSummary:
     """The summary of one shoe (by default the last one opened) of the records."""
     records = list(records)
-    shoes = [s for s in shoes_in(records) if table is None or s[0] == table]
+    shoes = [s for s in _shoes(records) if table is None or table in (s[0], _text(s[0]))]
     if not shoes:
         raise SummaryError("no shoe was opened in this journal" + (f" at table {table}" if table else ""))
-    tables = sorted({t for t, _, _ in shoes})
+    tables = sorted({_text(t) or "" for t, _, _ in shoes})
     if table is None and len(tables) > 1:
         raise SummaryError(f"journals of several tables here ({', '.join(tables)}): name one with --table")
     if shoe is None:
         table_id, shoe_id, _ = shoes[-1]
     else:
-        match = [s for s in shoes if s[1] == shoe]
+        match = [s for s in shoes if shoe in (s[1], _text(s[1]))]
         if not match:
-            listed = ", ".join(f"{s} ({n} coups)" for _, s, n in shoes[-10:])
+            listed = ", ".join(f"{_text(s)} ({n} coups)" for _, s, n in shoes[-10:])
             raise SummaryError(f"no shoe {shoe} in this journal; its last shoes: {listed}")
         table_id, shoe_id, _ = match[-1]
 
@@ -145,9 +202,12 @@ def summarize(records, shoe: str | None = None, table: str | None = None) -> Sho
     spans: list[list] = []  # [file number, first jseq, last jseq]
     records_held, last_hash = 0, None
     file_seq = None
+    keys: set[str | None] = set()
     for record in records:
         if record.get("kind") == "journal_file":
             file_seq = record.get("file_seq")
+            if str(record.get("table")) == table_id:
+                keys.add(record.get("alg") if isinstance(record.get("alg"), str) else None)
             continue
         if record.get("kind") != "step":
             continue
@@ -160,52 +220,65 @@ def summarize(records, shoe: str | None = None, table: str | None = None) -> Sho
         else:
             spans.append([file_seq, record.get("jseq"), record.get("jseq")])
         records_held, last_hash = records_held + 1, record.get("hash")
-    return _summary(table_id, shoe_id, events, Provenance(tuple(tuple(x) for x in spans), records_held, last_hash))
+    # The weakest key of the table's files: an unkeyed file among keyed ones proves only what it does.
+    key = None if None in keys or not keys else min(keys, key=lambda k: {"sha256": 0}.get(k or "", 1))
+    summary = _summary(table_id, shoe_id, events,
+                       Provenance(tuple(tuple(x) for x in spans), records_held, _text(last_hash)))
+    return replace(summary, key=key, notes=summary.notes + tuple(key_notes(key)))
 
 
 def _summary(table: str, shoe: str, events: list[dict], provenance: Provenance) -> ShoeSummary:
+    events = [e for e in events if isinstance(e, dict)]
+    notes = []
+    unknown = [e for e in events if e.get("kind") == "coup.result" and str(e.get("winner")) not in WINNERS]
+    if unknown:
+        named = ", ".join(str(_text(e.get("coup"))) for e in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
+        notes.append(f"{len(unknown)} result(s) without a winner in the journal, not counted (coup {named})")
+        left_out = {id(e) for e in unknown}
+        events = [e for e in events if id(e) not in left_out]
     opened = next((e for e in events if e.get("kind") == "shoe.opened"), {})
     closed = next((e for e in reversed(events) if e.get("kind") == "shoe.closed"), None)
-    corrected = {e.get("misdeal"): e for e in events if e.get("kind") == "misdeal.corrected"}
+    corrected = {e.get("misdeal"): e for e in events if e.get("kind") == "misdeal.corrected"
+                 and _int(e.get("misdeal")) is not None}
     misdeals = []
     for e in events:
         if e.get("kind") != "misdeal":
             continue
-        detail = e.get("misdeal") or {}
-        done = corrected.get(detail.get("id")) or {}
+        detail: dict = e["misdeal"] if isinstance(e.get("misdeal"), dict) else {}
+        done: dict = corrected.get(_int(detail.get("id"))) or {}
         misdeals.append(MisdealLine(
-            coup=e.get("coup"), id=detail.get("id"), kind=str(detail.get("kind")),
-            correctable=bool(detail.get("correctable")), correction=str(detail.get("correction")),
-            corrected=done.get("correction"), card=detail.get("card") or done.get("card"), utc=e.get("utc"),
-            corrected_by=done.get("by"), corrected_utc=done.get("utc"),
+            coup=_int(e.get("coup")), id=_int(detail.get("id")), kind=str(_text(detail.get("kind"))),
+            correctable=bool(detail.get("correctable")), correction=str(_text(detail.get("correction"))),
+            corrected=_text(done.get("correction")), card=_text(detail.get("card") or done.get("card")),
+            utc=_text(e.get("utc")), corrected_by=_text(done.get("by")), corrected_utc=_text(done.get("utc")),
         ))
     coups = {e.get("coup") for e in events if e.get("kind") in ("coup.result", "coup.void")}
     burns = [e for e in events if e.get("kind") == "shoe.burn"]
     cut = next((e for e in events if e.get("kind") == "shoe.cut_card"), None)
-    raised = Counter(str(e.get("alarm")) for e in events if e.get("kind") == "alarm" and e.get("active"))
+    raised = Counter(_text(e.get("alarm")) or "" for e in events if e.get("kind") == "alarm" and e.get("active"))
     odds = [e for e in events if e.get("kind") == "shoe.odds"]
-    notes = []
     if closed is None:
         notes.append("the shoe is not closed in this journal: no reconciliation yet")
-    seqs = [e.get("seq") for e in events]
+    seqs = [seq for e in events if (seq := _int(e.get("seq"))) is not None]
     return ShoeSummary(
-        table=table,
-        shoe=shoe,
-        ruleset=opened.get("ruleset"),
-        decks=opened.get("decks"),
-        opened_utc=opened.get("utc"),
-        closed_utc=closed.get("utc") if closed else None,
-        close_reason=closed.get("reason") if closed else None,
+        table=_text(table) or "",
+        shoe=_text(shoe) or "",
+        ruleset=_text(opened.get("ruleset")),
+        decks=_int(opened.get("decks")),
+        opened_utc=_text(opened.get("utc")),
+        closed_utc=_text(closed.get("utc")) if closed else None,
+        close_reason=_text(closed.get("reason")) if closed else None,
         results=results_from_events(events, shoe=shoe),
         coups=len(coups),
-        voids=tuple(VoidLine(e.get("coup"), str(e.get("reason") or ""), e.get("by"), e.get("utc"))
+        voids=tuple(VoidLine(_int(e.get("coup")), _text(e.get("reason") or "") or "", _text(e.get("by")),
+                             _text(e.get("utc")))
                     for e in events if e.get("kind") == "coup.void"),
         misdeals=tuple(misdeals),
         burned=len(burns),
-        burn_first=next((e.get("card") for e in burns if e.get("exposed")), None),
-        last_coup=cut.get("last_coup") if cut else None,
+        burn_first=next((_text(e.get("card")) for e in burns if e.get("exposed")), None),
+        last_coup=_int(cut.get("last_coup")) if cut else None,
         alarms=tuple(sorted(raised.items())),
-        reconciliation=closed.get("reconciliation") if closed else None,
+        reconciliation=_reconciliation(closed.get("reconciliation")) if closed else None,
         last_odds=odds[-1] if odds else None,
         provenance=provenance,
         seq=(seqs[0], seqs[-1]) if seqs else (None, None),
