@@ -40,6 +40,8 @@ def local_odds(state: DisplayState) -> dict | None:
     from shoed.rules.odds import live_odds
     from shoed.rules.ruleset import RulesetError, load_ruleset
 
+    if state.ruleset.endswith(".toml") or "/" in state.ruleset:
+        return None  # a built-in ruleset's name only: a file named by what came over the wire is never read
     try:
         return live_odds(load_ruleset(state.ruleset), tuple(state.remaining_by_rank))
     except (RulesetError, ValueError, OSError):

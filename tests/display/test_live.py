@@ -138,6 +138,23 @@ def test_odds_computed_here_from_the_snapshot():
     assert local_odds(apply(state, {"kind": "snapshot", "seq": 3, "state": snap | {"ruleset": "no-such"}})) is None
 
 
+def test_a_ruleset_file_named_by_a_snapshot_is_never_read(tmp_path, monkeypatch):
+    """A hostile snapshot names a file for its ruleset: the display computes odds only for a ruleset
+    built in by name, and reads no file named by what came over the wire."""
+    import shoed.files
+
+    snap = {"table": "t1", "ruleset": "punto-banco", "decks": 6, "coups": [], "coup": None, "alarms": {},
+            "pending_misdeals": [], "devices": {}, "locked": None, "seq": 3,
+            "shoe": {"id": "s", "phase": "dealing", "cards_left": 312, "remaining_by_rank": [24] * 13}}
+    read: list[str] = []
+    monkeypatch.setattr(shoed.files, "read_regular", lambda path, **kw: read.append(str(path)) or b"")
+    (tmp_path / "r.toml").write_text("")
+    for named in (str(tmp_path / "r.toml"), "../../etc/passwd", "x.toml"):
+        state = apply(initial("t1"), {"kind": "snapshot", "seq": 3, "state": snap | {"ruleset": named}})
+        assert local_odds(state) is None
+    assert read == []
+
+
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (apt-get install tmux)")
 def test_shoed_watch_in_a_real_terminal(base):
     d = Daemon(base, *SIM)
