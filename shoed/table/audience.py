@@ -11,7 +11,9 @@ could be worked out), nor anything from which a face-down card could be
 worked out: the journal's chain head (a record's hash, over fields a display
 could guess but for the card), a misdeal's or an alarm's text and details
 (which may name a card), a squeezed card's hand total, the cards a closed
-shoe left by identity.
+shoe left by identity, and a shuffled shoe's revealed order and salt (the
+order gives the face-down burns, and at a shoe closed before its end, taken
+out to clear a jam, every card still in it: the next coups).
 
 This module is the one place that decides it: a pure function from an event
 to the display's copy of it (or a `withheld` placeholder that keeps only its
@@ -56,6 +58,9 @@ ALARM_SHOWN = frozenset({*COMMON_FIELDS, "alarm", "active", "source", "by"})
 # over fields a display could guess but for a face-down card, which a guess checked against the
 # hash gives away. Only surveillance gets it (the witness reads the surveillance endpoints).
 JOURNAL_FIELDS = ("journal", "journal_head")
+# A shuffled shoe's reveal at its close: the display gets which shuffle and its commitment; the order
+# and the salt (with which the order is checked against the commitment) are surveillance's.
+REVEAL_SHOWN = frozenset({"shuffle", "commitment"})
 LOCKED = "locked"  # what a display gets of the text that locked the table, where no alarm names it
 HAND_RECIPIENTS = ("player", "banker")
 
@@ -112,7 +117,10 @@ def display_event(event: Event, reveal: str = "dealt") -> Event:
             return withheld(event)
         return {k: v for k, v in event.items() if k in ALARM_SHOWN}
     if kind == "shoe.closed":
-        return {**event, "reconciliation": _reconciliation_shown(event.get("reconciliation"))}
+        shown = {**event, "reconciliation": _reconciliation_shown(event.get("reconciliation"))}
+        if isinstance(event.get("reveal"), dict):
+            shown["reveal"] = {k: v for k, v in event["reveal"].items() if k in REVEAL_SHOWN}
+        return shown
     if kind == "table.started" and event.get("locked") is not None:
         return {**event, "locked": LOCKED}  # its text is the alarm's (a forged frame's bytes name a card)
     return event

@@ -52,6 +52,11 @@ CASES = [
     (ev(20, "shoe.closed", reason="removed", reconciliation={"seen": 12, "left_in_shoe": 404, "balanced": True,
                                                              "left_by_identity": {"KC": 31}}), "dealt",
      {"reconciliation.left_by_identity": None, "reconciliation.seen": 12, "reconciliation.balanced": True}),
+    # A shuffled shoe's order, revealed at its close, gives the face-down burns; closed before its end
+    # (taken out to clear a jam), every card still in it.
+    (ev(22, "shoe.closed", reason="removed", reconciliation={"seen": 41, "balanced": True},
+        reveal={"shuffle": 7, "order": ["4H", "4S", "JS", "KH"], "salt": "ab" * 32, "commitment": "cd" * 32}),
+     "dealt", {"reveal.order": None, "reveal.salt": None, "reveal.shuffle": 7, "reveal.commitment": "cd" * 32}),
     # The text that locked the table may quote a forged frame's bytes (a card).
     (ev(21, "table.started", clean=True, ruleset="punto-banco", locked="forged frame 5a0312..."), "dealt",
      {"locked": "locked"}),
