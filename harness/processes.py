@@ -164,6 +164,7 @@ class Simulator(_StopsOnExit):
                  name: str = "shoe") -> None:
         self.link = base / name
         self.truth_path = base / f"{name}-truth.jsonl"
+        self.truth_path.unlink(missing_ok=True)  # a shoe run again here: its own earlier truth (never overwritten)
         self.args = [sys.executable, "-m", "shoed", "simulate", "--link", str(self.link), "--pace", str(pace),
                      "--seed", str(seed), "--shoes", str(shoes), "--truth", str(self.truth_path), *options]
         self.err_path = base / f"{name}-stderr.txt"
