@@ -138,6 +138,22 @@ def test_every_configuration_error_is_one_line_and_exit_2(base):
         assert not (base / "journal").exists() and not (base / "keys").exists()
 
 
+@pytest.mark.parametrize("content, why", [(b"x\n", "holds 1 bytes"), (b"k" * 40 + b"\n", "one byte repeated")],
+                         ids=["one-byte", "one-byte-repeated"])
+def test_a_weak_journal_secret_is_refused_by_the_check_and_at_start(base, content, why):
+    secret = base / "journal.secret"
+    secret.write_bytes(content)
+    secret.chmod(0o600)
+    config = _file(base, f"journal_secret_file = '{secret}'\n")
+    checked = run_shoed("config", "check", str(config))
+    assert checked.returncode == 2 and len(checked.stderr.strip().splitlines()) == 1, checked.stderr
+    assert str(secret) in checked.stderr and why in checked.stderr and "at least 32" in checked.stderr
+    proc = start(base, "--config", str(config))
+    errors = [x for x in proc.stderr.splitlines() if x.startswith("shoed:")]
+    assert proc.returncode == 2 and len(errors) == 1 and str(secret) in errors[0] and why in errors[0], proc.stderr
+    assert not (base / "journal").exists()
+
+
 def _file(base, text: str):
     path = base / f"c{abs(hash(text))}.toml"
     path.write_text(text)

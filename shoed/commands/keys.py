@@ -6,10 +6,11 @@
                                        its role: dealer (the default), pit, surveillance or
                                        display (a display board: reads, changes nothing)
     shoed keys list --dir DIR          the keys on an allow-list
-    shoed keys journal --journal DIR --table T --verify-key FILE
+    shoed keys journal --journal DIR --table T --verify-key FILE|-
                                        make a forward-secure journal's key pair: the sealing
                                        state goes into DIR (the box), the verification key to
-                                       FILE (surveillance; never left on the box)
+                                       FILE (removable media, for surveillance) or, with `-`,
+                                       to stdout only; it never stays on the box
 
 Allowing a client is copying its public `.key` file into the daemon's
 allow-list directory (by hand, or with `keys allow`, which also checks it is a
@@ -62,14 +63,20 @@ def register(sub) -> None:
     jk = ksub.add_parser(
         "journal", help="make a forward-secure journal's key pair: sealing state for the box, verify key off it",
         description="The sealing state is written to JOURNAL/TABLE.seal (mode 0600); the daemon seals every "
-        "shoe file with a key that moves on with each file, erasing the old one. The verification key "
-        "goes to FILE: take it off the box to surveillance; `shoed journal verify --verify-key FILE` checks "
-        "every file with it.",
+        "shoe file with a key that moves on with each file, overwriting the old one in place. The "
+        "verification key never stays on the box: `--verify-key -` prints it to stdout only (the lines "
+        "about it go to stderr), to be taken to surveillance; `--verify-key FILE` writes it to FILE, a "
+        "path on removable media or off the box (a FILE on the box's own disk is warned of: deleting it "
+        "does not erase it from the disk). `shoed journal verify --verify-key FILE` checks every file "
+        "with it.",
     )
     jk.add_argument("--journal", required=True, metavar="DIR", type=cli.journal_path, help="the table's journal directory (empty)")
     jk.add_argument("--table", required=True, help="the table id")
-    jk.add_argument("--verify-key", required=True, metavar="FILE", type=cli.path("the verification key file"), help="where to write the verification key")
-    jk.add_argument("--json", action="store_true", help="print {table, key_id, seal_file, verify_key_file}")
+    jk.add_argument("--verify-key", required=True, metavar="FILE", type=cli.path("the verification key file"),
+                    help="where to write the verification key: a file off the box (removable media), or - "
+                    "for stdout only")
+    jk.add_argument("--json", action="store_true", help="print {table, key_id, seal_file, verify_key_file} "
+                    "(with --verify-key -: verify_key_file null, and verify_key, the key in hex)")
     jk.set_defaults(func=run_journal)
 
 
@@ -168,9 +175,29 @@ def run_list(args) -> int:
     return 0
 
 
+def _on_the_box(path, journal) -> str | None:
+    """Where a verification key file is on the box's own disk (the journal's file system or the
+    root's), in words; None when it is elsewhere (removable media, a network share)."""
+    import os
+
+    folder = path.resolve().parent
+    try:
+        dev = os.stat(folder).st_dev
+    except OSError:
+        return None
+    for what, other in (("the journal's", journal), ("the root", "/")):
+        try:
+            if os.stat(other).st_dev == dev:
+                return f"{what} file system"
+        except OSError:
+            pass
+    return None
+
+
 def run_journal(args) -> int:
     import os
     import secrets
+    import sys
     from pathlib import Path
 
     from shoed.cli import CommandError
@@ -184,19 +211,35 @@ def run_journal(args) -> int:
     except WireError as exc:
         raise CommandError(str(exc)) from None
     journal = Path(args.journal)
-    seal_file, verify_file = journal / seal_name(args.table), Path(args.verify_key)
+    to_stdout = args.verify_key == "-"
+    seal_file = journal / seal_name(args.table)
+    verify_file = None if to_stdout else Path(args.verify_key)
     if journal.is_dir() and any(
         (p := ch.parse_file_name(name)) is not None and p.table == args.table for name in os.listdir(journal)
     ):
         raise CommandError(f"{journal} already holds a journal of table {args.table}: a sealed journal starts empty")
     for path in (seal_file, verify_file):
-        if path.exists():
+        if path is not None and path.exists():
             raise CommandError(f"{path} already exists: it is never overwritten")
     verify_key = secrets.token_bytes(KEY_BYTES)
     state = SealState(key_id(verify_key), 0, first_key(verify_key))
+    info = sys.stderr if to_stdout else sys.stdout
     try:
         journal.mkdir(parents=True, exist_ok=True)
-        for path, data in ((verify_file, verify_key.hex().encode() + b"\n"), (seal_file, state.to_bytes())):
+        on_box = _on_the_box(verify_file, journal) if verify_file is not None else None
+        if to_stdout:
+            # The key itself, alone on stdout (a key file as `journal verify --verify-key` reads it),
+            # before the box gets its state: a key that cannot be handed over seals nothing.
+            if args.json:
+                print(json.dumps({"table": args.table, "key_id": state.key_id, "seal_file": str(seal_file),
+                                  "verify_key_file": None, "verify_key": verify_key.hex()}))
+            else:
+                print(verify_key.hex())
+            sys.stdout.flush()
+        writes = [(seal_file, state.to_bytes())]
+        if verify_file is not None:
+            writes.insert(0, (verify_file, verify_key.hex().encode() + b"\n"))
+        for path, data in writes:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
             try:
                 os.write(fd, data)
@@ -204,14 +247,25 @@ def run_journal(args) -> int:
             finally:
                 os.close(fd)
     except FileExistsError as exc:
-        raise CommandError(f"{exc.filename} already exists: it is never overwritten") from None
+        raise CommandError(f"{exc.filename} already exists: it is never overwritten"
+                           + ("; the verify key printed is not used" if to_stdout else "")) from None
     except OSError as exc:
-        raise CommandError(f"cannot write the journal keys: {exc}") from None
-    if args.json:
+        raise CommandError(f"cannot write the journal keys: {exc}"
+                           + ("; the verify key printed is not used" if to_stdout else "")) from None
+    if args.json and not to_stdout:
         print(json.dumps({"table": args.table, "key_id": state.key_id, "seal_file": str(seal_file),
                           "verify_key_file": str(verify_file)}))
-    else:
-        print(f"key {state.key_id} for table {args.table}")
-        print(f"sealing state: {seal_file}  (stays on the box; the daemon moves it on with every shoe file)")
-        print(f"verify key:    {verify_file}  (take it off the box to surveillance, then delete it here)")
+    elif not args.json:
+        print(f"key {state.key_id} for table {args.table}", file=info)
+        print(f"sealing state: {seal_file}  (stays on the box; the daemon moves it on with every shoe file)",
+              file=info)
+        if verify_file is None:
+            print("verify key:    printed on stdout only  (take it to surveillance; it never stays on the box)",
+                  file=info)
+        else:
+            print(f"verify key:    {verify_file}  (take it to surveillance; it never stays on the box)", file=info)
+    if on_box is not None:
+        print(f"warning: the verify key {verify_file} is on {on_box}, the box's own disk: whoever gets the box "
+              "can read it, and deleting it does not erase it from the disk; write it to removable media, or "
+              "use --verify-key - and keep it off the box", file=sys.stderr)
     return 0

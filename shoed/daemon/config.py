@@ -320,7 +320,7 @@ def check(config: Config):
         from shoed.journal.store import SecretFileError, read_secret_file
 
         try:
-            read_secret_file(config.journal_secret_file)
+            read_secret_file(config.journal_secret_file, strong=True)
         except SecretFileError as exc:
             raise ConfigError(f"journal_secret_file {exc}") from None
         _check_private("journal_secret_file", config.journal_secret_file)

@@ -16,6 +16,16 @@ state is at epoch n cannot produce the key of an earlier epoch, so a journal
 whose last file is older than the state's epoch has lost files; `journal
 verify --verify-key` reports that, as the daemon refuses to start on it.
 
+The state file is one file, never replaced (a replaced file's old blocks keep
+the old key on the disk): two slots of SLOT_BYTES, each in its own block. A
+slot holds one state as a line of JSON with its own checksum (`sum`, SHA-256
+of the rest), padded with spaces; an empty slot is all spaces. The key moves
+on by writing the new state into the slot not holding the current one,
+fdatasync, then overwriting the old slot with spaces, fdatasync. A reader
+takes the intact slot with the highest epoch: a crash at any point leaves
+one, and a torn slot fails its checksum. With one slot in use the file is
+also one JSON document (the other slot is whitespace).
+
 This module is pure (no I/O): `shoed.journal.store` keeps the state on disk.
 """
 
@@ -78,6 +88,32 @@ class Ratchet:
         return self._key
 
 
+SEAL_FORMAT = 2  # the two-slot file; format 1 was one JSON line, replaced whole (read, and rewritten)
+# One slot per block (4096 covers every block size up to it): a write torn on the disk spoils only
+# the slot being written.
+SLOT_BYTES = 4096
+SEAL_FILE_BYTES = 2 * SLOT_BYTES
+BLANK_SLOT = b" " * (SLOT_BYTES - 1) + b"\n"
+
+
+def _slot_sum(body: dict) -> str:
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def _checked(key_hex: object, epoch: object, kid: object) -> tuple[bytes, int, str]:
+    try:
+        key = bytes.fromhex(key_hex) if isinstance(key_hex, str) else b""
+    except ValueError:
+        key = b""
+    if len(key) != KEY_BYTES:
+        raise ValueError("its key is not 64 hex digits")
+    if not isinstance(epoch, int) or isinstance(epoch, bool) or not 0 <= epoch <= EPOCH_MAX:
+        raise ValueError(f"epoch {epoch!r} is not a journal file's number (0 to {EPOCH_MAX})")
+    if not isinstance(kid, str):
+        raise ValueError("its key id is not text")
+    return key, epoch, kid
+
+
 @dataclass(slots=True)
 class SealState:
     """What the box holds: the current epoch and its key, and the key pair's id."""
@@ -86,27 +122,83 @@ class SealState:
     epoch: int
     key: bytes
 
+    def slot(self) -> bytes:
+        """This state as one slot of the file: a JSON line with its checksum, padded to SLOT_BYTES."""
+        body = {"kind": SEAL_KIND, "format": SEAL_FORMAT, "key_id": self.key_id, "epoch": self.epoch,
+                "key": self.key.hex()}
+        body["sum"] = _slot_sum(body)
+        text = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+        return text + BLANK_SLOT[len(text):]
+
     def to_bytes(self) -> bytes:
-        body = {"kind": SEAL_KIND, "format": 1, "key_id": self.key_id, "epoch": self.epoch, "key": self.key.hex()}
-        return (json.dumps(body, sort_keys=True) + "\n").encode()
+        """A new sealing state file holding this state (in slot 0; slot 1 empty)."""
+        return self.slot() + BLANK_SLOT
 
     @classmethod
     def from_bytes(cls, data: bytes, where: str) -> SealState:
-        try:
-            body = json.loads(data)
-            if body.get("kind") != SEAL_KIND or body.get("format") != 1:
-                raise ValueError("not a shoed sealing state")
-            key = bytes.fromhex(body["key"])
-            epoch = body["epoch"]
-            if len(key) != KEY_BYTES or not isinstance(epoch, int) or isinstance(epoch, bool) \
-                    or not 0 <= epoch <= EPOCH_MAX:
-                raise ValueError("bad key or epoch")
-            return cls(str(body["key_id"]), epoch, key)
-        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
-            raise SealError(f"{where} is not a journal sealing state ({exc})") from None
+        return parse_seal_file(data, where).state
 
     def advanced(self, to: int) -> SealState:
         return SealState(self.key_id, to, advance(self.key, self.epoch, to))
+
+
+def read_slot(raw: bytes, where: str = "a sealing state") -> SealState | None:
+    """The state in one slot, or None: empty, torn (its checksum fails), or not a slot. A slot whose
+    checksum holds but whose values do not (written so by another hand) is a SealError."""
+    if len(raw) != SLOT_BYTES or raw == BLANK_SLOT:
+        return None
+    end = raw.find(b" ")
+    text = raw[:end] if end >= 0 else raw[:-1]
+    if not text.startswith(b"{") or raw[len(text):] != BLANK_SLOT[len(text):]:
+        return None
+    try:
+        body = json.loads(text)
+        if not isinstance(body, dict) or body.get("kind") != SEAL_KIND or body.get("format") != SEAL_FORMAT:
+            return None
+        given = body.pop("sum", None)
+        if not isinstance(given, str) or given != _slot_sum(body):
+            return None
+    except (ValueError, TypeError, UnicodeDecodeError, RecursionError):
+        return None
+    try:
+        key, epoch, kid = _checked(body.get("key"), body.get("epoch"), body.get("key_id"))
+    except ValueError as exc:
+        raise SealError(f"{where} is not a journal sealing state ({exc})") from None
+    return SealState(kid, epoch, key)
+
+
+@dataclass(slots=True)
+class SealFile:
+    """A sealing state file as read: the state, the slot holding it (None: the one-line form of
+    format 1, to be rewritten), and whether the other slot holds anything but spaces (an older
+    state left by a crash between the two writes, or a torn write): to be overwritten."""
+
+    state: SealState
+    slot: int | None
+    stale: bool
+
+
+def parse_seal_file(data: bytes, where: str) -> SealFile:
+    if len(data) > SEAL_FILE_BYTES:
+        raise SealError(f"{where} is not a journal sealing state (longer than {SEAL_FILE_BYTES} bytes)")
+    raws = [data[i * SLOT_BYTES:(i + 1) * SLOT_BYTES] for i in (0, 1)]
+    slots = [read_slot(raw, where) for raw in raws]
+    found = [(s.epoch, i, s) for i, s in enumerate(slots) if s is not None]
+    if found:
+        if len(found) == 2 and found[0][2].key_id != found[1][2].key_id:
+            raise SealError(f"{where} is not a journal sealing state (its two slots are of two key pairs)")
+        _, at, state = max(found, key=lambda f: (f[0], -f[1]))
+        return SealFile(state, at, raws[1 - at] != BLANK_SLOT)
+    if data.startswith(b"{"):  # format 1: one line, as written before (a conversion may have left more after it)
+        try:
+            body = json.loads(data.split(b"\n", 1)[0])
+            if not isinstance(body, dict) or body.get("kind") != SEAL_KIND or body.get("format") != 1:
+                raise ValueError("not a shoed sealing state")
+            key, epoch, kid = _checked(body.get("key"), body.get("epoch"), body.get("key_id"))
+            return SealFile(SealState(kid, epoch, key), None, True)
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError, UnicodeDecodeError) as exc:
+            raise SealError(f"{where} is not a journal sealing state ({exc})") from None
+    raise SealError(f"{where} is not a journal sealing state (no intact slot)")
 
 
 def read_verify_key(data: bytes, where: str) -> bytes:

@@ -37,7 +37,7 @@ from typing import Self
 from shoed import files
 from shoed.files import NotRegular, fsync_folder  # noqa: F401  (NotRegular: for the journal's readers)
 from shoed.journal import chain as ch
-from shoed.journal.seal import Keys, SealError, SealState
+from shoed.journal.seal import BLANK_SLOT, SEAL_FILE_BYTES, SLOT_BYTES, Keys, SealError, SealState, parse_seal_file
 
 MARK_KIND = "shoed-journal-mark"
 
@@ -77,15 +77,36 @@ class SecretFileError(ValueError):
     """The journal's secret file cannot be used: one line saying why."""
 
 
-def read_secret_file(path: str | os.PathLike) -> bytes:
+# The least a journal secret the daemon keys new records with holds (after surrounding whitespace
+# is removed): an HMAC key of fewer bytes, or of one byte repeated, is guessed, not kept.
+SECRET_MIN_BYTES = 32
+
+
+def secret_problem(secret: bytes) -> str | None:
+    """What makes a secret too weak to key a journal's new records, in words (None: nothing)."""
+    if len(secret) < SECRET_MIN_BYTES:
+        return f"holds {len(secret)} bytes"
+    if len(set(secret)) == 1:
+        return f"holds one byte repeated ({secret[:1]!r})"
+    return None
+
+
+def read_secret_file(path: str | os.PathLike, *, strong: bool = False) -> bytes:
     """The journal's HMAC secret from its file: the file's bytes with surrounding whitespace
-    removed. One reader for the daemon, its configuration check and the command line."""
+    removed. One reader for the daemon, its configuration check and the command line.
+    strong: the secret the daemon keys new records with (the configuration check, run at every
+    start): at least SECRET_MIN_BYTES, not one byte repeated. A reader of a journal keyed
+    earlier takes the secret it was keyed with."""
     try:
         secret = files.read_regular(path, files.KEY_FILE_MAX).strip()
     except OSError as exc:
         raise SecretFileError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     if not secret:
         raise SecretFileError(f"{path} is empty: put the journal's secret in it")
+    problem = secret_problem(secret) if strong else None
+    if problem is not None:
+        raise SecretFileError(f"{path} {problem}: the journal's secret is at least {SECRET_MIN_BYTES} random "
+                              "bytes (e.g. `openssl rand -hex 32 > FILE`, 64 hex digits)")
     return secret
 
 
@@ -190,6 +211,13 @@ class FileOps:
     def fsync(self, fd: int) -> None:
         os.fsync(fd)
 
+    def pwrite(self, fd: int, data: memoryview, offset: int) -> int:
+        """A write in place (the sealing state's slots)."""
+        return os.pwrite(fd, data, offset)
+
+    def fdatasync(self, fd: int) -> None:
+        os.fdatasync(fd)
+
 
 def _write_all(ops: FileOps, fd: int, data: bytes) -> None:
     view = memoryview(data)
@@ -254,6 +282,8 @@ class Journal:
         self._offset = 0
         self._failed: str | None = None
         self._state: SealState | None = None  # the forward-secure sealing state, if the journal has one
+        self._seal_fd: int | None = None  # its file, open for writing in place (never replaced)
+        self._seal_slot = 0  # the slot of that file holding the current state
         self._finished: list[list] = []  # per finished file: [file_seq, name, size, sha256, last hash]
         self.recovery: list[RecoveryNote] = []
         try:
@@ -339,6 +369,9 @@ class Journal:
             for fd in self._held.values():
                 os.close(fd)
             self._held.clear()
+            if self._seal_fd is not None:
+                os.close(self._seal_fd)
+                self._seal_fd = None
             os.close(self._dirfd)  # releases the lock
             self._closed = True
 
@@ -405,8 +438,8 @@ class Journal:
                         pass
                     data = self._read_current(self._file.path)
                     finished.append(self._finished_entry(self._file_seq, self._file.path, data, self._head))
-                # The mark first (sealed with the new key), then the new key replaces the old one:
-                # a crash between them leaves a state the next start can still prove.
+                # The mark first (sealed with the new key), then the new key is written over the old
+                # one: a crash between them leaves a state the next start can still prove.
                 self._write_mark(finished, final.name, seq, len(line), sealed["hash"], jseq, key, seq if state else None)
                 if state is not None:
                     self._write_seal(state)
@@ -432,13 +465,13 @@ class Journal:
 
     def _hold_spare(self) -> None:
         """Open, now, every descriptor the next shoe's start needs: the unnamed files (O_TMPFILE)
-        its journal file, the verified mark and the sealing state will be written to, and the
-        current file for reading back. The journal holds them, so a flood of network connections
-        that takes every free descriptor cannot stop the next shoe's file from opening."""
+        its journal file and the verified mark will be written to, and the current file for
+        reading back (the sealing state's own file is held open from the start). The journal
+        holds them, so a flood of network connections that takes every free descriptor cannot
+        stop the next shoe's file from opening."""
         if self._closed:
             return
-        wanted = ["file", "mark"] + (["seal"] if self._state is not None else [])
-        for what in wanted:
+        for what in ("file", "mark"):
             if what not in self._held and hasattr(os, "O_TMPFILE"):
                 try:
                     self._held[what] = os.open(self.directory, os.O_TMPFILE | os.O_WRONLY | os.O_CLOEXEC, 0o644)
@@ -574,21 +607,66 @@ class Journal:
     # -- the sealing state and the mark --------------------------------
 
     def _load_seal(self) -> None:
+        """Open the sealing state's file for writing in place and read it. What a crash left in it
+        is put right now: the slot of an older epoch (the crash fell between the two writes of a
+        key moving on) or a torn slot is overwritten with spaces, and a file of format 1 (one line)
+        is rewritten in the two-slot form, in the same file."""
         path = self.directory / seal_name(self.table)
         try:
-            data = read_regular(path)
+            if not stat.S_ISREG(os.lstat(path).st_mode) and not os.path.islink(path):  # never opened to write
+                raise NotRegular(errno.EINVAL, "not a regular file (a FIFO or device named like a journal file)",
+                                 str(path))
+            fd = os.open(path, os.O_RDWR | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
         except FileNotFoundError:
             return
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise JournalError(f"{path} is a symbolic link: the sealing state is kept only in its own file") \
+                    from None
+            raise
+        self._seal_fd = fd
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegular(errno.EINVAL, "not a regular file (a FIFO or device named like a journal file)",
+                             str(path))
         if self._secret is not None:
             raise JournalError(f"{path} makes the journal forward-secure: a static secret cannot be used with it")
+        if stat.S_IMODE(st.st_mode) != 0o600:
+            os.fchmod(fd, 0o600)  # a key: its owner's alone
+        data = os.pread(fd, SEAL_FILE_BYTES + 1, 0)
         try:
-            self._state = SealState.from_bytes(data, str(path))
+            found = parse_seal_file(data, str(path))
         except SealError as exc:
             raise JournalError(str(exc)) from None
+        self._state = found.state
+        if found.slot is None:  # format 1: its line is overwritten by the blank slot 0
+            self._seal_slot = 0
+            self._write_seal(found.state)
+        else:
+            self._seal_slot = found.slot
+            if found.stale:
+                self._seal_write(BLANK_SLOT, 1 - found.slot)
+
+    def _seal_write(self, data: bytes, slot: int) -> None:
+        """One slot of the sealing state written in place, and on the disk before this returns."""
+        fd = self._seal_fd
+        assert fd is not None and len(data) == SLOT_BYTES
+        view, offset = memoryview(data), slot * SLOT_BYTES
+        while view:
+            n = self._ops.pwrite(fd, view, offset)
+            if n <= 0:
+                raise OSError(errno.EIO, f"pwrite returned {n}")
+            view, offset = view[n:], offset + n
+        self._ops.fdatasync(fd)
 
     def _write_seal(self, state: SealState) -> None:
-        # The new key replaces the old one on disk (the old file's blocks are released).
-        self._replace(seal_name(self.table), state.to_bytes(), 0o600, held="seal")
+        # The new key into the slot not holding the current one, on the disk; then the old key
+        # overwritten with spaces, in the same blocks of the same file (never a new file: the
+        # blocks a replaced file leaves behind keep its key).
+        new = 1 - self._seal_slot
+        self._seal_write(state.slot(), new)
+        self._seal_write(BLANK_SLOT, self._seal_slot)
+        self._seal_slot = new
 
     def _replace(self, name: str, data: bytes, mode: int, held: str | None = None) -> None:
         path, tmp = self.directory / name, self.directory / f".{name}.tmp"

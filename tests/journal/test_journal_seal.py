@@ -226,6 +226,8 @@ def test_keys_journal_makes_the_pair_and_never_overwrites(tmp_path, clock):
     assert done.returncode == 0, done.stderr
     made = json.loads(done.stdout)
     assert made["seal_file"] == str(j / "T1.seal") and vk.stat().st_mode & 0o777 == 0o600
+    assert (j / "T1.seal").stat().st_size == 8192 and (j / "T1.seal").stat().st_mode & 0o777 == 0o600
+    assert "warning: the verify key" in done.stderr and "the box's own disk" in done.stderr  # tmp_path: on the box
     with Journal(j, "T1", clock=clock) as journal:
         journal.open_shoe("S1")
         journal.append({"kind": "reading"})
@@ -255,6 +257,22 @@ def _edit(path: Path, **fields) -> None:
     path.write_text(json.dumps(json.loads(path.read_text()) | fields))
 
 
+def _edit_slot(path: Path, **fields) -> None:
+    """The sealing state's slot in use changed, its checksum made again (anyone can make it)."""
+    import hashlib
+
+    from shoed.journal.seal import parse_seal_file
+
+    found = parse_seal_file(path.read_bytes(), "state")
+    body = json.loads(path.read_bytes()) | fields
+    body.pop("sum")
+    body["sum"] = hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    text = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+    with open(path, "r+b") as f:
+        f.seek(found.slot * 4096)
+        f.write(text + b" " * (4095 - len(text)) + b"\n")
+
+
 @pytest.mark.parametrize("epoch", [10**12, 3_000_000, -1, "3"])
 def test_an_epoch_out_of_reach_is_refused_at_once(tmp_path, clock, epoch):
     # The mark's and the sealing state's epochs are read before anything proves them: a key is
@@ -270,12 +288,13 @@ def test_an_epoch_out_of_reach_is_refused_at_once(tmp_path, clock, epoch):
     assert proc.returncode == 1 and "Traceback" not in proc.stderr and "verified mark" in proc.stdout, proc
     state = tmp_path / "state"
     shutil.copytree(d, state)
-    _edit(state / "T1.seal", epoch=epoch)
-    with pytest.raises(Exception, match="sealing state") as raised:
+    _edit_slot(state / "T1.seal", epoch=epoch)
+    with pytest.raises(Exception, match="sealing state .*not a journal file's number") as raised:
         Journal(state, "T1", clock=clock)
     assert raised.type.__name__ in ("JournalError", "JournalLocked", "SealError")
     proc = run_shoed("journal", "verify", str(state), "--verify-key", str(tmp_path / "verify.key"), timeout=20)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr and "sealing state" in proc.stdout, proc
+    assert "not a journal file's number" in proc.stdout
 
 
 def test_a_file_numbered_out_of_reach_is_refused_at_once(tmp_path, clock):

@@ -524,3 +524,35 @@ def test_a_journal_directory_its_user_cannot_write_is_refused_when_opened():
     finally:
         directory.chmod(0o700)
         shutil.rmtree(directory)
+
+
+@pytest.mark.parametrize("content, why", [
+    (b"x\n", "holds 1 bytes"),
+    (b"5ec7e7 kept off the box\n", "holds 23 bytes"),
+    (b"s" * 32, "holds one byte repeated"),
+    (b"\0" * 64, "holds one byte repeated"),
+    (b"  " + b"a" * 31 + b"\n", "holds 31 bytes"),  # surrounding whitespace is not the secret
+])
+def test_a_weak_secret_file_cannot_key_new_records(tmp_path, content, why):
+    from shoed.journal import SecretFileError, read_secret_file
+
+    path = tmp_path / "journal.secret"
+    path.write_bytes(content)
+    with pytest.raises(SecretFileError) as refused:
+        read_secret_file(path, strong=True)
+    message = str(refused.value)
+    assert message.startswith(str(path)) and why in message and "at least 32" in message
+    assert "\n" not in message
+    # A reader of a journal keyed earlier takes the secret it was keyed with.
+    assert read_secret_file(path) == content.strip()
+
+
+def test_a_secret_of_32_random_bytes_or_64_hex_digits_keys_new_records(tmp_path):
+    from shoed.journal import read_secret_file
+
+    path = tmp_path / "journal.secret"
+    hex_secret = os.urandom(32).hex().encode()
+    path.write_bytes(hex_secret + b"\n")
+    assert read_secret_file(path, strong=True) == hex_secret
+    path.write_bytes(bytes(range(65, 97)))
+    assert read_secret_file(path, strong=True) == bytes(range(65, 97))

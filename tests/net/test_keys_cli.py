@@ -227,3 +227,39 @@ def test_keys_journal_refuses_a_table_id_the_daemon_refuses(tmp_path, capsys):
                  "--verify-key", str(tmp_path / "vk")]) == 2
     assert "table id must be 1-64 letters, digits, '_' or '-' (no dot), not 't.1'" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_keys_journal_prints_the_verify_key_on_stdout_only_and_never_writes_it(tmp_path, capsys, monkeypatch):
+    # `--verify-key -`: the key alone on stdout (a key file as `journal verify` reads it), the lines
+    # about it on stderr; no file of it anywhere on the box.
+    from shoed.journal import Journal, verify
+    from shoed.journal.seal import Keys, SealState, read_verify_key
+
+    monkeypatch.chdir(tmp_path)
+    j = tmp_path / "j"
+    assert main(["keys", "journal", "--journal", str(j), "--table", "t1", "--verify-key", "-"]) == 0
+    out, err = capsys.readouterr()
+    assert len(out.splitlines()) == 1 and len(out.strip()) == 64
+    verify_key = read_verify_key(out.encode(), "stdout")
+    assert "printed on stdout only" in err and "warning" not in err
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["j", "t1.seal"]
+    assert SealState.from_bytes((j / "t1.seal").read_bytes(), "state").epoch == 0
+    with Journal(j, "t1") as journal:
+        journal.open_shoe("S1")
+        journal.append({"kind": "reading"})
+    assert verify(j, Keys(verify_key=verify_key)).ok
+
+    assert main(["keys", "journal", "--journal", str(tmp_path / "k"), "--table", "t1", "--verify-key", "-",
+                 "--json"]) == 0
+    made = json.loads(capsys.readouterr().out)
+    assert made["verify_key_file"] is None and len(bytes.fromhex(made["verify_key"])) == 32
+    assert made["seal_file"] == str(tmp_path / "k" / "t1.seal")
+
+
+def test_keys_journal_warns_of_a_verify_key_file_on_the_boxs_disk(tmp_path, capsys):
+    assert main(["keys", "journal", "--journal", str(tmp_path / "j"), "--table", "t1",
+                 "--verify-key", str(tmp_path / "verify.key")]) == 0
+    out, err = capsys.readouterr()
+    assert "verify key:" in out and (tmp_path / "verify.key").stat().st_mode & 0o777 == 0o600
+    warning = [line for line in err.splitlines() if line.startswith("warning:")]
+    assert len(warning) == 1 and "deleting it does not erase it" in warning[0] and "--verify-key -" in warning[0]
