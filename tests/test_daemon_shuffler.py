@@ -12,6 +12,7 @@ from collections import Counter
 
 import pytest
 
+from firmware_protocol.messages import order_digest
 from shoed.rules.shuffle import reveal_matches
 from harness.processes import Daemon, Simulator, run_shoed
 from tests.test_daemon_restart import records_of
@@ -118,6 +119,71 @@ def test_a_shuffled_shoe_survives_kill_9_and_its_reveal_matches_the_commitment(b
     earlier = json.dumps(records[:closing])
     for start in range(0, len(order) - 6, 50):
         assert json.dumps(order[start:start + 6])[1:-1] not in earlier
+    # Nor anything that tests a guessed order: the commitment's salt (the inputs hold a nonce the key turns
+    # into it), the shuffler's plain digest of the order (anywhere), a plain hash of a frame.
+    assert reveal["salt"] not in earlier and '"salt"' not in earlier
+    whole = journal_text(journal)
+    assert order_digest(order) not in whole and "raw_sha256" not in whole and '"digest_hmac"' in whole
+
+
+def test_a_shuffler_configured_with_the_native_driver_gives_no_order_to_the_journal(base):
+    """The order is sealed only by the shuffler driver: a shuffler configured as `native` (no order key) has
+    its messages refused as a type that device does not send, said in the journal without their bytes."""
+    key = order_key(base)
+    sim, config = shuffled_table(base, key, seed=9)
+    text = config.read_text()
+    config.write_text(text.replace('driver = "shuffler"', 'driver = "native"').replace(f'order_key_file = "{key}"\n', ""))
+    assert "order_key_file" not in config.read_text()
+    journal = base / "journal"
+    try:
+        daemon = Daemon(base, "--config", str(config), journal=journal)
+        deadline = time.monotonic() + 30
+        wait_in_journal(journal, "order_chunk", deadline)
+        time.sleep(0.5)
+        daemon.stop()
+    finally:
+        sim.stop()
+    records = records_of(journal)
+    inputs = [r["input"] for r in records if r["kind"] == "step"]
+    assert not any(i.get("kind") in ("shuffle_started", "order_chunk", "shuffle_completed") for i in inputs)
+    refused = [i for i in inputs if i.get("kind") == "warning" and "card-reading shuffler" in str(i.get("text"))]
+    assert refused and all(not i.get("raw") for i in refused), refused
+    assert any("order_chunk" in i["text"] for i in refused) and all('driver = "shuffler"' in i["text"] for i in refused)
+    assert '"shuffler"' not in json.dumps([r.get("state", {}).get("shuffler") for r in records])
+
+
+@pytest.mark.parametrize("source, words", [
+    ('driver = "native"\nurl = "/dev/x"\norder_key_file = "{key}"\n', "order_key_file is the shuffler driver's"),
+    ('driver = "native-usb"\nurl = "usb://1d50:6150"\norder_key_file = "{key}"\n', "driver = \"shuffler\""),
+])
+def test_config_check_refuses_a_shufflers_option_on_another_driver(base, source, words):
+    key = order_key(base)
+    config = base / "shoed.toml"
+    config.write_text(f'journal_dir = "{base / "journal"}"\nkey_dir = "{base / "keys"}"\n[[sources]]\n'
+                      + source.format(key=key))
+    proc = run_shoed("config", "check", str(config))
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and words in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("content, words", [
+    ("password" * 4, "64 hex digits"),  # 32 characters of text were taken as 32 raw bytes
+    ("0" * 64 + "\n", "one byte repeated (00)"),
+    ("ab" * 32 + "\n", "one byte repeated (ab)"),
+    (os.urandom(16).hex(), "64 hex digits"),  # openssl rand -hex 16: 128 bits
+    (os.urandom(32).hex() + "zz\n", "64 hex digits"),
+])
+def test_a_weak_or_malformed_order_key_is_refused_in_one_line_naming_the_file(base, content, words):
+    key = base / "order.key"
+    key.write_text(content)
+    os.chmod(key, 0o600)
+    config = base / "shoed.toml"
+    config.write_text(f'journal_dir = "{base / "journal"}"\nkey_dir = "{base / "keys"}"\n[[sources]]\n'
+                      f'driver = "shuffler"\nurl = "/dev/x"\norder_key_file = "{key}"\n')
+    proc = run_shoed("config", "check", str(config))
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert f"order key file {key}" in proc.stderr and words in proc.stderr, proc.stderr
+    key.write_text(" " + os.urandom(32).hex() + "\n")  # what openssl rand -hex 32 writes (spaces around are fine)
+    assert run_shoed("config", "check", str(config)).returncode == 0
 
 
 CARD_TEXT = re.compile(r"""["']([A2-9TJQK][CDHS])["']""")

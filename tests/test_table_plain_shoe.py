@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from shoed.rules.shuffle import Tracker, reveal_matches
+from shoed.rules.shuffle import Tracker, commitment_salt, reveal_matches
 from shoed.simulate import DealSetup, deal
 from shoed.simulate.shuffler import shuffle_run
 from shoed.table import events as schema
-from tests.test_table_shuffler import RULES, SALT, Feed
+from tests.test_table_shuffler import KEY, RULES, SALT, Feed
 
 PLAIN = "plain:/dev/ttyACM0"
 CAMERA = "camera:0"
@@ -28,7 +28,7 @@ def deal_by_draws(seed: int = 31, *, camera: str | None = None, seen=None, upto:
     feed = Feed()
     feed.shuffler(run, 1)
     if not inserted:
-        feed("command", cmd="open_shoe", args={}, client="dealer", salt=SALT.hex())
+        feed("command", cmd="open_shoe", args={}, client="dealer", salt_nonce=SALT.hex())
     out: list[str] = []
     entered = 0
     for e in deal(DealSetup(RULES, seed=seed, shoes=1, orders=run.dealt_orders)):
@@ -50,7 +50,7 @@ def deal_by_draws(seed: int = 31, *, camera: str | None = None, seen=None, upto:
         elif e.kind == "button":
             feed("button", button=e.button, source=PLAIN)
         elif e.kind == "shoe_inserted" and inserted:
-            feed("shoe_inserted", source=PLAIN, salt=SALT.hex())
+            feed("shoe_inserted", source=PLAIN, salt_nonce=SALT.hex())
         elif e.kind in ("shoe_removed", "cut_card"):
             feed(e.kind, source=PLAIN)
     return feed, run, out, entered
@@ -87,7 +87,7 @@ def test_a_whole_shoe_from_draws_takes_each_card_from_the_order_once_the_cut_is_
     assert not feed.alarms("sequence_mismatch") and not feed.table.pending
     closed = next(e for e in feed.events if e["kind"] == "shoe.closed")
     opened = next(e for e in feed.events if e["kind"] == "shoe.opened")
-    assert reveal_matches(opened["commitment"], closed["reveal"]["order"], SALT)
+    assert reveal_matches(opened["commitment"], closed["reveal"]["order"], commitment_salt(KEY, SALT.hex()))
     assert closed["reconciliation"]["balanced"], closed["reconciliation"]
     for event in feed.events:
         schema.validate(event)
@@ -109,7 +109,7 @@ def test_a_draw_before_the_cut_is_found_is_never_guessed():
     run = shuffle_run(33, decks=6, shoes=1)
     feed = Feed()
     feed.shuffler(run, 1)
-    feed("shoe_inserted", source=PLAIN, salt=SALT.hex())
+    feed("shoe_inserted", source=PLAIN, salt_nonce=SALT.hex())
     feed("draw", mode="game", source=PLAIN)  # the exposed card: one of six places in the order
     (card,) = [e for e in feed.events if e["kind"] == "card"]
     assert card["card"] is None and card["recipient"] == "unreadable" and card["reason"] == "not_identified"
@@ -196,7 +196,7 @@ def test_the_dealers_draw_command_is_a_draw():
     feed.shuffler(run, 1)
     feed("command", cmd="draw", args={}, client="dealer")
     assert feed.reply == {"ok": False, "error": "no shoe is open"}
-    feed("shoe_inserted", source=PLAIN, salt=SALT.hex())
+    feed("shoe_inserted", source=PLAIN, salt_nonce=SALT.hex())
     feed("command", cmd="draw", args={}, client="dealer")
     assert feed.reply == {"ok": True}
     card = [e for e in feed.events if e["kind"] == "card"][-1]
@@ -229,7 +229,7 @@ def test_a_camera_deals_once_the_plain_shoe_is_lost_and_its_cards_are_checked_ag
         elif e.kind == "button" and lost is None:
             feed("button", button=e.button, source=PLAIN)
         elif e.kind == "shoe_inserted":
-            feed("shoe_inserted", source=PLAIN, salt=SALT.hex())
+            feed("shoe_inserted", source=PLAIN, salt_nonce=SALT.hex())
     assert any(e["kind"] == "device.fallback" and e["source"] == CAMERA for e in lost)
     camera_cards = [e for e in feed.events if e["kind"] == "card" and e["source"] == CAMERA]
     assert camera_cards and camera_cards[0]["card"] == out[59]  # the camera deals from the card after the last draw
@@ -267,7 +267,7 @@ def test_a_draw_command_at_a_shoe_that_reads_its_cards_is_refused():
     run = shuffle_run(42, decks=6, shoes=1)
     feed = Feed()
     feed.shuffler(run, 1)
-    feed("shoe_inserted", source="native:/dev/shoe", salt=SALT.hex())
+    feed("shoe_inserted", source="native:/dev/shoe", salt_nonce=SALT.hex())
     for e in deal(DealSetup(RULES, seed=42, shoes=1, orders=run.dealt_orders)):
         if e.kind == "card":
             feed("card", card=e.card, mode=e.mode, source="native:/dev/shoe")
@@ -282,7 +282,7 @@ def test_draws_before_the_first_is_answered_are_refused_so_misdeals_never_pile_u
     run = shuffle_run(43, decks=6, shoes=1)
     feed = Feed()
     feed.shuffler(run, 1)
-    feed("shoe_inserted", source=PLAIN, salt=SALT.hex())
+    feed("shoe_inserted", source=PLAIN, salt_nonce=SALT.hex())
     feed("command", cmd="draw", args={}, client="dealer", role="dealer")
     assert feed.reply == {"ok": True}
     (misdeal,) = feed.table.pending

@@ -7,20 +7,33 @@ import json
 
 from shoed.table import events as schema
 from shoed.drivers.native_session import shuffler_detail
-from shoed.rules.shuffle import chunk_context, reveal_matches, seal_cards
+from shoed.rules.shuffle import chunk_context, commitment_salt, digest_mac, reveal_matches, seal_cards
 from shoed.rules.ruleset import load_ruleset
 from shoed.simulate import DealSetup, deal
 from shoed.simulate.shuffler import ShufflerFaults, shuffle_run
 from shoed.table import TableController
 
 T0 = 1_790_000_000_000_000_000
-SALT = bytes(range(100, 132))
+SALT = bytes(range(100, 132))  # the nonce the daemon journals with an input that may open a shoe
 RULES = load_ruleset("punto-banco")
+KEY = bytes(range(50, 82))  # the order key
+
+
+def as_the_driver_gives(kind: str, detail: dict, key: bytes) -> dict:
+    """A shuffler report's detail as the shuffler driver gives it: a chunk's cards sealed, the digest keyed."""
+    detail = dict(detail)
+    if kind == "order_chunk":
+        cards = detail.pop("cards")
+        detail["sealed"] = seal_cards(key, cards, chunk_context(detail["boot"], detail["shuffle"], detail["position"]))
+        detail["count"] = len(cards)
+    elif kind == "shuffle_completed":
+        detail["digest_hmac"] = digest_mac(key, detail.pop("digest"))
+    return detail
 
 
 class Feed:
     def __init__(self, table: TableController | None = None):
-        self.table = table or TableController("t1", RULES, 6)
+        self.table = table or TableController("t1", RULES, 6, order_key=KEY)
         self.n = 0
         self.events: list[dict] = []
 
@@ -32,14 +45,13 @@ class Feed:
         self.reply = step.reply
         return step.events
 
-    def shuffler(self, run, shoe: int, key: bytes | None = None) -> None:
+    def shuffler(self, run, shoe: int, key: bytes | None = KEY) -> None:
+        """The shuffler's reports of one shoe, as the shuffler driver gives them under `key` (None: in plain)."""
         for event in run.events:
             if event.shoe == shoe:
                 detail = {"boot": 7, **shuffler_detail(event.message)}
-                if key is not None and event.kind == "order_chunk":  # as the shuffler driver seals it
-                    cards = detail.pop("cards")
-                    detail["sealed"] = seal_cards(key, cards, chunk_context(7, detail["shuffle"], detail["position"]))
-                    detail["count"] = len(cards)
+                if key is not None:
+                    detail = as_the_driver_gives(event.kind, detail, key)
                 self(event.kind, source="shuffler:/dev/ttyACM1", shoe_seq=event.n + 1, detail=detail)
 
     def shoe(self, setup: DealSetup, shoe: int) -> None:
@@ -51,7 +63,7 @@ class Feed:
             elif e.kind == "button":
                 self("button", button=e.button, source="shoe")
             elif e.kind == "shoe_inserted":
-                self(e.kind, source="shoe", salt=SALT.hex())  # the daemon adds a fresh one
+                self(e.kind, source="shoe", salt_nonce=SALT.hex())  # the daemon adds a fresh one
             elif e.kind in ("shoe_removed", "cut_card"):
                 self(e.kind, source="shoe")
 
@@ -149,7 +161,7 @@ def test_a_gap_in_the_order_or_a_wrong_digest_leaves_the_shuffle_unverified():
             chunks += 1
             if chunks == 2:
                 continue  # lost: the next chunk does not start where the last ended
-        feed(event.kind, source="shuffler", detail=detail)
+        feed(event.kind, source="shuffler", detail=as_the_driver_gives(event.kind, detail, KEY))
     (invalid, *_) = feed.alarms("shuffle_order_invalid")
     assert "position 128 while 64 was due" in invalid["text"]
     assert not next(e for e in feed.events if e["kind"] == "shuffle.completed")["verified"]
@@ -159,7 +171,7 @@ def test_a_gap_in_the_order_or_a_wrong_digest_leaves_the_shuffle_unverified():
         detail = {"boot": 7, **shuffler_detail(event.message)}
         if event.kind == "shuffle_completed":
             detail["digest"] = "00" * 32
-        feed(event.kind, source="shuffler", detail=detail)
+        feed(event.kind, source="shuffler", detail=as_the_driver_gives(event.kind, detail, KEY))
     assert "digest" in feed.alarms("shuffle_order_invalid")[0]["text"]
 
 
@@ -168,8 +180,8 @@ def test_an_order_longer_than_the_decks_shuffled_is_invalid_and_not_kept():
     feed = Feed()
     feed("shuffle_started", source="shuffler", detail={"boot": 7, "shuffle": 9, "decks": 1})
     for position in range(0, 52 * 4, 4):
-        feed("order_chunk", source="shuffler", detail={"boot": 7, "shuffle": 9, "position": position,
-                                                       "cards": ["2S", "3S", "4S", "5S"]})
+        feed("order_chunk", source="shuffler", detail=as_the_driver_gives("order_chunk", {
+            "boot": 7, "shuffle": 9, "position": position, "cards": ["2S", "3S", "4S", "5S"]}, KEY))
     (invalid,) = feed.alarms("shuffle_order_invalid")
     assert "runs past 104 cards" in invalid["text"]  # one deck, and a deck's worth of foreign cards
     assert len(feed.table.shuffler.current["order"]) == 104
@@ -189,7 +201,7 @@ def test_shuffles_waiting_for_their_shoe_survive_a_checkpoint():
     feed = Feed()
     feed.shuffler(run, 1)
     state = json.loads(json.dumps(feed.table.checkpoint()))
-    again = Feed(TableController.from_checkpoint("t1", RULES, 6, state))
+    again = Feed(TableController.from_checkpoint("t1", RULES, 6, state, order_key=KEY))
     again.shoe(setup_for(run), 1)
     assert any(e["kind"] == "shoe.opened" for e in again.events) and not again.alarms("shoe_unverified")
 
@@ -240,7 +252,7 @@ def deal_altered(alter, seed: int = 29):
         elif e.kind == "button":
             feed("button", button=e.button, source="shoe")
         elif e.kind == "shoe_inserted":
-            feed("shoe_inserted", source="shoe", salt=SALT.hex())
+            feed("shoe_inserted", source="shoe", salt_nonce=SALT.hex())
     return feed, run.shoes[0].dealt
 
 
@@ -278,13 +290,10 @@ def test_a_removed_card_and_an_inserted_card_are_caught():
     assert feed.alarms("sequence_mismatch")[0]["position"] == AT
 
 
-KEY = bytes(range(50, 82))
-
-
 def test_sealed_chunks_open_with_the_key_and_checkpoints_keep_the_order_sealed():
     run = shuffle_run(30, decks=6, shoes=1)
-    feed = Feed(TableController("t1", RULES, 6, order_key=KEY))
-    feed.shuffler(run, 1, key=KEY)
+    feed = Feed()
+    feed.shuffler(run, 1)
     completed = next(e for e in feed.events if e["kind"] == "shuffle.completed")
     assert completed["verified"] and completed["cards"] == 312
     assert [e["count"] for e in feed.events if e["kind"] == "shuffle.chunk"] == [64, 64, 64, 64, 56]
@@ -298,7 +307,7 @@ def test_sealed_chunks_open_with_the_key_and_checkpoints_keep_the_order_sealed()
     assert tuple(closed["reveal"]["order"]) == order and not again.alarms("sequence_mismatch")
     # Without the key the waiting shuffle cannot be read: its shoe is not opened without the pit.
     blind = Feed(TableController.from_checkpoint("t1", RULES, 6, state))
-    blind("shoe_inserted", source="shoe", salt=SALT.hex())
+    blind("shoe_inserted", source="shoe", salt_nonce=SALT.hex())
     assert blind.table.shoe is None and "no order key" in blind.alarms("shoe_unverified")[0]["text"]
 
 
@@ -326,3 +335,82 @@ def test_every_commitment_is_checked_against_its_reveal():
     order[0], order[1] = order[1], order[0]  # a shoe other than the one committed to
     checked, problems = commitment_problems([{"kind": "step", "events": forged}])
     assert checked == 1 and len(problems) == 1 and "does not match" in problems[0]
+
+
+# ----- the audit's findings: nothing in the journal tells the order before the reveal -----------------------
+
+
+def test_a_chunk_in_plain_text_is_refused_and_nothing_of_it_taken():
+    """A shuffler read by a driver that does not seal (`native`): its order is not taken in plain text."""
+    run = shuffle_run(33, decks=6, shoes=1)
+    feed = Feed()
+    feed.shuffler(run, 1, key=None)
+    invalid, *_ = feed.alarms("shuffle_order_invalid")
+    assert "position 0 that is not sealed" in invalid["text"] and invalid["active"]
+    assert not any(e["kind"] == "shuffle.chunk" for e in feed.events)
+    completed = next(e for e in feed.events if e["kind"] == "shuffle.completed")
+    assert not completed["verified"] and completed["cards"] == 0
+    assert feed.table.shuffler.pending[0]["order"] == []
+    assert json.dumps(list(run.shoes[0].order[:4]))[1:-1] not in json.dumps(feed.table.checkpoint())
+    feed("shoe_inserted", source="shoe", salt_nonce=SALT.hex())
+    assert feed.table.shoe is None and feed.alarms("shoe_unverified")
+
+
+def test_a_checkpoint_without_a_key_keeps_no_order():
+    from shoed.table.shuffle import ShufflerState
+
+    order = list(shuffle_run(34, decks=1, shoes=1).shoes[0].order)
+    state = ShufflerState(current={"shuffle": 2, "decks": 1, "checks": {}, "order": order[:20], "invalid": None},
+                          pending=[{"shuffle": 1, "shoe": 1, "decks": 1, "order": order, "verified": True,
+                                    "problems": []}],
+                          open={"shuffle": 0, "order": order, "salt_nonce": SALT.hex(), "commitment": "00" * 32})
+    text = json.dumps(state.to_json(None))
+    assert not any(f'"{card}"' in text for card in order) and '"order"' not in text
+    again = ShufflerState.from_json(json.loads(text))
+    assert again.pending[0]["order"] == [] and not again.pending[0]["verified"]
+    assert again.open["order"] == [] and again.tracker is None
+    sealed = json.dumps(state.to_json(KEY))  # with the key: sealed, and opened again
+    assert not any(f'"{card}"' in sealed for card in order)
+    assert ShufflerState.from_json(json.loads(sealed), KEY).pending[0]["order"] == order
+
+
+def test_the_shufflers_digest_counts_only_as_the_driver_keys_it():
+    run = shuffle_run(35, decks=6, shoes=1)
+    feed = Feed()
+    for event in run.events:
+        detail = as_the_driver_gives(event.kind, {"boot": 7, **shuffler_detail(event.message)}, KEY)
+        if event.kind == "shuffle_completed":  # the plain digest, as a driver that keys nothing gives it
+            detail["digest"] = event.message.digest
+            del detail["digest_hmac"]
+        feed(event.kind, source="shuffler", detail=detail)
+    completed = next(e for e in feed.events if e["kind"] == "shuffle.completed")
+    assert not completed["verified"] and "digest" in completed["problems"][0]
+
+
+def test_the_commitments_salt_is_in_the_journal_nowhere_before_the_reveal():
+    run = shuffle_run(36, decks=6, shoes=1)
+    feed = Feed()
+    feed.shuffler(run, 1)
+    feed("shoe_inserted", source="shoe", salt_nonce=SALT.hex())
+    opened = next(e for e in feed.events if e["kind"] == "shoe.opened")
+    order = run.shoes[0].order
+    # The input holds a nonce: with the commitment it tests no guessed order (the key makes the salt).
+    assert not reveal_matches(opened["commitment"], order, SALT)
+    salt = commitment_salt(KEY, SALT.hex())
+    assert reveal_matches(opened["commitment"], order, salt)
+    state = json.loads(json.dumps(feed.table.checkpoint()))
+    assert salt.hex() not in json.dumps(state) and "salt" not in state["shuffler"]["open"]
+    # A restart mid-shoe (with the key) reveals the same salt at the close.
+    again = Feed(TableController.from_checkpoint("t1", RULES, 6, state, order_key=KEY))
+    again("shoe_removed", source="shoe")
+    reveal = next(e for e in again.events if e["kind"] == "shoe.closed")["reveal"]
+    assert reveal["salt"] == salt.hex() and reveal_matches(reveal["commitment"], reveal["order"], salt)
+    assert not any(salt.hex() in json.dumps(e) for e in feed.events)
+
+
+def test_a_forged_chunk_is_held_with_the_keyed_evidence_the_driver_gives():
+    feed = Feed()
+    feed("forged_frame", source="shuffler:/dev/ttyACM1",
+         detail={"seq": 3, "boot": 7, "taken": "hmac:" + "ab" * 32, "raw_hmac": "cd" * 32})
+    (held,) = feed.alarms("forged_frame")
+    assert "the one taken was hmac:" + "ab" * 32 in held["text"] and "the repeat hmac:" + "cd" * 32 in held["text"]

@@ -224,6 +224,8 @@ def config_from_dict(data: dict, origin: str = "<config>") -> Config:
         if not isinstance(s, dict) or "driver" not in s:
             raise ConfigError(f"{origin}: sources[{i}] needs a driver")
         driver = str(s["driver"])
+        if driver != "shuffler" and "order_key_file" in s:
+            raise ConfigError(_not_a_shuffler(f"{origin} sources[{i}] ({driver})"))
         known = source_options(driver, f"{origin}: sources[{i}]")
         _strict(s, known | {"driver", "url"}, f"{origin} sources[{i}] ({driver})")
         _typed(s, SOURCE_TYPES, f"{origin} sources[{i}] ({driver})")
@@ -301,6 +303,12 @@ def check(config: Config):
     for i, source in enumerate(config.sources):
         if source.driver == "shuffler":
             _check_order_key(source, config.journal_dir, i)
+        elif "order_key_file" in source.options:
+            raise ConfigError(_not_a_shuffler(f"source {i + 1} ({source.driver})"))
+    keys = {str(s.options.get("order_key_file")) for s in config.sources if s.driver == "shuffler"}
+    if len(keys) > 1:
+        raise ConfigError("the shuffler sources name different order_key_file: the table opens its orders with "
+                          "one key, give them the same file")
     if not math.isfinite(config.stall_after_s) or not 0 <= config.stall_after_s <= MAX_SECONDS:
         raise ConfigError(f"stall_after_s must be 0 (no stall alarm) or more seconds, at most {MAX_SECONDS}, "
                           f"not {config.stall_after_s}")
@@ -421,6 +429,12 @@ def _check_key_dir(config: Config) -> None:
         raise ConfigError(f"key_dir: {_one_line(exc)}") from None
     except OSError as exc:
         raise ConfigError(f"key_dir {key_dir}: {exc.strerror or exc}") from None
+
+
+def _not_a_shuffler(where: str) -> str:
+    """A shuffler's option on another driver: that driver would take the order unsealed, so it is refused."""
+    return (f"{where}: order_key_file is the shuffler driver's option; a card-reading shuffler is configured "
+            "with driver = \"shuffler\" (no other driver seals its order)")
 
 
 def _check_order_key(source: Source, journal_dir: str, i: int) -> None:

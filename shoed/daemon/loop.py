@@ -489,7 +489,8 @@ class TableLoop:
         item.setdefault("utc_ns", time.time_ns())
         self._in_time_order(item)
         if shuffle_table.needs_salt(item, self.controller):
-            item.setdefault("salt", os.urandom(32).hex())  # for the commitment to a shuffled shoe's order
+            # The commitment's salt is worked out from this nonce with the order key: secret until the reveal.
+            item.setdefault("salt_nonce", os.urandom(32).hex())
         controller = self.controller
         journal = self.journal
         # Between shoes, a card can open the next shoe itself (a shoe without buttons,

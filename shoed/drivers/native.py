@@ -47,6 +47,7 @@ class NativeDriver(LinkDriver):
     """
 
     name = "native"
+    shuffler_messages = False  # a card-reading shuffler's messages are the `shuffler` driver's (shoed.drivers.shuffler)
 
     def __init__(self, url: str, *, baudrate: int = BAUDRATE, table: str = "", heartbeat: float | None = None,
                  silence: float | None = None, hello_repeat: float | None = None, gate_repeat: float | None = None,
@@ -58,7 +59,8 @@ class NativeDriver(LinkDriver):
             if value is not None:
                 setattr(timing, name, value)
         super().__init__(url, **options)
-        self.session = NativeSession(self.source, host_hello(table), timing, float(confidence_floor))
+        self.session = NativeSession(self.source, host_hello(table), timing, float(confidence_floor),
+                                     shuffler=self.shuffler_messages)
 
     def _make_transport(self) -> Transport:
         return SerialTransport(self.url, baudrate=self.baudrate)

@@ -67,6 +67,10 @@ UNREADABLE_CODES = {
 }
 TAMPER_SOURCES = {m.TAMPER_LID: "lid", m.TAMPER_CASE: "case"}
 MODES = {m.MODE_GAME: "game", m.MODE_BURN: "burn"}
+# A card-reading shuffler's messages (SPEC.md §5.15 - §5.21): taken by the `shuffler` driver only, which seals
+# the order; on any other driver's link they are an unknown type, refused without their bytes.
+SHUFFLER_MESSAGES = (m.ShuffleStarted, m.DeckCheck, m.OrderChunk, m.ShuffleCompleted, m.ShufflerError, m.Meters)
+SHUFFLER_TYPES = frozenset(cls.TYPE for cls in SHUFFLER_MESSAGES)
 
 
 # A shoe is taken to have no gate after this many locks answered "unlocked" in a row.
@@ -107,10 +111,11 @@ class NativeSession:
     """Protocol state for one shoe, across links (reconnects) and shoe sessions (boots)."""
 
     def __init__(self, source: str, host_hello: m.Hello, timing: Timing | None = None,
-                 confidence_floor: float = DEFAULT_CONFIDENCE_FLOOR) -> None:
+                 confidence_floor: float = DEFAULT_CONFIDENCE_FLOOR, shuffler: bool = False) -> None:
         if not 0.0 <= confidence_floor <= 1.0:
             raise ValueError(f"confidence_floor must be between 0 and 1, not {confidence_floor!r}")
         self.confidence_floor = confidence_floor
+        self.shuffler = shuffler  # the shuffler driver's session: the shuffler's messages are taken
         self.source = source
         self.host_hello = host_hello
         self.timing = timing or Timing()
@@ -328,6 +333,9 @@ class NativeSession:
     def _rejected(self, item: Rejected, offset: int, now_ns: int, utc_ns: int) -> Reading | None:
         self.stats.rejected[item.kind] = self.stats.rejected.get(item.kind, 0) + 1
         detail = {"reject": item.kind, "length": item.length}
+        kind = frame_header(item.raw)[0]
+        if not self.shuffler and item.kind in ("payload", "type") and kind in SHUFFLER_TYPES:
+            return self._not_a_shuffler(f"type 0x{kind:02x}", offset, now_ns, utc_ns)
         if item.kind == "payload":
             # The shoe will repeat this frame and everything behind it waits (§6.3): a fault for the table,
             # said once a seq until a message is taken (a frame's repeats, or frames that alternate, say
@@ -360,6 +368,9 @@ class NativeSession:
             if isinstance(msg, m.Status):
                 return self._status(msg, raw, offset, now_ns, utc_ns)
             return None
+        if not self.shuffler and isinstance(msg, SHUFFLER_MESSAGES):
+            self.stats.rejected["type"] = self.stats.rejected.get("type", 0) + 1
+            return self._not_a_shuffler(msg.NAME, offset, now_ns, utc_ns)
         if self.version is not None and msg.MINOR > self.version[1]:
             # Newer than the version agreed in Hello (SPEC.md §8): an unknown type here, never taken.
             self.stats.rejected["type"] = self.stats.rejected.get("type", 0) + 1
@@ -374,6 +385,17 @@ class NativeSession:
                                      text=f"the shoe sent a {msg.NAME} message, which only a host sends")
             return None
         return self._reliable(msg, raw, offset, now_ns, utc_ns)
+
+    def _not_a_shuffler(self, name: str, offset: int, now_ns: int, utc_ns: int) -> Reading | None:
+        """A card-reading shuffler's message on another driver's link: an unknown type for this device, never
+        taken nor acknowledged, said once a type, and without its bytes (a chunk of the order, or its digest,
+        would be journaled in plain: only the `shuffler` driver seals them)."""
+        if not self._once(f"not_shuffler:{name}"):
+            return None
+        return self._reading("warning", b"", offset, now_ns, utc_ns, code="frame_rejected",
+                             text=f"a card-reading shuffler's message ({name}) on a {self.source.split(':')[0]} link: "
+                             "not taken; a shuffler is configured with driver = \"shuffler\" and its order_key_file",
+                             detail={"reject": "type"})
 
     def _hello(self, msg: m.Hello, raw: bytes, offset: int, now_ns: int, utc_ns: int) -> Reading | None:
         first_here = not self._hello_seen

@@ -20,24 +20,26 @@ The order is the table's most valuable secret. Option `order_key_file`
 leave the driver sealed with AES-GCM under it (`detail["sealed"]`, bound to
 the shuffler's boot, the shuffle and the position), and the chunk's raw frame
 is left out, so the order is never in a reading, the journal or a log in
-plain text. The table controller opens them with the same key.
+plain text. The table controller opens them with the same key. The completed
+shuffle's digest of the order, and any bytes of the link that may hold a chunk
+or that digest, are kept only as keyed hashes under subkeys of the same key.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 
 from shoed.drivers.base import DriverError, Reading
 from shoed.drivers.link import Transport
 from shoed.drivers.native import NativeDriver
-from shoed.rules.shuffle import chunk_context, read_key, seal_cards
+from shoed.rules.shuffle import chunk_context, digest_mac, evidence, read_key, seal_cards
 
 
 class ShufflerDriver(NativeDriver):
     """A card-reading shuffler on a serial port, any pyserial URL, or USB bulk endpoints."""
 
     name = "shuffler"
+    shuffler_messages = True  # the session gives this driver the shuffler's messages (and no other driver)
 
     def __init__(self, url: str, *, backend=None, order_key_file: str | None = None, **options) -> None:
         self.order_key = load_order_key(order_key_file)
@@ -59,16 +61,24 @@ class ShufflerDriver(NativeDriver):
         return [self._sealed(r) for r in super()._on_data(data, offset, mono_ns, utc_ns)]
 
     def _sealed(self, reading: Reading) -> Reading:
-        """An order chunk with its cards sealed and its raw frame (which holds them in plain) left out.
-        Any other reading whose bytes may hold a chunk (a chunk out of turn, one forged under a seq
-        taken, one with an impossible payload, a stretch that is no frame) keeps their SHA-256 only."""
+        """An order chunk with its cards sealed and its raw frame (which holds them in plain) left out; a
+        completed shuffle with the digest of its order as a keyed hash (`digest_hmac`) and its frame left out.
+        Any other reading whose bytes may hold a chunk or a digest (a chunk out of turn, one forged under a seq
+        taken, one with an impossible payload, a stretch that is no frame) keeps their keyed hash only
+        (`raw_hmac`, `taken` as `hmac:<hex>`): a plain hash of them would give the cards back to whoever
+        tries the few that are not known yet."""
+        if reading.kind == "shuffle_completed":
+            detail = dict(reading.detail)
+            if "digest" in detail:
+                detail["digest_hmac"] = digest_mac(self.order_key, str(detail.pop("digest")))
+            return dataclasses.replace(reading, raw=b"", detail=detail)
         if reading.kind != "order_chunk":
             detail = reading.detail
             taken = detail.get("taken") if isinstance(detail, dict) else None
             if isinstance(taken, str) and _may_hold_order(bytes.fromhex(taken)):
-                detail = {**detail, "taken": "sha256:" + hashlib.sha256(bytes.fromhex(taken)).hexdigest()}
+                detail = {**detail, "taken": "hmac:" + evidence(self.order_key, bytes.fromhex(taken))}
             if reading.raw and _may_hold_order(reading.raw):
-                detail = {**detail, "raw_sha256": hashlib.sha256(reading.raw).hexdigest()}
+                detail = {**detail, "raw_hmac": evidence(self.order_key, reading.raw)}
                 return dataclasses.replace(reading, raw=b"", detail=detail)
             return reading if detail is reading.detail else dataclasses.replace(reading, detail=detail)
         detail = dict(reading.detail)
@@ -80,12 +90,13 @@ class ShufflerDriver(NativeDriver):
 
 
 def _may_hold_order(raw: bytes) -> bool:
-    """Bytes that are, or may be, an order chunk's frame: anything but a frame of another type."""
-    from firmware_protocol import OrderChunk
+    """Bytes that are, or may be, an order chunk's frame or a completed shuffle's (with the order's digest):
+    anything but a frame of another type."""
+    from firmware_protocol import OrderChunk, ShuffleCompleted
     from shoed.drivers.native_session import frame_header
 
     kind = frame_header(raw)[0]
-    return kind is None or kind == OrderChunk.TYPE
+    return kind is None or kind in (OrderChunk.TYPE, ShuffleCompleted.TYPE)
 
 
 def load_order_key(path: str | None) -> bytes:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -109,16 +110,42 @@ def _key(key: bytes) -> bytes:
 
 
 def read_key(text: bytes) -> bytes:
-    """An order key file's content: 64 hex digits (with or without a final newline), or 32 raw bytes."""
+    """An order key file's content: 64 hex digits, with whitespace (a final newline) around them and nothing
+    else; ValueError in one line otherwise, or for a key of one byte repeated (all zeros, say), which no
+    random draw gives."""
     stripped = text.strip()
-    try:
-        if len(stripped) == 2 * KEY_BYTES:
-            return bytes.fromhex(stripped.decode("ascii"))
-    except (UnicodeDecodeError, ValueError):
-        pass
-    if len(text) == KEY_BYTES:
-        return bytes(text)
-    raise ValueError(f"an order key file holds {2 * KEY_BYTES} hex digits (e.g. from: openssl rand -hex 32)")
+    if re.fullmatch(rb"[0-9a-fA-F]{%d}" % (2 * KEY_BYTES), stripped) is None:
+        raise ValueError(f"an order key file holds {2 * KEY_BYTES} hex digits and nothing else "
+                         "(e.g. from: openssl rand -hex 32)")
+    key = bytes.fromhex(stripped.decode("ascii"))
+    if len(set(key)) == 1:
+        raise ValueError(f"the key is one byte repeated ({key[:1].hex()}), not a random one: "
+                         "make it with openssl rand -hex 32")
+    return key
+
+
+def subkey(key: bytes, purpose: str) -> bytes:
+    """A key of its own for one use of the order key (HMAC-SHA256 of the purpose under it): the MACs and
+    the commitment's salt below never use the key that seals."""
+    return hmac.new(_key(key), b"shoed order subkey\x00" + purpose.encode(), hashlib.sha256).digest()
+
+
+def evidence(key: bytes, raw: bytes) -> str:
+    """A keyed hash (HMAC-SHA256 under the evidence subkey) of bytes that may hold cards of the order: it can be
+    matched against a capture of the line by whoever holds the key, and tells a journal reader nothing."""
+    return hmac.new(subkey(key, "evidence"), bytes(raw), hashlib.sha256).hexdigest()
+
+
+def digest_mac(key: bytes, digest: str) -> str:
+    """The shuffler's SHA-256 of the order (64 hex digits) under the digest subkey: what the journal keeps of
+    it, so the digest itself tests no guessed order."""
+    return hmac.new(subkey(key, "digest"), str(digest).encode(), hashlib.sha256).hexdigest()
+
+
+def commitment_salt(key: bytes, nonce: str) -> bytes:
+    """A commitment's salt: HMAC-SHA256 of the journaled random nonce under the salt subkey. Only the key's
+    holder can work it out (the nonce alone tests no guessed order); it is published with the reveal."""
+    return hmac.new(subkey(key, "commitment salt"), str(nonce).encode(), hashlib.sha256).digest()
 
 
 # ----- alignment ----------------------------------------------------------------------------------------------

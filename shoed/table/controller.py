@@ -1008,7 +1008,7 @@ class TableController:
         detail = item.get("detail") or {}
         self._hold(step, "forged_frame",
                    f"two different frames under shoe seq {detail.get('seq')}: the one taken was "
-                   f"{detail.get('taken')}, the repeat {item.get('raw') or 'sha256:' + str(detail.get('raw_sha256'))}",
+                   f"{detail.get('taken')}, the repeat {item.get('raw') or 'hmac:' + str(detail.get('raw_hmac'))}",
                    source=item.get("source"))
 
     def _on_clock(self, item: dict[str, Any], step: Step) -> None:

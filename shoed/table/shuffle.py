@@ -8,10 +8,13 @@ these handlers take the `shuffler` driver's readings:
 - `deck_check`: one deck's verification. A deck with missing, extra, foreign
   or unreadable cards raises `alarm deck_incomplete` naming the deck and the
   cards; the shuffle is then not verified;
-- `order_chunk`: cards of the order, each chunk where the last ended; only
-  positions and counts are published, never a card;
+- `order_chunk`: cards of the order, each chunk where the last ended, sealed
+  with the order key (a chunk in plain text is refused: `alarm
+  shuffle_order_invalid`, nothing taken); only positions and counts are
+  published, never a card;
 - `shuffle_completed`: the order must hold the announced count and match the
-  shuffler's SHA-256 digest (`alarm shuffle_order_invalid` otherwise); the
+  shuffler's SHA-256 digest, which comes as a keyed hash (`digest_hmac`)
+  (`alarm shuffle_order_invalid` otherwise); the
   shuffle then waits for its shoe, oldest first;
 - `shuffler_error`: `alarm shuffler_jam`, `shuffler_door`, `shuffler_recognition`
   (or `shuffler_fault` for vendor faults), raised and cleared;
@@ -32,12 +35,16 @@ the dealer enters or a camera reads, and confirmed by one more, it takes the
 order's card at its place (`source: shuffler`); a camera's reads are paired
 with the draws and check them (`alarm sequence_mismatch` at the exact card).
 
-The order itself is kept here, in memory and in the journal's checkpoints; it
-is in no event and not in the snapshot.
+The order itself is kept here, in memory and in the journal's checkpoints
+(sealed with the order key; without a key it is left out of them); it is in
+no event and not in the snapshot. The commitment's salt is worked out from a
+random nonce the shell journals with the input, under the order key: it is
+in the journal nowhere until the reveal.
 """
 
 from __future__ import annotations
 
+import hmac
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -53,6 +60,8 @@ from shoed.rules.shuffle import (
     Tracker,
     chunk_context,
     commit,
+    commitment_salt,
+    digest_mac,
     is_weak,
     longest_surviving_run,
     seal_cards,
@@ -91,14 +100,15 @@ class ShufflerState:
 
     current: dict[str, Any] | None = None  # {shuffle, decks, checks: {deck: detail}, order: [cards], invalid: str|None}
     pending: list[dict[str, Any]] = field(default_factory=list)  # completed: {shuffle, shoe, order, verified, problems}
-    opening: dict[str, Any] | None = None  # the shuffle of the shoe being opened, with its salt
-    open: dict[str, Any] | None = None  # the open shoe's: {shuffle, order, salt, commitment}
+    opening: dict[str, Any] | None = None  # the shuffle of the shoe being opened, with its salt's nonce
+    open: dict[str, Any] | None = None  # the open shoe's: {shuffle, order, salt_nonce, commitment}
     tracker: Tracker | None = field(default=None, repr=False)  # checks the open shoe's cards (not serialised)
     plain: PlainDraws | None = field(default=None, repr=False)  # the open shoe's draws, if a plain shoe (not serialised)
     draws: bool = False  # the table's shoe signals draws (a plain shoe): set by the first draw, kept
 
     def to_json(self, key: bytes | None = None) -> dict[str, Any]:
-        """For the journal's checkpoints: every order sealed under `key` (in plain text only without a key)."""
+        """For the journal's checkpoints: every order sealed under `key`; without a key no order is kept (it
+        is never written in plain text: a restart then has no order, as the replay without the key)."""
         return {"current": _sealed_copy(self.current, key), "pending": [_sealed_copy(p, key) for p in self.pending],
                 "open": _sealed_copy(self.open, key), **({"draws": True} if self.draws else {})}
 
@@ -122,18 +132,21 @@ def _context(entry: dict[str, Any]) -> str:
 
 
 def _sealed_copy(entry: dict[str, Any] | None, key: bytes | None) -> dict[str, Any] | None:
-    if entry is None or key is None or "order" not in entry:
+    if entry is None or "order" not in entry:
         return entry
     out = {k: v for k, v in entry.items() if k != "order"}
-    out["sealed_order"] = seal_cards(key, entry["order"], _context(entry))
+    if key is not None:
+        out["sealed_order"] = seal_cards(key, entry["order"], _context(entry))
     return out
 
 
 def _opened_copy(entry: dict[str, Any] | None, key: bytes | None) -> dict[str, Any] | None:
-    if entry is None or "sealed_order" not in entry:
+    if entry is None:
         return entry
-    out = {k: v for k, v in entry.items() if k != "sealed_order"}
+    out = {k: v for k, v in entry.items() if k not in ("sealed_order", "order")}
     try:
+        if "sealed_order" not in entry:
+            raise ValueError("no order key: the order was not kept")
         out["order"] = unseal_cards(key, entry["sealed_order"], _context(entry)) if key else []
         out["unopened"] = None if key else "no order key: the order could not be read"
     except ValueError as exc:
@@ -217,7 +230,16 @@ def on_order_chunk(table: TableController, item: Item, step: Step) -> None:
     detail = _detail(item)
     position, cards = detail.get("position"), _cards(detail.get("cards"))
     order = current["order"]
-    if "sealed" in detail and current["invalid"] is None:
+    if "sealed" not in detail:
+        # Cards in plain text: the order of a shuffler read by a driver that does not seal it. Nothing is
+        # taken from it and the shuffle is not verified.
+        if current["invalid"] is None:
+            current["invalid"] = f"a chunk at position {position} that is not sealed"
+            table._alarm(step, "shuffle_order_invalid", True,
+                         f"shuffle {current['shuffle']}: {current['invalid']}: the order is taken only from the "
+                         "shuffler driver, sealed with the order key", source=item.get("source"))
+        return
+    if current["invalid"] is None:
         try:
             if table.order_key is None:
                 raise ValueError("no order key is configured")
@@ -256,7 +278,8 @@ def on_shuffle_completed(table: TableController, item: Item, step: Step) -> None
         problems.append(current["invalid"])
     elif detail.get("cards") != len(order):
         problems.append(f"{len(order)} cards received, {detail.get('cards')} announced")
-    elif detail.get("digest") != order_digest(order):
+    elif table.order_key is None or not isinstance(detail.get("digest_hmac"), str) or not hmac.compare_digest(
+            digest_mac(table.order_key, order_digest(order)), detail["digest_hmac"]):
         problems.append("the order does not match the shuffler's digest")
     if problems:
         table._alarm(step, "shuffle_order_invalid", True, f"shuffle {current['shuffle']}: {problems[0]}",
@@ -310,7 +333,7 @@ def wrap_shoe_inserted(original: Handler) -> Handler:
         if state is None:
             return original(table, item, step)  # a table without a shuffler: as before
         shuffled = state.pending.pop(0) if state.pending else None
-        state.opening = {"shuffled": shuffled, "salt": item.get("salt")}
+        state.opening = {"shuffled": shuffled, "salt_nonce": item.get("salt_nonce")}
         if shuffled is None or not shuffled["verified"]:
             why = "no completed shuffle" if shuffled is None else "; ".join(shuffled["problems"])
             table._alarm(step, "shoe_unverified", True,
@@ -344,7 +367,7 @@ def wrap_command(original: Handler) -> Handler:
             else:
                 # No shoe went in (a plain shoe that signals none): the oldest completed shuffle.
                 shuffled = taken = state.pending.pop(0) if state.pending else None
-            state.opening = {"shuffled": shuffled, "salt": item.get("salt")}
+            state.opening = {"shuffled": shuffled, "salt_nonce": item.get("salt_nonce")}
         misdeal = _unreadable_answered(table, item) if cmd == "enter_card" else None
         try:
             original(table, item, step)
@@ -377,8 +400,9 @@ def _unreadable_answered(table: TableController, item: Item) -> int | None:
 
 
 def needs_salt(item: Item, table: TableController | None) -> bool:
-    """Inputs that may open a shoe at a table with a shuffler: the shell adds a fresh random `salt` to them
-    before they are journaled."""
+    """Inputs that may open a shoe at a table with a shuffler: the shell adds a fresh random `salt_nonce` to
+    them before they are journaled. The commitment's salt is worked out from it with the order key
+    (`commitment_salt`): it is in the journal nowhere before the reveal."""
     if table is None or table.shuffler is None:
         return False
     return item.get("kind") == "shoe_inserted" or (item.get("kind") == "command" and item.get("cmd") == "open_shoe")
@@ -392,14 +416,11 @@ def shoe_opened_fields(table: TableController) -> dict[str, Any]:
         state.opening, state.open, state.tracker, state.plain = None, None, None, None
     if state is None or not opening or not opening.get("shuffled"):
         return {}
-    shuffled, salt = opening["shuffled"], opening.get("salt")
-    try:
-        if not isinstance(salt, str):
-            raise ValueError("no salt")
-        commitment = commit(shuffled["order"], bytes.fromhex(salt))
-    except ValueError:
-        return {"shuffle": shuffled["shuffle"]}  # no salt came with the input: nothing to commit to
-    state.open = {"shuffle": shuffled["shuffle"], "order": shuffled["order"], "salt": salt,
+    shuffled, nonce = opening["shuffled"], opening.get("salt_nonce")
+    if not isinstance(nonce, str) or table.order_key is None:
+        return {"shuffle": shuffled["shuffle"]}  # no nonce came with the input, or no key: nothing to commit to
+    commitment = commit(shuffled["order"], commitment_salt(table.order_key, nonce))
+    state.open = {"shuffle": shuffled["shuffle"], "order": shuffled["order"], "salt_nonce": nonce,
                   "commitment": commitment}
     state.tracker = Tracker(shuffled["order"]) if shuffled["order"] else None  # none: an order not opened
     state.plain = PlainDraws() if state.draws else None
@@ -413,7 +434,9 @@ def shoe_closed_fields(table: TableController) -> dict[str, Any]:
         return {}
     opened = state.open
     state.open, state.tracker, state.plain = None, None, None
-    return {"reveal": {"shuffle": opened["shuffle"], "order": list(opened["order"]), "salt": opened["salt"],
+    nonce, key = opened.get("salt_nonce"), table.order_key
+    salt = commitment_salt(key, nonce).hex() if isinstance(nonce, str) and key is not None else ""
+    return {"reveal": {"shuffle": opened["shuffle"], "order": list(opened["order"]), "salt": salt,
                        "commitment": opened["commitment"]}}
 
 

@@ -6,12 +6,16 @@ call gets the time, so these cases are exact.
 
 from __future__ import annotations
 
+import struct
+import zlib
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from firmware_protocol import Decoder, encode
 from firmware_protocol import messages as m
+from firmware_protocol.codec import cobs_encode
 from shoed.drivers.native import host_hello
 from shoed.drivers.native_session import NS, NativeSession, Timing
 
@@ -32,9 +36,10 @@ def card(seq, rank=10, suit=1, mode=m.MODE_GAME):
 class Host:
     """A session with a clock the test moves, and what it sent decoded."""
 
-    def __init__(self, **timing):
+    def __init__(self, shuffler: bool = False, **timing):
         self.now = T0
-        self.session = NativeSession("native:test", host_hello("table-7", boot=42), Timing(**timing))
+        self.session = NativeSession("native:test", host_hello("table-7", boot=42), Timing(**timing),
+                                     shuffler=shuffler)
         self.sent: list[m.Message] = []
         self._decoder = Decoder()
         self.readings = self.session.link_up(0, self.now, UTC)
@@ -327,7 +332,7 @@ def test_a_1_0_shoe_agrees_on_1_0_and_its_session_is_unchanged():
 
 def test_a_shuffler_message_in_a_session_agreed_at_1_0_is_not_taken():
     """SPEC.md §8: a message newer than the agreed version is an unknown type: not taken, not acknowledged."""
-    h = Host()
+    h = Host(shuffler=True)
     h.start()
     acks_before = len(h.sent_of(m.Ack))
     (warning,) = h.feed(m.ShuffleStarted(seq=1, shuffle=7, decks=8))
@@ -339,8 +344,9 @@ def test_a_shuffler_message_in_a_session_agreed_at_1_0_is_not_taken():
 
 
 def test_a_1_1_shuffler_reports_become_readings_with_their_fields():
-    """SPEC.md §5.15 - §5.21: each report is a reliable reading, its fields in detail."""
-    h = Host()
+    """SPEC.md §5.15 - §5.21: each report is a reliable reading, its fields in detail (the shuffler driver's
+    session: the driver seals the order, shoed.drivers.shuffler)."""
+    h = Host(shuffler=True)
     out = h.feed(shoe_hello(minor=1), m.Heartbeat(seq=0, unacked=0))
     assert out[0].detail["negotiated"] == "1.1"
     digest = m.order_digest(("7H", "KD"))
@@ -362,6 +368,32 @@ def test_a_1_1_shuffler_reports_become_readings_with_their_fields():
     assert all(r.detail["boot"] == BOOT for r in readings)
     h.ack(readings[2])
     assert h.sent_of(m.Ack)[-1].ack == 3  # chunks are acknowledged like any reliable message
+
+
+def test_a_shufflers_messages_on_another_drivers_link_are_refused_without_their_bytes():
+    """Only the shuffler driver seals the order: on a `native` link a shuffler's message is an unknown type
+    for the device, said once a type without its frame (which may hold the order), never taken nor
+    acknowledged; a plain shoe's draw (1.1 too) is taken as before."""
+    h = Host()
+    assert h.feed(shoe_hello(minor=1), m.Heartbeat(seq=0, unacked=0))[0].detail["negotiated"] == "1.1"
+    acks_before = len(h.sent_of(m.Ack))
+    chunk = m.OrderChunk(seq=1, shuffle=0xBEEF, position=0, cards=("7H", "KD", "2S"))
+    (warning,) = h.feed(m.ShuffleStarted(seq=1, shuffle=0xBEEF, decks=1), chunk)[-1:]
+    assert (warning.kind, warning.code, warning.raw) == ("warning", "frame_rejected", b"")
+    assert "order_chunk" in warning.text and 'driver = "shuffler"' in warning.text
+    digest = m.order_digest(("7H", "KD", "2S"))
+    readings = h.feed(m.ShuffleCompleted(seq=1, shuffle=0xBEEF, shoe=1, cards=3, digest=digest), chunk)
+    assert [r.raw for r in readings] == [b""] and "shuffle_completed" in readings[0].text  # the chunk: said
+    for reading in readings + [warning]:
+        assert "7H" not in repr(reading) and digest not in repr(reading)
+    assert h.session.last == 0 and len(h.sent_of(m.Ack)) == acks_before
+    # A chunk with an impossible payload is refused the same way, without its bytes.
+    body = struct.pack("<BBHIHB", 1, 0x52, 1, 0xBEEF, 3, 2) + bytes([m.card_byte("9C"), 0x0E])  # 0x0E: no card
+    (impossible,) = h.feed(raw=cobs_encode(body + struct.pack("<I", zlib.crc32(body))) + b"\0")
+    assert (impossible.kind, impossible.code, impossible.raw) == ("warning", "frame_rejected", b"")
+    assert "type 0x52" in impossible.text
+    (draw,) = h.feed(m.Draw(seq=1))
+    assert draw.kind == "draw" and draw.shoe_seq == 1
 
 
 def test_a_plain_shoes_draws_are_readings_taken_once_in_order_and_acknowledged_like_cards():

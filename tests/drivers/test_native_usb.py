@@ -175,7 +175,7 @@ def test_a_shuffler_on_usb_bulk_endpoints(bus, drivers, tmp_path):
     shuffler = FakeShoe(minor=1)
     bus.plug(shuffler)
     key = tmp_path / "order.key"
-    key.write_text("ab" * 32)
+    key.write_text(bytes(range(32)).hex())
     driver = open_driver("shuffler", "usb://1d50:6150", backend=bus, order_key_file=str(key), **FAST)
     drivers.append(driver)
     got = poll_until(driver, lambda rs: any(r.kind == "hello" for r in rs))

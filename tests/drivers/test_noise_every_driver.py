@@ -59,7 +59,7 @@ def test_a_card_like_damaged_token_is_still_a_reading_of_its_own(cable):
 
 def test_shuffler_noise_is_one_reading_before_the_frame_behind_it(cable, tmp_path):
     key = tmp_path / "order.key"
-    key.write_text("ab" * 32 + "\n")
+    key.write_text(bytes(range(32)).hex() + "\n")
     runner = ShoeRunner(FakeShoe(), cable).start()
     driver = open_driver("shuffler", cable.link_path, order_key_file=str(key), heartbeat=0.1, silence=0.8,
                          hello_repeat=0.3, backoff_initial=0.05, backoff_max=0.2)

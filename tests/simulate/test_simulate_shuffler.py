@@ -19,7 +19,7 @@ import pytest
 from firmware_protocol import messages as m
 from shoed.drivers import open_driver
 from shoed.drivers.base import DriverError
-from shoed.rules.shuffle import chunk_context, is_weak, longest_surviving_run, unseal_cards
+from shoed.rules.shuffle import chunk_context, digest_mac, is_weak, longest_surviving_run, unseal_cards
 from shoed.simulate import DealSetup, deal
 from shoed.simulate.shoe import SimulatorError
 from shoed.simulate.shuffler import ShufflerFaults, VirtualShuffler, shuffle_run
@@ -95,7 +95,9 @@ def test_the_driver_reads_a_whole_shuffle_from_the_virtual_shuffler(shuffler_on_
     order = order_from(readings)
     assert tuple(order) == run.shoes[0].order and len(order) == 416
     done = next(r for r in readings if r.kind == "shuffle_completed")
-    assert done.detail["digest"] == m.order_digest(order) and done.detail["cards"] == 416
+    # The order's digest leaves the driver keyed only (a plain SHA-256 of the order tests guessed orders).
+    assert "digest" not in done.detail and done.raw == b""
+    assert done.detail["digest_hmac"] == digest_mac(KEY, m.order_digest(order)) and done.detail["cards"] == 416
     checks = [r for r in readings if r.kind == "deck_check"]
     assert all(c.detail["present"] == 52 and not c.detail["missing"] for c in checks)
 
