@@ -124,6 +124,9 @@ def test_daemon_speaks_sd_notify(base):
                            "WATCHDOG=1")
         assert got[0].startswith("READY=1"), got
         assert any(m == "WATCHDOG=1" for m in got)
+        # No core file of a process whose memory holds the keys, wherever it runs (the unit says so too).
+        limits = Path(f"/proc/{daemon.pid}/limits").read_text()
+        assert re.search(r"Max core file size\s+0\s+0\s", limits), limits
         daemon.proc.send_signal(signal.SIGTERM)
         got = notify.until(lambda got: "STOPPING=1" in got, deadline - time.monotonic(), "STOPPING=1")
         assert "STOPPING=1" in got
@@ -251,7 +254,7 @@ def test_the_unit_bounds_the_daemons_memory_and_restarts_it_after_a_kill_for_mem
     RestartPreventExitStatus= names exit codes only)."""
     text = (ROOT / "systemd" / "shoed.service").read_text()
     values = dict(line.split("=", 1) for line in text.splitlines() if "=" in line and not line.startswith("#"))
-    assert values["MemoryMax"].endswith("M")
+    assert values["MemoryMax"].endswith("M") and values["LimitCORE"] == "0"
     assert 8 * 70 <= int(values["MemoryMax"][:-1]) <= 16 * 70
     assert values["Restart"] == "on-failure"
     assert all(code.isdigit() for code in values["RestartPreventExitStatus"].split())
@@ -266,3 +269,4 @@ def test_the_witness_unit_is_restarted_after_any_exit_and_never_left_failed():
     assert values["Restart"] == "always" and values["StartLimitIntervalSec"] == "0"
     assert "RestartPreventExitStatus" not in values and float(values["RestartSec"].rstrip("s")) >= 1
     assert "shoed witness" in values["ExecStart"] and values["Environment"].startswith("PGPASSFILE=")
+    assert values["LimitCORE"] == "0"

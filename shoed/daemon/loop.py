@@ -89,6 +89,18 @@ def _raise_file_limit() -> None:
             log.warning("cannot raise the limit of open files", soft=soft, hard=hard, error=str(exc))
 
 
+def _no_core_dumps() -> None:
+    """No core file of the daemon: its memory holds the keys (CURVE, the journal's secret or sealing
+    key, a shuffler's order key) and a shuffled shoe's open order. systemd's LimitCORE=0 says the
+    same; this holds wherever the daemon runs."""
+    import resource
+
+    try:
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    except (ValueError, OSError) as exc:
+        log.warning("cannot turn core files off", error=str(exc))
+
+
 def _checkpoint_seq(path: str | os.PathLike[str]) -> int:
     """The seq a journal file starts from (its checkpoint, line 2); -1 when it cannot be read."""
     from shoed.files import open_regular
@@ -727,6 +739,7 @@ class Daemon:
             )
         logs.bind(table=cfg.table)
         _raise_file_limit()
+        _no_core_dumps()
         from shoed.journal import JournalError
 
         # What the loop imports later is imported now: reading a module takes a file descriptor,
