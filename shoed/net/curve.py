@@ -113,24 +113,23 @@ def private_file_problem(path: str | os.PathLike) -> str | None:
     """What makes a secret file not private to its owner (a group or other permission bit: the
     server's secret key, a shuffler's order key, the journal's secret), in words; None if it is.
     A systemd credential (/run/credentials/..., mode 0400) is private."""
-    try:
-        mode = os.stat(path).st_mode
-    except OSError as exc:
-        return f"{path}: {exc.strerror or exc}"
-    if mode & (stat.S_IRWXG | stat.S_IRWXO):
-        return f"{path} is readable or writable by others (mode {stat.S_IMODE(mode):o}); chmod 600 it"
-    return None
+    return _mode_problem(path, stat.S_IRWXG | stat.S_IRWXO, "readable or writable by others", "chmod 600 it")
 
 
 def writable_by_others(path: str | os.PathLike) -> str | None:
     """What lets others than the owner change a file or directory (group or other write), in
     words; None if nothing does."""
+    return _mode_problem(path, stat.S_IWGRP | stat.S_IWOTH, "writable by others", "chmod go-w it")
+
+
+def _mode_problem(path: str | os.PathLike, bits: int, what: str, remedy: str) -> str | None:
+    """`path` has a permission bit of `bits`: the problem in words (with its mode and the remedy)."""
     try:
         mode = os.stat(path).st_mode
     except OSError as exc:
         return f"{path}: {exc.strerror or exc}"
-    if mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return f"{path} is writable by others (mode {stat.S_IMODE(mode):o}); chmod go-w it"
+    if mode & bits:
+        return f"{path} is {what} (mode {stat.S_IMODE(mode):o}); {remedy}"
     return None
 
 
