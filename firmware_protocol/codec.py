@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import struct
+import unicodedata
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ MAX_ENCODED = MAX_FRAME + MAX_FRAME // 254 + 1  # COBS adds at most one byte per
 MAX_WIRE = MAX_ENCODED + 1  # with the 0x00 delimiter: the receive buffer a firmware needs
 
 HELLO_STRING_MAX = 64  # bytes of UTF-8 in each of vendor, model, serial, firmware
+UNACKED_MAX = 0x7FFF  # a heartbeat's or status's unacked at most (SPEC.md §6.1: seq comparison stays unambiguous)
 ALARM_TEXT_MAX = 255
 
 # Kinds of Rejected stretches; a receiver counts them by kind (SPEC.md §9).
@@ -167,27 +169,33 @@ def _text(value: object, name: str, limit: int) -> bytes:
 
 
 def _unprintable(text: str) -> int | None:
-    """Index of the first character a one-line identity may not hold (SPEC.md §5.2): a control
-    character (C0, DEL, C1) or a line or paragraph separator; None if there is none."""
+    """Index of the first character a one-line identity may not hold (SPEC.md §5.2): any character
+    Python's str.isprintable() refuses (controls, format characters such as U+202E, separators other
+    than the space, unassigned and private-use code points); None if there is none."""
     for i, ch in enumerate(text):
-        code = ord(ch)
-        if code < 0x20 or 0x7F <= code <= 0x9F or code in (0x2028, 0x2029):
+        if not ch.isprintable():
             return i
     return None
+
+
+def _what(ch: str) -> str:
+    return "control character" if unicodedata.category(ch) == "Cc" else "unprintable character"
 
 
 def _identity(value: object, name: str) -> bytes:
     raw = _text(value, name, HELLO_STRING_MAX)
     if (i := _unprintable(str(value))) is not None:
-        raise EncodeError(f"{name} holds the control character U+{ord(str(value)[i]):04X} at {i}; "
+        raise EncodeError(f"{name} holds the {_what(str(value)[i])} U+{ord(str(value)[i]):04X} at {i}; "
                           "a hello's strings are one line of printable text")
     return raw
 
 
 def _read_identity(buf: bytes | bytearray, pos: int, end: int, name: str) -> tuple[str, int]:
+    if pos < end and buf[pos] > HELLO_STRING_MAX:
+        raise _PayloadError(f"{name} is {buf[pos]} bytes, at most {HELLO_STRING_MAX}")
     text, stop = _read_text(buf, pos, end, name)
     if (i := _unprintable(text)) is not None:
-        raise _PayloadError(f"{name} holds the control character U+{ord(text[i]):04X} at character {i}")
+        raise _PayloadError(f"{name} holds the {_what(text[i])} U+{ord(text[i]):04X} at character {i}")
     return text, stop
 
 
@@ -358,25 +366,33 @@ def _unpack_alarm(buf, start, end, seq):
 
 
 def _pack_heartbeat(msg: m.Heartbeat) -> bytes:
-    return _HEARTBEAT.pack(_byte(msg.uptime_ms, "uptime_ms", 0, 0xFFFFFFFF), _byte(msg.unacked, "unacked", 0, 0xFFFF))
+    return _HEARTBEAT.pack(_byte(msg.uptime_ms, "uptime_ms", 0, 0xFFFFFFFF), _byte(msg.unacked, "unacked", 0, UNACKED_MAX))
+
+
+def _check_unacked(unacked: int) -> int:
+    if unacked > UNACKED_MAX:
+        raise _PayloadError(f"unacked {unacked} is above {UNACKED_MAX}")
+    return unacked
 
 
 def _unpack_heartbeat(buf, start, end, seq):
     _need(start, end, 6, "heartbeat")
     uptime, unacked = _HEARTBEAT.unpack_from(buf, start)
+    _check_unacked(unacked)
     return m.Heartbeat(seq=seq, uptime_ms=uptime, unacked=unacked)
 
 
 def _pack_status(msg: m.Status) -> bytes:
     flags = (_flag(msg.gate_locked, "gate_locked") | _flag(msg.shoe_present, "shoe_present") << 1
              | _flag(msg.lid_closed, "lid_closed") << 2)
-    return _STATUS.pack(flags, _byte(msg.unacked, "unacked", 0, 0xFFFF),
+    return _STATUS.pack(flags, _byte(msg.unacked, "unacked", 0, UNACKED_MAX),
                         _byte(msg.utc_ms, "utc_ms", 0, 0xFFFFFFFFFFFFFFFF))
 
 
 def _unpack_status(buf, start, end, seq):
     _need(start, end, 11, "status")
     flags, unacked, utc_ms = _STATUS.unpack_from(buf, start)
+    _check_unacked(unacked)
     return m.Status(seq=seq, gate_locked=bool(flags & 1), shoe_present=bool(flags & 2), lid_closed=bool(flags & 4),
                     unacked=unacked, utc_ms=utc_ms)
 
@@ -472,8 +488,11 @@ def _unpack_deck_check(buf, start, end, seq):
 
 
 def _pack_order_chunk(msg: m.OrderChunk) -> bytes:
-    return (_CHUNK.pack(_byte(msg.shuffle, "shuffle", 0, 0xFFFFFFFF), _byte(msg.position, "position", 0, 0xFFFF))
-            + _card_list(msg.cards, "cards", 1, m.CHUNK_MAX))
+    head = _CHUNK.pack(_byte(msg.shuffle, "shuffle", 0, 0xFFFFFFFF), _byte(msg.position, "position", 0, 0xFFFF))
+    cards = _card_list(msg.cards, "cards", 1, m.CHUNK_MAX)
+    if msg.position + len(msg.cards) > 0x10000:
+        raise EncodeError(f"cards {msg.position} .. {msg.position + len(msg.cards) - 1} run past position 65535")
+    return head + cards
 
 
 def _unpack_order_chunk(buf, start, end, seq):

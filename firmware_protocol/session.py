@@ -67,6 +67,21 @@ def last_taken_from(seq: int, unacked: int) -> int:
     return (seq - unacked) % SEQ_MOD
 
 
+def numbering_fault(last: int | None, durable: int | None, seq: int, unacked: int) -> str | None:
+    """What is wrong with a Heartbeat or Status (`seq`, `unacked`) against what the host holds of the same
+    shoe session (SPEC.md §6.3): the host has taken up to `last` and recorded durably up to `durable`
+    (None: nothing yet). None when the two agree."""
+    if unacked > UNACKED_MAX:
+        return f"{unacked} messages unacknowledged, at most {UNACKED_MAX}"
+    if durable is not None and seq_after(durable, seq):
+        return f"its last message is seq {seq}, before seq {durable} that the host has recorded"
+    oldest = seq_next(last_taken_from(seq, unacked))
+    if last is not None and seq_after(oldest, seq_next(last)):
+        return (f"its oldest unacknowledged message is seq {oldest}, after seq {seq_next(last)} that the host "
+                "waits for: messages the host never took were released")
+    return None
+
+
 def negotiate(ours: m.Hello, theirs: m.Hello) -> tuple[int, int] | None:
     """The protocol version both sides use: same major, the lower minor; None when majors differ."""
     if ours.major != theirs.major:

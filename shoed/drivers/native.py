@@ -19,21 +19,36 @@ import time
 from collections.abc import Iterable, Iterator
 
 import shoed
-from firmware_protocol import Decoder, Rejected, to_json
+from firmware_protocol import Decoder, EncodeError, Rejected, encode, to_json
 from firmware_protocol import messages as m
-from shoed.drivers.base import Reading
+from shoed.drivers.base import DriverError, Reading
 from shoed.drivers.link import LinkDriver, SerialTransport, Transport
+from shoed.net.wire import WireError, check_table_id
 from shoed.drivers.native_session import DEFAULT_CONFIDENCE_FLOOR, NativeSession, SessionStats, Timing
 
 BAUDRATE = 115200  # SPEC.md §2 (ignored by USB CDC-ACM shoes)
 
 
 def host_hello(table: str = "", boot: int | None = None) -> m.Hello:
-    """The Hello shoed sends (SPEC.md §5.2): vendor shoed, model the table id, random boot per start."""
+    """The Hello shoed sends (SPEC.md §5.2): vendor shoed, model the table id, random boot per start.
+    The table id is sent whole: NativeDriver refuses one that is not a table id (shoed.net.wire)."""
     return m.Hello(
-        vendor="shoed", model=table[:64], serial="", firmware=shoed.__version__,
+        vendor="shoed", model=table, serial="", firmware=shoed.__version__,
         boot=boot if boot is not None else int.from_bytes(os.urandom(4), "little"),
     )
+
+
+def check_table(table: object) -> str:
+    """The `table` option: empty (none sent), or a table id (shoed.net.wire.check_table_id) that fits a
+    Hello's model (SPEC.md §5.2: at most 64 bytes of printable text); DriverError otherwise."""
+    if table == "":
+        return ""
+    try:
+        check_table_id(table)  # type: ignore[arg-type]
+        encode(host_hello(table, boot=0))  # type: ignore[arg-type]
+    except (WireError, EncodeError) as exc:
+        raise DriverError(f"table option: {exc}") from None
+    return table  # type: ignore[return-value]
 
 
 class NativeDriver(LinkDriver):
@@ -58,8 +73,9 @@ class NativeDriver(LinkDriver):
                             ("gate_repeat", gate_repeat)):
             if value is not None:
                 setattr(timing, name, value)
+        hello = host_hello(check_table(table))
         super().__init__(url, **options)
-        self.session = NativeSession(self.source, host_hello(table), timing, float(confidence_floor),
+        self.session = NativeSession(self.source, hello, timing, float(confidence_floor),
                                      shuffler=self.shuffler_messages)
 
     def _make_transport(self) -> Transport:

@@ -20,7 +20,16 @@ What it does, with the SPEC sections it follows:
   heartbeat or status gives `last = seq - unacked`; then only `last + 1`. A
   duplicate is dropped and the last *durable* seq is acknowledged again; a
   gap is dropped unacknowledged (the shoe goes back, go-back-N) and reported
-  once as a `warning` with code `seq_gap`.
+  once as a `warning` with code `seq_gap`. When the same seq stays missing for
+  `STUCK_AFTER` seconds (a frame the host never takes, repeated), the card
+  stream is stuck: an `alarm` `firmware_fault`, once for that seq.
+- The shoe's numbering is checked against ours (§6.3): every heartbeat and
+  status (the shoe's oldest unacknowledged seq, `seq - unacked + 1`, must not
+  be after `last + 1`, nor its `seq` before our durable one), and every
+  duplicate (a seq neither taken nor acknowledged by us in this boot is not a
+  repeat). A contradiction is an `alarm` `firmware_fault`, said once; from
+  then on nothing of that boot is taken or acknowledged (a card is never
+  acknowledged away unread) until the shoe starts a new session.
 - Acks are sent only from `acknowledge`, which the daemon calls after the
   reading is journaled; they are cumulative, so one ack may cover several.
 - A new boot number means the shoe restarted (§6.4): the `hello` reading says
@@ -83,6 +92,9 @@ DEFAULT_CONFIDENCE_FLOOR = 0.5
 TAKEN_KEPT = 1024
 # Impossible frames said (each a `firmware_fault`) before a message is taken again: more are counted only.
 FAULTS_SAID = 16
+# The same seq missing this long (seconds; ten of the shoe's resend periods, SPEC.md §7) while frames arrive:
+# the card stream is stuck on a frame the host never takes (SPEC.md §6.3), a firmware fault.
+STUCK_AFTER = 10 * rules.RESEND_MS / 1000
 
 
 @dataclass
@@ -124,6 +136,11 @@ class NativeSession:
         self.boot: int | None = None
         self.last: int | None = None  # last reliable seq taken (delivered) in this boot
         self.durable: int | None = None  # last reliable seq the daemon acknowledged in this boot
+        self.acked: int | None = None  # last seq the host itself acknowledged (or journaled before) in this boot
+        # Why the shoe's numbering contradicts ours in this boot (SPEC.md §6.3): nothing more is taken nor acked.
+        self.distrusted: str | None = None
+        self._missing: tuple[int, int] | None = None  # (seq, since ns) the stream waits for, while frames arrive
+        self._stuck_said: int | None = None  # the seq a stuck stream was said for
         self.old_unacked: int | None = None  # unacked count last seen, for a restart report
         self.taken: dict[int, bytes] = {}  # seq -> the frame taken under it, in this boot
         self.identity: tuple | None = None  # (vendor, model, serial) of the shoe's last Hello
@@ -169,6 +186,7 @@ class NativeSession:
         self._last_rx = now_ns
         self._gate_tx = None
         self._gap_for = None
+        self._missing = None  # a stuck stream is timed on one link: a link loss is no firmware fault
         self._fault_said.clear()
         self._said.clear()
         self._awaiting.clear()
@@ -182,8 +200,10 @@ class NativeSession:
         """The journal's last durable reliable message (daemon restart): repeats of it are dropped,
         and compared with its bytes (`raw`) where the journal kept them."""
         self.boot = boot
-        self.last = self.durable = seq if boot is not None else None
+        self.last = self.durable = self.acked = seq if boot is not None else None
         self.taken = {seq: raw} if raw and seq is not None and boot is not None else {}
+        self.distrusted = None
+        self._missing = self._stuck_said = None
 
     def receive(self, data: bytes, now_ns: int, utc_ns: int) -> tuple[list[Reading], bool]:
         """Bytes from the shoe: (readings, whether a valid frame arrived)."""
@@ -199,6 +219,7 @@ class NativeSession:
                 continue
             if self._noise.pending is not None:  # the noise before this frame is reported before it
                 out += self._noise_readings()
+            reading: Reading | list[Reading] | None
             if isinstance(item, Rejected):
                 alive = True  # version, type, payload: it passed the CRC, the shoe is there (§7)
                 reading = self._rejected(item, offset, now_ns, utc_ns)
@@ -207,7 +228,9 @@ class NativeSession:
                 start = link_offset - rx_start
                 raw = bytes(self._rx[start:self._rx.index(0, start) + 1])
                 reading = self._message(item, raw, offset, now_ns, utc_ns)
-            if reading is not None:
+            if isinstance(reading, list):
+                out += reading
+            elif reading is not None:
                 out.append(reading)
         del self._rx[:self._decoder.offset - rx_start]
         if self._noise.due(now_ns):  # noise that goes on: one report per interval
@@ -241,7 +264,7 @@ class NativeSession:
             return  # not reliable, or from a session the shoe has since left
         if self.durable is not None and not rules.seq_after(seq, self.durable):
             return  # already covered by an earlier ack
-        self.durable = seq
+        self.durable = self.acked = seq
         if self._hello_seen:
             self._send_ack(now_ns)
 
@@ -311,9 +334,13 @@ class NativeSession:
         del self._awaiting[:-16]  # answers lost on the line must not pile up
 
     def _send_ack(self, now_ns: int) -> None:
-        if self.durable is None:  # nothing journaled in this boot: nothing to acknowledge
+        # Only what the host itself journaled in this boot: never a `last` learned from a heartbeat, which
+        # a shoe with a wrong count would take as releasing messages never read.
+        if self.acked is None:  # nothing journaled in this boot: nothing to acknowledge
             return
-        self._send(m.Ack(ack=self.durable), now_ns)
+        if self.distrusted is not None:
+            return  # the shoe's numbering is not ours: an ack could release a card never read (§6.3)
+        self._send(m.Ack(ack=self.acked), now_ns)
         self.stats.acks_sent += 1
 
     def _gate_pending(self) -> bool:
@@ -351,34 +378,45 @@ class NativeSession:
                 return None
             return self._reading("alarm", item.raw, offset, now_ns, utc_ns, code="incompatible_protocol",
                                  text=item.reason, detail=detail)
-        if item.kind == "type" and not self._once(f"type:{frame_header(item.raw)[0]}"):
-            return None  # once a type in a session (a frame's seq and bytes vary at will)
+        if item.kind == "type":
+            stuck = self._waiting_on(frame_header(item.raw)[1], item.raw, offset, now_ns, utc_ns)
+            if not self._once(f"type:{frame_header(item.raw)[0]}"):
+                return stuck  # once a type in a session (a frame's seq and bytes vary at will)
+            if stuck is not None:
+                return stuck
         return self._reading("warning", item.raw, offset, now_ns, utc_ns, code="frame_rejected", text=item.reason,
                              detail=detail)
 
-    def _message(self, msg: m.Message, raw: bytes, offset: int, now_ns: int, utc_ns: int) -> Reading | None:
+    def _message(self, msg: m.Message, raw: bytes, offset: int, now_ns: int,
+                 utc_ns: int) -> Reading | list[Reading] | None:
         if isinstance(msg, m.Hello):
             return self._hello(msg, raw, offset, now_ns, utc_ns)
         if isinstance(msg, (m.Heartbeat, m.Status)):
+            fault = None
             if self._hello_seen:
                 self.old_unacked = msg.unacked
-                if self.last is None and not self._incompatible:
+                if self._incompatible or self.distrusted is not None:
+                    pass
+                elif self.last is None and msg.unacked <= rules.UNACKED_MAX:
                     # No record of this session: where the shoe stands tells us where to start (§6.3).
                     self.last = self.durable = rules.last_taken_from(msg.seq, msg.unacked)
-            if isinstance(msg, m.Status):
-                return self._status(msg, raw, offset, now_ns, utc_ns)
-            return None
+                elif (why := rules.numbering_fault(self.last, self.durable, msg.seq, msg.unacked)) is not None:
+                    fault = self._distrust(f"{msg.NAME} seq {msg.seq} unacked {msg.unacked}: {why}", raw, offset,
+                                           now_ns, utc_ns, seq=msg.seq, unacked=msg.unacked)
+            status = self._status(msg, raw, offset, now_ns, utc_ns) if isinstance(msg, m.Status) else None
+            return [r for r in (fault, status) if r is not None]
         if not self.shuffler and isinstance(msg, SHUFFLER_MESSAGES):
             self.stats.rejected["type"] = self.stats.rejected.get("type", 0) + 1
             return self._not_a_shuffler(msg.NAME, offset, now_ns, utc_ns)
         if self.version is not None and msg.MINOR > self.version[1]:
             # Newer than the version agreed in Hello (SPEC.md §8): an unknown type here, never taken.
             self.stats.rejected["type"] = self.stats.rejected.get("type", 0) + 1
-            if self._once(f"newer:{msg.NAME}"):
+            stuck = self._waiting_on(msg.seq, raw, offset, now_ns, utc_ns) if msg.RELIABLE else None
+            if self._once(f"newer:{msg.NAME}") and stuck is None:
                 return self._reading("warning", raw, offset, now_ns, utc_ns, code="frame_rejected",
                                      text=f"a {msg.NAME} message (protocol 1.{msg.MINOR}) in a session agreed at "
                                      f"{self.version[0]}.{self.version[1]}: ignored", detail={"reject": "type"})
-            return None
+            return stuck
         if not msg.RELIABLE:
             if self._once(f"unexpected:{msg.NAME}"):
                 return self._reading("warning", raw, offset, now_ns, utc_ns, code="unexpected_message",
@@ -427,7 +465,9 @@ class NativeSession:
                 detail["restarted"] = True
                 detail["lost_unacked"] = self.old_unacked
             self.boot = msg.boot
-            self.last = self.durable = None
+            self.last = self.durable = self.acked = None
+            self.distrusted = None
+            self._missing = self._stuck_said = None
             self.taken.clear()
             self._forged_said.clear()
             self.old_unacked = None
@@ -449,8 +489,7 @@ class NativeSession:
         self._send_time(now_ns, utc_ns)
         if self.gate_wanted is not None and not self.gateless:
             self._send_gate(now_ns)
-        if self.durable is not None:
-            self._send_ack(now_ns)  # makes the shoe deliver what it queued meanwhile (§7)
+        self._send_ack(now_ns)  # makes the shoe deliver what it queued meanwhile (§7)
         return self._reading("hello", raw, offset, now_ns, utc_ns, detail=detail)
 
     def _status(self, msg: m.Status, raw: bytes, offset: int, now_ns: int, utc_ns: int) -> Reading | None:
@@ -471,10 +510,17 @@ class NativeSession:
     def _reliable(self, msg: m.Message, raw: bytes, offset: int, now_ns: int, utc_ns: int) -> Reading | None:
         if not self._hello_seen or self._incompatible or self.last is None:
             return None  # nothing is taken before we know the session and where it stands (§6.3)
+        if self.distrusted is not None:
+            return None  # the shoe's numbering contradicts ours: nothing of this boot is taken (§6.3)
         verdict = rules.classify(self.last, msg.seq)
         if verdict == rules.DUPLICATE:
             self.stats.duplicates += 1
             first = self.taken.get(msg.seq)
+            if first is None and (self.acked is None or rules.seq_after(msg.seq, self.acked)):
+                # Neither taken nor acknowledged by us in this boot: not a repeat. The shoe's numbering is
+                # off (or the heartbeat we started from was): dropping it would lose it, acking after it too.
+                return self._distrust(f"{msg.NAME} seq {msg.seq} is behind seq {self.last}, but the host never "
+                                      "took nor acknowledged it", raw, offset, now_ns, utc_ns, seq=msg.seq)
             if first is not None and first != raw and msg.seq not in self._forged_said:
                 # Not a repeat: another frame under a seq already taken. One of the two was not the shoe's.
                 # Said once a seq (the table is held at the first): more frames under it are counted only.
@@ -484,26 +530,58 @@ class NativeSession:
                 return self._reading("forged_frame", raw, offset, now_ns, utc_ns, code="forged_frame",
                                      text=f"a different frame under shoe seq {msg.seq}, already taken",
                                      detail={"seq": msg.seq, "boot": self.boot, "taken": first.hex()})
-            if self.durable is not None:
-                self._send_ack(now_ns)  # our earlier ack may have been lost
+            self._send_ack(now_ns)  # our earlier ack may have been lost
             return None
         if verdict == rules.GAP:
             self.stats.gaps += 1
             expected = rules.seq_next(self.last)
+            stuck = self._waiting_on(expected, raw, offset, now_ns, utc_ns)
             if self._gap_for == expected:
-                return None
+                return stuck
             self._gap_for = expected
             return self._reading("warning", raw, offset, now_ns, utc_ns, code="seq_gap",
                                  text=f"seq {msg.seq} arrived while {expected} was due: the shoe will repeat from it",
                                  detail={"expected": expected, "got": msg.seq, "boot": self.boot})
         self.last = msg.seq
         self._gap_for = None
+        self._missing = None
         self._fault_said.clear()
         self.stats.taken += 1
         self.taken[msg.seq] = raw
         if len(self.taken) > TAKEN_KEPT:
             del self.taken[next(iter(self.taken))]
         return self._reading(**self._fields(msg), raw=raw, offset=offset, now_ns=now_ns, utc_ns=utc_ns)
+
+    def _distrust(self, why: str, raw: bytes, offset: int, now_ns: int, utc_ns: int, **detail) -> Reading | None:
+        """The shoe's numbering contradicts the host's (SPEC.md §6.3): take and acknowledge nothing more of
+        this boot (an ack could release a card never read), and say so once."""
+        self.distrusted = why
+        if not self._once("numbering"):
+            return None
+        return self._reading("alarm", raw, offset, now_ns, utc_ns, code="firmware_fault",
+                             text=f"the shoe's numbering contradicts the host's ({why}): nothing more is taken "
+                             "from this shoe session until the shoe restarts (a boot number reused, or a firmware "
+                             "fault)",
+                             detail={"boot": self.boot, "last": self.last, "durable": self.durable, **detail})
+
+    def _waiting_on(self, seq: int | None, raw: bytes, offset: int, now_ns: int, utc_ns: int) -> Reading | None:
+        """A frame arrived while `seq` (the next one due, else ignored) is missing: once it has been missing for
+        STUCK_AFTER, the card stream is stuck on a frame the host never takes (§6.3), said once for that seq."""
+        if self.last is None or seq != rules.seq_next(self.last) or self.distrusted is not None:
+            return None
+        if seq in self._fault_said:
+            return None  # an impossible frame under this seq: its firmware_fault is raised already
+        if self._missing is None or self._missing[0] != seq:
+            self._missing = (seq, now_ns)
+            return None
+        if now_ns - self._missing[1] < STUCK_AFTER * NS or self._stuck_said == seq:
+            return None
+        self._stuck_said = seq
+        return self._reading("alarm", raw, offset, now_ns, utc_ns, code="firmware_fault",
+                             text=f"card stream stuck: seq {seq} has been missing for "
+                             f"{(now_ns - self._missing[1]) / NS:.1f} s while the shoe repeats a frame the host "
+                             "never takes; no card behind it is taken",
+                             detail={"expected": seq, "boot": self.boot})
 
     def _fields(self, msg: m.Message) -> dict:
         base = {"shoe_seq": msg.seq, "detail": {"boot": self.boot}}

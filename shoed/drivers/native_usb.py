@@ -8,6 +8,12 @@ acknowledgements, heartbeats and reconnects are the `native` driver's.
 URL: `usb://VID:PID[/SERIAL]` in hexadecimal, e.g. `usb://1d50:6150` or
 `usb://1d50:6150/SH0042` to pick one shoe among several on the same host.
 Options: `backend=` a pyusb backend object (default: libusb found by pyusb).
+
+A device with the right VID:PID that cannot give its serial number (wedged, or
+not ours to open) is skipped when the URL names a serial; it is named in the
+error only when no device matches. A halted (stalled) endpoint is cleared with
+ClearFeature(ENDPOINT_HALT) after the interface is claimed, and when a transfer
+fails with EPIPE (USB 2.0 §9.4.5: a halted endpoint stalls until cleared).
 """
 
 from __future__ import annotations
@@ -91,6 +97,7 @@ class UsbTransport(Transport):
         except usb.core.USBError as exc:
             raise self._error(exc, "list") from None
         dev = None
+        unreadable: list[str] = []  # devices skipped: they could not give their serial number
         for candidate in candidates:
             if self.serial is None:
                 dev = candidate
@@ -99,12 +106,15 @@ class UsbTransport(Transport):
                 if candidate.serial_number == self.serial:
                     dev = candidate
                     break
-            except (usb.core.USBError, ValueError) as exc:
+            except (usb.core.USBError, ValueError) as exc:  # a wedged sibling, or one not ours to open
                 self.dev = candidate
-                error = self._error(exc, "read the serial number of")
+                unreadable.append(str(self._error(exc, "read the serial number of")))
                 self.dev = None
-                raise error from None
         if dev is None:
+            if unreadable:
+                raise DriverError(
+                    f"no such device {self.url}: no USB device {self.ids} with serial number {self.serial} among "
+                    f"those that gave theirs; {len(unreadable)} did not: " + "; ".join(unreadable[:3]))
             raise self._missing()
         self.dev = dev
         try:
@@ -125,6 +135,19 @@ class UsbTransport(Transport):
             self.close()
             raise error from None
         self.interface, self.ep_in, self.ep_out = intf.bInterfaceNumber, ep_in, ep_out
+        for ep in (ep_in, ep_out):
+            # A halted endpoint stays halted across a release and a claim: only ClearFeature(ENDPOINT_HALT)
+            # un-halts it (USB 2.0 §9.4.5). Harmless on one that is not halted.
+            self._clear_halt(ep)
+
+    def _clear_halt(self, ep) -> None:
+        import usb.core
+
+        try:
+            if self.dev is not None:
+                self.dev.clear_halt(ep)
+        except usb.core.USBError as exc:  # the device is gone or wedged: the transfer will say so
+            log.debug("%s: clearing the halt of endpoint 0x%02x: %s", self.url, ep, exc)
 
     def _bulk_pair(self, cfg):
         import usb.util
@@ -166,6 +189,8 @@ class UsbTransport(Transport):
         except usb.core.USBTimeoutError:
             return b""
         except usb.core.USBError as exc:
+            if getattr(exc, "errno", None) == errno.EPIPE:  # a stall: clear it, or every read stalls again
+                self._clear_halt(self.ep_in)
             raise LinkDown(f"USB read failed: {exc}") from None
 
     def write(self, data: bytes) -> None:
@@ -176,6 +201,8 @@ class UsbTransport(Transport):
         try:
             written = self.dev.write(self.ep_out, data, WRITE_TIMEOUT_MS)
         except usb.core.USBError as exc:  # a timeout too: a shoe that takes nothing for 100 ms is gone
+            if getattr(exc, "errno", None) == errno.EPIPE:  # a stall: clear it, or every write stalls again
+                self._clear_halt(self.ep_out)
             raise LinkDown(f"USB write failed: {exc}") from None
         if written != len(data):
             raise LinkDown(f"USB write took {written} of {len(data)} bytes")

@@ -1,8 +1,9 @@
 """A native shoe's Hello whose identity holds a line break or another control character.
 
 decision (firmware_protocol/SPEC.md §5.2): a hello's vendor, model, serial and firmware are
-one line of printable text each; a control character (C0, DEL, C1) or a line or paragraph
-separator makes the hello invalid: refused and reported as a firmware fault in one line,
+one line of printable text each; any character that is not printable (`str.isprintable()`:
+C0, DEL, C1, line and paragraph separators, format characters such as U+202E RIGHT-TO-LEFT
+OVERRIDE) makes the hello invalid: refused and reported as a firmware fault in one line,
 never taken (the identity would reach logs, status replies, events and screens).
 """
 
@@ -28,7 +29,8 @@ def hello_frame(serial: bytes) -> bytes:
     return codec.cobs_encode(content) + b"\x00"
 
 
-BAD = [b"SN\n1", b"SN\r1", b"SN\x1b[2J", b"SN\x7f", "SN\u0085".encode(), "SN\u2028".encode(), b"\x00"]
+BAD = [b"SN\n1", b"SN\r1", b"SN\x1b[2J", b"SN\x7f", "SN\u0085".encode(), "SN\u2028".encode(), b"\x00",
+       "SN0001\u202e4321".encode(), "SN\u200b1".encode(), "SN\u00a01".encode()]
 
 
 @pytest.mark.parametrize("serial", BAD, ids=[repr(s) for s in BAD])
@@ -37,7 +39,7 @@ def test_a_hello_with_a_control_character_is_refused_in_one_line(serial):
     assert len(items) == 1
     _, item = items[0]
     assert isinstance(item, Rejected) and item.kind == "payload"
-    assert "control character" in item.reason and "serial" in item.reason
+    assert ("control character" in item.reason or "unprintable character" in item.reason) and "serial" in item.reason
     assert "\n" not in item.reason and "\r" not in item.reason and "\x1b" not in item.reason
 
 
@@ -88,3 +90,19 @@ def test_a_shoes_alarm_text_is_one_printable_line_and_its_frame_kept(tmp_path):
         driver.close()
         runner.stop()
         cable.close()
+
+
+def test_the_encoder_will_not_send_a_format_character():
+    # SPEC.md §5.2: not printable (str.isprintable), e.g. U+202E that reorders a line on a bidi-aware screen.
+    with pytest.raises(codec.EncodeError, match="U\\+202E"):
+        encode(m.Hello(seq=0, major=1, minor=1, vendor="Acme", model="CR-8", serial="SN\u202e1", firmware="1", boot=1))
+
+
+@pytest.mark.parametrize("size, taken", [(64, True), (65, False), (200, False)])
+def test_a_hello_string_over_64_bytes_is_a_payload_error(size, taken):
+    # SPEC.md §5.2: each string is at most 64 bytes; longer is an invalid payload (§4 step 7).
+    _, item = Decoder().feed(hello_frame(b"S" * size))[0]
+    if taken:
+        assert isinstance(item, m.Hello) and len(item.serial) == 64
+    else:
+        assert isinstance(item, Rejected) and item.kind == "payload" and "at most 64" in item.reason

@@ -209,3 +209,51 @@ def test_a_plain_shoes_draws_come_over_usb_once_each_in_order(bus, drivers):
     assert [r.shoe_seq for r in draws] == list(range(first, first + 4))  # once each, in order
     acknowledge_all(driver, shoe, draws)
     assert not [r for r in driver.poll(0.5) if r.kind == "draw"], "an acknowledged draw is not read again"
+
+
+@pytest.mark.parametrize("ep", [0x81, 0x01], ids=["IN", "OUT"])
+def test_a_stalled_endpoint_is_cleared_and_the_shoe_read_again(bus, drivers, ep):
+    # USB 2.0 §9.4.5: a halted endpoint stalls (EPIPE) every transfer until ClearFeature(ENDPOINT_HALT);
+    # releasing and claiming the interface again does not clear it. The driver clears it on EPIPE and
+    # after each claim, and the shoe's cards come again, once each.
+    shoe = FakeShoe()
+    device = bus.plug(shoe)
+    driver = open_usb(bus, drivers)
+    poll_until(driver, lambda rs: any(r.kind == "hello" for r in rs))
+    bus.clear_halts.clear()
+    bus.stall(device, ep)
+    shoe.event(card("2H"))
+    got = poll_until(driver, lambda rs: any(r.kind == "card" for r in rs), timeout=6)
+    cards = [r for r in got if r.kind == "card"]
+    assert [r.card for r in cards] == ["2H"]
+    acknowledge_all(driver, shoe, cards)  # the ack goes out over the OUT endpoint: the shoe releases 2H
+    assert bus.stalled_transfers >= 1, "the stall was met"
+    assert ep in bus.clear_halts and not device.halted
+    assert bus.stalled_transfers <= 3, "cleared at the first stall, not retried against a halted endpoint"
+    cards += [r for r in driver.poll(0.3) if r.kind == "card"]
+    assert [r.card for r in cards] == ["2H"], "read once"
+
+
+def test_both_endpoints_are_cleared_when_the_interface_is_claimed(bus, drivers):
+    bus.plug(FakeShoe())
+    open_usb(bus, drivers)
+    assert sorted(bus.clear_halts) == [0x01, 0x81]
+
+
+@pytest.mark.parametrize("how", ["stall", "eacces"])
+def test_a_sibling_that_cannot_give_its_serial_is_skipped(bus, drivers, how):
+    # Two shoes with the same VID:PID, the URL names B; A, enumerated first, cannot give its serial
+    # number (its string request stalls, or it is not ours to open): B is opened all the same.
+    a = bus.plug(FakeShoe(boot=1), serial="SH-A")
+    bus.plug(FakeShoe(boot=2), serial="SH-B")
+    if how == "stall":
+        a.serial_stalls = True
+    else:
+        a.deny_open = True
+    driver = open_usb(bus, drivers, "usb://1d50:6150/SH-B")
+    got = poll_until(driver, lambda rs: any(r.kind == "hello" for r in rs))
+    assert next(r for r in got if r.kind == "hello").detail["boot"] == 2
+    # No device matches: the error names the serial wanted, and the device that did not give its own.
+    with pytest.raises(DriverError, match=r"no such device usb://1d50:6150/SH-C: no USB device 1d50:6150 with serial "
+                                          r"number SH-C .*1 did not: .*bus 1, address 1"):
+        open_usb(bus, drivers, "usb://1d50:6150/SH-C")

@@ -8,7 +8,11 @@ transfers that carry real protocol frames to and from a FakeShoe. Passed as
 read, write, timeouts, errors) run unchanged under the driver. The shoe's
 timers (heartbeat, go-back-N repeat) run inside `bulk_read`, as firmware
 would run them between transfers. Unplugging removes the device from the
-enumeration and fails every transfer with ENODEV, as libusb does.
+enumeration and fails every transfer with ENODEV, as libusb does. A stalled
+endpoint (`stall`) fails every transfer on it with EPIPE until the host clears
+its halt (`clear_halt`), as a real device does (USB 2.0 §9.4.5). A device can
+refuse to give its serial number (`serial_stalls`: its string descriptor
+request stalls).
 """
 
 from __future__ import annotations
@@ -40,6 +44,8 @@ class EmulatedDevice:
         self.last_beat = 0.0
         self.pending = bytearray()  # shoe output not yet read by the host
         self.deny_open = False  # True: opening fails with EACCES (no udev rule)
+        self.halted: set[int] = set()  # endpoints that stall (EPIPE) until the host clears their halt
+        self.serial_stalls = False  # True: the serial number's string descriptor request stalls
 
     @property
     def strings(self) -> dict[int, str]:
@@ -65,6 +71,8 @@ class ShoeUsbBackend(usb.backend.IBackend):
         self.resend = resend
         self._next_address = 1
         self.bulk_reads = 0
+        self.clear_halts: list[int] = []  # endpoints the host cleared, in order
+        self.stalled_transfers = 0
 
     # -- the test's hands
 
@@ -74,6 +82,10 @@ class ShoeUsbBackend(usb.backend.IBackend):
         self.devices.append(device)
         shoe.power_on()
         return device
+
+    def stall(self, device: EmulatedDevice, ep: int) -> None:
+        """The endpoint halts (a STALL handshake): every transfer on it fails with EPIPE until cleared."""
+        device.halted.add(ep)
 
     def unplug(self, device: EmulatedDevice) -> None:
         device.plugged = False
@@ -170,11 +182,15 @@ class ShoeUsbBackend(usb.backend.IBackend):
 
     def clear_halt(self, handle, ep):
         self._check(handle)
+        self.clear_halts.append(ep)
+        handle.device.halted.discard(ep)
 
     def ctrl_transfer(self, handle, bmRequestType, bRequest, wValue, wIndex, data, timeout):
         self._check(handle)
         if bmRequestType == 0x80 and bRequest == 0x06 and wValue >> 8 == 3:  # GET_DESCRIPTOR, string
             index = wValue & 0xFF
+            if handle.device.serial_stalls:
+                raise usb.core.USBError("Pipe error", -9, errno.EPIPE)
             if index == 0:
                 body = (0x0409).to_bytes(2, "little")  # English (US)
             else:
@@ -190,6 +206,7 @@ class ShoeUsbBackend(usb.backend.IBackend):
     def bulk_write(self, handle: Handle, ep: int, intf: int, data, timeout: int) -> int:
         self._check(handle)
         assert ep == EP_OUT
+        self._halt(handle, ep)
         handle.device.shoe.from_host(bytes(data))
         return len(data)
 
@@ -199,6 +216,7 @@ class ShoeUsbBackend(usb.backend.IBackend):
         deadline = time.monotonic() + timeout / 1000
         while True:
             self._check(handle)
+            self._halt(handle, ep)
             dev = handle.device
             self._firmware_timers(dev)
             dev.pending += dev.shoe.take_output()
@@ -218,6 +236,11 @@ class ShoeUsbBackend(usb.backend.IBackend):
             dev.shoe.heartbeat()
             dev.last_beat = now
         dev.shoe.resend_if_due(now, self.resend)
+
+    def _halt(self, handle: Handle, ep: int) -> None:
+        if ep in handle.device.halted:
+            self.stalled_transfers += 1
+            raise usb.core.USBError("Pipe error", -9, errno.EPIPE)
 
     def _check(self, handle: Handle) -> None:
         if not handle.device.plugged:

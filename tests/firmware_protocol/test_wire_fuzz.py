@@ -32,6 +32,7 @@ SETTINGS = settings(max_examples=int(os.environ.get("SHOED_FUZZ_EXAMPLES", "150"
 
 u8 = st.integers(0, 0xFF)
 u16 = st.integers(0, 0xFFFF)
+unacked = st.integers(0, 0x7FFF)  # SPEC.md §6.1: at most 32767 unacknowledged
 u32 = st.integers(0, 0xFFFFFFFF)
 u64 = st.integers(0, 0xFFFFFFFFFFFFFFFF)
 
@@ -43,8 +44,8 @@ def text(limit: int) -> st.SearchStrategy[str]:
 
 def line(limit: int) -> st.SearchStrategy[str]:
     """A hello's string: one line of printable text (SPEC.md §5.2)."""
-    return st.text(st.characters(exclude_categories=("Cs", "Cc", "Zl", "Zp")), max_size=limit).filter(
-        lambda s: len(s.encode()) <= limit)
+    return st.text(st.characters(exclude_categories=("Cs", "Cc", "Cf", "Co", "Cn", "Zl", "Zp")), max_size=limit).filter(
+        lambda s: len(s.encode()) <= limit and s.isprintable())
 
 
 def cards(limit: int, least: int = 0) -> st.SearchStrategy[tuple[str, ...]]:
@@ -65,9 +66,9 @@ MESSAGE_STRATEGIES = {
     m.ShoeInserted: st.builds(m.ShoeInserted, seq=u16),
     m.Tamper: st.builds(m.Tamper, seq=u16, source=st.integers(1, 255), active=st.booleans()),
     m.Alarm: st.builds(m.Alarm, seq=u16, code=u16, text=text(255)),
-    m.Heartbeat: st.builds(m.Heartbeat, seq=u16, uptime_ms=u32, unacked=u16),
+    m.Heartbeat: st.builds(m.Heartbeat, seq=u16, uptime_ms=u32, unacked=unacked),
     m.Status: st.builds(m.Status, seq=u16, gate_locked=st.booleans(), shoe_present=st.booleans(),
-                        lid_closed=st.booleans(), unacked=u16, utc_ms=u64),
+                        lid_closed=st.booleans(), unacked=unacked, utc_ms=u64),
     m.Ack: st.builds(m.Ack, seq=u16, ack=u16),
     m.Gate: st.builds(m.Gate, seq=u16, locked=st.booleans()),
     m.SetTime: st.builds(m.SetTime, seq=u16, utc_ms=u64),
