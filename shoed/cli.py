@@ -107,12 +107,14 @@ def _endpoint(bind: bool) -> Callable[[str], str]:
 endpoint = _endpoint(bind=False)
 bind_endpoint = _endpoint(bind=True)
 
+
 def log_level(text: str) -> str:
     """An argparse `type` for `--log-level`: a level's name (shoed.daemon.logs.LEVELS), in any case."""
-    from shoed.daemon.logs import LEVELS
+    from shoed.daemon.logs import level_problem
 
-    if text.upper() not in LEVELS:
-        raise argparse.ArgumentTypeError(f"a log level is one of {', '.join(LEVELS)} (any case), not {text!r}")
+    problem = level_problem(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
     return text.upper()
 
 

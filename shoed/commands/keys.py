@@ -101,20 +101,19 @@ def run_new(args) -> int:
 
 
 def run_allow(args) -> int:
+    import sys
     from pathlib import Path
 
     from shoed.cli import CommandError
     from shoed.files import replace_whole
-    import sys
-
-    from shoed.net.curve import (_NAME_RE, CurveError, key_role, load_allow_list, load_public_key, named_role,
+    from shoed.net.curve import (CurveError, is_key_name, key_role, load_allow_list, load_public_key, named_role,
                                  with_role)
 
     src = Path(args.file)
     name = args.name or src.stem
     if src.suffix != ".key":
         raise CommandError(f"{src} is not a public .key file")
-    if not _NAME_RE.fullmatch(name) or name.endswith((".key", ".key_secret")):
+    if not is_key_name(name):
         # as `keys new`: a name is a file in the allow-list directory, never a path out of it
         given = "--name" if args.name else f"the name of {src}"
         raise CommandError(f"{given}: a key name is letters, digits, '.', '_' or '-' (no extension), not {name!r}"

@@ -121,10 +121,10 @@ def run(args) -> int:
             except CommandError:
                 snapshot = None  # not tcp: only where --snapshot names one
         if snapshot is not None:
-            from shoed.daemon.config import _endpoint_key
+            from shoed.daemon.config import endpoint_key
 
-            key = _endpoint_key(args.publish)
-            if key is not None and key == _endpoint_key(snapshot):
+            key = endpoint_key(args.publish)
+            if key is not None and key == endpoint_key(snapshot):
                 raise CommandError(f"--publish and --snapshot name the same endpoint {snapshot}: give each its own")
         context = zmq.Context()
         publisher = context.socket(zmq.PUB)

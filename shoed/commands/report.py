@@ -117,8 +117,6 @@ def _is_stdout(path: str) -> bool:
     return (one.st_dev, one.st_ino) == (out.st_dev, out.st_ino)
 
 
-
-
 def _check_targets(journal: str, targets: list[tuple[str, str]]) -> None:
     """Refuse, before a byte is written, a report that would land in the journal, the same file
     named twice, and a target that cannot be written: either both files are written or neither."""

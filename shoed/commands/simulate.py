@@ -34,8 +34,6 @@ def _card_numbers(text: str) -> tuple[int, ...]:
     return tuple(sorted(set(out)))
 
 
-
-
 def register(sub) -> None:
     p = sub.add_parser(
         "simulate",

@@ -317,10 +317,8 @@ def check(config: Config):
                           f"{MAX_SECONDS}, not {config.sim_pace}")
     if config.sim_shoes < 0:
         raise ConfigError(f"the virtual shoe deals 0 (shoe after shoe) or more shoes, not {config.sim_shoes}")
-    for setting, endpoint in (("events", config.events), ("snapshot", config.snapshot),
-                              ("commands", config.commands), ("surveillance_events", config.surveillance_events),
-                              ("surveillance_snapshot", config.surveillance_snapshot)):
-        problem = endpoint_problem(endpoint) if endpoint is not None else None
+    for setting, endpoint in _endpoints(config):
+        problem = endpoint_problem(endpoint)
         if problem is not None:
             raise ConfigError(f"{setting} endpoint {endpoint!r}: {problem}")
     _check_distinct_endpoints(config)
@@ -363,7 +361,15 @@ def endpoint_problem(endpoint: str, bind: bool = True) -> str | None:
     return None
 
 
-def _endpoint_key(endpoint: str) -> str | None:
+def _endpoints(config: Config) -> list[tuple[str, str]]:
+    """(setting, endpoint) of each endpoint the configuration names (the surveillance ones may be unset)."""
+    named = (("events", config.events), ("snapshot", config.snapshot), ("commands", config.commands),
+             ("surveillance_events", config.surveillance_events),
+             ("surveillance_snapshot", config.surveillance_snapshot))
+    return [(setting, endpoint) for setting, endpoint in named if endpoint is not None]
+
+
+def endpoint_key(endpoint: str) -> str | None:
     """What two endpoints share when they name the same place; None for one the system picks
     (`tcp://127.0.0.1:*`, `ipc://*`), which is never the same twice."""
     scheme, _, address = endpoint.strip().partition("://")
@@ -378,10 +384,8 @@ def _check_distinct_endpoints(config: Config) -> None:
     """No two settings name the same endpoint: ZeroMQ takes an ipc path over without a word (the
     second socket unlinks the first's), so one of the two would serve nothing."""
     seen: dict[str, str] = {}
-    for setting, endpoint in (("events", config.events), ("snapshot", config.snapshot),
-                              ("commands", config.commands), ("surveillance_events", config.surveillance_events),
-                              ("surveillance_snapshot", config.surveillance_snapshot)):
-        key = _endpoint_key(endpoint) if endpoint is not None else None
+    for setting, endpoint in _endpoints(config):
+        key = endpoint_key(endpoint)
         if key is None:
             continue
         if key in seen:

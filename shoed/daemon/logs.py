@@ -16,13 +16,21 @@ import structlog
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
+def level_problem(level: object) -> str | None:
+    """What makes `level` no log level (a name of LEVELS, in any case), in words; None if it is one."""
+    if isinstance(level, str) and level.upper() in LEVELS:
+        return None
+    return f"a log level is one of {', '.join(LEVELS)} (any case), not {level!r}"
+
+
 def setup(level: str = "INFO", json_lines: bool | None = None, stream=None) -> None:
     """Route every log line through one renderer at `level` (a name of LEVELS, in any case; another
     is refused before anything is set up, with the one-line error of the command line)."""
-    if not isinstance(level, str) or level.upper() not in LEVELS:
+    problem = level_problem(level)
+    if problem is not None:
         from shoed.cli import CommandError
 
-        raise CommandError(f"--log-level is one of {', '.join(LEVELS)} (any case), not {level!r}")
+        raise CommandError(f"--log-level: {problem}")
     stream = stream or sys.stdout
     if json_lines is None:
         json_lines = not stream.isatty()

@@ -194,8 +194,7 @@ class _Network:
         catchup: CatchupServer | None = None
         commands: CommandServer | None = None
         try:
-            surveillance = bool(cfg.surveillance_events or cfg.surveillance_snapshot)
-            if cfg.curve_commands or cfg.curve_publish or surveillance:  # the keys: made by Daemon.start
+            if uses_keys(cfg):  # the keys: made by Daemon.start
                 try:
                     curve = ServerCurve.from_key_dir(cfg.key_dir, context)
                 except CurveError as exc:

@@ -267,11 +267,11 @@ class CommandServer(Closing):
                 raise CommandRejected("this key is not on the allow-list (removed); nothing was done")
             name, args, request_id = parse_request(body)
             role = self.curve.client_role(key, self.curve_domain) if key and self.curve else None
+            client = self.curve.client_name(key, self.curve_domain) if key and self.curve else None
             if role in READ_ONLY_ROLES and not COMMANDS[name].read_only:
                 self.stats["read_only_refused"] += 1
                 readable = ", ".join(c.name for c in COMMANDS.values() if c.read_only)
-                who = (self.curve.client_name(key, self.curve_domain) if self.curve and key else None) or "this key"
-                raise CommandRejected(f"{name} changes the table, and {who} has the {role} role "
+                raise CommandRejected(f"{name} changes the table, and {client or 'this key'} has the {role} role "
                                       f"(read-only: {readable}); nothing was done")
             digest = b""
             if key is not None and request_id is not None and not COMMANDS[name].read_only:
@@ -285,7 +285,7 @@ class CommandServer(Closing):
                 args=args,
                 id=request_id,
                 client_key=key,
-                client_name=self.curve.client_name(key, self.curve_domain) if key and self.curve else None,
+                client_name=client,
                 peer_address=_peer_address(frame),
                 client_role=role,
             )

@@ -232,6 +232,12 @@ def load_roles(directory: str | os.PathLike, keys: Mapping[bytes, str] | None = 
     return {key: key_role(Path(directory) / f"{name}.key") for key, name in listed.items()}
 
 
+def is_key_name(name: str) -> bool:
+    """A key's name: a file in its directory (letters, digits, '.', '_' or '-', no extension), never a
+    path out of it."""
+    return bool(_NAME_RE.fullmatch(name)) and not name.endswith((".key", ".key_secret"))
+
+
 def create_key_pair(directory: str | os.PathLike, name: str) -> tuple[Path, Path, str]:
     """Write `NAME.key` (public, mode 0644) and `NAME.key_secret` (mode 0600).
 
@@ -240,7 +246,7 @@ def create_key_pair(directory: str | os.PathLike, name: str) -> tuple[Path, Path
     moment, and an existing key pair is never overwritten.
     Returns (public file, secret file, public key).
     """
-    if not _NAME_RE.fullmatch(name) or name.endswith((".key", ".key_secret")):
+    if not is_key_name(name):
         raise CurveError(f"key name must be letters, digits, '.', '_' or '-' (no extension), not {name!r}")
     directory = Path(directory)
     try:

@@ -22,10 +22,9 @@ def ensure_server_keys(key_dir: str | Path, local_console: bool = False) -> str 
     clients = key_dir / "clients"
     # The allow-list is no one else's to write (shoed.net.curve.load_allow_list refuses it otherwise),
     # whatever the umask: every folder and file made here has its mode set, not the umask's.
-    if (key_dir / f"{SERVER}.key_secret").exists():
-        _make_folders(clients)
-        return None
     _make_folders(clients)
+    if (key_dir / f"{SERVER}.key_secret").exists():
+        return None
     _, _, public = create_key_pair(key_dir, SERVER)
     if local_console:
         public_file, _, _ = create_key_pair(key_dir, LOCAL_CONSOLE)
