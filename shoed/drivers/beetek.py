@@ -11,8 +11,9 @@ single spaces, ` [MODE]<BODY> `, at 9600 baud 8N1, and takes nothing back:
 
 `next_token` is the framer: a pure function over a byte buffer returning how
 many bytes it used and the token, or (0, None) for "need more". The driver
-keeps the unmatched tail for the next read (bounded), ignores bytes that are
-not ASCII between tokens, and turns tokens into Readings.
+keeps the unmatched tail for the next read (bounded), takes no token from
+bytes that are not ASCII between tokens (they are noise, reported), and turns
+tokens into Readings.
 
 What this link cannot guarantee. There is no sequence number, checksum or
 acknowledgement, so:
@@ -29,6 +30,10 @@ Decisions, never guesses:
   `garbled`): the dealer enters the card by hand. Anything else broken is a
   `warning` (code `garbled`). A non-ASCII or control byte inside a token, or
   text glued to its front, breaks it.
+- Control and non-ASCII bytes between tokens (no shoe sends them: a line read
+  at the wrong speed or parity, a break) are noise too, reported as such; in
+  one report, 8 of them or more are an `alarm` (code `line_garbled`), as a
+  card token whose every byte came damaged so may be lost in them.
 - Broken stretches that are not a card are noise on the line: they are
   counted and reported together (shoed.drivers.noise), as one `warning`
   (code `garbled`, `detail`: `stretches`, `length`, `kept`; `raw`: the first
@@ -60,13 +65,14 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
+from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import Any
 from dataclasses import dataclass
 
 from shoed.drivers.base import Reading
 from shoed.drivers.link import LinkDriver, SerialTransport, Transport
-from shoed.drivers.noise import NoiseCoalescer
+from shoed.drivers.noise import NoiseCoalescer, noise_reading
 from shoed.rules.cards import CardError, parse_card
 
 BAUDRATE = 9600
@@ -105,7 +111,8 @@ class Token:
         if self.kind == "garbled":
             out.update(type="rejected", kind="garbled", rejected=True,
                        reason="garbled card token" if self.looks_like_card
-                       else "garbled alarm token" if self.looks_like_alarm else "garbled token")
+                       else "garbled alarm token" if self.looks_like_alarm
+                       else "control or non-ASCII bytes" if self.code == OUTSIDE_ASCII else "garbled token")
         else:
             out["type"] = self.kind
         for name in ("mode", "card", "code", "text"):
@@ -116,8 +123,13 @@ class Token:
         return out
 
 
+SPACES = b" \t\r\n"
+OUTSIDE_ASCII = "outside_ascii"  # the code of a stretch of control or non-ASCII bytes between tokens
+
+
 def _is_filler(b: int) -> bool:
-    """Bytes between tokens: spaces, line ends, control and non-ASCII bytes (ignored there)."""
+    """Bytes between tokens: spaces and line ends, and the control and non-ASCII bytes that no shoe sends
+    (they end a token, and start none; `next_token` returns them as noise, code OUTSIDE_ASCII)."""
     return not 0x21 <= b <= 0x7E
 
 
@@ -278,6 +290,12 @@ def next_token(buf: bytes | memoryview, final: bool = False) -> tuple[int, Token
     i = 0
     while i < n and _is_filler(buf[i]):
         i += 1
+    outside = [p for p in range(i) if buf[p] not in SPACES]
+    if outside:  # bytes no Bee-Tek shoe sends between its tokens: noise on the line, reported
+        first, last = outside[0], outside[-1] + 1
+        if i == n and not final and n - first < MAX_STRETCH:
+            return first, None  # the run may go on: one stretch however the line's reads cut it
+        return last, Token("garbled", first, bytes(buf[first:last]), code=OUTSIDE_ASCII)
     if i == n:
         return i, None
     start = i
@@ -346,6 +364,12 @@ def decode_capture(data: bytes) -> list[dict]:
 
 
 NOISE_TEXT = "unrecognised bytes from the shoe"
+OUTSIDE_TEXT = "control or non-ASCII bytes, which no Bee-Tek shoe sends"
+FLOOD_UNREAD = 10  # unreadable cards within a second, none read between, past which they are a flood
+FLOOD_TEXT = ("unreadable card reports faster than any dealer draws, none read between: the shoe or its line "
+              "repeats a damaged report; they are not taken; look at the shoe and check the coup")
+NS_PER_S = 1_000_000_000
+OUTSIDE_ALARM = 8  # bytes outside ASCII in one report that raise an alarm: half the shortest card token
 
 
 def token_reading(token: Token, source: str, offset: int, mono_ns: int, utc_ns: int) -> Reading:
@@ -378,7 +402,8 @@ def token_reading(token: Token, source: str, offset: int, mono_ns: int, utc_ns: 
     if token.looks_like_alarm:
         return Reading(kind="alarm", mode=mode or "game", code="garbled",
                        text="an alarm from the shoe arrived damaged; look at the shoe's display", **common)
-    return Reading(kind="warning", mode=mode or "game", code="garbled", text=NOISE_TEXT, **common)
+    return Reading(kind="warning", mode=mode or "game", code="garbled",
+                   text=OUTSIDE_TEXT if token.code == OUTSIDE_ASCII else NOISE_TEXT, **common)
 
 
 class TokenStream:
@@ -411,9 +436,10 @@ class TokenStream:
                 break
             if token is not None:
                 offset = self.offset + pos + token.start
-                token = self._glued(offset, token)
+                if token.code != OUTSIDE_ASCII:  # such bytes separate tokens: never one's piece
+                    token = self._glued(offset, token)
+                    self._last = (offset, token)
                 out.append((offset, token))
-                self._last = (offset, token)
             pos += used
         self.tail = buf[pos:]
         self.offset += pos
@@ -450,6 +476,8 @@ class BeeTekDriver(LinkDriver):
         self._stream = TokenStream()
         self._tail_since = 0.0
         self._noise = NoiseCoalescer()
+        self._unread: deque[int] = deque(maxlen=FLOOD_UNREAD)  # when the last unreadable cards came, no card between
+        self._flood_said = False
 
     def _make_transport(self) -> Transport:
         return SerialTransport(self.url, baudrate=self.baudrate)
@@ -457,19 +485,62 @@ class BeeTekDriver(LinkDriver):
     def _readings(self, found, mono_ns: int, utc_ns: int) -> list[Reading]:
         out = []
         for offset, token in found:
+            if token.code == OUTSIDE_ASCII:
+                self._noise.note(OUTSIDE_ASCII, token.raw, len(token.raw), OUTSIDE_TEXT, offset, mono_ns, utc_ns)
+                continue
             if token.kind == "garbled" and not (token.looks_like_card or token.looks_like_alarm):
                 self._noise.note("garbled", token.raw, len(token.raw), NOISE_TEXT, offset, mono_ns, utc_ns)
                 continue
+            reading = token_reading(token, self.source, offset, mono_ns, utc_ns)
+            if self._flooding(reading):
+                if not self._flood_said:
+                    self._flood_said = True
+                    out += self._noise_readings()
+                    out.append(Reading(kind="alarm", code="shoe_flood", source=self.source, raw=b"", offset=offset,
+                                       mono_ns=mono_ns, utc_ns=utc_ns, text=FLOOD_TEXT))
+                self._noise.note("flood", token.raw, len(token.raw), FLOOD_TEXT, offset, mono_ns, utc_ns)
+                continue
             if self._noise.pending is not None:  # the noise before this token is reported before it
                 out += self._noise_readings()
-            out.append(token_reading(token, self.source, offset, mono_ns, utc_ns))
+            out.append(reading)
         if self._noise.due(mono_ns):  # noise that goes on: one report per interval
             out += self._noise_readings()
         return out
 
+    def _flooding(self, reading: Reading) -> bool:
+        """True for an unreadable card that comes FLOOD_UNREAD-th or later within a second with no card read
+        between: no dealer draws so fast, so it is a stuck sensor or a broken line repeating one damaged token,
+        not cards. Each would be a journal record and a misdeal; they are one `alarm` (code `shoe_flood`) and
+        noise instead, until a card is read or a second passes without one."""
+        if reading.kind != "unreadable":
+            if reading.kind == "card":
+                self._unread.clear()
+                self._flood_said = False
+            return False
+        run = self._unread
+        if run and reading.mono_ns - run[-1] >= NS_PER_S:
+            run.clear()
+            self._flood_said = False
+        flooding = len(run) == run.maxlen and reading.mono_ns - run[0] < NS_PER_S
+        run.append(reading.mono_ns)
+        return flooding
+
     def _noise_readings(self) -> list[Reading]:
-        """The noise held, as its one reading (none held: nothing)."""
-        return self._noise.readings(self.source, "garbled")
+        """The noise held, as its one reading (none held: nothing): a `warning`, or an `alarm` (code
+        `line_garbled`) when it holds OUTSIDE_ALARM bytes or more that no shoe sends, enough to have been a
+        card token whose bytes all came with their high bit set (a line read at the wrong parity or speed):
+        a card may be lost there, and the dealer's look at the coup is what finds it."""
+        stretch = self._noise.take()
+        if stretch is None:
+            return []
+        reading = noise_reading(stretch, self.source, "garbled")
+        outside = stretch.kind_bytes.get(OUTSIDE_ASCII, 0)
+        if outside >= OUTSIDE_ALARM:
+            reading = dataclasses.replace(
+                reading, kind="alarm", code="line_garbled",
+                text=f"{outside} bytes no Bee-Tek shoe sends (control or non-ASCII) on the line: a card may be lost "
+                "in them; check the coup, the cable and the port's settings (9600 8N1)")
+        return [reading]
 
     def _on_drop(self, mono_ns: int, utc_ns: int) -> list[Reading]:
         # A token cut by the unplug is reported (as garbled) at once, before the loss, rather than

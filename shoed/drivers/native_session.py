@@ -436,6 +436,15 @@ class NativeSession:
                              detail={"reject": "type"})
 
     def _hello(self, msg: m.Hello, raw: bytes, offset: int, now_ns: int, utc_ns: int) -> Reading | None:
+        if _fields(msg) == _fields(self.host_hello):
+            # The host's own Hello come back: a line that echoes what the host sends (an RS-485 adapter
+            # in echo mode, a loop-back fault). Never the shoe's: it would bind the session to the
+            # host's boot and reset what guards against taking a repeat twice.
+            if self._once("line_echo"):
+                return self._reading("warning", raw, offset, now_ns, utc_ns, code="line_echo",
+                                     text="the line echoes what the host sends (its own hello came back): "
+                                     "check the adapter (RS-485 echo, a loop-back)")
+            return None
         first_here = not self._hello_seen
         new_boot = msg.boot != self.boot
         ours_is_old = self._since(self._last_hello_tx, now_ns) >= self.timing.hello_repeat
@@ -635,3 +644,8 @@ def frame_header(raw: bytes) -> tuple[int | None, int | None]:
         return None, None
     return (content[1] if len(content) >= 2 else None,
             int.from_bytes(content[2:4], "little") if len(content) >= 4 else None)
+
+
+def _fields(hello: m.Hello) -> tuple:
+    """What a Hello says of its sender (its seq aside)."""
+    return (hello.major, hello.minor, hello.vendor, hello.model, hello.serial, hello.firmware, hello.boot)

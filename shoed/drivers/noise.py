@@ -33,6 +33,7 @@ class NoiseStretch:
     stretches: int = 0
     bytes: int = 0
     kinds: dict[str, int] = field(default_factory=dict)
+    kind_bytes: dict[str, int] = field(default_factory=dict)  # bytes rejected, by kind
     kept: bytearray = field(default_factory=bytearray)
     reason: str = ""
 
@@ -66,6 +67,7 @@ class NoiseCoalescer:
         stretch.stretches += 1
         stretch.bytes += length
         stretch.kinds[kind] = stretch.kinds.get(kind, 0) + 1
+        stretch.kind_bytes[kind] = stretch.kind_bytes.get(kind, 0) + length
         stretch.reason = reason
         room = self.kept_bytes - len(stretch.kept)
         if room > 0:

@@ -135,3 +135,35 @@ def test_every_poll_returns_within_its_timeout(cable, driver):
             worst = max(worst, time.monotonic() - t0 - 0.1)
     # A blocking read would overrun by seconds; the margin is for a loaded two-core machine.
     assert worst < 0.3
+
+
+def test_bytes_no_shoe_sends_are_noise_and_a_card_lost_in_them_raises_an_alarm(cable, driver):
+    # A line read at the wrong parity: three card tokens with every byte's high bit set, then a good card.
+    # No card is taken from them, and they are not dropped in silence: one alarm `line_garbled` before the
+    # good card. A stray byte or two (a plug's glitch) is only a warning.
+    damaged = bytes(b | 0x80 for b in b" [Game]<Card:4S>  [Game]<Card:5H>  [Game]<Card:6D> ")
+    cable.write(b"\xff [Game]<Card:3C> " + damaged + b" [Game]<Card:KD> ")
+    got = poll_until(driver, lambda rs: any(r.card == "KD" for r in rs))
+    rs = [(r.kind, r.code, r.card) for r in got if r.kind != "link"]
+    assert rs == [("warning", "garbled", None), ("card", None, "3C"), ("alarm", "line_garbled", None),
+                  ("card", None, "KD")]
+    alarm = next(r for r in got if r.code == "line_garbled")
+    assert alarm.detail["length"] == len(damaged.strip()) and alarm.raw == damaged.strip()
+    assert "9600 8N1" in alarm.text
+
+
+def test_a_flood_of_unreadable_cards_is_one_alarm_and_noise_not_a_misdeal_each(cable, driver):
+    # A stuck sensor repeating a damaged token at line speed: the first FLOOD_UNREAD are unreadable cards
+    # (the dealer enters them), the rest one alarm and noise, until a card is read.
+    from shoed.drivers.beetek import FLOOD_UNREAD
+
+    cable.write(b" [Game]<Card:> " * 500 + b" [Game]<Card:QS>  [Game]<Card:> ")
+    got = poll_until(driver, lambda rs: any(r.card == "QS" for r in rs) and rs[-1].kind == "unreadable")
+    rs = [r for r in got if r.kind != "link"]
+    kinds = [(r.kind, r.code) for r in rs]
+    assert kinds[:FLOOD_UNREAD] == [("unreadable", "garbled")] * FLOOD_UNREAD
+    assert kinds[FLOOD_UNREAD] == ("alarm", "shoe_flood")
+    assert kinds[-3:] == [("warning", "garbled"), ("card", None), ("unreadable", "garbled")]
+    noise = rs[-3]
+    assert noise.detail["kinds"] == {"flood": 500 - FLOOD_UNREAD}
+    assert len(rs) == FLOOD_UNREAD + 4  # nothing else: the flood cost four readings

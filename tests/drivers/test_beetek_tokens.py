@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from shoed.drivers.beetek import MAX_STRETCH, TokenStream, decode_capture, next_token, token_reading, tokens
+from shoed.drivers.beetek import MAX_STRETCH, OUTSIDE_ASCII, TokenStream, decode_capture, next_token, token_reading, tokens
 
 # (stream, expected readings as (kind, mode, card, code)), why
 CASES = [
@@ -41,9 +41,13 @@ CASES = [
     # ref: "Warnings: `<W0x01>`, `<W0x02>`, ... possibly without the mode prefix"
     (b" <W0x01> ", [("warning", "game", None, "W0x01")], "warning without mode"),
     (b" [Game]<w0x2A> ", [("warning", "game", None, "W0x2A")], "warning with mode, any case"),
-    # ref: "it ignores bytes that are not ASCII"
-    (b"\xff\xfe [Game]<Card:4S> \x80", [("card", "game", "4S", None)], "non-ASCII between tokens"),
-    (b"\r\n[Game]<Card:4S>\r\n\x00", [("card", "game", "4S", None)], "line ends and NUL between tokens"),
+    # ref: "it ignores bytes that are not ASCII": no token from them; they are noise, reported as such
+    (b"\xff\xfe [Game]<Card:4S> \x80",
+     [("warning", "game", None, "garbled"), ("card", "game", "4S", None), ("warning", "game", None, "garbled")],
+     "non-ASCII between tokens"),
+    (b"\r\n[Game]<Card:4S>\r\n\x00", [("card", "game", "4S", None), ("warning", "game", None, "garbled")],
+     "line ends and NUL between tokens"),
+    (b"\r\n[Game]<Card:4S>\r\n", [("card", "game", "4S", None)], "line ends between tokens"),
     # ref: tokens are surrounded by single spaces -- but back to back they still parse
     (b"[Game]<Card:4S>[Game]<Card:5S>", [("card", "game", "4S", None), ("card", "game", "5S", None)], "no spaces"),
     # decision: spaces between mode and body are accepted (the mode is intact)
@@ -148,8 +152,17 @@ def test_the_kept_tail_is_bounded():
 
 
 def test_filler_alone_is_consumed():
-    assert next_token(b"  \xff\r\n") == (5, None)
+    assert next_token(b"  \r\n") == (4, None)
     assert next_token(b"") == (0, None)
+
+
+def test_bytes_outside_ascii_between_tokens_are_one_stretch_of_noise():
+    # Held while they may go on (up to MAX_STRETCH), then one garbled stretch without the spaces around it.
+    assert next_token(b"  \xff\r\n") == (2, None)
+    used, token = next_token(b"  \xff\r\x00 [", final=False)
+    assert used == 5 and token is not None and token.code == OUTSIDE_ASCII and token.raw == b"\xff\r\x00"
+    used, token = next_token(b"\x80" * (MAX_STRETCH + 5))
+    assert used == MAX_STRETCH + 5 and token is not None and token.code == OUTSIDE_ASCII
 
 
 def test_decode_capture_gives_offsets_and_rejected_stretches():

@@ -63,9 +63,11 @@ def test_beetek_capture():
     data = b"\xff [Game]<Card:4S>  [Manual Burn Cards]<Card:H3> ~~ [Game]<Card:4X> <W0x01> "
     out = lines(decode("beetek", data=data))
     assert [(o["offset"], o["length"], o["type"]) for o in out] == [
-        (2, 15, "card"), (19, 28, "card"), (48, 2, "rejected"), (51, 15, "rejected"), (67, 7, "warning")]
-    assert out[1]["card"] == "3H" and out[1]["mode"] == "Manual Burn Cards"
-    assert out[3]["reason"] == "garbled card token" and "card" not in out[3]
+        (0, 1, "rejected"), (2, 15, "card"), (19, 28, "card"), (48, 2, "rejected"), (51, 15, "rejected"),
+        (67, 7, "warning")]
+    assert out[0]["reason"] == "control or non-ASCII bytes"
+    assert out[2]["card"] == "3H" and out[2]["mode"] == "Manual Burn Cards"
+    assert out[4]["reason"] == "garbled card token" and "card" not in out[4]
 
 
 @pytest.mark.parametrize(

@@ -124,6 +124,21 @@ def test_a_restarted_shoe_gets_our_hello_and_is_reported():
     assert hello.detail["restarted"] is True and hello.detail["lost_unacked"] == 2
 
 
+def test_a_line_that_echoes_the_hosts_hello_is_said_once_and_the_session_keeps_its_shoe():
+    # An RS-485 adapter in echo mode, or a loop-back: the host's own Hello comes back. It is never the
+    # shoe's: the session stays bound to the shoe's boot, nothing restarts, and cards go on being taken.
+    h = Host()
+    h.start(unacked=0)
+    (c1,) = [r for r in h.feed(card(1), advance=0.1) if r.kind == "card"]
+    echoed = h.feed(h.session.host_hello, advance=0.1)
+    assert [(r.kind, r.code) for r in echoed] == [("warning", "line_echo")]
+    assert h.feed(h.session.host_hello, advance=0.1) == []  # said once
+    assert h.session.boot == BOOT
+    readings = h.feed(card(1), card(2), advance=0.1)  # the repeat of 1 is not taken again
+    assert [(r.kind, r.shoe_seq) for r in readings if r.kind != "warning"] == [("card", 2)]
+    assert not [r for r in echoed + readings if r.kind == "hello"]
+
+
 # SPEC.md §6.3: (s - last) mod 65536 -> verdict. last = 5 here.
 TAKING = [
     (6, "take", "the next one"),
