@@ -144,6 +144,10 @@ class Endpoint:
 _WAIT = object()  # a reply generator's "nothing to send yet"
 
 
+class _Last(bytes):
+    """A request's last reply: once it is sent, the request is no longer in flight."""
+
+
 class _Client:
     __slots__ = ("key", "socket", "envelope", "endpoint", "user", "requests", "pending", "stalled_since", "credit")
 
@@ -310,6 +314,8 @@ class CatchupServer:
             return False
         except zmq.ZMQError:  # EHOSTUNREACH: the peer is gone
             return None
+        if isinstance(client.pending, _Last):  # its request is answered: a client may send the next at once
+            client.requests.popleft()
         client.pending, client.stalled_since = None, None
         if client.credit is not None:
             client.credit -= 1
@@ -348,7 +354,7 @@ class CatchupServer:
                 yield from self._snapshot_replies(request_id, ep)
         except RequestError as exc:
             self.stats["errors"] += 1
-            yield wire.encode(_error(request_id, str(exc)))
+            yield _Last(wire.encode(_error(request_id, str(exc))))
 
     def _snapshot_replies(self, request_id, ep: Endpoint) -> Iterator:
         ticket = self.box.ticket()
@@ -364,7 +370,7 @@ class CatchupServer:
         reply = {"ok": True, "op": "snapshot", "table": self.table_id, "seq": seq, "state": ep.snapshot_view(state)}
         if request_id is not None:
             reply["id"] = request_id
-        yield wire.encode(reply)
+        yield _Last(wire.encode(reply))
 
     def _event_replies(self, request: EventsRequest, ep: Endpoint) -> Iterator:
         first, last = request.first, request.last
@@ -383,7 +389,7 @@ class CatchupServer:
             count += len(chunk)
             yield wire.encode({**base, "events": [ep.event_view(e) for e in chunk]})
         self.stats["events_sent"] += count
-        yield wire.encode({**base, "done": True, "count": count})
+        yield _Last(wire.encode({**base, "done": True, "count": count}))
 
     def _chunks(self, first: int, last: int) -> Iterator:
         size = self.limits.chunk_events

@@ -127,11 +127,16 @@ def display_event(event: Event, reveal: str = "dealt") -> Event:
 
 
 def _reconciliation_shown(reconciliation: Any) -> Any:
-    """A closed shoe's reconciliation without the cards it left by identity: with the cards a display
-    saw faced, they give the face-down ones. The counts stay."""
+    """A closed shoe's reconciliation without the cards it left by identity (with the cards a display saw
+    faced, they give the face-down ones) and with its excess counted, not named (the identities of foreign
+    cards, which the display was shown withheld, and of face-down burns). The counts stay."""
     if not isinstance(reconciliation, dict):
         return reconciliation
-    return {k: v for k, v in reconciliation.items() if k != "left_by_identity"}
+    shown = {k: v for k, v in reconciliation.items() if k not in ("left_by_identity", "excess")}
+    excess = reconciliation.get("excess")
+    if isinstance(excess, dict):
+        shown["excess_cards"] = sum(n for n in excess.values() if isinstance(n, int))
+    return shown
 
 
 def display_snapshot(snapshot: dict[str, Any], reveal: str = "dealt") -> dict[str, Any]:

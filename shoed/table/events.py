@@ -523,7 +523,8 @@ def json_schema() -> dict[str, Any]:
         f"shoed event schema version {SCHEMA_VERSION}. ZeroMQ PUB: multipart [topic, JSON], topic "
         "'<table>.<first word of kind>'. Heartbeats ({'kind': 'heartbeat', 'table', 'seq': last seq, "
         "'journal': {'file', 'jseq', 'hash'} of the last journal record}) are sent when idle, at least once a "
-        "second. Published events carry 'journal' too: the journal record that holds them."
+        "second. On the surveillance endpoints events and heartbeats carry 'journal' too: the journal record that "
+        "holds them; the display endpoints carry no 'journal' (a hash would test a guess at a face-down card)."
     )
     schema["version"] = SCHEMA_VERSION
     return schema

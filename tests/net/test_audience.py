@@ -52,6 +52,9 @@ CASES = [
     (ev(20, "shoe.closed", reason="removed", reconciliation={"seen": 12, "left_in_shoe": 404, "balanced": True,
                                                              "left_by_identity": {"KC": 31}}), "dealt",
      {"reconciliation.left_by_identity": None, "reconciliation.seen": 12, "reconciliation.balanced": True}),
+    # Its excess by identity names the foreign cards the display was shown withheld: counted, not named.
+    (ev(23, "shoe.closed", reason="closed", reconciliation={"seen": 40, "balanced": False, "excess": {"9C": 2, "AS": 1}}),
+     "dealt", {"reconciliation.excess": None, "reconciliation.excess_cards": 3, "reconciliation.seen": 40}),
     # A shuffled shoe's order, revealed at its close, gives the face-down burns; closed before its end
     # (taken out to clear a jam), every card still in it.
     (ev(22, "shoe.closed", reason="removed", reconciliation={"seen": 41, "balanced": True},
@@ -96,12 +99,13 @@ def test_display_snapshot_keeps_no_hidden_card():
               "waiting": {"for": "unlock", "text": "the pit to clear the lock (forged frame 5a0312...)"},
               "pending_misdeals": [{"id": 2, "kind": "burn_during_coup", "reason": "5D was read in burn mode",
                                     "card": "5D"}],
-              "shoe": {**snap["shoe"], "reconciliation": {"seen": 12, "left_by_identity": {"KC": 31}}}}
+              "shoe": {**snap["shoe"], "reconciliation": {"seen": 12, "left_by_identity": {"KC": 31},
+                                                          "excess": {}}}}
     shown = display_snapshot(locked)
     assert "journal_head" not in shown and "journal" not in shown  # a hash checks a guess at a face-down card
     assert shown["locked"] == "forged_frame" and "5a03" not in shown["waiting"]["text"]
     assert shown["pending_misdeals"] == [{"id": 2, "kind": "burn_during_coup", "reason": "burn during coup"}]
-    assert shown["shoe"]["reconciliation"] == {"seen": 12}
+    assert shown["shoe"]["reconciliation"] == {"seen": 12, "excess_cards": 0}
     assert snap["shoe"]["remaining_by_rank"] == [32] * 10, "pure"
     every, whole = for_audience("surveillance")
     assert every(CASES[5][0]) is CASES[5][0] and whole(snap) is snap

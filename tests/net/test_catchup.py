@@ -77,6 +77,34 @@ def test_a_third_request_in_flight_is_refused_at_once(server):
     assert [r["count"] for r in done] == [5000, 5000]
 
 
+def test_a_client_that_keeps_two_requests_in_flight_is_never_refused(server):
+    # A display that pipelines: a new request as soon as one is answered, never more than two outstanding.
+    # A request is out of flight once its last reply is sent, not when the server next looks at it.
+    ctx, endpoint, _ = server
+    sock = client(ctx, endpoint)
+    ops = [{"op": "snapshot"}, {"op": "events", "from": 4990, "to": 5000}]
+    sent = 0
+
+    def send():
+        nonlocal sent
+        sock.send(json.dumps({**ops[sent % 2], "id": sent}).encode())
+        sent += 1
+
+    send(), send()
+    answered, refused = 0, []
+    deadline = time.monotonic() + 20
+    while answered < 200 and time.monotonic() < deadline:
+        if not sock.poll(1000):
+            continue
+        reply = json.loads(sock.recv())
+        if not reply["ok"]:
+            refused.append(reply)
+        if not reply["ok"] or reply.get("done") or reply.get("op") == "snapshot":
+            answered += 1
+            send()
+    assert answered == 200 and refused == []
+
+
 def test_a_client_that_never_reads_holds_little_and_others_are_served(server):
     ctx, endpoint, srv = server
     hog = client(ctx, endpoint)
