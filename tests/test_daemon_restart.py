@@ -157,3 +157,70 @@ def test_a_shoe_file_without_its_checkpoint_keeps_the_table_locked(base):
     replayed = run_shoed("replay", str(journal), "--jobs", "1", "--json")
     assert replayed.returncode == 1
     assert NO_CHECKPOINT in replayed.stdout
+
+
+def test_a_start_configured_with_another_ruleset_adopts_it_between_shoes(base):
+    # The journal's table ran punto-banco with its shoe closed; the daemon starts configured for
+    # macau-statutory with 6 decks: the table runs those from now, in a file whose checkpoint names them
+    # (a replay learns them there), seq unbroken.
+    journal = base / "journal"
+    write_journal(journal, shoes=1, seed=7, odds=False)
+    before = records_of(journal)
+    assert {r["ruleset"] for r in before if r["kind"] == "checkpoint"} == {"punto-banco"}
+    with Daemon(base, "--source", f"native:{base}/no-shoe", "--ruleset", "macau-statutory", "--decks", "6",
+                journal=journal) as daemon:
+        daemon.wait_for(lambda line: line.get("event") == "ready", 30, "ready")
+        adopted = daemon.wait_for(lambda line: "runs the configured ruleset" in str(line.get("event")), 5, "adopted")
+    assert daemon.proc.returncode == 0
+    assert adopted["journal_ruleset"] == "punto-banco" and adopted["ruleset"] == "macau-statutory"
+    records = records_of(journal)
+    last_file = records[-1]["_file"]
+    checkpoint = next(r for r in records if r["_file"] == last_file and r["kind"] == "checkpoint")
+    assert (checkpoint["ruleset"], checkpoint["decks"]) == ("macau-statutory", 6)
+    assert [r["input"]["kind"] for r in records if r["_file"] == last_file and r["kind"] == "step"][0] == "power"
+    numbers = seqs(records)
+    assert numbers == list(range(numbers[0], numbers[0] + len(numbers)))
+    assert run_shoed("journal", "verify", str(journal)).returncode == 0
+    replay = run_shoed("replay", str(journal), "--json")
+    assert replay.returncode == 0 and json.loads(replay.stdout)["identical"] is True
+
+
+def test_a_ruleset_configured_while_a_shoe_is_open_is_adopted_when_it_closes(tmp_path):
+    # The table keeps the journal's rules for the shoe in play, and takes the configured ones at its close.
+    import collections
+    import types
+
+    from shoed.daemon.loop import TableLoop
+    from shoed.journal import Journal
+    from shoed.rules.ruleset import load_ruleset
+    from shoed.table import TableController
+    from shoed.table.replay import checkpoint_record
+
+    old, new = load_ruleset("punto-banco"), load_ruleset("macau-statutory")
+    journal = Journal(tmp_path, "t1")
+    table = TableController("t1", old, old.decks)
+    journal.open_shoe("table", first=[checkpoint_record(table)])
+    loop = TableLoop(types.SimpleNamespace(live_odds=False), None, None, journal, table, None,  # type: ignore[arg-type]
+                     types.SimpleNamespace(publishers=[]), collections.deque(maxlen=10), lambda rc: None)
+    clock = iter(range(1, 100))
+
+    def handle(kind, **fields):
+        n = next(clock)
+        return loop.handle({"kind": kind, "mono_ns": n * 10**9, "utc_ns": 1_790_000_000 * 10**9 + n * 10**9,
+                            **fields})
+
+    handle("power", state="on", clean=True, sources=["shoe"])
+    handle("shoe_inserted", source="shoe")
+    loop.configured = (new, 6)
+    handle("card", card="5S", mode="game", source="shoe")  # the shoe in play keeps its rules
+    assert loop.controller.ruleset.name == "punto-banco" and loop.configured is not None
+    handle("shoe_removed", source="shoe")
+    handle("shoe_inserted", source="shoe")
+    assert (loop.controller.ruleset.name, loop.controller.decks, loop.controller.shoe.decks) == \
+        ("macau-statutory", 6, 6)
+    journal.close()
+    checkpoints = [json.loads(line) for path in sorted(tmp_path.glob("*.jsonl"))
+                   for line in path.read_bytes().splitlines() if b'"kind":"checkpoint"' in line]
+    assert [(c["ruleset"], c["decks"]) for c in checkpoints][-1] == ("macau-statutory", 6)
+    replay = run_shoed("replay", str(tmp_path), "--json")
+    assert replay.returncode == 0 and json.loads(replay.stdout)["identical"] is True

@@ -135,6 +135,31 @@ def test_unreadable_card_entered_by_hand():
     assert table.results and table.results[0]["void"] is False
 
 
+def test_a_card_drawn_before_the_unreadable_one_is_entered_takes_no_place_of_it():
+    # Player AH, banker 5S, the player's 4C unread, then the dealer draws JS before entering 4C (a shoe
+    # without a gate): JS must not become the player's second card, nor the entered 4C a later one. JS is
+    # out of sequence (burned), 4C takes its own place, and the coup goes on from the next card.
+    at = Clock()
+    table, _ = run(dealer_inputs(coups=0))
+    table.feed(at("button", button="confirm"))
+    for card in ("AH", "5S"):
+        table.feed(at("card", card=card, mode="game"))
+    table.feed(at("unreadable", mode="game", code="garbled"))
+    step = table.feed(at("card", card="JS", mode="game"))
+    (misdeal,) = [e["misdeal"] for e in step.events if e["kind"] == "misdeal"]
+    assert misdeal["kind"] == "card_out_of_sequence" and misdeal["card"] == "JS"
+    assert [e["recipient"] for e in step.events if e["kind"] == "card"] == ["none"]
+    assert table.coup.order == ("player", "banker")
+    step = table.feed(at("command", cmd="enter_card", args={"card": "4C"}, client="k1"))
+    assert step.reply["ok"] and [(e["card"], e["recipient"], e["index"]) for e in step.events
+                                 if e["kind"] == "card"] == [("4C", "player", 2)]
+    assert table.feed(at("command", cmd="burn_card", args={}, client="k1")).reply["ok"]
+    for card in ("9D", "KS"):  # banker's second; then the player's 4 + 9 = 3: the player draws
+        table.feed(at("card", card=card, mode="game"))
+    assert [str(c) for c in table.coup.player] == ["AH", "4C", "KS"] and [str(c) for c in table.coup.banker] == \
+        ["5S", "9D"]
+
+
 def test_missing_card_when_confirmed_early():
     inputs = dealer_inputs(coups=3)
     table, _ = run(inputs[:1])
@@ -373,3 +398,21 @@ def test_events_carry_the_time_of_their_input_as_text_from_the_first():
     with pytest.raises((ValueError, OverflowError)):
         table.feed({"kind": "link", "link": "restored", "source": "shoe", "mono_ns": 2, "utc_ns": -10**20})
     assert (table.now_utc, table.utc) == (T0, utc_text(T0))
+
+
+def test_a_table_rebuilt_from_a_checkpoint_between_shoes_names_the_closed_shoe_as_the_live_one_does():
+    # What happens before the next shoe opens (an alarm, the power-on) names the shoe closed last and its
+    # last coup, live and in a replay that starts from the next file's checkpoint alike.
+    from shoed.table.replay import checkpoint_record, controller_from_checkpoint
+
+    at = Clock()
+    table, _ = run(dealer_inputs(coups=3))
+    table.feed(at("shoe_removed", source="shoe"))
+    coup_no = table.coup_no
+    assert table.between_shoes and table.shoe is not None and coup_no > 0
+    rebuilt = controller_from_checkpoint(json.loads(json.dumps(checkpoint_record(table))))
+    assert rebuilt.checkpoint() == table.checkpoint()
+    item = at("alarm", code="E7", text="shoe open", source="shoe")
+    live, again = table.feed(dict(item)).events, rebuilt.feed(dict(item)).events
+    assert live == again and live[0]["shoe"] == table.shoe.shoe_id and live[0]["coup"] == coup_no
+    assert rebuilt.snapshot()["shoe"] == {"id": table.shoe.shoe_id, "phase": "closed"}

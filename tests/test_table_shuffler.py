@@ -414,3 +414,21 @@ def test_a_forged_chunk_is_held_with_the_keyed_evidence_the_driver_gives():
          detail={"seq": 3, "boot": 7, "taken": "hmac:" + "ab" * 32, "raw_hmac": "cd" * 32})
     (held,) = feed.alarms("forged_frame")
     assert "the one taken was hmac:" + "ab" * 32 in held["text"] and "the repeat hmac:" + "cd" * 32 in held["text"]
+
+
+def test_a_shuffle_left_unfinished_by_a_new_one_is_said_abandoned_and_its_order_never_used():
+    # A jam and a restart, a half-shuffled batch taken out: the shuffle in progress ends with a warning
+    # that names it and what of its order came; the next one goes on as usual.
+    run = shuffle_run(28, decks=6, shoes=1)
+    feed = Feed()
+    feed("shuffle_started", source="shuffler", detail={"boot": 7, "shuffle": 1, "decks": 6})
+    feed("order_chunk", source="shuffler", detail=as_the_driver_gives("order_chunk", {
+        "boot": 7, "shuffle": 1, "position": 0, "cards": ["2S", "3S", "4S"]}, KEY))
+    feed.shuffler(run, 1)
+    (warning,) = [e for e in feed.events if e["kind"] == "device.warning" and e["code"] == "shuffle_abandoned"]
+    assert warning["text"].startswith("shuffle 1 abandoned by shuffle ") and "3 cards of its order" in warning["text"]
+    kinds = [e["kind"] for e in feed.events]
+    assert kinds.index("device.warning") == kinds.index("shuffle.started", 1) - 1  # said before the next starts
+    assert [s["shuffle"] for s in feed.table.shuffler.pending] == [e["shuffle"] for e in feed.events
+                                                                   if e["kind"] == "shuffle.completed"]
+    assert not feed.alarms("shuffle_order_invalid")

@@ -420,6 +420,23 @@ class TableLoop:
         self.last_stamp = (0, 0)  # (mono_ns, utc_ns) of the last input handled
         self.reload_due = False  # SIGHUP: read the allow-list again
         self.refused = RefusedCommands()  # each key's refused commands: journaled one by one, then counted
+        # The configured ruleset and decks where the journal's table runs others: adopted between two shoes.
+        self.configured: tuple[Ruleset, int] | None = None
+
+    def _adopt_configured(self) -> None:
+        """The table takes the configured ruleset and decks once no shoe is open: its state as it is, under
+        the new rules, in a journal file of its own whose checkpoint names them (a replay learns them there,
+        as every file's replay starts from its checkpoint)."""
+        assert self.configured is not None
+        ruleset, decks = self.configured
+        self.configured = None
+        old = self.controller
+        self.controller = new = TableController.from_checkpoint(
+            old.table_id, ruleset, decks, old.checkpoint(), auto_confirm=old.auto_confirm, order_key=old.order_key)
+        self.journal.open_shoe("table", first=[checkpoint_record(new)])
+        log.warning("the table runs the configured ruleset from now, between two shoes",
+                    ruleset=ruleset.name, decks=decks, journal_ruleset=old.ruleset.name, journal_decks=old.decks,
+                    file=self.journal.path.name if self.journal.path else None)
 
     def step(self) -> None:
         """One turn of the loop: the shoe, the sockets, the heartbeat, the watchdog."""
@@ -502,6 +519,8 @@ class TableLoop:
         if shuffle_table.needs_salt(item, self.controller):
             # The commitment's salt is worked out from this nonce with the order key: secret until the reveal.
             item.setdefault("salt_nonce", os.urandom(32).hex())
+        if self.configured is not None and self.controller.between_shoes:
+            self._adopt_configured()
         controller = self.controller
         journal = self.journal
         # Between shoes, a card can open the next shoe itself (a shoe without buttons,
@@ -753,7 +772,7 @@ class Daemon:
         journal = self._open_journal()
         try:
             try:
-                controller, stopped_clean, odds_missing, found = self._rebuild(journal, ruleset, decks)
+                controller, stopped_clean, odds_missing, found, configured = self._rebuild(journal, ruleset, decks)
                 net = _Network.bind(cfg, last_seq=controller.seq,
                                     journal_head=functools.partial(journal_position, journal), recent=self.recent,
                                     journal_events=self.journal_events, command=self.command)
@@ -768,6 +787,7 @@ class Daemon:
                 raise
             table = self.table = TableLoop(cfg, self.notifier, self.clock, journal, controller, sources, net,
                                            self.recent, self._stop_with)
+            table.configured = configured
             table.pending_inputs += found
             table.pending_inputs += sources.open_pending(controller)
             # Start-up record: power on, and whether the last stop was clean.
@@ -815,13 +835,16 @@ class Daemon:
         return journal
 
     def _rebuild(self, journal: Journal, ruleset: Ruleset, decks: int
-                 ) -> tuple[TableController, bool, WorkOutOdds | None, list[dict[str, Any]]]:
+                 ) -> tuple[TableController, bool, WorkOutOdds | None, list[dict[str, Any]],
+                            tuple[Ruleset, int] | None]:
         """Replay the current file of the journal to rebuild the controller. What the journal's past
-        tells: whether the last stop was clean, the live odds its last coup is missing, and the
-        inputs it calls for (a replay that differs from the record)."""
+        tells: whether the last stop was clean, the live odds its last coup is missing, the inputs it
+        calls for (a replay that differs from the record), and the configured ruleset and decks where
+        the journal's table runs others (the table adopts them once no shoe is open)."""
         from shoed.journal import iter_records
 
         state = Replay(order_key=self.order_key)
+        configured: tuple[Ruleset, int] | None = None
         stopped_clean = True
         found: list[dict[str, Any]] = []
         path = journal.path
@@ -845,9 +868,12 @@ class Daemon:
             journal.open_shoe("table", first=[checkpoint_record(controller)])
         else:
             controller = state.controller
-            if state.controller.ruleset.name != ruleset.name:
-                log.warning("the journal's table runs another ruleset; it stays until the shoe closes",
-                            journal_ruleset=state.controller.ruleset.name, configured=ruleset.name)
+            if (controller.ruleset.name, controller.decks) != (ruleset.name, decks):
+                configured = (ruleset, decks)  # adopted by the table once no shoe is open (TableLoop.configured)
+                if not controller.between_shoes:
+                    log.warning("the journal's table runs another ruleset or deck count; it stays until the shoe "
+                                "closes", journal_ruleset=controller.ruleset.name, journal_decks=controller.decks,
+                                configured=ruleset.name, configured_decks=decks)
             if state.differences:
                 first = state.differences[0]
                 # An input like any other: journaled and published after the power-on (seq runs on unbroken).
@@ -864,7 +890,7 @@ class Daemon:
                 log.warning("the open shoe's journal file started at start-up", shoe=shoe.shoe_id,
                             file=journal.path.name if journal.path else None)
         # A stop between a coup's record and its live odds record left the odds out: they come now.
-        return controller, stopped_clean, state.odds_due, found
+        return controller, stopped_clean, state.odds_due, found, configured
 
     @functools.cached_property
     def order_key(self) -> bytes | None:

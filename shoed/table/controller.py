@@ -176,6 +176,7 @@ class TableController:
     seq: int = 0  # last event seq; strictly increasing across restarts
     shoes_opened: int = 0
     shoe: Shoe | None = None
+    closed_stub: Shoe | None = None  # the closed shoe a checkpoint named (its id alone), until the next opens
     burn_mode: bool = False
     coup: Coup | None = None
     coup_no: int = 0
@@ -340,6 +341,7 @@ class TableController:
             "ruleset": self.ruleset.name,
             "decks": self.decks,
             "shoe": (
+                {"id": shoe.shoe_id, "phase": shoe.phase} if shoe is self.closed_stub else
                 {
                     "id": shoe.shoe_id,
                     "phase": shoe.phase,
@@ -395,6 +397,9 @@ class TableController:
             "devices": dict(self.devices),
             "misdeal_ids": self.misdeal_ids,
             "shoe": {"id": shoe.shoe_id, "decks": shoe.decks, "phase": shoe.phase} if shoe else None,
+            # The shoe closed last: what the events before the next shoe opens name (their `shoe`, `coup`).
+            **({"closed_shoe": {"id": self.shoe.shoe_id, "decks": self.shoe.decks}}
+               if self.shoe is not None and shoe is None else {}),
             "coup_no": self.coup_no,
             "coup_state": self.coup_state,
             "burn_mode": self.burn_mode,
@@ -437,6 +442,12 @@ class TableController:
             shuffler=shuffle_table.ShufflerState.from_json(state.get("shuffler"), options.get("order_key")),
         )
         shoe = state.get("shoe")
+        closed = state.get("closed_shoe")
+        if not shoe and isinstance(closed, dict):
+            # Only what names it: its cards and counts are in the file before (the snapshot shows none of them).
+            table.shoe = table.closed_stub = Shoe(ruleset, int(closed["decks"]), shoe_id=closed["id"], phase=CLOSED)
+            table.coup_no = int(state.get("coup_no", 0))
+            table.coup_state = state.get("coup_state", NO_COUP)
         if shoe:
             table.shoe = Shoe(ruleset, int(shoe["decks"]), shoe_id=shoe["id"], phase=shoe.get("phase", BURN_FIRST))
             table.coup_no = int(state.get("coup_no", 0))
@@ -835,6 +846,13 @@ class TableController:
             return
         if phase == FINISHED:
             return self._not_dealt(step, card, source, confidence, faced, manual, md.card_after_last_coup(text))
+        unread = None if manual else next((p for p in self.pending if p["kind"] == md.UNREADABLE_CARD), None)
+        if unread is not None:
+            # The card the reader could not identify holds its place in the coup until it is entered: a card
+            # drawn meanwhile (a shoe without a gate, or one that came before the gate locked) would take that
+            # place, and every card after it the wrong hand. It is not dealt (burn it, as a held table's).
+            return self._not_dealt(step, card, source, confidence, faced, manual, md.card_out_of_sequence(
+                text, f"misdeal {unread['id']} (unreadable_card) was open: enter that card first"))
         if self.coup_state != OPEN and (self.auto_confirm or self._fallback_dealing) and not self.pending:
             self._confirm(step, source)
         coup = self.coup

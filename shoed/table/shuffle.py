@@ -184,8 +184,16 @@ def deck_problems(check: dict[str, Any]) -> list[str]:
 
 
 def on_shuffle_started(table: TableController, item: Item, step: Step) -> None:
+    """A new shuffle. One still in progress (a jam, a batch taken out and shuffled again) is abandoned: its
+    order is never used, and a `device.warning` (code `shuffle_abandoned`) says so for surveillance."""
     detail = _detail(item)
     state = _state(table)
+    if state.current is not None:
+        old = state.current
+        table._emit(step, ev.DeviceWarning, code="shuffle_abandoned",
+                    text=f"shuffle {old['shuffle']} abandoned by shuffle {detail.get('shuffle')}, "
+                    f"{len(old['order'])} cards of its order received: its order is not used",
+                    source=item.get("source"))
     state.current = {"shuffle": detail.get("shuffle"), "decks": detail.get("decks"), "checks": {}, "order": [],
                      "invalid": None}
     table._emit(step, ev.ShuffleStarted, shuffle=detail.get("shuffle"), decks=detail.get("decks"),
