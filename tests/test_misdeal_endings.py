@@ -138,6 +138,24 @@ def test_a_long_wait_raises_stalled_and_the_next_input_clears_it():
     assert not table.controller.stall_due(table.n * 10**9, 120 * 10**9)
 
 
+def test_a_wait_goes_on_across_a_reboot_and_stalled_comes_on_time():
+    # The box lost power while the table waited for a card; after the reboot its monotonic clock began
+    # again near 0. The wait is timed from when it began on the wall clock: `stalled` comes when it is due.
+    table = Table()
+    table.feed("shoe_inserted", source="shoe")
+    for card, mode in (("AS", "burn"), ("2C", "burn"), ("9S", "game")):
+        table.feed("card", card=card, mode=mode)
+    since_mono, since_utc = table.controller.wait_since
+    booted = since_mono // 4  # the new boot's monotonic clock, behind where the wait began
+    table.controller.feed({"kind": "power", "state": "on", "clean": False, "sources": ["shoe"],
+                           "mono_ns": booted, "utc_ns": since_utc + 100 * 10**9})
+    assert table.controller.wait_since == (booted - 100 * 10**9, since_utc)
+    assert not table.controller.stall_due(booted + 19 * 10**9, 120 * 10**9)
+    step = table.controller.feed({"kind": "tick", "stall_after_s": 120, "mono_ns": booted + 20 * 10**9,
+                                  "utc_ns": since_utc + 120 * 10**9})
+    assert [(e["kind"], e.get("alarm"), e.get("active")) for e in step.events] == [("alarm", "stalled", True)]
+
+
 def test_a_confirm_before_a_free_choice_ends_with_the_decision():
     table = Table("baccarat-royal")
     table.feed("shoe_inserted", source="shoe")

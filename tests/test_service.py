@@ -127,6 +127,11 @@ def test_daemon_speaks_sd_notify(base):
         # No core file of a process whose memory holds the keys, wherever it runs (the unit says so too).
         limits = Path(f"/proc/{daemon.pid}/limits").read_text()
         assert re.search(r"Max core file size\s+0\s+0\s", limits), limits
+        # SIGUSR1/2 (a log rotation's habit) stop nothing: a stop without its record is an unclean one.
+        daemon.proc.send_signal(signal.SIGUSR1)
+        daemon.proc.send_signal(signal.SIGUSR2)
+        time.sleep(0.5)
+        assert daemon.proc.poll() is None
         daemon.proc.send_signal(signal.SIGTERM)
         got = notify.until(lambda got: "STOPPING=1" in got, deadline - time.monotonic(), "STOPPING=1")
         assert "STOPPING=1" in got

@@ -600,11 +600,13 @@ class TableLoop:
     def _in_time_order(self, item: dict[str, Any]) -> None:
         """Event times never go backwards in seq order: a reading stamped when the shoe's bytes
         arrived can be handled after a command or the live odds stamped later. Such an input
-        takes the time of the one before; its own stays in `read_mono_ns` / `read_utc_ns`."""
+        (stamped before the last on the monotonic clock) takes the time of the one before; its own
+        stays in `read_mono_ns` / `read_utc_ns`. A wall clock stepped back is no such reordering:
+        `utc` follows it from the `table.clock_step` on (the monotonic clock says the order)."""
         last_mono, last_utc = self.last_stamp
-        if item["mono_ns"] < last_mono or item["utc_ns"] < last_utc:
+        if item["mono_ns"] < last_mono:
             item["read_mono_ns"], item["read_utc_ns"] = item["mono_ns"], item["utc_ns"]
-            item["mono_ns"], item["utc_ns"] = max(item["mono_ns"], last_mono), max(item["utc_ns"], last_utc)
+            item["mono_ns"], item["utc_ns"] = last_mono, max(item["utc_ns"], last_utc)
         self.last_stamp = (item["mono_ns"], item["utc_ns"])
 
     def _tick(self) -> None:
@@ -924,6 +926,8 @@ class Daemon:
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
         signal.signal(signal.SIGHUP, reload)
+        for other in (signal.SIGUSR1, signal.SIGUSR2):  # a log rotation's habit: never a stop without its record
+            signal.signal(other, signal.SIG_IGN)
         try:
             self.start()
             while not self.stopping:
@@ -984,6 +988,9 @@ class Daemon:
             if self._powered_on and self.exit_code == 0:
                 try:
                     table.journal_refusals(everything=True)
+                    # A stall (or a clock step) that the stop came during is on record before the stop.
+                    for item in self.clock.check(time.monotonic_ns(), time.time_ns()):
+                        table.handle(item)
                     table.handle({"kind": "power", "state": "off", "clean": True})
                 except Exception as exc:  # noqa: BLE001 - a failing journal at stop is logged, nothing more
                     log.error("could not journal the stop", error=str(exc))

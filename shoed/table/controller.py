@@ -341,7 +341,7 @@ class TableController:
             "ruleset": self.ruleset.name,
             "decks": self.decks,
             "shoe": (
-                {"id": shoe.shoe_id, "phase": shoe.phase} if shoe is self.closed_stub else
+                {"id": shoe.shoe_id, "phase": shoe.phase} if shoe is not None and shoe is self.closed_stub else
                 {
                     "id": shoe.shoe_id,
                     "phase": shoe.phase,
@@ -1093,6 +1093,11 @@ class TableController:
         """The daemon started or stopped (table-game-standards item 6: power on, unclean stop)."""
         if item.get("state") == "on":
             clean = bool(item.get("clean", True))
+            since_mono, since_utc = self.wait_since
+            if since_mono > self.now_mono and since_utc:
+                # A new boot: its monotonic clock began again. The wait goes on from when it began on the
+                # wall clock, else `stalled` would keep silent for as long as the last boot had run.
+                self.wait_since = (self.now_mono - max(0, self.now_utc - since_utc), since_utc)
             if "auto_confirm" in item:  # the configured setting, journaled with the power-on (replay learns it)
                 self.auto_confirm = bool(item["auto_confirm"])
             sources = tuple(item.get("sources") or ())

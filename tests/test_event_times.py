@@ -1,0 +1,49 @@
+"""Event times in seq order (shoed.daemon.loop.TableLoop._in_time_order): an input handled after a
+later-stamped one takes the time of the one before; a wall clock stepped back is followed."""
+
+from __future__ import annotations
+
+import collections
+import types
+
+from shoed.daemon.loop import TableLoop
+from shoed.journal import Journal
+from shoed.rules.ruleset import load_ruleset
+from shoed.table import TableController
+from shoed.table.replay import checkpoint_record
+
+S = 1_000_000_000
+T0 = 1_790_000_000 * S
+
+
+def table_loop(tmp_path) -> TableLoop:
+    rules = load_ruleset("punto-banco")
+    journal = Journal(tmp_path, "t1")
+    table = TableController("t1", rules, rules.decks)
+    journal.open_shoe("table", first=[checkpoint_record(table)])
+    return TableLoop(types.SimpleNamespace(live_odds=False), None, None, journal, table, None,  # type: ignore[arg-type]
+                     types.SimpleNamespace(publishers=[]), collections.deque(maxlen=100), lambda rc: None)
+
+
+def test_times_in_seq_order(tmp_path):
+    loop = table_loop(tmp_path)
+    items = [
+        {"kind": "power", "state": "on", "clean": True, "sources": ["shoe"], "mono_ns": 10 * S, "utc_ns": T0},
+        {"kind": "shoe_inserted", "source": "shoe", "mono_ns": 12 * S, "utc_ns": T0 + 2 * S},
+        # read before the shoe's step was handled: it takes that step's time, its own kept
+        {"kind": "alarm", "code": "E7", "source": "shoe", "mono_ns": 11 * S, "utc_ns": T0 + 1 * S},
+        # the wall clock stepped back an hour: the monotonic clock goes on, utc follows the wall clock
+        {"kind": "clock", "what": "step", "step_ns": -3600 * S, "utc_before_ns": T0 + 3 * S, "mono_ns": 13 * S, "utc_ns": T0 - 3597 * S},
+        {"kind": "alarm", "code": "E8", "source": "shoe", "mono_ns": 14 * S, "utc_ns": T0 - 3596 * S},
+    ]
+    for item in items:
+        loop.handle(item)
+    loop.journal.close()
+    assert (items[2]["mono_ns"], items[2]["utc_ns"]) == (12 * S, T0 + 2 * S)
+    assert (items[2]["read_mono_ns"], items[2]["read_utc_ns"]) == (11 * S, T0 + 1 * S)
+    assert [(i["mono_ns"], i["utc_ns"]) for i in items[3:]] == [(13 * S, T0 - 3597 * S), (14 * S, T0 - 3596 * S)]
+    assert "read_utc_ns" not in items[3] and "read_utc_ns" not in items[4]
+    events = list(loop.recent)
+    step = next(e for e in events if e["kind"] == "table.clock_step")
+    after = [e for e in events if e["seq"] > step["seq"]]
+    assert step["utc"].startswith("2026-09-21T13:") and after and all(e["utc"] > step["utc"] for e in after)
