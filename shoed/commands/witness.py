@@ -1,16 +1,18 @@
 """`shoed witness`: an external witness that keeps tables' journal heads and events in a database.
 
-    shoed witness --db sqlite:///var/lib/shoed/witness.db --key witness.key_secret --server-key tables.key \\
+    shoed witness --db sqlite:///var/lib/shoed-witness/witness.db --key witness.key_secret --server-key t1.key \\
         t1=tcp://10.0.0.11:5560
-    shoed witness --db postgresql://witness@surveillance/shoed --key witness.key_secret --server-key tables.key \\
-        t1=tcp://10.0.0.11:5560 t2=tcp://10.0.0.12:5560,snapshot=tcp://10.0.0.12:6000
+    shoed witness --db postgresql://witness@surveillance/shoed --key witness.key_secret \\
+        t1=tcp://10.0.0.11:5560,server-key=t1.key t2=tcp://10.0.0.12:5560,snapshot=tcp://10.0.0.12:6000,server-key=t2.key
 
 Each table's surveillance endpoints (`[publish] surveillance_events`), which
 require CURVE: a display's endpoints withhold cards and give no journal head.
 A table is `TABLE=EVENTS` with optional `,snapshot=ENDPOINT` (default: the
-events port + 1) and `,server-key=FILE` (the table's public CURVE key, when
-it publishes with CURVE; `--server-key` gives a default for all). `--key` is
-the witness's own secret key, on each table's allow-list. See docs/witness.md.
+events port + 1) and `,server-key=FILE` (the table's public CURVE key, its
+box's server.key: every table has its own; `--server-key` is the key of the
+tables given without one). `--key` is the witness's own secret key, on each
+table's allow-list. A table that sends nothing for 10 s is a warning naming
+it and what to check (shoed.witness.follow). See docs/witness.md.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ def register(sub) -> None:
     p.add_argument("--db", required=True, metavar="URL",
                    help="sqlite:///PATH (embedded) or postgresql://USER@HOST/DB (surveillance server)")
     p.add_argument("--key", metavar="FILE", help="the witness's CURVE secret key file (tables that publish with CURVE)")
-    p.add_argument("--server-key", metavar="FILE", help="the tables' public CURVE key file, unless given per table")
+    p.add_argument("--server-key", metavar="FILE", help="a table's public CURVE key file (its box's server.key), for the tables given "
+                   "without server-key=: each table has its own")
     p.add_argument("--duration", type=cli.duration, metavar="SECONDS", help="stop after this long (default: run until stopped)")
     p.add_argument("--log-level", default="INFO", type=cli.log_level, help="DEBUG, INFO (the default), WARNING, "
                    "ERROR or CRITICAL")

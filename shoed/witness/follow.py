@@ -11,6 +11,13 @@ the client fetches the events in between through the snapshot endpoint. The
 database's key (table, seq) makes a repeat harmless, so nothing is counted
 twice; a table whose seq went backwards (a new journal) is followed from its
 fresh snapshot, and what the witness saw before stays in the database.
+
+A table that sends nothing at all (no snapshot, no event, no heartbeat) for
+`silence_warning` seconds is a warning naming it and what to check: one that
+never answered is most often a wrong server key (each table has its own key
+pair), the witness's key missing from its allow-list or without the
+surveillance role, or a wrong address; with CURVE a refused handshake looks
+the same as no table there. It is said once until the table answers again.
 """
 
 from __future__ import annotations
@@ -26,6 +33,8 @@ from shoed.net.curve import ClientCurve
 from shoed.witness.store import Head, SeenEvent, SeenHead, WitnessStore, utc_now
 
 log = logs.get("shoed.witness")
+
+SILENCE_WARNING_S = 10.0  # a table heard from at least every second (its heartbeats): silent this long is a fault
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +77,7 @@ class Witness:
     """Follows tables and keeps what it sees; `run()` until `stop()` says so."""
 
     def __init__(self, store: WitnessStore, feeds: list[Feed], *, heartbeat_timeout: float = 3.0,
-                 request_timeout: float = 2.0) -> None:
+                 request_timeout: float = 2.0, silence_warning: float = SILENCE_WARNING_S) -> None:
         import zmq
 
         self.store = store
@@ -76,6 +85,11 @@ class Witness:
         self.clients: dict[str, TableClient] = {}
         self.counts = {feed.table: 0 for feed in feeds}
         self.headless: set[str] = set()  # tables whose endpoint gives no journal head (a display's)
+        self.silence_warning = silence_warning
+        self.silent: set[str] = set()  # tables warned of as silent, until they answer again
+        self.answered: set[str] = set()  # tables that sent anything since the witness started
+        self.feeds = {feed.table: feed for feed in feeds}
+        self._heard = {feed.table: time.monotonic() for feed in feeds}
         for feed in feeds:
             last = store.resume_seq(feed.table)
             self.clients[feed.table] = TableClient(
@@ -92,7 +106,13 @@ class Witness:
         for table, client in self.clients.items():
             items = client.poll(share)
             if not items:
+                self._check_silence(table)
                 continue
+            self._heard[table] = time.monotonic()
+            self.answered.add(table)
+            if table in self.silent:
+                self.silent.discard(table)
+                log.info("the table answers again", table=table)
             for item in items:
                 if item.get("kind") != wire.SNAPSHOT:
                     continue
@@ -114,6 +134,27 @@ class Witness:
             self.counts[table] += done.events
             kept += done.events
         return kept
+
+    def _check_silence(self, table: str) -> None:
+        """A table silent for `silence_warning` seconds: a warning that names it and what to check, once."""
+        silent_s = time.monotonic() - self._heard[table]
+        if table in self.silent or silent_s < self.silence_warning:
+            return
+        self.silent.add(table)
+        feed = self.feeds[table]
+        where = dict(table=table, events=feed.events, snapshot=feed.snapshot, silent_s=round(silent_s, 1),
+                     curve=feed.curve is not None)
+        if table in self.answered:
+            log.warning(f"table {table} has sent nothing for {silent_s:.0f} s (no heartbeat): its daemon, its "
+                        "box or the network between is down; the witness fills in what it missed when the "
+                        "table answers again", **where)
+        else:
+            log.warning(f"table {table} has not answered for {silent_s:.0f} s: nothing of it is being kept. Check that "
+                        "its server-key= (or --server-key) is this table's own public key (the server.key of "
+                        "its box: each table has its own), that the witness's public key is on the table's "
+                        "allow-list with --role surveillance (or pit), and that the endpoints are the table's "
+                        "surveillance_events and surveillance_snapshot, reachable from here, with shoed running",
+                        **where)
 
     def run(self, stop: Callable[[], bool], duration: float | None = None) -> None:
         """Turn over the tables until `stop()` or `duration`. A turn is short whatever the tables send

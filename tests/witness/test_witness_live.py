@@ -136,6 +136,8 @@ def test_the_witness_keeps_every_event_once_across_its_own_restart(witnessed):
     # The restarted witness resumed after what it had kept, fetching what it missed.
     following = next(line for line in witnessed["second"] if line["event"] == "following")
     assert following["resume_after"] == witnessed["killed_at"]
+    # With the table's own server key and the table up, no warning that it does not answer.
+    assert not [line for line in witnessed["second"] if "has not answered" in line["event"]]
     vias = {e.seq: e.via for e in seen}
     assert vias[witnessed["killed_at"] + 1] == "fetched"
     assert vias[witnessed["final"]] == "live"
