@@ -115,14 +115,24 @@ def source_options(driver: str, where: str) -> frozenset:
     return frozenset(declared)
 
 
+CONFIG_FILE_MAX = 1 << 20  # a configuration file is a few kilobytes
+
+
 def load_config(path: str | os.PathLike | None) -> Config:
     if path is None:
         return Config()
     p = Path(path)
+    from shoed.files import TooLarge, read_regular
+
     try:
         if not p.is_file():
             raise ConfigError(f"no configuration file at {p}")
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
+        # Read to a bound: a file of hundreds of megabytes (a mistake, or a log written over it)
+        # would take as much memory as the daemon is allowed, and restart it in a loop.
+        data = tomllib.loads(read_regular(p, CONFIG_FILE_MAX).decode("utf-8"))
+    except TooLarge:
+        raise ConfigError(f"{p}: not a configuration file: larger than {CONFIG_FILE_MAX:,} bytes "
+                          f"(a configuration is a few kilobytes)") from None
     except PermissionError:
         # e.g. /etc/shoed not readable by the daemon's user: say so, rather than a traceback and a restart loop
         raise ConfigError(f"cannot read the configuration file {p}: permission denied for the user this runs as "
@@ -295,6 +305,7 @@ def check(config: Config):
                 parse_usb_url(source.url)
             except DriverError as exc:
                 raise ConfigError(f"source {i + 1} ({source.driver}): {exc}") from None
+        _check_backoff(source, i)
     first = config.sources[0]
     if source_capabilities(first).fallback:
         # sources are in priority order: a fallback first would deal while the shoe is healthy
@@ -322,6 +333,7 @@ def check(config: Config):
         if problem is not None:
             raise ConfigError(f"{setting} endpoint {endpoint!r}: {problem}")
     _check_distinct_endpoints(config)
+    _check_journal_dir(config.journal_dir)
     if config.journal_secret_file:
         from shoed.journal.store import SecretFileError, read_secret_file
 
@@ -332,6 +344,54 @@ def check(config: Config):
         _check_private("journal_secret_file", config.journal_secret_file)
     _check_key_dir(config)
     return ruleset
+
+
+def _check_backoff(source: Source, i: int) -> None:
+    """A reconnecting source's back-off as its driver will take it (the driver's own check, with the
+    driver's defaults for what the source does not give), so `config check` refuses what `run` would."""
+    if source.driver in SOURCE_OPTIONS:
+        if "backoff_initial" not in SOURCE_OPTIONS[source.driver]:
+            return
+    else:  # a third-party driver: one built on the reconnecting driver takes its back-off
+        from shoed.drivers import DriverError, driver_class
+        from shoed.drivers.link import LinkDriver
+
+        try:
+            if not issubclass(driver_class(source.driver), LinkDriver):
+                return
+        except DriverError as exc:
+            raise ConfigError(f"source {i + 1} ({source.driver}): {exc}") from None
+    from shoed.drivers.link import BACKOFF_INITIAL, BACKOFF_MAX, backoff_problem
+
+    problem = backoff_problem(source.options.get("backoff_initial", BACKOFF_INITIAL),
+                              source.options.get("backoff_max", BACKOFF_MAX))
+    if problem is not None:
+        raise ConfigError(f"source {i + 1} ({source.driver}): {problem}")
+
+
+def _check_can_be_dir(setting: str, path: Path) -> bool:
+    """`path` is a directory, or can be made (its nearest existing ancestor is a directory this user
+    may write into). Returns whether it exists already; a ConfigError names what is wrong."""
+    if path.exists():
+        if not path.is_dir():
+            raise ConfigError(f"{setting} {path} is not a directory")
+        return True
+    parent = path.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise ConfigError(f"{setting} {path} cannot be made: {parent} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ConfigError(f"{setting} {path} cannot be made: {parent} is not writable by the user this "
+                          f"runs as (uid {os.geteuid()})")
+    return False
+
+
+def _check_journal_dir(journal_dir: str) -> None:
+    """The journal directory is a directory this user may write into, or one that can be made."""
+    path = Path(journal_dir)
+    if _check_can_be_dir("journal_dir", path) and not os.access(path, os.W_OK | os.X_OK):
+        raise ConfigError(f"journal_dir {path} is not writable by the user this runs as (uid {os.geteuid()})")
 
 
 def _check_private(setting: str, path: str) -> None:
@@ -369,28 +429,80 @@ def _endpoints(config: Config) -> list[tuple[str, str]]:
     return [(setting, endpoint) for setting, endpoint in named if endpoint is not None]
 
 
+# A tcp host that binds every address at its port, and the loopback name's addresses.
+_EVERY_ADDRESS = frozenset({"*", "0.0.0.0", "::"})
+_LOCALHOST = ("127.0.0.1", "::1")
+
+
+def _tcp_hosts(host: str) -> tuple[str, ...]:
+    """The addresses a tcp endpoint's host binds, in one spelling each: `*` for every address,
+    `localhost` as the loopback addresses, a numeric address in its canonical form; any other name
+    (an interface, a host name) as written, in lower case."""
+    import ipaddress
+
+    host = host.lower()
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    if host == "localhost":
+        return _LOCALHOST
+    try:
+        host = str(ipaddress.ip_address(host))
+    except ValueError:
+        pass
+    return ("*",) if host in _EVERY_ADDRESS else (host,)
+
+
 def endpoint_key(endpoint: str) -> str | None:
     """What two endpoints share when they name the same place; None for one the system picks
-    (`tcp://127.0.0.1:*`, `ipc://*`), which is never the same twice."""
+    (`tcp://127.0.0.1:*`, `ipc://*`), which is never the same twice. A tcp host is written one
+    way (`localhost` as 127.0.0.1, `0.0.0.0` as `*`); `same_endpoint` also knows that `*` takes
+    every address at its port."""
     scheme, _, address = endpoint.strip().partition("://")
     if address.endswith((":*", ":0")) or address == "*":
         return None
     if scheme == "ipc" and not address.startswith("@"):
         address = os.path.normpath(os.path.abspath(address))
+    elif scheme == "tcp":
+        host, colon, port = address.rpartition(":")
+        if colon and host:
+            address = f"{_tcp_hosts(host)[0]}:{port.lstrip('0') or '0'}"
     return f"{scheme}://{address}"
+
+
+def same_endpoint(a: str, b: str) -> bool:
+    """Whether two endpoints to bind take the same place: the same key (`endpoint_key`), or two tcp
+    endpoints at one port whose hosts share an address (`*` shares every one, `localhost` 127.0.0.1
+    and ::1)."""
+    key_a, key_b = endpoint_key(a), endpoint_key(b)
+    if key_a is None or key_b is None:
+        return False
+    if key_a == key_b:
+        return True
+    (scheme_a, _, address_a), (scheme_b, _, address_b) = (e.strip().partition("://") for e in (a, b))
+    if not scheme_a == scheme_b == "tcp":
+        return False
+    host_a, _, port_a = address_a.rpartition(":")
+    host_b, _, port_b = address_b.rpartition(":")
+    if not (host_a and host_b and port_a.isdigit() and port_b.isdigit() and int(port_a) == int(port_b)):
+        return False
+    hosts_a, hosts_b = set(_tcp_hosts(host_a)), set(_tcp_hosts(host_b))
+    return "*" in hosts_a or "*" in hosts_b or bool(hosts_a & hosts_b)
 
 
 def _check_distinct_endpoints(config: Config) -> None:
     """No two settings name the same endpoint: ZeroMQ takes an ipc path over without a word (the
-    second socket unlinks the first's), so one of the two would serve nothing."""
-    seen: dict[str, str] = {}
-    for setting, endpoint in _endpoints(config):
-        key = endpoint_key(endpoint)
-        if key is None:
-            continue
-        if key in seen:
-            raise ConfigError(f"{seen[key]} and {setting} name the same endpoint {endpoint!r}: give each its own")
-        seen[key] = setting
+    second socket unlinks the first's), so one of the two would serve nothing; a tcp port is taken
+    once per address (`*` takes every address: the daemon's second bind would fail after its keys
+    and journal were made)."""
+    named = _endpoints(config)
+    for j, (setting, endpoint) in enumerate(named):
+        for earlier, other in named[:j]:
+            if not same_endpoint(other, endpoint):
+                continue
+            if endpoint_key(other) == endpoint_key(endpoint):
+                raise ConfigError(f"{earlier} and {setting} name the same endpoint {endpoint!r}: give each its own")
+            raise ConfigError(f"{earlier} ({other!r}) and {setting} ({endpoint!r}) take one tcp port on the same "
+                              f"address (* takes every address, localhost 127.0.0.1 and ::1): give each its own")
 
 
 def uses_keys(config: Config) -> bool:
@@ -408,18 +520,8 @@ def _check_key_dir(config: Config) -> None:
     from shoed.net.curve import CurveError, load_allow_list, load_key_pair, load_roles
 
     key_dir = Path(config.key_dir)
-    if not key_dir.exists():
-        parent = key_dir.absolute().parent
-        while not parent.exists():
-            parent = parent.parent
-        if not parent.is_dir():
-            raise ConfigError(f"key_dir {key_dir} cannot be made: {parent} is not a directory")
-        if not os.access(parent, os.W_OK | os.X_OK):
-            raise ConfigError(f"key_dir {key_dir} cannot be made: {parent} is not writable by the user this "
-                              f"runs as (uid {os.geteuid()})")
+    if not _check_can_be_dir("key_dir", key_dir):
         return
-    if not key_dir.is_dir():
-        raise ConfigError(f"key_dir {key_dir} is not a directory")
     try:
         if (key_dir / "server.key_secret").exists():
             load_key_pair(key_dir / "server.key_secret")

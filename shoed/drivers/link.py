@@ -198,6 +198,18 @@ class SerialTransport(Transport):
 
 # ----- the reconnecting driver ---------------------------------------------
 
+# The reconnect back-off's first and longest waits, in seconds, when a source gives none.
+BACKOFF_INITIAL = 0.1
+BACKOFF_MAX = 2.0
+
+
+def backoff_problem(initial: float, most: float) -> str | None:
+    """What is wrong with a reconnect back-off, in words, or None: the first wait above 0 and at
+    most the longest. The one check of it, the driver's and the configuration's (`config check`)."""
+    if not 0 < initial <= most:
+        return f"backoff_initial ({initial}) must be above 0 and at most backoff_max ({most})"
+    return None
+
 
 class LinkDriver(Driver):
     """A driver over a transport that may go away: poll loop, back-off, link readings.
@@ -213,15 +225,15 @@ class LinkDriver(Driver):
         self,
         url: str,
         *,
-        backoff_initial: float = 0.1,
-        backoff_max: float = 2.0,
+        backoff_initial: float = BACKOFF_INITIAL,
+        backoff_max: float = BACKOFF_MAX,
         transport: Transport | None = None,
         **options,
     ) -> None:
         super().__init__(url, **options)
-        if not 0 < backoff_initial <= backoff_max:
-            raise DriverError(f"backoff_initial ({backoff_initial}) must be above 0 and at most "
-                              f"backoff_max ({backoff_max})")
+        problem = backoff_problem(backoff_initial, backoff_max)
+        if problem is not None:
+            raise DriverError(problem)
         self.transport = transport if transport is not None else self._make_transport()
         self.connected = False  # the transport is open
         self.link: str | None = None  # None (never up yet), "up" or "down", as reported
