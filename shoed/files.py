@@ -65,6 +65,26 @@ def read_regular(path: str | os.PathLike, limit: int | None = None,
     return data
 
 
+def what_is_at(path: str | os.PathLike) -> str | None:
+    """What is at `path`, through any link: "file" (a regular file), "folder", "other" (a FIFO, a
+    device, a socket), or None where nothing is (no such entry, a part of the path that is no
+    folder, a loop of links, a path no file can have: a NUL in it). What keeps the answer from
+    being known, a folder on the way this user may not enter above all, is the OSError as the
+    system gives it, for the caller to report in one line naming the path (Path.is_file() and its
+    kin raise it too, from wherever they are asked)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
+            return None
+        raise
+    except ValueError:
+        return None
+    if stat.S_ISREG(mode):
+        return "file"
+    return "folder" if stat.S_ISDIR(mode) else "other"
+
+
 def is_stream(path: str | os.PathLike) -> bool:
     """Whether `path` is an existing pipe, terminal or device: written into as a stream (there is no
     file there to replace or to keep from being overwritten)."""

@@ -105,7 +105,7 @@ def run_allow(args) -> int:
     from pathlib import Path
 
     from shoed.cli import CommandError
-    from shoed.files import replace_whole
+    from shoed.files import replace_whole, what_is_at
     from shoed.net.curve import (CurveError, is_key_name, key_role, load_allow_list, load_public_key, named_role,
                                  with_role)
 
@@ -142,8 +142,13 @@ def run_allow(args) -> int:
             print(f"{public_key.decode()} is already allowed as {existing[public_key]} ({had})")
             return 0
         # The same key with another role: its file is rewritten in place (below).
-    elif dest.exists():
-        raise CommandError(f"{dest} already exists with another key; choose --name")
+    else:
+        try:
+            taken = what_is_at(dest) is not None
+        except OSError as exc:
+            raise CommandError(f"cannot look at {dest}: {exc.strerror or exc}") from None
+        if taken:
+            raise CommandError(f"{dest} already exists with another key; choose --name")
     try:
         replace_whole(dest, text.encode("utf-8"), mode=0o644)
     except OSError as exc:
@@ -200,6 +205,7 @@ def run_journal(args) -> int:
     from pathlib import Path
 
     from shoed.cli import CommandError
+    from shoed.files import what_is_at
     from shoed.journal import chain as ch
     from shoed.journal.seal import KEY_BYTES, SealState, first_key, key_id
     from shoed.journal.store import seal_name
@@ -213,13 +219,20 @@ def run_journal(args) -> int:
     to_stdout = args.verify_key == "-"
     seal_file = journal / seal_name(args.table)
     verify_file = None if to_stdout else Path(args.verify_key)
-    if journal.is_dir() and any(
-        (p := ch.parse_file_name(name)) is not None and p.table == args.table for name in os.listdir(journal)
-    ):
-        raise CommandError(f"{journal} already holds a journal of table {args.table}: a sealed journal starts empty")
-    for path in (seal_file, verify_file):
-        if path is not None and path.exists():
-            raise CommandError(f"{path} already exists: it is never overwritten")
+    try:  # a folder on the way this user may not enter, or the journal's it may not list: one line
+        where = journal
+        if what_is_at(journal) == "folder" and any(
+            (p := ch.parse_file_name(name)) is not None and p.table == args.table for name in os.listdir(journal)
+        ):
+            raise CommandError(f"{journal} already holds a journal of table {args.table}: "
+                               "a sealed journal starts empty")
+        for path in (seal_file, verify_file):
+            if path is not None:
+                where = path
+                if what_is_at(path) is not None:
+                    raise CommandError(f"{path} already exists: it is never overwritten")
+    except OSError as exc:
+        raise CommandError(f"cannot look at {where}: {exc.strerror or exc}") from None
     verify_key = secrets.token_bytes(KEY_BYTES)
     state = SealState(key_id(verify_key), 0, first_key(verify_key))
     info = sys.stderr if to_stdout else sys.stdout

@@ -43,7 +43,7 @@ def run(args) -> int:
     try:
         ruleset = load_ruleset(args.ruleset)
         if args.remaining is not None:
-            composition = odds.parse_remaining(args.remaining)
+            composition = odds.parse_remaining(_ascii_only(args.remaining))
             decks = None
         else:
             decks = ruleset.decks if args.decks is None else args.decks
@@ -58,6 +58,16 @@ def run(args) -> int:
     else:
         print(describe(report))
     return 0
+
+
+def _ascii_only(spec: str) -> str:
+    """`--remaining` as written: counts in the digits 0-9 only, as a card is written in ASCII only
+    (another script's digits, such as the Arabic-Indic, are read by no count or card of shoed)."""
+    for item in spec.split(","):
+        if not item.isascii():
+            written = item.strip(" \t")  # what is not ASCII is shown as it is (str.strip takes a no-break space)
+            raise ValueError(f"--remaining: {written!r}: counts are written in the ASCII digits 0-9")
+    return spec
 
 
 def build_report(ruleset, composition, decks, counts, expectation, unpriced) -> dict:

@@ -23,7 +23,7 @@ from typing import cast
 from shoed.journal import chain as ch
 from shoed.journal.recall import recall
 from shoed.journal.seal import Keys, SealError, SealState, as_keys
-from shoed.files import TooLarge
+from shoed.files import TooLarge, what_is_at
 from shoed.journal.store import (MARK_KIND, BadRecord, Journal, NotRegular, mark_fault, mark_mac, mark_name,
                                  read_regular, seal_name, unreadable)
 
@@ -102,11 +102,15 @@ class JournalFiles:
 def journal_files(path: str | os.PathLike) -> JournalFiles:
     """A single file (taken whatever its name), or a directory's journal files
     grouped by table in chain order. Raises FileNotFoundError for a missing path,
-    JournalUnreadable for a directory that cannot be listed."""
+    JournalUnreadable for one that cannot be looked at or a directory that cannot be listed."""
     path = Path(path)
-    if path.is_file():
+    try:
+        kind = what_is_at(path)
+    except OSError as exc:  # a folder on the way this user may not enter
+        raise _unreadable(exc, path) from None
+    if kind == "file":
         return JournalFiles([[(path, None)]], [])
-    if not path.is_dir():
+    if kind != "folder":
         raise FileNotFoundError(f"no journal at {path}")
     tables: dict[str, list[tuple[Path, ch.FileName | None]]] = {}
     strays = []

@@ -47,7 +47,7 @@ import zmq
 import zmq.auth
 from zmq.utils import z85
 
-from shoed.files import KEY_FILE_MAX, fsync_folder, read_regular
+from shoed.files import KEY_FILE_MAX, fsync_folder, read_regular, what_is_at
 from shoed.table.events import DEFAULT_ROLE, ROLES, SEES_ALL  # the schema owns the vocabulary of roles
 from shoed.net.sockets import Closing
 from shoed.net.limits import RefusalLog
@@ -153,13 +153,17 @@ def load_allow_list(directory: str | os.PathLike) -> dict[bytes, str]:
     file that group or others may write, or one key in two files, is an error.
     """
     directory = Path(directory)
-    if not directory.is_dir():
-        raise CurveError(f"allow-list directory {directory} does not exist")
+    try:
+        if what_is_at(directory) != "folder":
+            raise CurveError(f"allow-list directory {directory} does not exist")
+        names = sorted(name for name in os.listdir(directory) if name.endswith(".key"))
+    except OSError as exc:  # a folder on the way this user may not enter, or this one it may not list
+        raise CurveError(f"allow-list directory {directory}: cannot read it ({exc.strerror or exc})") from None
     problem = writable_by_others(directory)
     if problem is not None:
         raise CurveError(f"allow-list directory {problem}: anyone who can write there could add a key")
     keys: dict[bytes, str] = {}
-    for path in sorted(directory.glob("*.key")):
+    for path in (directory / name for name in names):
         public, secret = _certificate(path, "allow-list ")
         if secret is not None:
             raise CurveError(f"allow-list {path} contains a secret key; only public .key files belong there")
@@ -255,7 +259,11 @@ def create_key_pair(directory: str | os.PathLike, name: str) -> tuple[Path, Path
         raise CurveError(f"cannot create {directory}: {exc}") from None
     public_path, secret_path = directory / f"{name}.key", directory / f"{name}.key_secret"
     for path in (public_path, secret_path):
-        if path.exists():
+        try:
+            there = what_is_at(path) is not None
+        except OSError as exc:
+            raise CurveError(f"cannot look for {path}: {exc.strerror or exc}") from None
+        if there:
             raise CurveError(f"{path} already exists; not overwriting a key")
     try:
         with tempfile.TemporaryDirectory(dir=directory, prefix=".keys-") as tmp:
@@ -405,7 +413,11 @@ class ServerCurve(Closing):
         """
         key_dir = Path(key_dir)
         secret = key_dir / "server.key_secret"
-        if not secret.exists():
+        try:
+            missing = what_is_at(secret) is None
+        except OSError as exc:
+            raise CurveError(f"cannot read the server key {secret}: {exc.strerror or exc}") from None
+        if missing:
             raise CurveError(f"no server key {secret}: make one with `shoed keys new server --dir {key_dir}`")
         clients = key_dir / "clients"
         return cls(context, secret, {DEFAULT_DOMAIN: clients, SURVEILLANCE_DOMAIN: clients},
