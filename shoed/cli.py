@@ -19,7 +19,11 @@ import shoed.commands
 
 
 class CommandError(Exception):
-    """A user-facing error: printed as one line, exit status 2."""
+    """A user-facing error: printed as one line, exit status 2 (or the `code` given)."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 # Types of arguments that several commands share: each a number with its bounds, refused
@@ -144,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         from shoed.net.wire import one_line
 
         print(f"shoed: {one_line(str(exc))}", file=sys.stderr)  # one line, whatever the error quotes
-        return 2
+        return exc.code
     except KeyboardInterrupt:
         print("shoed: interrupted", file=sys.stderr)
         return 130

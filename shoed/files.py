@@ -153,3 +153,14 @@ def fsync_folder(path: str | os.PathLike) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def why_not_writable(path: str | os.PathLike[str]) -> str:
+    """Why this process may not write into the directory `path`: its file system is mounted read-only
+    (no permission helps), or the user this runs as lacks the permission."""
+    try:
+        if os.statvfs(path).f_flag & os.ST_RDONLY:
+            return "it is on a read-only file system (mounted ro: remount it read-write)"
+    except OSError:
+        pass
+    return f"it is not writable by the user this runs as (uid {os.geteuid()})"

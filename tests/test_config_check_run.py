@@ -112,9 +112,9 @@ def test_a_journal_dir_this_user_cannot_write_is_refused(tmp_path):
     closed.mkdir()
     closed.chmod(0o555)
     try:
-        with pytest.raises(ConfigError, match=r"journal_dir .*closed/journal cannot be made: .*closed is not writable"):
+        with pytest.raises(ConfigError, match=r"journal_dir .*closed/journal cannot be made in .*closed: it is not writable"):
             check(config_from_dict({"journal_dir": str(closed / "journal"), "publish": {"curve_commands": False}}))
-        with pytest.raises(ConfigError, match=r"journal_dir .*closed is not writable"):
+        with pytest.raises(ConfigError, match=r"journal_dir .*closed: it is not writable"):
             check(config_from_dict({"journal_dir": str(closed), "publish": {"curve_commands": False}}))
     finally:
         closed.chmod(0o755)

@@ -49,6 +49,7 @@ def run(args) -> int:
     from shoed.rules.ruleset import RulesetError
 
     logs.setup(args.log_level, json_lines=args.log_json)
+    daemon = None
     try:
         config = load_config(args.config)
         sources = None
@@ -71,6 +72,9 @@ def run(args) -> int:
             config = with_options(config, embedded_default=False)
         if config.embedded_default and args.ruleset is None:
             config = with_options(config, ruleset=EMBEDDED_RULESET)
-        return Daemon(config).run()
-    except (ConfigError, DaemonError, RulesetError) as exc:
+        daemon = Daemon(config)
+        return daemon.run()
+    except DaemonError as exc:  # the code the daemon logged: 3 for a journal that cannot be written (a full disk)
+        raise CommandError(str(exc), (daemon.exit_code if daemon is not None else 0) or 2) from None
+    except (ConfigError, RulesetError) as exc:
         raise CommandError(str(exc)) from None

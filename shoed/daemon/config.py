@@ -13,6 +13,8 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from shoed.files import why_not_writable
+
 DEFAULT_EVENTS = "tcp://127.0.0.1:5556"
 DEFAULT_SNAPSHOT = "tcp://127.0.0.1:5557"
 DEFAULT_COMMANDS = "tcp://127.0.0.1:5558"
@@ -382,8 +384,7 @@ def _check_can_be_dir(setting: str, path: Path) -> bool:
     if not parent.is_dir():
         raise ConfigError(f"{setting} {path} cannot be made: {parent} is not a directory")
     if not os.access(parent, os.W_OK | os.X_OK):
-        raise ConfigError(f"{setting} {path} cannot be made: {parent} is not writable by the user this "
-                          f"runs as (uid {os.geteuid()})")
+        raise ConfigError(f"{setting} {path} cannot be made in {parent}: {why_not_writable(parent)}")
     return False
 
 
@@ -391,7 +392,7 @@ def _check_journal_dir(journal_dir: str) -> None:
     """The journal directory is a directory this user may write into, or one that can be made."""
     path = Path(journal_dir)
     if _check_can_be_dir("journal_dir", path) and not os.access(path, os.W_OK | os.X_OK):
-        raise ConfigError(f"journal_dir {path} is not writable by the user this runs as (uid {os.geteuid()})")
+        raise ConfigError(f"journal_dir {path}: {why_not_writable(path)}")
 
 
 def _check_private(setting: str, path: str) -> None:

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Self
 
 from shoed import files
-from shoed.files import NotRegular, fsync_folder  # noqa: F401  (NotRegular: for the journal's readers)
+from shoed.files import NotRegular, fsync_folder, why_not_writable  # noqa: F401  (NotRegular: for the journal's readers)
 from shoed.journal import chain as ch
 from shoed.journal.seal import BLANK_SLOT, SEAL_FILE_BYTES, SLOT_BYTES, Keys, SealError, SealState, parse_seal_file
 
@@ -300,8 +300,9 @@ class Journal:
             raise JournalError(f"{self.directory} is in use by another journal writer") from None
         if not os.access(self.directory, os.W_OK | os.X_OK):  # else the table stops at the next shoe's file
             self.close()
-            raise JournalError(f"cannot write in the journal directory {self.directory}: permission denied "
-                               "(each shoe's file, the verified mark and a spare for a full disk are made there)")
+            raise JournalError(f"cannot write in the journal directory {self.directory}: "
+                               f"{why_not_writable(self.directory)} (each shoe's file, the verified mark and a "
+                               "spare for a full disk are made there)")
         try:
             self._load_seal()
             self._recover()

@@ -232,10 +232,22 @@ def test_a_full_disk_at_the_first_start_is_refused_with_one_line(base):
     finally:
         os.close(fd)
     with Daemon(base, "--source", f"native:{base / 'no-shoe'}", wait_ready=False) as refused:
-        assert refused.wait_exit(30) == 2
+        assert refused.wait_exit(30) == 3  # as every full disk: the status and the log's exit_code agree
+    assert [line["exit_code"] for line in refused.lines if line.get("event") == "stopped after a failure"] == [3]
     last = refused.lines[-1]["event"]
     assert last.startswith("shoed: the journal cannot be written (") and "No space left on device" in last
     assert "free space for" in last and not any("Traceback" in str(line.get("event")) for line in refused.lines)
+
+
+def test_a_journal_on_a_read_only_file_system_is_refused_saying_so(base):
+    # No permission helps there: the refusal says read-only, not a user's permission (chmod would do nothing).
+    journal = base / "journal"
+    mount_small_tmpfs(journal, "1m")
+    subprocess.run(["mount", "-o", "remount,ro", str(journal)], check=True)
+    with Daemon(base, "--source", f"native:{base / 'no-shoe'}", wait_ready=False) as refused:
+        assert refused.wait_exit(30) == 2
+    last = refused.lines[-1]["event"]
+    assert last.startswith(f"shoed: journal_dir {journal}: it is on a read-only file system"), last
 
 
 # -- torn is only a last line without its newline; the whole chain is proved at start ----------
