@@ -20,8 +20,9 @@ CARD_AFTER_LAST_COUP = "card_after_last_coup"  # the cut card came out and the l
 CARD_BEFORE_DECISION = "card_before_decision"  # a free-choice cell: a card came before the decision
 CARD_OUT_OF_SEQUENCE = "card_out_of_sequence"  # a card while no coup is open (shoe not ready, burn over)
 BURN_DURING_COUP = "burn_during_coup"  # a burn (card read in burn mode, or the burn button) while a coup card is due
+BURN_SHORT = "burn_short"  # a card the shoe reported as a game card while the burn was still due
 # Misdeals that a void leaves pending: they are not about the coup.
-OUTLIVE_VOID = (CARD_AFTER_LAST_COUP, CARD_OUT_OF_SEQUENCE)
+OUTLIVE_VOID = (CARD_AFTER_LAST_COUP, CARD_OUT_OF_SEQUENCE, BURN_SHORT)
 
 # Corrections.
 BURN = "burn"  # put the card to the discards; the coup goes on without it
@@ -29,6 +30,7 @@ RETURN = "return"  # the card is returned to its place (only where the shoe allo
 ENTER_BY_HAND = "enter_by_hand"  # the dealer enters the identity at the console
 DEAL = "deal"  # the dealer deals the card that is due
 DECIDE = "decide"  # the active player gives the decision that is due
+END_BURN = "end_burn"  # the burn ends short: the card is the coup's (burn_short's other correction)
 VOID = "void"  # the coup cannot be corrected; it is void
 
 
@@ -147,5 +149,31 @@ def burn_during_coup(card_index: int, card: str | None) -> Misdeal:
         BURN,
         f"{what} while the coup had a card due by the tableau (Macau statutory rules Art. X); "
         "the pit confirms the burn (burn_card: the coup takes the next card) or has the card returned",
+        card,
+    )
+
+
+def burn_short(due: int | None, card: str | None, earlier: int | None = None) -> Misdeal:
+    """A card the shoe itself reported as a game card (Bee-Tek `[Game]`, native mode game) while
+    the burn was still due: `due` cards more (None: the exposed first card was due). Never burned
+    silently (the coup would open on a later card, every card after it in the wrong hand), never
+    dealt unasked (the burn would end short). `earlier`: a burn_short misdeal still open, which this
+    card came after. The pit decides: burn_card (a burn after all; the burn goes on) or end_burn
+    (the burn ends short; the card is the coup's next card)."""
+    what = f"{card} was reported by the shoe as a game card" if card else \
+        "a card the reader could not identify was reported by the shoe as a game card"
+    if earlier is not None:
+        state = f"misdeal {earlier} (burn_short) was open"
+    elif due is None:
+        state = "the burn's exposed first card was due (Macau statutory rules Art. II)"
+    else:
+        state = f"the burn called for {due} more card{'s' if due != 1 else ''} (Macau statutory rules Art. II)"
+    return Misdeal(
+        BURN_SHORT,
+        None,
+        True,
+        BURN,
+        f"{what} while {state}: it is neither burned nor dealt; the pit decides: burn_card "
+        "(a burn after all: the burn goes on) or end_burn (the burn ends short: the card is the coup's next card)",
         card,
     )

@@ -558,9 +558,18 @@ class TableController:
         if self.shoe is None or self.shoe.phase == CLOSED:
             self._emit(step, ev.Alarm, alarm="cut_card_without_shoe", active=True, text="cut card with no shoe open")
             return
+        first = not self.shoe.cut_card_seen
         # An open coup, even before its first card, is the coup in progress.
         last = self.shoe.cut_card(self.coup_state == OPEN)
         self._emit(step, ev.ShoeCutCard, last_coup=last, rule=self.ruleset.last_coup)
+        left, least = self.shoe.cards_left, self.ruleset.cut_card_min_from_end
+        if first and left < least:
+            # The cut card lies at least `cut_card_min_from_end` cards from the end (Macau statutory rules Art. II):
+            # a notice for surveillance, the shoe goes on.
+            self._emit(step, ev.Alarm, alarm="cut_card_too_late", active=True,
+                       text=f"the cut card came out with {left} card{'s' if left != 1 else ''} left in the shoe; "
+                            f"{self.ruleset.name} places it at least {least} from the end",
+                       source=item.get("source"))
 
     # ----- open and close coups -------------------------------------------
     def _open_coup(self, step: Step) -> None:
@@ -831,6 +840,11 @@ class TableController:
             # Held (an integrity fault, a forged frame, another shoe): nothing is dealt until the pit decides.
             return self._not_dealt(step, card, source, confidence, faced, manual,
                                    md.card_out_of_sequence(text, f"the table was held ({self.locked})"))
+        if get("mode") == "game" and not manual and (phase in _BURN_PHASES or self._burn_short_open) \
+                and self._tells_mode(source):
+            # The shoe's own word: a game card. Burned, the coup would open on a later card (every card after it
+            # in the wrong hand); dealt, the burn would end short. Held for the pit (end_burn or burn_card).
+            return self._not_dealt(step, card, source, confidence, faced, manual, self._burn_short(text))
         if phase in _BURN_PHASES or self.burn_mode or get("mode") == "burn":
             if phase == DEALING and self._coup_card_due:
                 # Burned now, the coup would silently take the next card in its place.
@@ -889,9 +903,80 @@ class TableController:
         if misdeal is not None:
             self._misdeal(step, misdeal, source)
 
+    def _tells_mode(self, source: Any) -> bool:
+        """True when a reading's `mode` from `source` is the shoe's own word on the card (Bee-Tek, a native
+        shoe, any shoe's driver). Not so for a camera over the shoe's exit (its readings say game for every
+        card: it cannot tell), a fallback reader standing in for the shoe, or the shuffled order's card of a
+        plain shoe's draw (its mode defaults to game): their cards keep the shoe's phase."""
+        if not isinstance(source, str) or source == shuffle_table.DRAWN or source.startswith("camera:"):
+            return False
+        return not (self.priority and source in self.priority[1:])
+
+    @property
+    def _burn_short_open(self) -> bool:
+        return any(p["kind"] == md.BURN_SHORT for p in self.pending)
+
+    def _burn_short(self, text: str | None) -> md.Misdeal:
+        shoe = self.shoe
+        earlier = next((p["id"] for p in self.pending if p["kind"] == md.BURN_SHORT), None)
+        if earlier is not None or shoe is None:
+            return md.burn_short(None, text, earlier)
+        return md.burn_short(shoe.burn_due if shoe.phase == BURNING else None, text)
+
+    def _burn_complete(self, step: Step) -> None:
+        """The burn is over: its event, the live odds of the shoe, and the first coup opens."""
+        shoe = self.shoe
+        if shoe is not None and shoe.phase == DEALING and self.coup_state == NO_COUP and not self.coup_no:
+            self._emit(step, ev.ShoeBurnComplete, burned=shoe.counts.burned)
+            step.effects.append(WorkOutOdds(self.ruleset, shoe))
+            self._open_coup(step)
+
+    def _correct_burn_short(self, step: Step, cmd: str, entry: dict[str, Any], shoe: Shoe, by: str | None) -> None:
+        """The pit's answer to a burn_short: burn_card (a burn after all: burned, the burn goes on) or end_burn
+        (the burn ends where it is: the card is the coup's next card, dealt now)."""
+        self.pending.remove(entry)
+        self._emit(step, ev.MisdealCorrected, misdeal=entry["id"], correction=cmd, card=entry.get("card"), by=by)
+        text = entry.get("card")
+        card = card_of(text) if text else None
+        if cmd == "burn_card":
+            if card is None:
+                if shoe.burn_unread():
+                    self._emit(step, ev.ShoeBurn, card=None, exposed=False, burn_due=shoe.burn_due, source=by)
+                else:  # the burn was over meanwhile: a card out of the shoe, to the discard
+                    shoe.discard()
+            else:
+                exposed = shoe.phase == BURN_FIRST
+                shoe.burn(card)
+                self._emit(step, ev.ShoeBurn, card=card.text, exposed=exposed, burn_due=shoe.burn_due, source=by,
+                           confidence=None, faced=False)
+            self._burn_complete(step)
+            return
+        if self.burn_mode:  # the burn is over by the pit's word: so is the dealer's burn mode
+            self.burn_mode = False
+            self._emit(step, ev.ShoeBurnMode, active=False, source=by)
+        if shoe.phase in _BURN_PHASES:
+            shoe.phase, shoe.burn_due = DEALING, 0
+            self._burn_complete(step)
+        if card is None:
+            # Not read: the coup's card is entered by hand, as any card the reader could not identify.
+            self._on_unreadable({"source": by, "code": "burn_short"}, step)
+            return
+        first = len(step.typed)
+        shoe.returned(card)  # counted when it came out: dealt now, it is counted again
+        self._take_card(step, card, {"confidence": None}, by)  # type: ignore[arg-type]
+        for event in step.typed[first:]:
+            if isinstance(event, ev.Card) and event.card == card.text and event.recipient in ("player", "banker"):
+                event.held = True  # held by the misdeal, dealt by its correction
+
     def _on_unreadable(self, item: dict[str, Any], step: Step) -> None:
         source = item.get("source", "shoe")
         shoe = self.shoe
+        if shoe is not None and item.get("mode") == "game" and item.get("code") not in _DRAW_CODES \
+                and (shoe.phase == BURNING or self._burn_short_open) and self._tells_mode(source):
+            # Reported a game card by the shoe while the burn was due: not taken as a burn card burned unread.
+            self._emit(step, ev.Card, card=None, recipient="unreadable", source=source, reason=item.get("code"))
+            self._misdeal(step, self._burn_short(None), source)
+            return
         if shoe is not None and shoe.phase in _BURN_PHASES or item.get("mode") == "burn":
             # A burn card need not be read, except the exposed first one, which the dealer enters.
             if shoe is not None and shoe.burn_unread():
@@ -1178,7 +1263,7 @@ class TableController:
             self._void(step, str(args.get("reason") or "voided by the pit"), by)
         elif cmd == "decide":
             self._decide(step, str(args.get("side")), bool(args.get("draw")), by)
-        elif cmd in ("burn_card", "return_card"):
+        elif cmd in ("burn_card", "return_card", "end_burn"):
             self._correct(step, cmd, args, by)
         elif cmd == "enter_card":
             self._enter_card(step, args, by)
@@ -1213,9 +1298,19 @@ class TableController:
     def _correct(self, step: Step, cmd: str, args: dict[str, Any], by: str | None) -> None:
         kinds = (md.EXTRA_CARD, md.CARD_AFTER_LAST_COUP, md.CARD_OUT_OF_SEQUENCE, md.CARD_BEFORE_DECISION,
                  md.BURN_DURING_COUP)
+        if cmd == "burn_card":
+            kinds += (md.BURN_SHORT,)
+        elif cmd == "end_burn":
+            kinds = (md.BURN_SHORT,)
         # Every check before the first change: a refused command changes nothing.
         shoe = self._require_shoe()
         entry = self._find_pending(args, kinds)
+        if entry["kind"] == md.BURN_SHORT:
+            oldest = next(p for p in self.pending if p["kind"] == md.BURN_SHORT)
+            if oldest is not entry:
+                # Its card came after the oldest one's: answered in the order the cards came.
+                raise CommandRejected(f"misdeal {oldest['id']} (burn_short) came first: correct it first")
+            return self._correct_burn_short(step, cmd, entry, shoe, by)
         self.pending.remove(entry)
         card = parse_card(entry["card"]) if entry.get("card") else None
         if card is None and entry["kind"] == md.BURN_DURING_COUP:
@@ -1236,6 +1331,10 @@ class TableController:
         self._emit(step, ev.MisdealCorrected, misdeal=entry["id"], correction="enter_card", card=str(card), by=by)
         self._take_card(step, card, {"confidence": None, "mode": "game"}, f"manual:{by}", manual=True)
 
+
+# The codes of a plain shoe's draw taken as a card not read (shoed.table.shuffle.on_draw): its mode is the draw
+# command's, game unless said, not the shoe's own word.
+_DRAW_CODES = ("no_order", "not_identified")
 
 # What `shoe.odds` carries of an `odds` input (the rest, remaining_by_rank, is the shell's).
 _ODDS_NEEDED = frozenset(ODDS_FIELDS)

@@ -124,6 +124,9 @@ COMMANDS: dict[str, CommandSpec] = {spec.name: spec for spec in (
     CommandSpec("void", VoidArgs, "void the coup in play (reason); pit or surveillance"),
     CommandSpec("burn_card", CorrectionArgs, "misdeal correction: the card goes to the discard (misdeal)"),
     CommandSpec("return_card", CorrectionArgs, "misdeal correction: the card goes back into the shoe (misdeal)"),
+    CommandSpec("end_burn", CorrectionArgs,
+                "misdeal correction (burn_short): the burn ends short, the card is the coup's next card "
+                "(misdeal); pit or surveillance"),
     CommandSpec("decide", DecideArgs, "Baccarat Royal: an active player's free choice (side, draw)"),
     CommandSpec("enter_card", EnterCardArgs, "enter by hand a card the shoe could not read (card, misdeal)"),
     CommandSpec("draw", DrawArgs, "a card came out of a plain shoe: it takes the shuffled order's card (mode)"),
@@ -139,7 +142,9 @@ DEFAULT_ROLE = "dealer"
 # is the displays' view, shoed.table.audience).
 SEES_ALL: tuple[str, ...] = ("pit", "surveillance")
 # Commands only the pit or surveillance may give: they clear what stopped the table or undo a coup.
-NEEDS_ROLE: dict[str, tuple[str, ...]] = {"unlock": ("pit", "surveillance"), "void": ("pit", "surveillance")}
+# end_burn: the burn Art. II calls for ends short, on the pit's word.
+NEEDS_ROLE: dict[str, tuple[str, ...]] = {"unlock": ("pit", "surveillance"), "void": ("pit", "surveillance"),
+                                          "end_burn": ("pit", "surveillance")}
 
 
 # ----- events ---------------------------------------------------------------------
