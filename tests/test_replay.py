@@ -227,3 +227,24 @@ def test_one_file_replayed_on_its_own_says_what_it_did_not_prove(tmp_path):
     assert proc.returncode == 0 and "every replayed event is identical" in proc.stdout
     assert f"note: {file.name} replayed on its own: its link to the file before it" in proc.stderr
     assert "note:" not in run_shoed("replay", str(tmp_path / "j")).stderr
+
+
+def test_a_shuffle_of_a_trillion_decks_on_record_replays_at_once(tmp_path):
+    # A chain-intact journal whose shuffle_started claims 10**12 decks: the replay says the shuffle is
+    # invalid and ends, as quickly as any other (the decks are never counted one by one).
+    table = TableController("t1", load_ruleset("punto-banco"), 6)
+    with Journal(tmp_path / "j", "t1") as journal:
+        journal.open_shoe("table", first=[checkpoint_record(table)])
+        for i, item in enumerate([
+                {"kind": "shuffle_started", "source": "shuffler:/dev/s", "detail": {"shuffle": 1, "decks": 10**12}},
+                {"kind": "shuffle_completed", "source": "shuffler:/dev/s", "detail": {"shuffle": 1, "cards": 0,
+                                                                                       "shoe": 1}}]):
+            journal.append(step_record(item | {"mono_ns": i + 1, "utc_ns": 1_790_000_000_000_000_000 + i}, []))
+    proc = run_shoed("replay", str(tmp_path / "j"), "--json", "--jobs", "1", timeout=30)
+    report = json.loads(proc.stdout)
+    assert report["steps"] == 2 and report["corrupt"] is None
+    replayed = [e for d in report["differences"] for e in d["replayed"]]
+    assert any(e["kind"] == "alarm" and e["alarm"] == "shuffle_order_invalid"
+               and "not 1 to 16" in e["text"] for e in replayed)
+    (completed,) = [e for e in replayed if e["kind"] == "shuffle.completed"]
+    assert completed["verified"] is False and len(completed["problems"]) == 1

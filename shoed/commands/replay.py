@@ -181,6 +181,7 @@ def run(args) -> int:
         "differences": [d.to_json() for d in result.differences],
         "corrupt": corrupt,
         "identical": result.identical,
+        "rulesets": result.rulesets,
     }
     if order_key is None and any("no order key is configured" in json.dumps(d.replayed) for d in result.differences):
         print("note: this table deals from a card-reading shuffler whose orders are sealed: replay with "
@@ -189,6 +190,13 @@ def run(args) -> int:
         print(json.dumps(report))
     else:
         print(f"replayed {result.steps} inputs ({result.cards} cards) from {result.files} files, {result.events} events")
+        tables: dict = {}
+        for r in result.rulesets:  # the table's first rules, then each change: said, never a difference
+            before = tables.get(r["table"])
+            tables[r["table"]] = r
+            if before is not None:
+                print(f"note: from {r['file']} table {r['table']} deals under {r['ruleset']}, {r['decks']} decks "
+                      f"({before['ruleset']}, {before['decks']} decks before)")
         for d in result.differences:
             print(f"DIFFERENCE at jseq {d.jseq} (seq {d.seq}): {d.reason}")
             print(f"  recorded: {json.dumps(d.recorded)[:400]}")

@@ -6,10 +6,13 @@ and its inputs driven through a controller built from its checkpoint, with
 every event compared. What joins the files is then checked at each seam, in
 order: the file links to the last hash of the file before it and follows it
 in number and name (`shoed.journal.reader.seam_fault`), and it starts in the
-state the file before it ended in (`shoed.table.replay.checkpoint_difference`, as
-a replay in one pass compares it). So a replay in N processes proves exactly
-what a replay in one does, and reports the same differences; `--jobs 1`
-takes the same path in this process.
+state the file before it ended in, at the same table
+(`shoed.table.replay.checkpoint_difference`, as a replay in one pass compares
+it). Its checkpoint may name another ruleset or decks (the daemon adopts a
+newly configured ruleset between shoes, in a file of its own): no difference,
+but named in `rulesets`, where the table's rules are set. So a replay in N
+processes proves exactly what a replay in one does, and reports the same
+differences; `--jobs 1` takes the same path in this process.
 
 With a corrupt record the replay stops there, as in one pass: what comes
 before it is replayed and reported, nothing after it.
@@ -29,7 +32,8 @@ from shoed.journal.reader import (FileEnd, VerifyReport, check_mark, file_record
                                   seam_fault)
 from shoed.journal.seal import as_keys
 from shoed.journal.store import BadRecord
-from shoed.table.replay import CHECKPOINT, STEP, Difference, Replay, UnusableRecord, checkpoint_difference
+from shoed.table.replay import (CHECKPOINT, SEAM_NAMES, STEP, Difference, Replay, UnusableRecord, checkpoint_difference,
+                                names, ruleset_set)
 
 # Called with each record that gave events, and those events (as published): one-process replays only.
 OnEvents = Callable[[Any, list], None]
@@ -53,6 +57,8 @@ class FileReplay:
     last_jseq: int = 0  # the jseq of its last intact record: where the file ends, for the verified mark
     checkpoint: dict | None = None  # its checkpoint record: the state it starts in
     end_state: dict | None = None  # the controller's state at its end, if a checkpoint can be taken there
+    end_names: dict | None = None  # what the controller at its end names: its table, ruleset and decks
+    rulesets: list[dict] = field(default_factory=list)  # where its records set the rules (Replay.rulesets)
     steps: int = 0
     events: int = 0
     cards: int = 0
@@ -110,6 +116,8 @@ def replay_file(
         out.end = FileEnd(path.name, out.header["file_seq"], last["hash"])
         out.last_jseq = last["jseq"]
     out.end_state = state.checkpoint_now()
+    out.end_names = names(state.controller) if state.controller is not None else None
+    out.rulesets = state.rulesets
     out.steps, out.events, out.differences = state.steps, state.events, state.differences
     return out
 
@@ -124,6 +132,9 @@ class JournalReplay:
     cards: int = 0
     differences: list[Difference] = field(default_factory=list)
     corrupt: BadRecord | None = None
+    # Where each table's ruleset and decks are set, in order: its first checkpoint's, then each that names
+    # others ({file, table, ruleset, decks}).
+    rulesets: list[dict] = field(default_factory=list)
     # per table: its last file as replayed (where the journal ends, held against the verified mark)
     last_files: dict[str, tuple[ch.FileName, FileReplay]] = field(default_factory=dict, repr=False)
 
@@ -226,9 +237,14 @@ def _join(tables: list, results: Iterator[FileReplay]) -> JournalReplay:
                     total.corrupt = fault
                     return total
                 if before is not None and result.checkpoint is not None:
-                    difference = checkpoint_difference(before.end_state, result.checkpoint, Path(result.path).name)
+                    file = Path(result.path).name
+                    difference = checkpoint_difference(before.end_state, result.checkpoint, file, before.end_names,
+                                                       SEAM_NAMES)
                     if difference is not None:
                         total.differences.append(difference)
+                    if before.end_names is None or (result.checkpoint.get("ruleset"), result.checkpoint.get(
+                            "decks")) != (before.end_names["ruleset"], before.end_names["decks"]):
+                        total.rulesets.append(ruleset_set(result.checkpoint, file))
                 elif before is not None:  # every file after the first starts with the table's checkpoint
                     total.differences.append(Difference(2, Path(result.path).name, None, NO_CHECKPOINT))
             total.files += 1
@@ -236,6 +252,8 @@ def _join(tables: list, results: Iterator[FileReplay]) -> JournalReplay:
             total.events += result.events
             total.cards += result.cards
             total.differences += result.differences
+            # The file's own: its first checkpoint's where it is the table's first, those named within it.
+            total.rulesets += result.rulesets if before is None else result.rulesets[1:]
             if result.bad is not None:
                 total.corrupt = result.bad
                 return total

@@ -10,8 +10,10 @@ The shoe counts every card by identity. An identity seen more often than the
 decks hold is a foreign (or duplicated) card: an alarm, never silently taken.
 At the end, a reconciliation puts every card in one category (`CATEGORIES`):
 dealt in coups that counted, dealt in voided coups, burned, discarded by
-misdeal corrections, or left in the shoe behind the cut card. The shoe is
-balanced when every card seen is in one of them and no identity is in excess.
+misdeal corrections, or left in the shoe behind the cut card. A face-down
+burn card the reader could not identify is out of the shoe, burned, though no
+identity counts it. The shoe is balanced when every card out of it, seen or
+burned unread, is in one of them and no identity is in excess.
 
 Pure: no I/O, no clock. Mutable, but every change comes from a method call
 with its inputs, so replaying the same calls gives the same shoe.
@@ -41,7 +43,8 @@ class CardCount:
     """Where the shoe's cards went."""
 
     coups: int = 0  # dealt in coups whose result counted
-    burned: int = 0
+    burned: int = 0  # read or not
+    unread: int = 0  # of the burned: face down and never read, their identity unknown
     discarded: int = 0  # misdeal corrections: extra cards burned, cards after the last coup
     voided: int = 0  # dealt in coups that were voided (and cards a void closed the misdeal of)
 
@@ -112,8 +115,13 @@ class Shoe:
         return tuple(values)
 
     @property
+    def cards_out(self) -> int:
+        """Cards out of the shoe: those seen, and the burn cards burned unread."""
+        return self.total_seen + self.counts.unread
+
+    @property
     def cards_left(self) -> int:
-        return max(0, self.capacity - self.total_seen)
+        return max(0, self.capacity - self.cards_out)
 
     # ----- burn ----------------------------------------------------------
     def burn(self, card: Card) -> None:
@@ -130,13 +138,20 @@ class Shoe:
 
     def burn_unread(self) -> bool:
         """A face-down burn card the reader could not identify: it need not be read, and counts as
-        burned while the burn is due. False, and nothing counted, outside that part of the burn
-        (the exposed first card must be known: it sets the count)."""
+        burned while the burn is due: a card out of the shoe, no identity seen. False, and nothing
+        counted, outside that part of the burn (the exposed first card must be known: it sets the count)."""
         if self.phase != BURNING:
             return False
         self.counts.burned += 1
+        self.counts.unread += 1
         self._burned_one()
         return True
+
+    def unread_identified(self, card: Card) -> tuple[int, bool]:
+        """A burn card burned unread whose identity is known now (a card-reading shuffler's order): seen,
+        no longer unread. Returns what `note` returns."""
+        self.counts.unread -= 1
+        return self.note(card)
 
     def _burned_one(self) -> None:
         self.burn_due -= 1
@@ -195,6 +210,7 @@ class Shoe:
                 missing_by_identity[card.text] = left
         counts = self.counts
         accounted = counts.coups + counts.voided + counts.burned + counts.discarded
+        out = self.cards_out
         excess = self.excess_cards()
         return {
             "decks": self.decks,
@@ -203,15 +219,17 @@ class Shoe:
             "in_coups": counts.coups,
             "in_void_coups": counts.voided,
             "burned": counts.burned,
+            # Of the burned, those never read: named only when there are any.
+            **({"burned_unread": counts.unread} if counts.unread else {}),
             "discarded": counts.discarded,
             "accounted": accounted,
-            "unaccounted": self.total_seen - accounted,
+            "unaccounted": out - accounted,
             "left_in_shoe": self.cards_left,
             "excess": excess,
             "left_by_identity": missing_by_identity,
             "categories": {"in_coups": counts.coups, "in_void_coups": counts.voided, "burned": counts.burned,
                            "discarded": counts.discarded, "left_in_shoe": self.cards_left},
-            "balanced": accounted == self.total_seen and not excess,
+            "balanced": accounted == out and not excess,
             "coups": self.coups_dealt,
             "burn_first": str(self.burn_first) if self.burn_first else None,
         }

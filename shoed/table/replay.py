@@ -7,7 +7,11 @@ differs from what was recorded.
 
 Journal records written by the daemon (besides the journal's own file header):
 - `checkpoint`: at the head of each file: the table, its ruleset and the
-  controller state carried over (seq, locks, a freshly opened shoe);
+  controller state carried over (seq, locks, a freshly opened shoe). A file's
+  checkpoint may name another ruleset or decks than the file before it ended
+  with (the daemon adopts a newly configured ruleset between shoes, in a file
+  of its own), never another table; a checkpoint within a file names what the
+  table replayed so far runs, or it is a difference;
 - `step`: one input (as received, with its timestamps and raw bytes) and the
   events it produced, written together, fsync'd before anything is
   acknowledged or published.
@@ -27,6 +31,12 @@ from shoed.table.events import canonical
 
 CHECKPOINT = "checkpoint"
 STEP = "step"
+HEADER = "journal_file"  # a file's first record (shoed.journal.chain)
+
+# What a checkpoint names besides the state: the table, and the rules it deals under. Within a file
+# none of them changes; at the head of a file, after the one before it, only the table stays.
+NAMES = ("table", "ruleset", "decks")
+SEAM_NAMES = ("table",)
 
 
 def checkpoint_record(table: TableController) -> dict[str, Any]:
@@ -38,6 +48,11 @@ def checkpoint_record(table: TableController) -> dict[str, Any]:
         "auto_confirm": table.auto_confirm,
         "state": table.checkpoint(),
     }
+
+
+def names(table: TableController) -> dict[str, Any]:
+    """What a checkpoint record of `table` names besides its state (NAMES)."""
+    return {"table": table.table_id, "ruleset": table.ruleset.name, "decks": table.decks}
 
 
 def step_record(item: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, Any]:
@@ -113,6 +128,10 @@ class Replay:
     # The last step ended a coup (or the burn) and its live odds were not recorded: the effect.
     odds_due: WorkOutOdds | None = None
     order_key: bytes | None = field(default=None, repr=False)  # opens a shuffler's sealed order (docs/shuffler.md)
+    # Where the table's ruleset and decks are set: its first checkpoint's, then each checkpoint's that names
+    # others ({file, table, ruleset, decks}).
+    rulesets: list[dict[str, Any]] = field(default_factory=list)
+    seam: bool = False  # a file's header came, and no record of that file after it yet
 
     def feed(self, record: dict[str, Any], file: str | None = None) -> list[dict[str, Any]]:
         """Take one journal record; return the events its input produced again. UnusableRecord if the
@@ -125,18 +144,27 @@ class Replay:
     def _feed(self, record: dict[str, Any], file: str | None) -> list[dict[str, Any]]:
         kind = record.get("kind")
         self.last_record = record
+        seam, self.seam = self.seam, kind == HEADER
         if kind == STEP and self.controller is not None:
             recorded = record.get("events", [])
             return self._step(record["input"], canonical(recorded), record.get("jseq"), file, recorded).events
         self.stopped_clean, self.odds_due = False, None
         if kind == CHECKPOINT:
-            if self.controller is None:
+            controller = self.controller
+            if controller is None:
                 self.controller = controller_from_checkpoint(record, self.order_key)
+                self.rulesets.append(ruleset_set(record, file))
             else:
-                difference = checkpoint_difference(self.checkpoint_now(), record, file)
+                replayed = names(controller)
+                difference = checkpoint_difference(self.checkpoint_now(), record, file, replayed,
+                                                   SEAM_NAMES if seam else NAMES)
                 if difference is not None:
                     self.differences.append(difference)
+                if difference is not None or any(record.get(k) != replayed[k] for k in NAMES):
+                    # The table goes on from the checkpoint: the state on record, under the rules it names.
                     self.controller = controller_from_checkpoint(record, self.order_key)
+                    if (record.get("ruleset"), record.get("decks")) != (replayed["ruleset"], replayed["decks"]):
+                        self.rulesets.append(ruleset_set(record, file))
             return []
         if kind == STEP:  # and no controller yet
             self.differences.append(Difference(record.get("jseq"), file, None, "a step before any checkpoint"))
@@ -145,7 +173,7 @@ class Replay:
     def feed_line(self, line: RecordedStep, file: str | None = None) -> Step | None:
         """Take one step read as a StepLine (shoed.journal.chain), its events left as the line's
         bytes. Returns the step (None before any checkpoint)."""
-        self.last_record = None
+        self.last_record, self.seam = None, False
         if self.controller is None:
             self.stopped_clean, self.odds_due = False, None
             self.differences.append(Difference(line.jseq, file, None, "a step before any checkpoint"))
@@ -183,16 +211,33 @@ class Replay:
         return controller.checkpoint() if controller is not None and controller.checkpointable else None
 
 
-def checkpoint_difference(now: dict[str, Any] | None, record: dict[str, Any], file: str | None) -> Difference | None:
-    """How the replayed state `now` (None: no checkpoint can be taken, nothing to compare)
-    differs from a checkpoint record, or None. Compared on what the record holds: a journal
-    written before a field was added to the checkpoint does not have it, and must still
-    replay identically."""
+def ruleset_set(record: dict[str, Any], file: str | None) -> dict[str, Any]:
+    """Where a checkpoint sets the table's ruleset and decks (`shoed replay` names each)."""
+    return {"file": file, "table": record.get("table"), "ruleset": record.get("ruleset"), "decks": record.get("decks")}
+
+
+def checkpoint_difference(now: dict[str, Any] | None, record: dict[str, Any], file: str | None,
+                          replayed: dict[str, Any] | None = None, kept: tuple[str, ...] = NAMES) -> Difference | None:
+    """How the replayed table differs from a checkpoint record, or None: its state `now` (None: no
+    checkpoint can be taken, nothing to compare), and of what it names (`replayed`, as `names` gives
+    them; None: not compared) those that must stay (`kept`: NAMES within a file, SEAM_NAMES at the head
+    of the next one). The state is compared on what the record holds: a journal written before a field
+    was added to the checkpoint does not have it, and must still replay identically."""
     recorded = record.get("state") or {}
-    if now is None or {k: now.get(k) for k in recorded} == recorded:
+    state_differs = now is not None and {k: now.get(k) for k in recorded} != recorded
+    named = [k for k in kept if record.get(k) != replayed[k]] if replayed is not None else []
+    if not state_differs and not named:
         return None
-    return Difference(record.get("jseq"), file, now.get("seq"), "checkpoint differs from the replayed state",
-                      [record.get("state")], [now])
+    seq = now.get("seq") if now is not None else None
+    if not named:
+        return Difference(record.get("jseq"), file, seq, "checkpoint differs from the replayed state",
+                          [record.get("state")], [now])
+    reason = f"checkpoint names another {', '.join(named)} than the replayed table" + (
+        "; its state differs too" if state_differs else "")
+    assert replayed is not None
+    return Difference(record.get("jseq"), file, seq, reason,
+                      [{k: record.get(k) for k in named}] + ([record.get("state")] if state_differs else []),
+                      [{k: replayed[k] for k in named}] + ([now] if state_differs else []))
 
 
 def replay(

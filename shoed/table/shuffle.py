@@ -185,7 +185,9 @@ def deck_problems(check: dict[str, Any]) -> list[str]:
 
 def on_shuffle_started(table: TableController, item: Item, step: Step) -> None:
     """A new shuffle. One still in progress (a jam, a batch taken out and shuffled again) is abandoned: its
-    order is never used, and a `device.warning` (code `shuffle_abandoned`) says so for surveillance."""
+    order is never used, and a `device.warning` (code `shuffle_abandoned`) says so for surveillance.
+    A shuffle of decks outside 1..DECKS_MAX (what no shuffler sends) is invalid from its start: nothing of it
+    is taken, and no deck of it is looked for."""
     detail = _detail(item)
     state = _state(table)
     if state.current is not None:
@@ -194,10 +196,14 @@ def on_shuffle_started(table: TableController, item: Item, step: Step) -> None:
                     text=f"shuffle {old['shuffle']} abandoned by shuffle {detail.get('shuffle')}, "
                     f"{len(old['order'])} cards of its order received: its order is not used",
                     source=item.get("source"))
-    state.current = {"shuffle": detail.get("shuffle"), "decks": detail.get("decks"), "checks": {}, "order": [],
-                     "invalid": None}
-    table._emit(step, ev.ShuffleStarted, shuffle=detail.get("shuffle"), decks=detail.get("decks"),
-                source=item.get("source"))
+    decks = detail.get("decks")
+    valid = type(decks) is int and 0 < decks <= DECKS_MAX
+    state.current = {"shuffle": detail.get("shuffle"), "decks": decks if valid else None, "checks": {},
+                     "order": [], "invalid": None if valid else f"{decks!r} decks, not 1 to {DECKS_MAX}"}
+    table._emit(step, ev.ShuffleStarted, shuffle=detail.get("shuffle"), decks=decks, source=item.get("source"))
+    if not valid:
+        table._alarm(step, "shuffle_order_invalid", True,
+                     f"shuffle {detail.get('shuffle')}: {state.current['invalid']}", source=item.get("source"))
 
 
 def _current(table: TableController, item: Item, step: Step) -> dict[str, Any] | None:
@@ -588,7 +594,7 @@ def _report(table: TableController, step: Step, tracker: Tracker, plain: PlainDr
     if plain.burned and plain.confirmed and not plain.doubted and table.shoe is not None:
         # The face-down burns are known now: counted in the shoe (its reconciliation), not published.
         for position in plain.burned:
-            table.shoe.note(parse_card(tracker.dealt_card(position)))
+            table.shoe.unread_identified(parse_card(tracker.dealt_card(position)))
         plain.burned.clear()
 
 

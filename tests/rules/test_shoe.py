@@ -85,9 +85,39 @@ def test_every_fate_of_a_card_is_the_shoes_own_count():
     shoe.discard()
     shoe.returned(cards[-1])  # put back into the shoe: read again later
     report = shoe.reconcile()
-    assert report["seen"] == shoe.total_seen == 9 and report["left_in_shoe"] == 312 - 9
+    assert report["seen"] == shoe.total_seen == 9 and report["burned_unread"] == 5
+    assert report["left_in_shoe"] == shoe.cards_left == 312 - 9 - 5  # the unread burns are out of the shoe
     assert (report["in_coups"], report["in_void_coups"], report["burned"], report["discarded"]) == (2, 5, 6, 1)
+    assert report["unaccounted"] == 0 and report["balanced"] is True
     assert report["left_by_identity"]["QC"] == 6
+
+
+def test_a_burn_card_not_read_is_out_of_the_shoe():
+    """A face-down burn card the reader could not identify left the shoe: it is burned, and the
+    categories still sum to the shoe's capacity; a shoe read whole names no unread burn."""
+    shoe = Shoe(load_ruleset("punto-banco"), 8)
+    for text in ["2H", "5S"]:
+        shoe.note(parse_card(text))
+    shoe.burn(parse_card("2H"))  # exposed: two to burn
+    assert shoe.burn_unread()
+    shoe.burn(parse_card("5S"))
+    assert shoe.phase == DEALING
+    for text in ["4C", "3D", "2S", "2C", "TC"]:
+        shoe.note(parse_card(text))
+    shoe.coup_counted(5)
+    report = shoe.reconcile()
+    assert (report["seen"], report["burned"], report["burned_unread"], report["in_coups"]) == (7, 3, 1, 5)
+    assert report["accounted"] == 8 and report["unaccounted"] == 0 and report["balanced"] is True
+    assert report["left_in_shoe"] == shoe.cards_left == 416 - 8
+    assert sum(report["categories"].values()) == report["capacity"] == 416
+    shoe.unread_identified(parse_card("9D"))  # a shuffler's order tells it later: seen, no longer unread
+    report = shoe.reconcile()
+    assert (report["seen"], report["burned"], report["balanced"]) == (8, 3, True) and "burned_unread" not in report
+    assert report["left_in_shoe"] == 416 - 8
+    read_whole = Shoe(load_ruleset("punto-banco"), 8)
+    read_whole.note(parse_card("2H"))
+    read_whole.burn(parse_card("2H"))
+    assert "burned_unread" not in read_whole.reconcile()
 
 
 def test_unaccounted_card_unbalances():
