@@ -438,7 +438,8 @@ def _seen(state: DisplayState, n: int) -> int | None:
 
 
 def _on_shoe_burn(state: DisplayState, e: dict) -> DisplayState:
-    return replace(state, phase="burning", cards_left=_seen(state, _read(e)))
+    # A burn card is out of the shoe whether or not it was read (a face-down one need not be).
+    return replace(state, phase="burning", cards_left=_seen(state, 1))
 
 
 def _on_burn_complete(state: DisplayState, e: dict) -> DisplayState:
