@@ -14,7 +14,7 @@ no clock (the time of a wait is the time of the input that began it).
     decision     a free choice of the player or banker     decision buttons, or `decide`
     confirm      the dealer's confirm of a result or void  confirm button, or `confirm`
     correction   a misdeal to be corrected                 `burn_card`, `return_card`, `enter_card`,
-                                                           `decide`, or `void`
+                                                           `end_burn`, `decide`, or `void`
     close_shoe   the last coup is over                     shoe out, or `close_shoe`
 """
 
