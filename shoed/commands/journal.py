@@ -1,13 +1,18 @@
 """`shoed journal verify` and `shoed journal recall`: proving a journal and showing its last coups.
 
 verify exits 0 when every record is intact and linked, 1 with the first bad
-record when not, 2 when there is no journal at the path. With --verify-key it
+record when not, 2 when there is no journal at the path. A table's last file
+that ends in a torn write (a last line without its newline, past the verified
+mark: a write cut by a crash, never acknowledged, which the daemon cuts and
+keeps as evidence at its next start) is no fault: a `note:` says so, and
+`torn` in the JSON names it (file, offset, bytes); verify still exits 0. With --verify-key it
 checks a forward-secure journal's every file with the key kept off the box,
 and the box's sealing state and verified mark against it. With `--witness URL`
 it also exits 1 when the journal no longer holds what the witness saw (one
 line per finding; `witness` in the JSON). recall prints the
 last coups in their original order, read up to the first record that is not
-intact (it works while the table is locked), and exits 1 if it stopped early.
+intact (it works while the table is locked), and exits 1 if it stopped early
+(a torn last line, as verify tells it, is a note, not a stop).
 The JSON of `--json` is a contract: fields are added, never renamed.
 """
 
@@ -115,7 +120,8 @@ def run_verify(args) -> int:
         if report.ok:
             heads = "; ".join(f"table {t} head {h}" for t, h in report.heads.items()) or "no records"
             sealed = "; every file sealed and checked with the verify key" if report.sealed else ""
-            print(f"intact: {_count(report.files, 'file')}, {_count(report.records, 'record')}; {heads}{sealed}")
+            torn = (f"; {_count(len(report.torn), 'torn last line')} not counted (see the note)" if report.torn else "")
+            print(f"intact: {_count(report.files, 'file')}, {_count(report.records, 'record')}; {heads}{sealed}{torn}")
         else:
             if report.first_bad is not None and key_needed(report.first_bad.reason):
                 print(f"{NOT_VERIFIED} at {report.first_bad}: {GIVE_THE_KEY}")
@@ -156,7 +162,7 @@ def _commitments(path, secret) -> tuple[int, list[str]]:
     from shoed.journal.reader import iter_records
     from shoed.table.shuffle import commitment_problems
 
-    return commitment_problems(iter_records(path, secret))
+    return commitment_problems(iter_records(path, secret, torn=True))
 
 
 def _count(n: int, noun: str) -> str:
@@ -183,6 +189,7 @@ def run_recall(args) -> int:
                     "coups": [c.to_json() for c in coups],
                     "stopped_at": reading.stopped_at.to_json() if reading.stopped_at else None,
                     "notes": reading.notes,
+                    "torn": reading.torn.to_json() if reading.torn is not None else None,
                 }
             )
         )

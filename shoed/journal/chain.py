@@ -467,6 +467,20 @@ def chain(
         yield rec
 
 
+def torn_tail(data: bytes, bad: Bad, verified_to: int = 0) -> bool:
+    """Is `bad`, the first record of a table's last file (`data`) that is not intact, a torn
+    write rather than corruption? The one rule start-up (which cuts such a tail and keeps it
+    as evidence) and the readers (`journal verify`, `recall`) apply.
+
+    Torn is only a last line without its newline, after the header, at or past what the
+    verified mark covers (`verified_to`: its offset in this file, 0 if it covers none of it):
+    a crash in the middle of a write, never fsync'd whole, so never acknowledged. Nothing
+    follows such a line, so no intact record can. A complete line that fails, even the very
+    last one, and any byte the mark covers are corruption.
+    """
+    return bad.line > 1 and data.find(b"\n", bad.offset) < 0 and bad.offset >= verified_to
+
+
 def intact_after(data: bytes, offset: int, secret: bytes | None, links_only: bool = False) -> int | None:
     """The line number of the first intact record after the line at offset, if any.
 

@@ -60,6 +60,8 @@ class VerifyReport:
     # per table: where its chain ends (file, file_seq, jseq, hash, last event seq): what a witness compares
     tails: dict[str, dict] = field(default_factory=dict)
     sealed: bool = False  # every file checked with a forward-secure verification key
+    # per table: the torn write its last file ends with (TornTail.to_json), not counted in records
+    torn: dict[str, dict] = field(default_factory=dict)
 
     @property
     def head(self) -> str | None:
@@ -78,6 +80,7 @@ class VerifyReport:
             "notes": self.notes,
             "tails": self.tails,
             "sealed": self.sealed,
+            "torn": self.torn,
         }
 
     def fail(self, bad: BadRecord) -> None:
@@ -132,14 +135,68 @@ def journal_files(path: str | os.PathLike) -> JournalFiles:
     return JournalFiles(chains, strays)
 
 
+@dataclass(frozen=True, slots=True)
+class TornTail:
+    """A table's last file ending in a torn write (ch.torn_tail, the rule start-up cuts by): a
+    last line without its newline, past the verified mark, never acknowledged. Not corruption:
+    the daemon cuts it at its next start and keeps it as `<file>.torn-<offset>`."""
+
+    file: str
+    line: int
+    jseq: int | None
+    offset: int  # where the torn line begins: the file's intact records end here
+    bytes: int  # the torn line's length
+    sha256: str  # of the torn bytes (what `<file>.torn-<offset>` will hold)
+    reason: str  # why the line does not read as a record
+
+    def to_json(self) -> dict:
+        return {"file": self.file, "line": self.line, "jseq": self.jseq, "offset": self.offset,
+                "bytes": self.bytes, "sha256": self.sha256, "reason": self.reason}
+
+    def describe(self) -> str:
+        name = Path(self.file).name
+        return (f"the last line of {name} (line {self.line}, {self.bytes} bytes from byte {self.offset}) is a "
+                "write cut by a stop (a crash or power cut): it has no newline and was never acknowledged; "
+                f"the daemon cuts it at its next start and keeps it as evidence ({name}.torn-{self.offset}). "
+                "The records before it are intact")
+
+
+def verified_offset(raw: bytes | None | OSError, file: str) -> int:
+    """How far into the file named `file` the verified mark (as read_marks read it) says it was
+    verified: its offset where the mark names this file, else 0. A mark that cannot be read
+    covers nothing here; check_mark says what is wrong with it."""
+    try:
+        mark = json.loads(raw) if isinstance(raw, bytes) else None
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return 0
+    if not isinstance(mark, dict) or mark.get("file") != file:
+        return 0
+    offset = mark.get("offset")
+    return offset if type(offset) is int and offset > 0 else 0
+
+
+def torn_limits(tables: list[list[tuple[Path, ch.FileName | None]]],
+                marks: dict[str, bytes | None | OSError]) -> dict[str, int]:
+    """Per table: the verified mark's offset in its last file, from which that file may end in a
+    torn write (`_walk`'s `torn_from`). Only the files of a directory (named, with their marks)."""
+    limits: dict[str, int] = {}
+    for files in tables:
+        path, name = files[-1]
+        if name is not None:
+            limits[name.table] = verified_offset(marks.get(name.table), path.name)
+    return limits
+
+
 def file_records(
     path: Path, name: ch.FileName | None, secret: bytes | Keys | None, *, links_if_keyed: bool = False,
-    steps: bool = False,
-) -> Iterator[dict | ch.StepLine | BadRecord]:
+    steps: bool = False, torn_from: int | None = None,
+) -> Iterator[dict | ch.StepLine | BadRecord | TornTail]:
     """One file on its own: yield its intact records in order; a BadRecord at the first
     that is not (or at a header that does not match the file's name), then stop.
     How it joins the file before it is `seam_fault`'s to say. With `steps`, step records
-    come as StepLines, their events unparsed (a replay compares their bytes: ch.chain)."""
+    come as StepLines, their events unparsed (a replay compares their bytes: ch.chain).
+    `torn_from`, for a table's last file only: the verified mark's offset in it (0: none); a
+    first bad record that is a torn write there (ch.torn_tail) comes as a TornTail instead."""
     first = True
     try:
         data = read_regular(path)
@@ -152,7 +209,12 @@ def file_records(
         raise _unreadable(exc, path) from None
     for item in ch.chain(data, prev=None, secret=secret, links_if_keyed=links_if_keyed, steps=steps):
         if isinstance(item, ch.Bad):
-            yield BadRecord(str(path), item.line, item.jseq, item.reason, item.offset)
+            if torn_from is not None and ch.torn_tail(data, item, torn_from):
+                tail = data[item.offset:]
+                yield TornTail(str(path), item.line, item.jseq, item.offset, len(tail),
+                               hashlib.sha256(tail).hexdigest(), item.reason)
+            else:
+                yield BadRecord(str(path), item.line, item.jseq, item.reason, item.offset)
             return
         if first:
             first = False
@@ -185,20 +247,28 @@ def seam_fault(path: Path, header: dict, before: FileEnd | None) -> BadRecord | 
 
 
 def _walk(
-    tables: list[list[tuple[Path, ch.FileName | None]]], secret: bytes | Keys | None, *, links_if_keyed: bool = False
-) -> Iterator[tuple[Path, dict] | BadRecord]:
+    tables: list[list[tuple[Path, ch.FileName | None]]], secret: bytes | Keys | None, *, links_if_keyed: bool = False,
+    torn_from: dict[str, int] | None = None,
+) -> Iterator[tuple[Path, dict] | BadRecord | TornTail]:
     """Yield (file, record) for every intact record; a BadRecord at the first that
-    is not, then stop. The oldest file of each table chains to what it claims."""
+    is not, then stop. The oldest file of each table chains to what it claims.
+    `torn_from` (torn_limits): a table's last file that ends in a torn write yields a
+    TornTail there, and the walk goes on with the next table."""
     secret = as_keys(secret)  # one ratchet for all the files, walked forward
     for files in tables:
         before: FileEnd | None = None
-        for path, name in files:
+        for index, (path, name) in enumerate(files):
             header: dict | None = None
             last: dict | None = None
-            for record in file_records(path, name, secret, links_if_keyed=links_if_keyed):
+            limit = (torn_from.get(name.table) if torn_from is not None and name is not None
+                     and index == len(files) - 1 else None)
+            for record in file_records(path, name, secret, links_if_keyed=links_if_keyed, torn_from=limit):
                 if isinstance(record, BadRecord):
                     yield record
                     return
+                if isinstance(record, TornTail):
+                    yield record
+                    break
                 item = cast(dict, record)  # without `steps`, every record is a dict
                 if header is None:
                     header = item
@@ -234,11 +304,17 @@ def verify(path: str | os.PathLike, secret: bytes | Keys | None = None,
     seqs: dict[str, SeqContinuity] = {}
     all_sealed = True
     unkeyed: set[str] = set()
-    for item in _walk(found.tables, keys):
+    torn_from = torn_limits(found.tables, marks) if marks is not None else None
+    for item in _walk(found.tables, keys, torn_from=torn_from):
         if isinstance(item, BadRecord):
             report.ok = False
             report.first_bad = item
             break
+        if isinstance(item, TornTail):
+            torn_table = seen_table.get(Path(item.file), "?")
+            report.torn[torn_table] = item.to_json()
+            report.notes.append(f"table {torn_table}: {item.describe()}")
+            continue
         file, rec = item
         table = seen_table.get(file)
         if table is None:
@@ -410,12 +486,22 @@ def check_mark(directory: Path, table: str, tail: dict, keys: Keys, report: Veri
                               f"ends at file {tail['file_seq']} jseq {tail['jseq']}: records were removed"))
 
 
-def iter_records(path: str | os.PathLike, secret: bytes | Keys | None = None) -> Iterator[dict]:
+def iter_records(path: str | os.PathLike, secret: bytes | Keys | None = None, *,
+                 torn: bool = False) -> Iterator[dict]:
     """The records of the journal at path, in order across files. Raises
-    JournalCorrupt at the first record that is not intact."""
-    for item in _walk(journal_files(path).tables, secret):
+    JournalCorrupt at the first record that is not intact. With `torn`, a directory's
+    table whose last file ends in a torn write (as `verify` tells it) ends there quietly."""
+    tables = journal_files(path).tables
+    torn_from = None
+    if torn and Path(path).is_dir():
+        marks = read_marks(Path(path), tables)
+        tables = journal_files(path).tables
+        torn_from = torn_limits(tables, marks)
+    for item in _walk(tables, secret, torn_from=torn_from):
         if isinstance(item, BadRecord):
             raise JournalCorrupt(item)
+        if isinstance(item, TornTail):
+            continue
         yield item[1]
 
 
@@ -427,6 +513,7 @@ class Reading:
     stopped_at: BadRecord | None
     notes: list[str]
     tail: dict | None = None  # where the records read end: table, alg, file, file_seq, jseq
+    torn: TornTail | None = None  # the torn write the last file ends with, not shown (a note says so)
 
 
 def read_recent(path: str | os.PathLike, coups: int, secret: bytes | None = None, table: str | None = None) -> Reading:
@@ -453,7 +540,7 @@ def read_recent(path: str | os.PathLike, coups: int, secret: bytes | None = None
     files = tables[0]
     take = 1
     while True:
-        reading = _read(files[-take:], secret)
+        reading = _read(files[-take:], secret, torn_limits([files], marks) if marks is not None else None)
         if take >= len(files) or len(recall(reading.records, coups)) >= coups:
             reading = _held_to_the_mark(reading, Path(path), marks, secret)
             _changed_since_verified(reading, files[:-take], marks)
@@ -515,15 +602,21 @@ def _held_to_the_mark(reading: Reading, directory: Path, marks: dict[str, bytes 
     return reading
 
 
-def _read(files: list[tuple[Path, ch.FileName | None]], secret: bytes | None) -> Reading:
+def _read(files: list[tuple[Path, ch.FileName | None]], secret: bytes | None,
+          torn_from: dict[str, int] | None = None) -> Reading:
     records: list[dict] = []
     stopped = None
     notes: list[str] = []
     tail: dict | None = None
+    torn: TornTail | None = None
     seqs = SeqContinuity()  # within what is read, as verify holds the events' seq
-    for item in _walk([files], secret, links_if_keyed=True):
+    for item in _walk([files], secret, links_if_keyed=True, torn_from=torn_from):
         if isinstance(item, BadRecord):
             stopped = item
+            break
+        if isinstance(item, TornTail):
+            torn = item
+            notes.append(item.describe())
             break
         path, rec = item
         fault = seqs.feed(rec)
@@ -538,4 +631,4 @@ def _read(files: list[tuple[Path, ch.FileName | None]], secret: bytes | None) ->
         elif tail is not None:
             tail["jseq"] = rec["jseq"]
         records.append(rec)
-    return Reading(records, stopped, notes, tail)
+    return Reading(records, stopped, notes, tail, torn)
