@@ -843,7 +843,7 @@ class Journal:
             # Torn is only a last line without its newline: a crash in the middle of a write,
             # never acknowledged. A complete line that fails its hash or link is corruption,
             # and so is anything before what was verified: the table locks, nothing is cut.
-            torn = bad.line > 1 and data.find(b"\n", bad.offset) < 0 and bad.offset >= verified_to
+            torn = ch.torn_tail(data, bad, verified_to)
             if not torn:
                 key = ch.header_key(first, keys)[0] if first is not None else None
                 later = ch.intact_after(data, bad.offset, key)
