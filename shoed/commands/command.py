@@ -7,6 +7,10 @@
 
 The client's CURVE secret key must be on the daemon's allow-list; by default the
 `local-console` key that the embedded default makes in ./shoed-data/keys is used.
+A lab bench's command endpoint without CURVE (`curve_commands = false`) takes
+commands without keys:
+
+    shoed command status --no-curve
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ from shoed import cli
 def register(sub) -> None:
     from shoed.table.events import COMMANDS
 
-    p = sub.add_parser("command", help="send a command to a running daemon (CURVE-authenticated)",
+    p = sub.add_parser("command", help="send a command to a running daemon (CURVE-authenticated; "
+                       "--no-curve on a lab bench)",
                        epilog="commands: " + "; ".join(f"{c.name}: {c.help}" for c in COMMANDS.values()))
     p.add_argument("cmd", help=", ".join(COMMANDS))
     p.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE",
@@ -29,6 +34,9 @@ def register(sub) -> None:
                    help="the daemon's command endpoint (default tcp://127.0.0.1:5558)")
     p.add_argument("--key", default="shoed-data/keys/local-console.key_secret", help="this client's secret key file")
     p.add_argument("--server-key", default="shoed-data/keys/server.key", help="the daemon's public key file")
+    p.add_argument("--no-curve", action="store_true",
+                   help="send without CURVE and without keys (--key and --server-key are not read): for a lab "
+                   "bench's command endpoint that takes none (curve_commands = false)")
     p.add_argument("--timeout", type=cli.wait, default=3.0)
     p.add_argument("--json", action="store_true",
                    help="print the whole reply as JSON (`status`: the table's whole state; otherwise a summary)")
@@ -84,7 +92,7 @@ def _value(text: str, kinds: set[str] | None = None):
 
 def run(args) -> int:
     from shoed.cli import CommandError
-    from shoed.net.commands import CommandTimeout, send_command
+    from shoed.net.commands import CommandTimeout, CurveMismatch, send_command
     from shoed.net.curve import ClientCurve, CurveError
 
     params = {}
@@ -93,15 +101,26 @@ def run(args) -> int:
         if not sep or not name:
             raise CommandError(f"--arg {item!r}: write NAME=VALUE")
         params[name] = _value(value, _kinds(args.cmd, name))
+    keys = None
+    if not args.no_curve:
+        try:
+            keys = ClientCurve.from_files(args.key, args.server_key)
+        except (CurveError, OSError) as exc:
+            raise CommandError(f"cannot load the keys: {exc}") from None
     try:
-        keys = ClientCurve.from_files(args.key, args.server_key)
-    except (CurveError, OSError) as exc:
-        raise CommandError(f"cannot load the keys: {exc}") from None
-    try:
-        reply = send_command(args.endpoint, args.cmd, params, keys, timeout=args.timeout)
+        reply = send_command(args.endpoint, args.cmd, params, keys, timeout=args.timeout, insecure=keys is None)
+    except CurveMismatch:
+        if keys is None:
+            raise CommandError(f"{args.endpoint} takes commands with CURVE keys only: give --key and "
+                               "--server-key, without --no-curve") from None
+        raise CommandError(f"{args.endpoint} takes commands without CURVE (curve_commands = false, a lab "
+                           "bench): send with --no-curve") from None
     except CommandTimeout:
+        if keys is None:
+            raise CommandError(f"no reply from {args.endpoint} within {args.timeout} s: the daemon is down") \
+                from None
         raise CommandError(f"no reply from {args.endpoint} within {args.timeout} s: the daemon is down, "
-                           "or this key is not on its allow-list") from None
+                           "or this key is not on its allow-list (an endpoint without CURVE: --no-curve)") from None
     if args.cmd == "status" and reply.get("ok") and not args.json:
         print(status_summary(reply.get("status") or {}))
     else:

@@ -123,7 +123,9 @@ def register(sub) -> None:
                    help="do not put a new shoe in: go on with the shoe the table has open, as this JSON file "
                         "says (written by the daemon for its built-in virtual shoe: shoed/simulate/resume.py)")
     t.add_argument("--follow-table", default="t1", metavar="ID", help="the table to follow (default t1)")
-    t.add_argument("--key", metavar="FILE", help="this dealer's secret key file, for the command endpoint")
+    t.add_argument("--key", metavar="FILE", help="this dealer's secret key file, for the command endpoint "
+                   "(without --key and --server-key, commands go without CURVE: a lab bench's endpoint, "
+                   "curve_commands = false)")
     t.add_argument("--server-key", metavar="FILE", help="the daemon's public key file")
     s = p.add_argument_group("card-reading shuffler (protocol 1.1)")
     s.add_argument(

@@ -101,7 +101,8 @@ def _child_setup(parent: int) -> None:
 
 def dealer_follows(cfg: Config, bound: dict[str, str] | None = None) -> list[str]:
     """The virtual dealer watches the table and corrects what it caused, as a careful dealer
-    does (shoed/simulate/follow.py): with the local console's key where commands need one.
+    does (shoed/simulate/follow.py): with the local console's key where commands need one, without
+    keys where the command endpoint takes none (`curve_commands = false`, a lab bench).
     `bound` gives the endpoints as bound (`events`, `snapshot`, `commands`), else the configuration's."""
     at = {"events": cfg.events, "snapshot": cfg.snapshot, "commands": cfg.commands, **(bound or {})}
     args = ["--follow", f"{at['events']},{at['snapshot']},{at['commands']}", "--follow-table", cfg.table]

@@ -105,6 +105,11 @@ class CommandTimeout(TimeoutError):
     """No reply from the command endpoint within the timeout (down, or this key is not allowed)."""
 
 
+class CurveMismatch(CommandTimeout):
+    """The command endpoint and this client disagree on CURVE (one has keys, the other none): their
+    handshake fails at once and no reply can ever come, so this is said without waiting out the timeout."""
+
+
 def parse_request(body: bytes) -> tuple[str, dict, str | int | None]:
     """(command, validated args, id) of a request body; CommandRejected if it is not one.
 
@@ -367,23 +372,35 @@ def send_command(
     *,
     request_id: str | int | None = None,
     context: zmq.Context | None = None,
+    insecure: bool = False,
 ) -> dict:
     """Send one command and wait for its reply (a dict with "ok").
 
     `client_keys` is a ClientCurve, or (public, secret) Z85 keys together with
-    `server_public_key`. Raises CommandTimeout when no reply comes within
+    `server_public_key`. Without keys the request is refused unless
+    `insecure=True`: a plain socket without CURVE, for a lab bench's endpoint
+    that takes no keys (`CommandServer(insecure=True)`, `curve_commands = false`).
+    Raises CommandTimeout when no reply comes within
     `timeout` seconds: the daemon is down, or the handshake was refused
     because this key is not on its allow-list (CURVE gives no other sign).
     The `timeout` bounds the send too: a handshake refused before the request
-    leaves the socket with no peer to queue it for. ValueError for an endpoint
-    that is not one (shoed.daemon.config.endpoint_problem).
+    leaves the socket with no peer to queue it for. CurveMismatch (a
+    CommandTimeout) as soon as the handshake fails because one side has CURVE
+    and the other none. ValueError for an endpoint that is not one
+    (shoed.daemon.config.endpoint_problem).
     """
-    if isinstance(client_keys, ClientCurve):
+    curve: ClientCurve | None
+    if insecure:
+        if client_keys is not None or server_public_key is not None:
+            raise TypeError("send_command takes no keys with insecure=True")
+        curve = None
+    elif isinstance(client_keys, ClientCurve):
         curve = client_keys
     elif client_keys is not None and server_public_key is not None:
         curve = ClientCurve.of(client_keys[0], client_keys[1], server_public_key)
     else:
-        raise TypeError("send_command needs client keys and the server's public key")
+        raise TypeError("send_command needs client keys and the server's public key (or insecure=True "
+                        "for an endpoint without CURVE)")
     from shoed.daemon.config import endpoint_problem
 
     problem = endpoint_problem(endpoint, bind=False)
@@ -395,22 +412,58 @@ def send_command(
     ctx = context or zmq.Context.instance()
     sock = ctx.socket(zmq.DEALER)
     deadline = time.monotonic() + timeout
-    unanswered = CommandTimeout(f"no reply from {endpoint} within {timeout:g} s (daemon down, or key not allowed)")
+    if curve is None:
+        unanswered = CommandTimeout(f"no reply from {endpoint} within {timeout:g} s (daemon down)")
+        mismatch = CurveMismatch(f"{endpoint} takes commands with CURVE keys only, and this client sends without")
+    else:
+        unanswered = CommandTimeout(f"no reply from {endpoint} within {timeout:g} s (daemon down, key not "
+                                    "allowed, or an endpoint without CURVE)")
+        mismatch = CurveMismatch(f"{endpoint} takes commands without CURVE (a lab bench), and this client "
+                                 "sends with keys")
+    monitor = None
     try:
         sock.linger = 0
         sock.maxmsgsize = MAX_REPLY_BYTES
         sock.sndtimeo = max(1, int(timeout * 1000))
-        curve.apply(sock)
+        if curve is not None:
+            curve.apply(sock)
+        # A handshake between a CURVE side and a plain one fails at once, and silently but for this event.
+        monitor = sock.get_monitor_socket(zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL)
         sock.connect(endpoint)
         try:
             sock.send(wire.encode(request))
         except zmq.Again:
-            raise unanswered from None
-        if not sock.poll(max(0, int((deadline - time.monotonic()) * 1000))):
-            raise unanswered
+            raise (mismatch if _mismatched(monitor) else unanswered) from None
+        poller = zmq.Poller()
+        poller.register(sock, zmq.POLLIN)
+        poller.register(monitor, zmq.POLLIN)
+        while True:
+            left = deadline - time.monotonic()
+            ready = dict(poller.poll(max(0, int(left * 1000)))) if left > 0 else {}
+            if sock in ready:
+                break
+            if monitor in ready and _mismatched(monitor):
+                raise mismatch
+            if not ready:
+                raise unanswered
         reply = wire.decode(sock.recv())
     finally:
+        if monitor is not None:
+            sock.disable_monitor()
+            monitor.close(0)
         sock.close(0)
     if not isinstance(reply, dict) or "ok" not in reply:
         raise wire.WireError(f"reply from {endpoint} is not a command reply")
     return reply
+
+
+def _mismatched(monitor: zmq.Socket) -> bool:
+    """Whether the client's monitor has reported a handshake that failed for a mechanism mismatch
+    (reads every event waiting)."""
+    from zmq.utils.monitor import recv_monitor_message
+
+    found = False
+    while monitor.poll(0):
+        event = recv_monitor_message(monitor)
+        found = found or event.get("value") == zmq.PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH
+    return found

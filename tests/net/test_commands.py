@@ -12,7 +12,8 @@ import pytest
 import zmq
 
 from shoed.net import commands as cm
-from shoed.net.commands import Command, CommandRejected, CommandServer, CommandTimeout, parse_request, send_command
+from shoed.net.commands import (Command, CommandRejected, CommandServer, CommandTimeout, CurveMismatch, parse_request,
+                                 send_command)
 
 from .helpers import ANY_PORT, Serving
 
@@ -104,6 +105,50 @@ def test_command_endpoint_needs_curve_unless_told_it_is_a_lab(ctx, keys):
         assert cm.wire.decode(sock.recv()) == {"ok": True, "cmd": "status"}
         sock.close(0)
     assert seen[0].client_key is None and seen[0].to_json() == {"cmd": "status", "args": {}, "peer_address": "127.0.0.1"}
+
+
+def test_a_client_without_keys_is_served_by_a_lab_bench_endpoint_when_it_says_so(ctx, keys):
+    seen = []
+    with CommandServer(ctx, ANY_PORT, seen.append, insecure=True) as server, Serving(server):
+        with pytest.raises(TypeError, match="insecure=True"):
+            send_command(server.endpoint, "status")  # no keys: only by choice
+        with pytest.raises(TypeError, match="no keys"):
+            send_command(server.endpoint, "status", client_keys=keys.client("pit-boss"), insecure=True)
+        reply = send_command(server.endpoint, "void", {"reason": "card exposed"}, request_id=7, insecure=True,
+                             context=ctx)
+    assert reply == {"ok": True, "id": 7, "cmd": "void"}
+    assert seen[0].client_key is None and seen[0].args == {"reason": "card exposed"}
+
+
+def test_a_client_with_keys_at_a_lab_bench_endpoint_is_told_at_once(ctx, keys):
+    import time
+
+    seen = []
+    with CommandServer(ctx, ANY_PORT, seen.append, insecure=True) as server, Serving(server):
+        started = time.monotonic()
+        with pytest.raises(CurveMismatch, match="without CURVE"):
+            send_command(server.endpoint, "status", None, keys.client("pit-boss"), timeout=10)
+        assert time.monotonic() - started < 5  # not the timeout
+    assert seen == []
+
+
+def test_a_client_without_keys_at_an_endpoint_with_curve_is_told_at_once(endpoint, keys):
+    import time
+
+    server, daemon = endpoint
+    started = time.monotonic()
+    with pytest.raises(CurveMismatch, match="CURVE keys only") as refused:
+        send_command(server.endpoint, "void", {"reason": "let me in"}, timeout=10, insecure=True)
+    assert isinstance(refused.value, CommandTimeout)  # a caller that handles "no reply" handles this
+    assert time.monotonic() - started < 5
+    assert daemon.seen == [] and server.stats["requests"] == 0
+    assert send(server, keys, "status")["ok"]
+
+
+def test_a_client_without_keys_and_no_daemon_times_out(ctx):
+    with pytest.raises(CommandTimeout, match="daemon down") as waited:
+        send_command("tcp://127.0.0.1:9", "status", timeout=0.3, insecure=True, context=ctx)
+    assert not isinstance(waited.value, CurveMismatch)
 
 
 # Every command the daemon handles, with arguments of the right shape.
