@@ -182,7 +182,12 @@ def run(args) -> int:
         "corrupt": corrupt,
         "identical": result.identical,
         "rulesets": result.rulesets,
+        "torn": result.torn,
     }
+    for table, torn in result.torn.items():  # a write cut by a stop: said, never corruption (as verify says it)
+        from shoed.journal.reader import TornTail
+
+        print(f"note: table {table}: {TornTail(**torn).describe()}", file=sys.stderr)
     if order_key is None and any("no order key is configured" in json.dumps(d.replayed) for d in result.differences):
         print("note: this table deals from a card-reading shuffler whose orders are sealed: replay with "
               "--order-key-file FILE (docs/shuffler.md)", file=sys.stderr)

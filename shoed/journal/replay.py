@@ -28,8 +28,8 @@ from typing import Any, cast
 
 from shoed.journal import chain as ch
 from shoed.journal.chain import StepLine
-from shoed.journal.reader import (FileEnd, VerifyReport, check_mark, file_records, journal_files, read_marks,
-                                  seam_fault)
+from shoed.journal.reader import (FileEnd, TornTail, VerifyReport, check_mark, file_records, journal_files, read_marks,
+                                  seam_fault, torn_limits)
 from shoed.journal.seal import as_keys
 from shoed.journal.store import BadRecord
 from shoed.table.replay import (CHECKPOINT, SEAM_NAMES, STEP, Difference, Replay, UnusableRecord, checkpoint_difference,
@@ -64,14 +64,18 @@ class FileReplay:
     cards: int = 0
     differences: list[Difference] = field(default_factory=list)
     bad: BadRecord | None = None
+    torn: TornTail | None = None  # a table's last file ending in a write cut by a stop (never acknowledged)
 
 
 def replay_file(
     path: Path, name: ch.FileName | None, secret: bytes | None, on_events: OnEvents | None = None,
     order_key: bytes | None = None, on_start: Callable[[Replay], None] | None = None,
+    torn_from: int | None = None,
 ) -> FileReplay:
     """Verify one file and replay its inputs from its own checkpoint (`order_key` opens a shuffler's sealed order).
-    `on_start` is given the file's Replay before its first record (its controller is the table as replayed)."""
+    `on_start` is given the file's Replay before its first record (its controller is the table as replayed).
+    `torn_from`: for a table's last file, where the verified mark ends in it: a last line cut short past it is
+    a torn write (`torn`), as start-up and `journal verify` take it, not corruption."""
     out = FileReplay(str(path))
     state = Replay(order_key=order_key)
     if on_start is not None:
@@ -79,7 +83,7 @@ def replay_file(
     last: dict | StepLine | None = None
     cards = 0
     file = path.name
-    for item in file_records(path, name, secret, steps=True):
+    for item in file_records(path, name, secret, steps=True, torn_from=torn_from):
         if type(item) is StepLine:  # most records: a step, its events compared as bytes
             if item.input.get("kind") == "card":
                 cards += 1
@@ -92,6 +96,9 @@ def replay_file(
                 on_events(item, step.events)
             last = item
             continue
+        if isinstance(item, TornTail):
+            out.torn = item
+            break
         if isinstance(item, BadRecord):
             out.bad = item
             break
@@ -135,6 +142,8 @@ class JournalReplay:
     # Where each table's ruleset and decks are set, in order: its first checkpoint's, then each that names
     # others ({file, table, ruleset, decks}).
     rulesets: list[dict] = field(default_factory=list)
+    # per table: its last file's torn last line (TornTail.to_json), a write cut by a stop
+    torn: dict[str, dict] = field(default_factory=dict)
     # per table: its last file as replayed (where the journal ends, held against the verified mark)
     last_files: dict[str, tuple[ch.FileName, FileReplay]] = field(default_factory=dict, repr=False)
 
@@ -143,9 +152,9 @@ class JournalReplay:
         return not self.differences and self.corrupt is None
 
 
-def _job(job: tuple[str, ch.FileName | None, bytes | None, bytes | None]) -> FileReplay:
-    path, name, secret, order_key = job
-    return replay_file(Path(path), name, secret, order_key=order_key)
+def _job(job: tuple[str, ch.FileName | None, bytes | None, bytes | None, int | None]) -> FileReplay:
+    path, name, secret, order_key, torn_from = job
+    return replay_file(Path(path), name, secret, order_key=order_key, torn_from=torn_from)
 
 
 def replay_journal(
@@ -165,7 +174,10 @@ def replay_journal(
     marks = read_marks(Path(path), found.tables) if Path(path).is_dir() else None
     if marks is not None:  # listed again after the marks, as verify lists them
         found = journal_files(path)
-    work = [(str(p), name, secret, order_key) for files in found.tables for p, name in files]
+    limits = torn_limits(found.tables, marks) if marks is not None else {}
+    work = [(str(p), name, secret, order_key,
+             limits.get(name.table) if name is not None and i == len(files) - 1 else None)
+            for files in found.tables for i, (p, name) in enumerate(files)]
     results = _results(work, jobs, on_events, on_start)
     try:
         total = _join(found.tables, results)
@@ -197,8 +209,8 @@ def _mark_fault(directory: Path, last_files: dict[str, tuple[ch.FileName, FileRe
 def _results(work: list, jobs: int, on_events: OnEvents | None,
              on_start: Callable[[Replay], None] | None = None) -> Generator[FileReplay, None, None]:
     if jobs <= 1 or len(work) <= 1:
-        for p, name, secret, order_key in work:
-            yield replay_file(Path(p), name, secret, on_events, order_key, on_start)
+        for p, name, secret, order_key, torn_from in work:
+            yield replay_file(Path(p), name, secret, on_events, order_key, on_start, torn_from)
         return
     import multiprocessing
     import threading
@@ -257,5 +269,7 @@ def _join(tables: list, results: Iterator[FileReplay]) -> JournalReplay:
             if result.bad is not None:
                 total.corrupt = result.bad
                 return total
+            if result.torn is not None and name is not None:
+                total.torn[name.table] = result.torn.to_json()
             before = result
     return total

@@ -45,8 +45,12 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
+from typing import TYPE_CHECKING
 
 from shoed.simulate.dealer import UNREADABLE
+
+if TYPE_CHECKING:
+    from shoed.net.curve import ClientCurve
 
 log = logging.getLogger("shoed.simulate.follow")
 
@@ -64,7 +68,7 @@ class TableFollower:
         self.table = table
         self.events, self.snapshot, self.commands = events, snapshot, commands
         self.key_file, self.server_key_file = key_file, server_key_file
-        self.keys = None  # the dealer's CURVE keys, read when it starts; None: a command endpoint without CURVE
+        self.keys: ClientCurve | None = None  # the dealer's CURVE keys, read when it starts; None: a command endpoint without CURVE
         self.confirm_owed: int | None = None  # the coup whose refused confirm this dealer owes the table
         self.open_misdeals: set[int] = set()  # correctable misdeals the table has not published corrected
         # Set once the table's snapshot is in: a careful dealer looks at the table before the first card

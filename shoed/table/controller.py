@@ -1296,8 +1296,8 @@ class TableController:
         raise CommandRejected("no open misdeal that this corrects")
 
     def _correct(self, step: Step, cmd: str, args: dict[str, Any], by: str | None) -> None:
-        kinds = (md.EXTRA_CARD, md.CARD_AFTER_LAST_COUP, md.CARD_OUT_OF_SEQUENCE, md.CARD_BEFORE_DECISION,
-                 md.BURN_DURING_COUP)
+        kinds: tuple[str, ...] = (md.EXTRA_CARD, md.CARD_AFTER_LAST_COUP, md.CARD_OUT_OF_SEQUENCE,
+                                  md.CARD_BEFORE_DECISION, md.BURN_DURING_COUP)
         if cmd == "burn_card":
             kinds += (md.BURN_SHORT,)
         elif cmd == "end_burn":

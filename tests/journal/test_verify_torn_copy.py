@@ -154,3 +154,19 @@ def test_the_tables_after_a_torn_one_are_still_proved(crashed, tmp_path):
     t2.write_bytes(t2.read_bytes().replace(b"1234", b"1235"))
     rc, report = verify_json(copy)
     assert rc == 1 and Path(report["first_bad"]["file"]).name == t2.name
+
+
+def test_replay_of_a_torn_copy_is_identical_with_the_same_note(crashed, tmp_path):
+    copy, last, lines = copy_of(crashed, tmp_path)
+    whole = b"".join(lines[:-1])
+    last.write_bytes(whole + lines[-1][:40])
+    for jobs in ("1", "2"):
+        done = run_shoed("replay", str(copy), "--json", "--jobs", jobs)
+        assert done.returncode == 0, done.stdout[-600:] + done.stderr[-600:]
+        report = json.loads(done.stdout)
+        assert report["identical"] is True and report["corrupt"] is None
+        assert report["torn"]["t1"]["offset"] == len(whole) and report["torn"]["t1"]["bytes"] == 40
+        assert "cut by a stop" in done.stderr
+    # a complete last line changed stays corruption for replay too
+    last.write_bytes(whole + lines[-1].replace(b'"jseq":', b'"jseq": ', 1))
+    assert run_shoed("replay", str(copy), "--json").returncode == 1
