@@ -70,9 +70,12 @@ Effects:
   tablecloth, as a phone's photographs of a deck are often taken), its edge shown by little more
   than its shadow.
 
-With `--colour-camera`, each picture is read as `shoed vision identify --colour-camera` reads it:
-known to be a colour camera's, so a black card in a picture that shows no colour is read (the
-cost of `no_colour` on such pictures, against the answers without it).
+With `--colour-camera`, each picture is read as a camera source with `colour_camera = true` reads
+it: known to be a colour camera's, so a black card in a picture that shows no colour is read (the
+cost of `no_colour` on such pictures, against the answers without it), unless its three channels
+are one (`watch.monochrome`: `grey`). `tinted` is no colour camera's picture: a night mode that
+tints is the option's documented limit (docs/vision.md), and its wrong answers there are what the
+option costs on a camera that has one.
 
 With `--scene`, each picture is read as a camera's watcher reads the card that comes into its
 view (`shoed.vision.watch`): beside the camera's empty view, here the photograph with the card's
@@ -586,6 +589,7 @@ def main() -> int:
     cv2.setNumThreads(1)
     import shoed
     from shoed.vision.recognize import Recognizer, scene_shows_colour
+    from shoed.vision.watch import monochrome
     from vision_lab import decks, hard_sets
 
     print(f"shoed from {Path(shoed.__file__).parent}")
@@ -609,7 +613,7 @@ def main() -> int:
             for e, (effect, names) in enumerate(effects.items()):
                 corners = np.float32(shot.corners)
                 picture = apply_effects(names, shot.image, draws(seed, j, e), corners)
-                colour = args.colour_camera
+                colour = args.colour_camera and not monochrome(picture)
                 if args.scene and not colour:  # the same effects, drawn alike, over the table without the card
                     empty = apply_effects(names, without_card(shot.image, corners), draws(seed, j, e), corners)
                     colour = scene_shows_colour(cv2.mean(empty)[:3], picture)
