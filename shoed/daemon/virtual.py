@@ -87,14 +87,16 @@ def end_process(proc: subprocess.Popen, timeout: float, sig: int = signal.SIGTER
 
 def _child_setup(parent: int) -> None:
     """In the virtual shoe's process before it runs: the terminal's Ctrl-C is ignored (the daemon
-    stops the shoe, after its own stop is journaled), and the shoe is sent SIGTERM when the daemon
-    dies however it dies (`kill -9` on a bench, outside systemd), so no shoe deals on for no table."""
+    stops the shoe, after its own stop is journaled), and the shoe is killed (SIGKILL: nothing of it
+    must outlive its table, and a stop it could not finish would leave it dealing, its dealer still
+    knocking at the table's ports) when the daemon dies however it dies (`kill -9` on a bench,
+    outside systemd), so no shoe deals on for no table."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if sys.platform.startswith("linux"):
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         if os.getppid() != parent:  # the daemon died before the request took hold
             os._exit(1)
 
