@@ -178,6 +178,9 @@ class _Dealer:
         self.cut_seen = False
         self.last_coup: int | None = None
         self.coup_in_shoe = 0
+        # True while the coup being dealt has a card due by its tableau: the coup in progress for the
+        # cut card. Once it is complete the table counts a cut card as coming out before the next coup.
+        self.coup_open = False
         self.seen: Counter = Counter()
 
     # ----- output ------------------------------------------------------------
@@ -223,6 +226,7 @@ class _Dealer:
         self.cut_seen = False
         self.last_coup = None
         self.coup_in_shoe = 0
+        self.coup_open = False
         self.seen = Counter()
         self.emit(SHOE_INSERTED, decks=decks, cut_from_end=self.setup.cut_card_from_end)
         if self.rules.burn == "first-card":
@@ -249,6 +253,7 @@ class _Dealer:
         self.cut_pos = -1 if self.cut_seen else max(0, len(self.cards) - self.setup.cut_card_from_end)
         self.last_coup = state["last_coup"]
         self.coup_in_shoe = self.coups_dealt = state["coup"]
+        self.coup_open = False
         self.seen = Counter({card: decks for card in full_deck()}) - Counter(self.cards)
         phase = state["phase"]
         if phase in ("burn_first", "burning"):
@@ -319,9 +324,11 @@ class _Dealer:
         return card
 
     def cut_card_out(self) -> None:
-        """The cut card comes out: Macau statutory rules Art. III."""
+        """The cut card comes out: Macau statutory rules Art. III. The coup in progress is the one
+        with a card still due, as the table counts it: out on a card drawn after the coup was
+        complete (an extra card), or in the burn, the cut card comes before the next coup."""
         self.cut_seen = True
-        current = max(self.coup_in_shoe, 1)
+        current = self.coup_in_shoe if self.coup_open else self.coup_in_shoe + 1
         self.last_coup = current if self.rules.last_coup == "current" else current + 1
         self.emit(CUT_CARD, **self.coup_fields())
 
@@ -349,6 +356,7 @@ class _Dealer:
         """One coup, from its first card or from `coup`, the cards of it already dealt."""
         self.coup_in_shoe += 1
         self.coups_dealt += 1
+        self.coup_open = True
         number = self.coups_dealt
         plan, rng = self.plan, self.fault_rng
         missing = number in plan.missing_card_in or (plan.missing_card and rng.random() < plan.missing_card)
@@ -371,6 +379,7 @@ class _Dealer:
                 return self.flush()  # the shoe ran out: the coup stays incomplete
             coup, misdeal = coup.deal(card)
             assert misdeal is None, misdeal  # the dealer only deals what is due
+        self.coup_open = False
         if extra:
             self.draw(mode="game", recipient=EXTRA, fault=FAULT_EXTRA_CARD)
         self.confirm(coup)

@@ -200,6 +200,42 @@ def test_last_coup_rule(rule, after, seed):
     assert events[-1].kind == SHOE_REMOVED
 
 
+@pytest.mark.parametrize("rule, after", [("current", 1), ("one-more", 2)])
+def test_a_cut_card_out_on_an_extra_card_comes_before_the_next_coup_as_the_table_counts_it(rule, after):
+    # The cut card lies right behind coup N's last card, and an extra card is drawn after coup N was
+    # complete: the cut card comes out on it. The table counts a complete coup as no longer in
+    # progress, so the last coup is N+1 (current) or N+2 (one-more); a dealer that took N as the
+    # coup in progress ended the shoe a coup early and waited for a `shoe.finished` that never came.
+    from harness.records import controller_inputs
+    from shoed.table import TableController
+
+    ruleset = replace(PUNTO, last_coup=rule)
+    size = 52 * ruleset.decks
+    clean = run(ruleset, seed=7, cut_from_end=20)
+    last_card = {e.coup: e.position for e in clean if e.is_card and e.coup}
+    n = max(coup for coup, position in last_card.items() if position < size - 20)
+    events = run(ruleset, seed=7, cut_from_end=size - last_card[n] - 1, faults=FaultPlan(extra_card_after=(n,)))
+    i = next(i for i, e in enumerate(events) if e.kind == CUT_CARD)
+    assert events[i].coup == n and events[i + 1].recipient == EXTRA
+    coups = coups_of(events)
+    assert max(coups) == n + after and coups[n + after][-1].last is True
+
+    table = TableController("t1", ruleset, ruleset.decks)
+    out: list[dict] = []
+    for item in controller_inputs(events):
+        step = table.feed(item).events
+        out += step
+        for misdeal in [e["misdeal"] for e in step if e["kind"] == "misdeal"]:  # burned, as the dealer does
+            out += table.feed({"kind": "command", "cmd": "burn_card", "args": {"misdeal": misdeal["id"]},
+                               "client": "dealer", "role": "dealer", "mono_ns": item["mono_ns"] + 1,
+                               "utc_ns": item["utc_ns"] + 1}).events
+    (cut,) = [e for e in out if e["kind"] == "shoe.cut_card"]
+    assert cut["last_coup"] == n + after
+    kinds = [e["kind"] for e in out]
+    assert kinds[-2:] == ["shoe.finished", "shoe.closed"], kinds[-6:]
+    assert out[-1]["reconciliation"]["balanced"] and "coup.void" not in kinds
+
+
 @pytest.mark.parametrize("cut_from_end", [6, 14, 60, 200])
 def test_cut_card_comes_out_before_its_card(cut_from_end):
     events = run(seed=9, cut_from_end=cut_from_end)
