@@ -10,6 +10,7 @@ larger than a configuration ever is (read to a bound, never whole).
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -106,18 +107,55 @@ def test_a_journal_dir_that_is_a_file_or_cannot_be_made_is_refused_before_anythi
                         f"journal_dir afile/journal cannot be made: {tmp_path / 'afile'} is not a directory")
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")
-def test_a_journal_dir_this_user_cannot_write_is_refused(tmp_path):
-    closed = tmp_path / "closed"
+def _as_nobody(work) -> str:
+    """`work()`'s ConfigError text (or "passed"), run as this user, or as nobody where this is root
+    (who may write anywhere): in a child process, told back through a pipe."""
+    if os.geteuid() != 0:
+        try:
+            work()
+        except ConfigError as exc:
+            return str(exc)
+        return "passed"
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child reports through the pipe
+        try:
+            os.setgid(65534)
+            os.setuid(65534)
+            try:
+                work()
+                said = "passed"
+            except ConfigError as exc:
+                said = str(exc)
+            os.write(write, said.encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        said = pipe.read().decode()
+    os.waitpid(child, 0)
+    return said
+
+
+def test_a_journal_dir_this_user_cannot_write_is_refused():
+    import shutil
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="shoed-closed-"))  # in /tmp: nobody may pass through to `closed`
+    base.chmod(0o755)
+    closed = base / "closed"
     closed.mkdir()
     closed.chmod(0o555)
     try:
-        with pytest.raises(ConfigError, match=r"journal_dir .*closed/journal cannot be made in .*closed: it is not writable"):
-            check(config_from_dict({"journal_dir": str(closed / "journal"), "publish": {"curve_commands": False}}))
-        with pytest.raises(ConfigError, match=r"journal_dir .*closed: it is not writable"):
-            check(config_from_dict({"journal_dir": str(closed), "publish": {"curve_commands": False}}))
+        said = _as_nobody(lambda: check(config_from_dict({"journal_dir": str(closed / "journal"),
+                                                           "publish": {"curve_commands": False}})))
+        assert re.fullmatch(r"journal_dir .*closed/journal cannot be made in .*closed: it is not writable .*", said), said
+        said = _as_nobody(lambda: check(config_from_dict({"journal_dir": str(closed),
+                                                           "publish": {"curve_commands": False}})))
+        assert re.fullmatch(r"journal_dir .*closed: it is not writable .*", said), said
     finally:
         closed.chmod(0o755)
+        shutil.rmtree(base)
 
 
 def test_a_journal_dir_that_can_be_made_passes(tmp_path):
