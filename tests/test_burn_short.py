@@ -169,3 +169,30 @@ def test_the_cut_card_too_close_to_the_end_is_an_alarm(ruleset, cut, alarms):
         assert f"{cut} cards left" in raised[0]["text"] and str(rules.cut_card_min_from_end) in raised[0]["text"]
         assert "cut_card_too_late" not in t.c.alarms  # a notice: nothing is held, play goes on
         assert not t.c.locked
+
+
+def test_a_card_drawn_while_the_exposed_burn_card_waits_to_be_entered_sets_no_burn_count():
+    # The exposed first card unread: the next (face-down) card must not become the exposed one and set the
+    # count; it is out of sequence, and the entered card sets the burn.
+    t = Table()
+    t.feed("shoe_inserted", source="native:shoe")
+    t.feed("unreadable", mode="burn", code="not_read", source="native:shoe")
+    t.feed("card", card="9C", mode="burn", source="native:shoe")
+    assert [m["misdeal"]["kind"] for m in t.of("misdeal")] == ["unreadable_card", "card_out_of_sequence"]
+    assert t.c.shoe.burn_first is None and t.of("shoe.burn") == []
+    assert t.command("enter_card", card="2H")["ok"]
+    assert (str(t.c.shoe.burn_first), t.c.shoe.burn_due) == ("2H", 2)
+
+
+def test_an_unread_burn_short_burned_after_the_burn_leaves_the_shoe_balanced():
+    t = Table(auto_confirm=True)
+    t.feed("shoe_inserted", source="native:shoe")
+    t.feed("card", card="2H", mode="burn", source="native:shoe")  # two to burn
+    t.feed("card", card="3C", mode="burn", source="native:shoe")
+    t.feed("unreadable", mode="game", code="not_read", source="native:shoe")  # a game card unread: burn_short
+    t.feed("card", card="4C", mode="burn", source="native:shoe")  # the second burn: the burn is over
+    assert t.command("burn_card")["ok"]  # the unread one was a burn after all
+    assert t.command("close_shoe")["ok"]
+    reconciliation = t.of("shoe.closed")[-1]["reconciliation"]
+    assert reconciliation["balanced"] is True and reconciliation["unaccounted"] == 0
+    assert reconciliation["burned_unread"] == 1 and reconciliation["burned"] == 4

@@ -81,6 +81,11 @@ def test_two_endpoints_on_one_port_and_address_are_refused_before_anything_is_ma
     ("tcp://127.0.0.1:0", "tcp://127.0.0.1:0", False),
     ("ipc:///run/a", "ipc:///run/../run/a", True),
     ("ipc:///run/a", "tcp://*:6000", False),
+    # other spellings of one IPv4 address, as the resolver takes them
+    ("tcp://127.1:6000", "tcp://127.0.0.1:6000", True),
+    ("tcp://0177.0.0.1:6000", "tcp://localhost:6000", True),
+    ("tcp://[::ffff:127.0.0.1]:6000", "tcp://127.0.0.1:6000", True),
+    ("tcp://127.1:6000", "tcp://127.0.0.2:6000", False),
 ])
 def test_same_endpoint(a, b, same):
     assert same_endpoint(a, b) is same and same_endpoint(b, a) is same

@@ -47,3 +47,27 @@ def test_times_in_seq_order(tmp_path):
     step = next(e for e in events if e["kind"] == "table.clock_step")
     after = [e for e in events if e["seq"] > step["seq"]]
     assert step["utc"].startswith("2026-09-21T13:") and after and all(e["utc"] > step["utc"] for e in after)
+
+
+def test_a_wall_clock_stepped_back_is_followed_only_from_the_clock_step(tmp_path):
+    # Under a second back (no step is reported): the time of the one before. An input stamped after a step
+    # but handled before its `clock` input: the time of the one before too. From the clock step on: the new time.
+    loop = table_loop(tmp_path)
+    items = [
+        {"kind": "power", "state": "on", "clean": True, "sources": ["shoe"], "mono_ns": 10 * S, "utc_ns": T0},
+        {"kind": "alarm", "code": "E1", "source": "shoe", "mono_ns": 11 * S, "utc_ns": T0 + S - S // 2},
+        {"kind": "alarm", "code": "E2", "source": "shoe", "mono_ns": 12 * S, "utc_ns": T0 - 3598 * S},
+        {"kind": "clock", "what": "step", "step_ns": -3600 * S, "utc_before_ns": T0 + 3 * S,
+         "mono_ns": 13 * S, "utc_ns": T0 - 3597 * S},
+    ]
+    items.insert(1, {"kind": "alarm", "code": "E0", "source": "shoe", "mono_ns": 10 * S + 1, "utc_ns": T0 + S})
+    for item in items:
+        loop.handle(item)
+    loop.journal.close()
+    events = list(loop.recent)
+    utcs = [e["utc"] for e in events]
+    step = next(i for i, e in enumerate(events) if e["kind"] == "table.clock_step")
+    assert utcs[:step] == sorted(utcs[:step])  # never back before the step
+    assert items[2]["utc_ns"] == T0 + S and items[2]["read_utc_ns"] == T0 + S - S // 2
+    assert items[3]["utc_ns"] == T0 + S and items[3]["read_utc_ns"] == T0 - 3598 * S
+    assert items[4]["utc_ns"] == T0 - 3597 * S and "read_utc_ns" not in items[4]

@@ -441,15 +441,22 @@ def _tcp_hosts(host: str) -> tuple[str, ...]:
     (an interface, a host name) as written, in lower case."""
     import ipaddress
 
+    import socket
+
     host = host.lower()
     if host.startswith("[") and host.endswith("]"):
         host = host[1:-1]
     if host == "localhost":
         return _LOCALHOST
     try:
-        host = str(ipaddress.ip_address(host))
+        address = ipaddress.ip_address(host)
+        mapped = getattr(address, "ipv4_mapped", None)  # ::ffff:127.0.0.1 is 127.0.0.1
+        host = str(mapped or address)
     except ValueError:
-        pass
+        try:  # the spellings the resolver takes for an IPv4 address as well: 127.1, 0177.0.0.1, 0x7f.1
+            host = socket.inet_ntoa(socket.inet_aton(host))
+        except OSError:
+            pass
     return ("*",) if host in _EVERY_ADDRESS else (host,)
 
 

@@ -50,6 +50,7 @@ from shoed.daemon.virtual import DRIVER as VIRTUAL_DRIVER
 from shoed.daemon.virtual import VirtualShoeError, VirtualShoeProcess
 from shoed.table.replay import Replay, UnusableRecord, checkpoint_record, step_record
 from shoed.table import StartShoeFile, TableController, WorkOutOdds
+from shoed.table.controller import BEHAVIOUR
 
 if TYPE_CHECKING:
     import zmq
@@ -600,13 +601,17 @@ class TableLoop:
     def _in_time_order(self, item: dict[str, Any]) -> None:
         """Event times never go backwards in seq order: a reading stamped when the shoe's bytes
         arrived can be handled after a command or the live odds stamped later. Such an input
-        (stamped before the last on the monotonic clock) takes the time of the one before; its own
-        stays in `read_mono_ns` / `read_utc_ns`. A wall clock stepped back is no such reordering:
-        `utc` follows it from the `table.clock_step` on (the monotonic clock says the order)."""
+        (stamped before the last) takes the time of the one before; its own stays in `read_mono_ns` /
+        `read_utc_ns`. The wall clock stepped back is followed only from the `table.clock_step` that says
+        so (the `clock` input: the new time from there on); a step too small to be one (under a second)
+        or an input stamped before the step was seen keeps the time of the one before."""
         last_mono, last_utc = self.last_stamp
-        if item["mono_ns"] < last_mono:
-            item["read_mono_ns"], item["read_utc_ns"] = item["mono_ns"], item["utc_ns"]
-            item["mono_ns"], item["utc_ns"] = last_mono, max(item["utc_ns"], last_utc)
+        mono, utc = item["mono_ns"], item["utc_ns"]
+        stepped = item.get("kind") == "clock" and item.get("what") != "stall"
+        if mono < last_mono or (utc < last_utc and not stepped):
+            item["read_mono_ns"], item["read_utc_ns"] = mono, utc
+            item["mono_ns"] = max(mono, last_mono)
+            item["utc_ns"] = max(utc, last_utc)
         self.last_stamp = (item["mono_ns"], item["utc_ns"])
 
     def _tick(self) -> None:
@@ -793,7 +798,7 @@ class Daemon:
             table.pending_inputs += found
             table.pending_inputs += sources.open_pending(controller)
             # Start-up record: power on, and whether the last stop was clean.
-            table.handle({"kind": "power", "state": "on", "clean": stopped_clean,
+            table.handle({"kind": "power", "state": "on", "clean": stopped_clean, "behaviour": BEHAVIOUR,
                           "sources": sources.reader_sources(cfg), "auto_confirm": self._auto_confirm(),
                           "recovery": [n.to_json() for n in journal.recovery]})
             self._powered_on = True

@@ -155,10 +155,11 @@ class TornTail:
 
     def describe(self) -> str:
         name = Path(self.file).name
-        return (f"the last line of {name} (line {self.line}, {self.bytes} bytes from byte {self.offset}) is a "
-                "write cut by a stop (a crash or power cut): it has no newline and was never acknowledged; "
+        return (f"the last line of {name} (line {self.line}, {self.bytes} bytes from byte {self.offset}) has no "
+                "newline: a write cut by a stop (a crash or power cut), never acknowledged, as start-up takes it; "
                 f"the daemon cuts it at its next start and keeps it as evidence ({name}.torn-{self.offset}). "
-                "The records before it are intact")
+                "The records before it are intact. Records cut from the end look the same: only the witness "
+                "(verify --witness) tells them apart")
 
 
 def verified_offset(raw: bytes | None | OSError, file: str) -> int:

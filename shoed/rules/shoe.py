@@ -70,6 +70,9 @@ class Shoe:
     cut_card_seen: bool = False
     last_coup: int | None = None  # number of the last coup, once the cut card has come out
     coups_dealt: int = 0  # coups opened so far
+    # A burn card burned unread is counted out of the shoe (`counts.unread`); False: as a table of behaviour 1
+    # counted it (burned, not out of the shoe), for the journals it recorded (shoed.table.controller.BEHAVIOUR).
+    counts_unread: bool = True
     # Cards seen, whatever their fate: the sum of `seen`, kept as the cards come and go back.
     total_seen: int = field(default=0, init=False)
 
@@ -143,14 +146,23 @@ class Shoe:
         if self.phase != BURNING:
             return False
         self.counts.burned += 1
-        self.counts.unread += 1
+        if self.counts_unread:
+            self.counts.unread += 1
         self._burned_one()
         return True
+
+    def burned_unread_late(self) -> None:
+        """A card never read, burned by the pit's word once the burn was over (a burn_short's burn_card): a card
+        out of the shoe, burned, no identity seen."""
+        self.counts.burned += 1
+        if self.counts_unread:
+            self.counts.unread += 1
 
     def unread_identified(self, card: Card) -> tuple[int, bool]:
         """A burn card burned unread whose identity is known now (a card-reading shuffler's order): seen,
         no longer unread. Returns what `note` returns."""
-        self.counts.unread -= 1
+        if self.counts.unread:
+            self.counts.unread -= 1
         return self.note(card)
 
     def _burned_one(self) -> None:

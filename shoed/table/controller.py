@@ -54,6 +54,14 @@ IDENTITY = ("vendor", "serial", "boot")
 
 _BURN_PHASES = frozenset((BURN_FIRST, BURNING))  # the shoe's phases in which a card out of it is burned
 
+# How the table takes what comes, as a number journaled in its checkpoints ("behaviour"; 1 where a checkpoint
+# names none): a journal replays under the behaviour it was recorded under, and a table moves to a newer one
+# only with a new shoe, told by the power-on input ("behaviour"), so that replay equals record across versions.
+# 2: a game card the shoe reports while the burn is due is the misdeal burn_short; a card drawn while an
+# unreadable card waits to be entered is out of sequence; a burn card burned unread is counted out of the shoe;
+# the cut card placed too near the end is a notice (cut_card_too_late); a shuffle abandoned is said.
+BEHAVIOUR = 2
+
 
 def utc_text(utc_ns: int) -> str:
     """ISO 8601 UTC with microseconds, from the input's own timestamp: what
@@ -223,6 +231,8 @@ class TableController:
     # A card-reading shuffler's shuffles (shoed.table.shuffle); None at a table without one.
     shuffler: shuffle_table.ShufflerState | None = None
     order_key: bytes | None = None  # opens the shuffler's sealed order (docs/shuffler.md); set by the shell
+    behaviour: int = BEHAVIOUR  # how this table takes what comes (BEHAVIOUR); a journal's own from its checkpoint
+    behaviour_next: int = 0  # the behaviour the power-on asked for, taken with the next shoe
     # now_utc as its events carry it (utc_text), made with the input: most inputs make events, and an input of
     # the time of the one before it (the live odds) keeps the text made for that one.
     utc: str = field(init=False, repr=False, compare=False)
@@ -413,6 +423,9 @@ class TableController:
             **({"identities": dict(self.identities)} if self.identities else {}),
             **({"frames": dict(self.frames)} if self.frames else {}),
             **({"shuffler": self.shuffler.to_json(self.order_key)} if self.shuffler is not None else {}),
+            # The behaviour it was recorded under, and the one it takes with its next shoe (left out: 1, none).
+            **({"behaviour": self.behaviour} if self.behaviour > 1 else {}),
+            **({"behaviour_next": self.behaviour_next} if self.behaviour_next > self.behaviour else {}),
             # Since when the table waits (mono_ns, utc_ns): a stall after the file opened is timed from it.
             **({"wait_since": list(self.wait_since)} if self.wait_since != (0, 0) else {}),
         }
@@ -440,16 +453,20 @@ class TableController:
             identities=dict(state.get("identities", {})),
             frames=dict(state.get("frames", {})),
             shuffler=shuffle_table.ShufflerState.from_json(state.get("shuffler"), options.get("order_key")),
+            behaviour=_behaviour(state.get("behaviour"), 1),
+            behaviour_next=_behaviour(state.get("behaviour_next"), 0),
         )
         shoe = state.get("shoe")
         closed = state.get("closed_shoe")
         if not shoe and isinstance(closed, dict):
             # Only what names it: its cards and counts are in the file before (the snapshot shows none of them).
-            table.shoe = table.closed_stub = Shoe(ruleset, int(closed["decks"]), shoe_id=closed["id"], phase=CLOSED)
+            table.shoe = table.closed_stub = Shoe(ruleset, int(closed["decks"]), shoe_id=closed["id"], phase=CLOSED,
+                                                  counts_unread=table.behaviour >= 2)
             table.coup_no = int(state.get("coup_no", 0))
             table.coup_state = state.get("coup_state", NO_COUP)
         if shoe:
-            table.shoe = Shoe(ruleset, int(shoe["decks"]), shoe_id=shoe["id"], phase=shoe.get("phase", BURN_FIRST))
+            table.shoe = Shoe(ruleset, int(shoe["decks"]), shoe_id=shoe["id"], phase=shoe.get("phase", BURN_FIRST),
+                              counts_unread=table.behaviour >= 2)
             table.coup_no = int(state.get("coup_no", 0))
             table.coup_state = state.get("coup_state", NO_COUP)
             table.burn_mode = bool(state.get("burn_mode", False))
@@ -527,8 +544,10 @@ class TableController:
         if self.shoe is not None and self.shoe.phase != CLOSED:
             self._close_shoe(step, "a new shoe was opened")
         self.shoes_opened += 1
+        if self.behaviour_next > self.behaviour:  # a newer behaviour, asked for at the power-on: from this shoe
+            self.behaviour, self.behaviour_next = self.behaviour_next, 0
         shoe_id = f"{self.utc[:19].replace('-', '').replace(':', '')}-{self.shoes_opened}"
-        self.shoe = Shoe(self.ruleset, decks or self.decks, shoe_id=shoe_id)
+        self.shoe = Shoe(self.ruleset, decks or self.decks, shoe_id=shoe_id, counts_unread=self.behaviour >= 2)
         self.coup, self.coup_no, self.coup_state = None, 0, NO_COUP
         self.results, self.pending, self.burn_mode = [], [], False
         self.roads, self.odds = RoadBuilder(), None
@@ -563,7 +582,7 @@ class TableController:
         last = self.shoe.cut_card(self.coup_state == OPEN)
         self._emit(step, ev.ShoeCutCard, last_coup=last, rule=self.ruleset.last_coup)
         left, least = self.shoe.cards_left, self.ruleset.cut_card_min_from_end
-        if first and left < least:
+        if first and left < least and self.behaviour >= 2:
             # The cut card lies at least `cut_card_min_from_end` cards from the end (Macau statutory rules Art. II):
             # a notice for surveillance, the shoe goes on.
             self._emit(step, ev.Alarm, alarm="cut_card_too_late", active=True,
@@ -840,8 +859,17 @@ class TableController:
             # Held (an integrity fault, a forged frame, another shoe): nothing is dealt until the pit decides.
             return self._not_dealt(step, card, source, confidence, faced, manual,
                                    md.card_out_of_sequence(text, f"the table was held ({self.locked})"))
+        unread = None if manual or self.behaviour < 2 else next(
+            (p for p in self.pending if p["kind"] == md.UNREADABLE_CARD), None)
+        if unread is not None:
+            # The card the reader could not identify holds its place until it is entered: a card drawn meanwhile
+            # (a shoe without a gate, or one out before the gate locked) would take that place, and every card
+            # after it the wrong hand; or, where it was the exposed first burn card, set the burn's count.
+            # It is not dealt nor burned (burn it, as a held table's).
+            return self._not_dealt(step, card, source, confidence, faced, manual, md.card_out_of_sequence(
+                text, f"misdeal {unread['id']} (unreadable_card) was open: enter that card first"))
         if get("mode") == "game" and not manual and (phase in _BURN_PHASES or self._burn_short_open) \
-                and self._tells_mode(source):
+                and self.behaviour >= 2 and self._tells_mode(source):
             # The shoe's own word: a game card. Burned, the coup would open on a later card (every card after it
             # in the wrong hand); dealt, the burn would end short. Held for the pit (end_burn or burn_card).
             return self._not_dealt(step, card, source, confidence, faced, manual, self._burn_short(text))
@@ -860,13 +888,6 @@ class TableController:
             return
         if phase == FINISHED:
             return self._not_dealt(step, card, source, confidence, faced, manual, md.card_after_last_coup(text))
-        unread = None if manual else next((p for p in self.pending if p["kind"] == md.UNREADABLE_CARD), None)
-        if unread is not None:
-            # The card the reader could not identify holds its place in the coup until it is entered: a card
-            # drawn meanwhile (a shoe without a gate, or one that came before the gate locked) would take that
-            # place, and every card after it the wrong hand. It is not dealt (burn it, as a held table's).
-            return self._not_dealt(step, card, source, confidence, faced, manual, md.card_out_of_sequence(
-                text, f"misdeal {unread['id']} (unreadable_card) was open: enter that card first"))
         if self.coup_state != OPEN and (self.auto_confirm or self._fallback_dealing) and not self.pending:
             self._confirm(step, source)
         coup = self.coup
@@ -940,10 +961,9 @@ class TableController:
         card = card_of(text) if text else None
         if cmd == "burn_card":
             if card is None:
-                if shoe.burn_unread():
-                    self._emit(step, ev.ShoeBurn, card=None, exposed=False, burn_due=shoe.burn_due, source=by)
-                else:  # the burn was over meanwhile: a card out of the shoe, to the discard
-                    shoe.discard()
+                if not shoe.burn_unread():  # the burn was over meanwhile: burned all the same, by the pit's word
+                    shoe.burned_unread_late()
+                self._emit(step, ev.ShoeBurn, card=None, exposed=False, burn_due=shoe.burn_due, source=by)
             else:
                 exposed = shoe.phase == BURN_FIRST
                 shoe.burn(card)
@@ -972,7 +992,8 @@ class TableController:
         source = item.get("source", "shoe")
         shoe = self.shoe
         if shoe is not None and item.get("mode") == "game" and item.get("code") not in _DRAW_CODES \
-                and (shoe.phase == BURNING or self._burn_short_open) and self._tells_mode(source):
+                and (shoe.phase == BURNING or self._burn_short_open) and self.behaviour >= 2 \
+                and self._tells_mode(source):
             # Reported a game card by the shoe while the burn was due: not taken as a burn card burned unread.
             self._emit(step, ev.Card, card=None, recipient="unreadable", source=source, reason=item.get("code"))
             self._misdeal(step, self._burn_short(None), source)
@@ -1178,10 +1199,19 @@ class TableController:
         """The daemon started or stopped (table-game-standards item 6: power on, unclean stop)."""
         if item.get("state") == "on":
             clean = bool(item.get("clean", True))
+            wanted = _behaviour(item.get("behaviour"), 0)
+            if wanted > self.behaviour:  # a newer daemon: its behaviour from the next shoe (now, if none is open)
+                if self.between_shoes:
+                    self.behaviour = wanted
+                    if self.shoe is not None:
+                        self.shoe.counts_unread = wanted >= 2
+                else:
+                    self.behaviour_next = wanted
             since_mono, since_utc = self.wait_since
-            if since_mono > self.now_mono and since_utc:
-                # A new boot: its monotonic clock began again. The wait goes on from when it began on the
-                # wall clock, else `stalled` would keep silent for as long as the last boot had run.
+            if since_utc and max(wanted, self.behaviour) >= 2:
+                # The daemon started again, perhaps on a new boot whose monotonic clock began again: the wait goes
+                # on from when it began on the wall clock (on the same boot that is where it was), else `stalled`
+                # would keep silent for as long as the last boot had run, or come at once.
                 self.wait_since = (self.now_mono - max(0, self.now_utc - since_utc), since_utc)
             if "auto_confirm" in item:  # the configured setting, journaled with the power-on (replay learns it)
                 self.auto_confirm = bool(item["auto_confirm"])
@@ -1369,3 +1399,8 @@ shuffle_table.install(_HANDLERS)  # a card-reading shuffler's reports
 # card out of the shoe have no order to check against, so its own handlers take the cards.
 _NO_SHUFFLER_HANDLERS: dict[str, shuffle_table.Handler] = _HANDLERS | {
     "card": TableController._on_card, "unreadable": TableController._on_unreadable}
+
+
+def _behaviour(value: object, default: int) -> int:
+    """A behaviour number as a checkpoint or a power-on gives it (BEHAVIOUR); `default` for none."""
+    return value if type(value) is int and value > 0 else default

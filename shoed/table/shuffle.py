@@ -190,7 +190,7 @@ def on_shuffle_started(table: TableController, item: Item, step: Step) -> None:
     is taken, and no deck of it is looked for."""
     detail = _detail(item)
     state = _state(table)
-    if state.current is not None:
+    if state.current is not None and table.behaviour >= 2:
         old = state.current
         table._emit(step, ev.DeviceWarning, code="shuffle_abandoned",
                     text=f"shuffle {old['shuffle']} abandoned by shuffle {detail.get('shuffle')}, "

@@ -99,6 +99,7 @@ def record(scenario: Scenario, directory: Path) -> int:
     from shoed.rules.odds import live_odds
     from shoed.rules.ruleset import load_ruleset
     from shoed.table import StartShoeFile, TableController, WorkOutOdds
+    from shoed.table.controller import BEHAVIOUR
 
     class NoSync(FileOps):  # the bytes are the same; the corpus is written once
         def fsync(self, fd: int) -> None:
@@ -150,7 +151,7 @@ def record(scenario: Scenario, directory: Path) -> int:
                 if coups_seen in scenario.void_coups:
                     pit(command("void", reason="card exposed"), None)
 
-    handle({"kind": "power", "state": "on", "clean": True, "sources": sources, "recovery": []})
+    handle({"kind": "power", "state": "on", "clean": True, "sources": sources, "recovery": [], "behaviour": BEHAVIOUR})
     inputs = list(_shoe_inputs(scenario))
     shoes_done = 0
     lost_from = len(inputs) // 3 if scenario.camera else None
@@ -175,7 +176,8 @@ def record(scenario: Scenario, directory: Path) -> int:
             shoes_done += 1
             if shoes_done < scenario.shoes and scenario.name == "punto-banco":
                 handle({"kind": "power", "state": "off"})
-                handle({"kind": "power", "state": "on", "clean": True, "sources": sources, "recovery": []})
+                handle({"kind": "power", "state": "on", "clean": True, "sources": sources, "recovery": [],
+                        "behaviour": BEHAVIOUR})
     handle({"kind": "power", "state": "off"})
     journal.close()
     # The verified-up-to mark is the box's own state (inodes, times), not the journal's record.

@@ -5,6 +5,10 @@ rulesets with every dealing fault corrected by the pit, voids, Royal decisions, 
 shoe and a camera, live odds and power cycles. Replay equals record because the controller is pure:
 a change that alters one byte of one event fails here, and a change of behaviour made on purpose
 records the corpus again (`python -m tests.corpus.record`) and says so in the CHANGELOG.
+
+The journals an earlier behaviour recorded (shoed.table.controller.BEHAVIOUR; `journals-behaviour-1/`: the
+same scenarios, recorded before behaviour 2) are kept: they must replay byte for byte too, under the
+behaviour their checkpoints name, as surveillance replays a journal of an earlier version.
 """
 
 from __future__ import annotations
@@ -14,22 +18,25 @@ import pytest
 from shoed.journal import iter_records, verify
 from shoed.journal.chain import canonical
 from shoed.table.replay import Replay
-from tests.corpus.record import JOURNALS, SCENARIOS, record, same_bytes
+from tests.corpus.record import HERE, JOURNALS, SCENARIOS, record, same_bytes
 
 NAMES = [s.name for s in SCENARIOS]
+EARLIER = [HERE / "journals-behaviour-1"]  # the corpus as earlier behaviours recorded it, replayed as it is
+EVERY = [(folder / name) for folder in (JOURNALS, *EARLIER) for name in NAMES]
+EVERY_IDS = [f"{path.parent.name}/{path.name}" for path in EVERY]
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_the_journal_is_intact(name):
-    report = verify(JOURNALS / name)
+@pytest.mark.parametrize("path", EVERY, ids=EVERY_IDS)
+def test_the_journal_is_intact(path):
+    report = verify(path)
     assert report.ok, report
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_replay_gives_every_recorded_event_byte_for_byte(name):
+@pytest.mark.parametrize("path", EVERY, ids=EVERY_IDS)
+def test_replay_gives_every_recorded_event_byte_for_byte(path):
     state = Replay()
     compared = 0
-    for record_ in iter_records(JOURNALS / name):
+    for record_ in iter_records(path):
         replayed = state.feed(record_, None)
         if record_.get("kind") == "step":
             assert canonical(replayed) == canonical(record_["events"]), f"jseq {record_['jseq']}"
@@ -62,8 +69,8 @@ def test_the_corpus_covers_what_it_claims():
     assert {"table.stopped", "table.started", "shoe.odds"} <= kinds["punto-banco"]
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_every_event_is_its_schema_struct_byte_for_byte(name):
+@pytest.mark.parametrize("path", EVERY, ids=EVERY_IDS)
+def test_every_event_is_its_schema_struct_byte_for_byte(path):
     """The schema (shoed.table.events) is exact: an event read into its struct and written again is the
     same canonical JSON, so the structs can build the events and `shoed schema` tells the truth."""
     import msgspec
@@ -72,9 +79,19 @@ def test_every_event_is_its_schema_struct_byte_for_byte(name):
 
     encoder = msgspec.json.Encoder(order="sorted")
     kinds = set()
-    for record_ in iter_records(JOURNALS / name):
+    for record_ in iter_records(path):
         for event in record_.get("events", []):
             struct = msgspec.convert(event, Event)
             assert encoder.encode(struct) == canonical(event), event
             kinds.add(event["kind"])
     assert len(kinds) >= 10
+
+
+def test_each_corpus_names_its_behaviour():
+    from shoed.table.controller import BEHAVIOUR
+
+    for name in NAMES:
+        checkpoints = [r for r in iter_records(JOURNALS / name) if r.get("kind") == "checkpoint"]
+        assert {c["state"].get("behaviour") for c in checkpoints} == {BEHAVIOUR}
+        earlier = [r for r in iter_records(EARLIER[0] / name) if r.get("kind") == "checkpoint"]
+        assert {c["state"].get("behaviour") for c in earlier} == {None}  # behaviour 1 names none
