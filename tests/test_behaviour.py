@@ -83,3 +83,21 @@ def test_between_shoes_the_power_on_gives_the_newest_behaviour_at_once():
     table = behaviour_1()
     Feed(table)("power", state="on", clean=True, sources=["native:shoe"], behaviour=BEHAVIOUR)
     assert table.behaviour == BEHAVIOUR and "behaviour_next" not in table.checkpoint()
+
+
+def test_journals_an_earlier_version_recorded_in_the_cases_behaviour_2_changed_replay_as_recorded():
+    # Written by shoed before behaviour 2 (the code of that day, its own Journal): an unread face-down
+    # burn, a game card while the burn was due, a card drawn while an unreadable card waited. Replayed
+    # under the behaviour they name (none: 1), every event as recorded, and the journal verifies.
+    from pathlib import Path
+
+    from shoed.journal import verify
+    from shoed.journal.replay import replay_journal
+
+    cases = Path(__file__).parent / "corpus" / "behaviour-1-cases"
+    names = sorted(p.name for p in cases.iterdir())
+    assert names == ["game_card_in_burn", "unread_burn", "unread_pending"]
+    for name in names:
+        assert verify(cases / name).ok, name
+        result = replay_journal(cases / name)
+        assert result.identical and result.events > 10, (name, result.differences[:1])
