@@ -116,6 +116,10 @@ def display_event(event: Event, reveal: str = "dealt") -> Event:
         if event.get("alarm") in SURVEILLANCE_ONLY_ALARMS:
             return withheld(event)
         return {k: v for k, v in event.items() if k in ALARM_SHOWN}
+    if kind == "coup.void" and reveal == "result":
+        # Squeezed cards are faced at the result: a coup voided before it never showed them (one voided after
+        # its result had them shown there already).
+        return {**event, "player_cards": [], "banker_cards": []}
     if kind == "shoe.closed":
         shown = {**event, "reconciliation": _reconciliation_shown(event.get("reconciliation"))}
         if isinstance(event.get("reveal"), dict):
@@ -161,6 +165,10 @@ def display_snapshot(snapshot: dict[str, Any], reveal: str = "dealt") -> dict[st
 
         snap["waiting"] = {**waiting, "text": unlock_text(snap.get("locked") or LOCKED)}
     coup = snap.get("coup")
+    coups = snapshot.get("coups")
+    if reveal == "result" and isinstance(coups, list):  # voided coups' cards, as their coup.void shows them
+        snap["coups"] = [{**c, "player_cards": [], "banker_cards": []} if isinstance(c, dict) and c.get("void")
+                         else c for c in coups]
     if reveal == "result" and isinstance(coup, dict) and not coup.get("complete"):
         snap["coup"] = {**coup, "player_cards": [], "banker_cards": [], "player_total": None,
                         "banker_total": None, "player_pair": None, "banker_pair": None, "natural": None}

@@ -61,6 +61,10 @@ CASES = [
         reveal={"shuffle": 7, "order": ["4H", "4S", "JS", "KH"], "salt": "ab" * 32, "commitment": "cd" * 32}),
      "dealt", {"reveal.order": None, "reveal.salt": None, "reveal.shuffle": 7, "reveal.commitment": "cd" * 32}),
     # The text that locked the table may quote a forged frame's bytes (a card).
+    # Squeezed cards voided before their result were never faced; dealt as faced, they were.
+    (ev(24, "coup.void", reason="card exposed", player_cards=["9H"], banker_cards=["KD"]), "result",
+     {"player_cards": [], "banker_cards": []}),
+    (ev(25, "coup.void", reason="card exposed", player_cards=["9H"], banker_cards=["KD"]), "dealt", "same"),
     (ev(21, "table.started", clean=True, ruleset="punto-banco", locked="forged frame 5a0312..."), "dealt",
      {"locked": "locked"}),
 ]
@@ -94,6 +98,10 @@ def test_display_snapshot_keeps_no_hidden_card():
     assert shown["pending_misdeals"] == [{"id": 1, "kind": "extra_card"}]
     assert shown["alarms"] == {"tamper": "tamper"} and shown["coup"]["player_cards"] == ["9H"]
     assert display_snapshot(snap, "result")["coup"]["player_cards"] == []
+    voided = {**snap, "coups": [{"coup": 1, "void": False, "player_cards": ["2C"], "banker_cards": ["3C"]},
+                                {"coup": 2, "void": True, "player_cards": ["9H"], "banker_cards": ["KD"]}]}
+    assert [c["player_cards"] for c in display_snapshot(voided, "result")["coups"]] == [["2C"], []]
+    assert [c["player_cards"] for c in display_snapshot(voided)["coups"]] == [["2C"], ["9H"]]
     locked = {**snap, "journal_head": "6942cc", "journal": {"file": 2, "jseq": 417, "hash": "5c0f"},
               "locked": "forged frame 5a0312...", "alarms": {"forged_frame": "forged frame 5a0312..."},
               "waiting": {"for": "unlock", "text": "the pit to clear the lock (forged frame 5a0312...)"},
