@@ -29,6 +29,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from shoed.daemon.virtual import end_process
@@ -249,3 +250,28 @@ class NotifyListener:
 
     def close(self) -> None:
         self.sock.close()
+
+
+def as_nobody(work: Callable[[], str]) -> str:
+    """What `work()` says, run as the unprivileged user nobody where this runs as root (who may write
+    anywhere), else as this user: in a forked child, told back through a pipe."""
+    if os.geteuid() != 0:
+        return work()
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child reports through the pipe
+        try:
+            os.setgid(65534)
+            os.setuid(65534)
+            try:
+                said = work()
+            except BaseException as exc:  # noqa: BLE001 - told back, for the test to show
+                said = f"raised {exc!r}"
+            os.write(write, said.encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        said = pipe.read().decode()
+    os.waitpid(child, 0)
+    return said

@@ -9,7 +9,6 @@ larger than a configuration ever is (read to a bound, never whole).
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -17,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.processes import as_nobody
 from shoed.daemon.config import ConfigError, check, config_from_dict, endpoint_key, load_config, same_endpoint
 
 NATIVE = '[[sources]]\ndriver = "native"\nurl = "/dev/null"\n'
@@ -112,34 +112,15 @@ def test_a_journal_dir_that_is_a_file_or_cannot_be_made_is_refused_before_anythi
                         f"journal_dir afile/journal cannot be made: {tmp_path / 'afile'} is not a directory")
 
 
-def _as_nobody(work) -> str:
-    """`work()`'s ConfigError text (or "passed"), run as this user, or as nobody where this is root
-    (who may write anywhere): in a child process, told back through a pipe."""
-    if os.geteuid() != 0:
+def _check_says(journal_dir: Path):
+    """What the configuration check says of `journal_dir` ("passed" if nothing)."""
+    def work() -> str:
         try:
-            work()
+            check(config_from_dict({"journal_dir": str(journal_dir), "publish": {"curve_commands": False}}))
         except ConfigError as exc:
             return str(exc)
         return "passed"
-    read, write = os.pipe()
-    child = os.fork()
-    if child == 0:  # pragma: no cover - the child reports through the pipe
-        try:
-            os.setgid(65534)
-            os.setuid(65534)
-            try:
-                work()
-                said = "passed"
-            except ConfigError as exc:
-                said = str(exc)
-            os.write(write, said.encode())
-        finally:
-            os._exit(0)
-    os.close(write)
-    with os.fdopen(read, "rb") as pipe:
-        said = pipe.read().decode()
-    os.waitpid(child, 0)
-    return said
+    return work
 
 
 def test_a_journal_dir_this_user_cannot_write_is_refused():
@@ -152,11 +133,10 @@ def test_a_journal_dir_this_user_cannot_write_is_refused():
     closed.mkdir()
     closed.chmod(0o555)
     try:
-        said = _as_nobody(lambda: check(config_from_dict({"journal_dir": str(closed / "journal"),
-                                                           "publish": {"curve_commands": False}})))
+        assert _check_says(base / "open")() == "passed"  # its modules loaded here: nobody may not read them
+        said = as_nobody(_check_says(closed / "journal"))
         assert re.fullmatch(r"journal_dir .*closed/journal cannot be made in .*closed: it is not writable .*", said), said
-        said = _as_nobody(lambda: check(config_from_dict({"journal_dir": str(closed),
-                                                           "publish": {"curve_commands": False}})))
+        said = as_nobody(_check_says(closed))
         assert re.fullmatch(r"journal_dir .*closed: it is not writable .*", said), said
     finally:
         closed.chmod(0o755)
