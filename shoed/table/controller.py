@@ -859,7 +859,8 @@ class TableController:
             # Held (an integrity fault, a forged frame, another shoe): nothing is dealt until the pit decides.
             return self._not_dealt(step, card, source, confidence, faced, manual,
                                    md.card_out_of_sequence(text, f"the table was held ({self.locked})"))
-        unread = None if manual or self.behaviour < 2 else next(
+        # (A plain shoe's draw is the shuffle's own to place: shoed.table.shuffle.on_draw keeps its positions.)
+        unread = None if manual or self.behaviour < 2 or source == shuffle_table.DRAWN else next(
             (p for p in self.pending if p["kind"] == md.UNREADABLE_CARD), None)
         if unread is not None:
             # The card the reader could not identify holds its place until it is entered: a card drawn meanwhile
