@@ -78,15 +78,15 @@ def test_shoed_command_and_an_endpoint_that_disagree_on_curve_say_so_at_once(bas
     keyed = base / "keyed"
     keyed.mkdir()
     with Daemon(base, "--config", bench_config(base), "--source", f"native:{base}/noshoe") as bench:
-        code, lines, took = command("status", "--endpoint", bench.commands, "--timeout", "20", *client_keys(base))
+        code, lines, took = command("status", "--endpoint", bench.commands, "--timeout", "120", *client_keys(base))
         assert code == 2 and len(lines) == 1 and "--no-curve" in lines[0] and "without CURVE" in lines[0], lines
-        assert took < 15
+        assert took < 60  # told at once, never the 120 s timeout: bounded loosely, the machine may be loaded
         code, lines, _ = command("status", "--no-curve", "--endpoint", bench.commands)
         assert code == 0 and lines[0].startswith("table t1 ·"), lines
     with Daemon(keyed, "--source", f"native:{keyed}/noshoe") as curve:
-        code, lines, took = command("status", "--no-curve", "--endpoint", curve.commands, "--timeout", "20")
+        code, lines, took = command("status", "--no-curve", "--endpoint", curve.commands, "--timeout", "120")
         assert code == 2 and len(lines) == 1 and "CURVE keys only" in lines[0], lines
-        assert took < 15
+        assert took < 60
 
 
 def test_a_command_that_fails_costs_the_dealer_one_line_and_it_goes_on(base, caplog):
