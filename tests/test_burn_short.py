@@ -196,3 +196,46 @@ def test_an_unread_burn_short_burned_after_the_burn_leaves_the_shoe_balanced():
     reconciliation = t.of("shoe.closed")[-1]["reconciliation"]
     assert reconciliation["balanced"] is True and reconciliation["unaccounted"] == 0
     assert reconciliation["burned_unread"] == 1 and reconciliation["burned"] == 4
+
+
+def _power_on(t: Table, mode_told: list[str]) -> None:
+    t.feed("power", state="on", clean=True, sources=["shoe"], mode_told=mode_told)
+
+
+def _underburn(t: Table) -> None:
+    t.feed("shoe_inserted", source="shoe")
+    for c in ["4H", "2C", "3C", "5C"]:
+        t.feed("card", card=c, source="shoe", mode="burn")
+    t.feed("card", card="9S", source="shoe", mode="game")
+
+
+def test_a_driver_that_does_not_tell_the_mode_keeps_the_burn():
+    """A package's driver that never sets a reading's mode (it defaults to game) is not taken at its word:
+    the power-on names the readers whose drivers declare `tells_mode`, and this one is not among them."""
+    t = Table()
+    _power_on(t, [])
+    _underburn(t)
+    assert [e["card"] for e in t.of("shoe.burn")] == ["4H", "2C", "3C", "5C", "9S"]
+    assert t.of("misdeal") == []
+
+
+def test_a_driver_that_tells_the_mode_raises_burn_short_and_a_checkpoint_keeps_it():
+    t = Table()
+    _power_on(t, ["shoe"])
+    checkpoint = t.c.checkpoint()
+    assert checkpoint["mode_told"] == ["shoe"]
+    again = TableController.from_checkpoint("t1", t.c.ruleset, t.c.decks, checkpoint)
+    assert again.mode_told == ("shoe",)
+    _underburn(t)
+    (misdeal,) = t.of("misdeal")
+    assert misdeal["misdeal"]["kind"] == "burn_short"
+
+
+def test_a_power_on_that_names_no_mode_told_keeps_every_shoe_at_its_word():
+    """A journal recorded before the power-on named them replays as it was recorded: every reader but a
+    camera or a fallback tells the mode, and its checkpoints carry no `mode_told`."""
+    t = Table()
+    t.feed("power", state="on", clean=True, sources=["shoe"])
+    assert t.c.mode_told is None and "mode_told" not in t.c.checkpoint()
+    _underburn(t)
+    assert [m["misdeal"]["kind"] for m in t.of("misdeal")] == ["burn_short"]

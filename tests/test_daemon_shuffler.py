@@ -92,7 +92,7 @@ def test_a_shuffled_shoe_survives_kill_9_and_its_reveal_matches_the_commitment(b
     # The shuffler is no reader of the table's: the shoe alone deals, with its own buttons.
     powers = [r["input"] for r in records if r["kind"] == "step" and r["input"].get("kind") == "power"
               and r["input"].get("state") == "on"]
-    assert len(powers) == 2 and all(p["sources"] == [f"native:{sim.link}"] for p in powers)
+    assert len(powers) == 2 and all(p["sources"] == p["mode_told"] == [f"native:{sim.link}"] for p in powers)
     assert not any(e["kind"] in ("device.primary", "device.fallback") for e in events)
     opened = next(e for e in events if e["kind"] == "shoe.opened")
     closed = next(e for e in events if e["kind"] == "shoe.closed")

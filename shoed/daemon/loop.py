@@ -356,6 +356,11 @@ class _Sources:
         return [driver.source for source, driver in zip(cfg.sources, self.drivers, strict=True)
                 if _capabilities(source).deals]
 
+    def mode_told(self, cfg: Config) -> list[str]:
+        """The readers whose cards' mode (burn or game) is the shoe's own word (`Capabilities.tells_mode`)."""
+        return [driver.source for source, driver in zip(cfg.sources, self.drivers, strict=True)
+                if _capabilities(source).deals and _capabilities(source).tells_mode]
+
     def update_gate(self, locked: bool) -> list[dict[str, Any]]:
         """Tell the open drivers the gate's state when it changed; what a failing driver gives the table."""
         found: list[dict[str, Any]] = []
@@ -799,7 +804,8 @@ class Daemon:
             table.pending_inputs += sources.open_pending(controller)
             # Start-up record: power on, and whether the last stop was clean.
             table.handle({"kind": "power", "state": "on", "clean": stopped_clean, "behaviour": BEHAVIOUR,
-                          "sources": sources.reader_sources(cfg), "auto_confirm": self._auto_confirm(),
+                          "sources": sources.reader_sources(cfg), "mode_told": sources.mode_told(cfg),
+                          "auto_confirm": self._auto_confirm(),
                           "recovery": [n.to_json() for n in journal.recovery]})
             self._powered_on = True
             if self.config.live_odds:

@@ -61,19 +61,19 @@ _REGISTRY: dict[str, _Entry] = {
         "shoed.drivers.native", "NativeDriver",
         (("serial", "pyserial: pip install pyserial"),),
         "shoed.drivers.native", "shoed firmware protocol over a serial port or any pyserial URL",
-        Capabilities(gate=True, buttons=True, sequenced=True, signals_draws=True),
+        Capabilities(gate=True, buttons=True, sequenced=True, signals_draws=True, tells_mode=True),
     ),
     "native-usb": _Entry(
         "shoed.drivers.native_usb", "NativeUsbDriver",
         (("usb", "pyusb: pip install 'shoed[usb]'"),),
         "shoed.drivers.native", "shoed firmware protocol over USB bulk endpoints (pyusb)",
-        Capabilities(gate=True, buttons=True, sequenced=True, signals_draws=True),
+        Capabilities(gate=True, buttons=True, sequenced=True, signals_draws=True, tells_mode=True),
     ),
     "beetek": _Entry(
         "shoed.drivers.beetek", "BeeTekDriver",
         (("serial", "pyserial: pip install pyserial"),),
         "shoed.drivers.beetek", "Bee-Tek card-reading shoe, ASCII at 9600 8N1",
-        Capabilities(gate=False, buttons=False, sequenced=False),
+        Capabilities(gate=False, buttons=False, sequenced=False, tells_mode=True),
     ),
     "camera": _Entry(
         "shoed.drivers.camera", "CameraDriver",

@@ -118,6 +118,9 @@ class Capabilities:
     fallback: bool = False  # only stands in for a shoe (a camera over its exit): never sets the deal's pace
     deals: bool = True  # its cards are dealt (a shoe, a camera); a card-reading shuffler only reports its shuffles
     signals_draws: bool = False  # a plain shoe on it may send `draw` readings: a card out, its identity the order's
+    # Each card's `mode` (burn or game) is the shoe's own word: a game card while the burn is due is then the
+    # misdeal burn_short. A driver that never says leaves it False: its cards keep the shoe's phase.
+    tells_mode: bool = False
 
     @property
     def auto_confirm(self) -> bool:
@@ -128,7 +131,7 @@ class Capabilities:
     def to_json(self) -> dict:
         return {"reads_identities": self.reads_identities, "gate": self.gate, "buttons": self.buttons,
                 "sequenced": self.sequenced, "fallback": self.fallback, "auto_confirm": self.auto_confirm,
-                "deals": self.deals, "signals_draws": self.signals_draws}
+                "deals": self.deals, "signals_draws": self.signals_draws, "tells_mode": self.tells_mode}
 
 
 class DriverError(Exception):

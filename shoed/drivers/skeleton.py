@@ -36,8 +36,10 @@ from shoed.drivers.base import Capabilities, Driver, Reading
 class SkeletonDriver(Driver):
     name = "skeleton"  # the registry name (the entry point's): what `driver = "..."` says in the configuration
     summary = "one line for `shoed run --help` and `shoed decode --help`"
-    # What the shoe can do: the daemon asks this, never the driver's name.
-    capabilities = Capabilities(reads_identities=True, gate=False, buttons=False, sequenced=False)
+    # What the shoe can do: the daemon asks this, never the driver's name. `tells_mode=True` only where every
+    # card's reading carries the shoe's own mode (burn or game): a game card while the burn is due then holds
+    # the table (burn_short); without it, every card out of the shoe while the burn is due is burned.
+    capabilities = Capabilities(reads_identities=True, gate=False, buttons=False, sequenced=False, tells_mode=False)
     # The keys a `[[sources]]` table may give it besides `driver` and `url`; they reach `__init__` as
     # keyword arguments (`self.options`). Any other key is refused when the configuration is read.
     source_options = frozenset({"baudrate"})

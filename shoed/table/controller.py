@@ -214,6 +214,9 @@ class TableController:
     # over deals at once what it saw before the one it replaces could deliver it.
     priority: tuple[str, ...] = ()
     active_source: str | None = None
+    # The readers whose `mode` (burn or game) is the shoe's own word on each card, as the power-on names them
+    # (the drivers that declare `tells_mode`); None where it named none: then every reader's but a camera's.
+    mode_told: tuple[str, ...] | None = None
     ahead: dict[str, list[str]] = field(default_factory=dict)
     behind: dict[str, list[str]] = field(default_factory=dict)
     # Readers whose reads are out of step with what was dealt (a read that matched no card dealt),
@@ -416,6 +419,7 @@ class TableController:
             "links": dict(self.links),
             "priority": list(self.priority),
             "active_source": self.active_source,
+            **({"mode_told": list(self.mode_told)} if self.mode_told is not None else {}),
             "ahead": {k: list(v) for k, v in self.ahead.items()},
             "behind": {k: list(v) for k, v in self.behind.items()},
             # Left out while empty: a journal without them records the same bytes as before them.
@@ -447,6 +451,7 @@ class TableController:
             links=dict(state.get("links", {})),
             priority=tuple(state.get("priority", ())),
             active_source=state.get("active_source"),
+            mode_told=None if state.get("mode_told") is None else tuple(state["mode_told"]),
             ahead={k: list(v) for k, v in state.get("ahead", {}).items()},
             behind={k: list(v) for k, v in state.get("behind", {}).items()},
             unsure=dict(state.get("unsure", {})),
@@ -926,11 +931,14 @@ class TableController:
             self._misdeal(step, misdeal, source)
 
     def _tells_mode(self, source: Any) -> bool:
-        """True when a reading's `mode` from `source` is the shoe's own word on the card (Bee-Tek, a native
-        shoe, any shoe's driver). Not so for a camera over the shoe's exit (its readings say game for every
-        card: it cannot tell), a fallback reader standing in for the shoe, or the shuffled order's card of a
-        plain shoe's draw (its mode defaults to game): their cards keep the shoe's phase."""
+        """True when a reading's `mode` from `source` is the shoe's own word on the card: a reader the power-on
+        names in `mode_told` (Bee-Tek, a native shoe, a package's driver that declares `tells_mode`). Not so for
+        a driver that never says (its readings' mode defaults to game), a camera over the shoe's exit (it cannot
+        tell), a fallback reader standing in for the shoe, or the shuffled order's card of a plain shoe's draw:
+        their cards keep the shoe's phase."""
         if not isinstance(source, str) or source == shuffle_table.DRAWN or source.startswith("camera:"):
+            return False
+        if self.mode_told is not None and source not in self.mode_told:
             return False
         return not (self.priority and source in self.priority[1:])
 
@@ -1217,6 +1225,8 @@ class TableController:
             if "auto_confirm" in item:  # the configured setting, journaled with the power-on (replay learns it)
                 self.auto_confirm = bool(item["auto_confirm"])
             sources = tuple(item.get("sources") or ())
+            if "mode_told" in item:  # journaled with the power-on, as the sources are (replay learns it)
+                self.mode_told = tuple(item.get("mode_told") or ())
             if len(sources) > 1 and sources != self.priority:
                 self.priority = sources
                 self.active_source = None

@@ -92,6 +92,9 @@ def test_capabilities_are_declared_on_the_registry():
     assert native.signals_draws and capabilities("native-usb").signals_draws
     assert not (shuffler.signals_draws or beetek.signals_draws or camera.signals_draws)
     assert native.to_json()["signals_draws"] is True
+    # The native drivers and a Bee-Tek say each card's mode (burn or game); a camera and a shuffler do not.
+    assert native.tells_mode and capabilities("native-usb").tells_mode and beetek.tells_mode
+    assert not (camera.tells_mode or shuffler.tells_mode) and native.to_json()["tells_mode"] is True
     with pytest.raises(DriverError, match="unknown driver"):
         capabilities("bogus")
 

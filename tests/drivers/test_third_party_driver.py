@@ -259,7 +259,9 @@ def test_a_shoe_without_buttons_gets_auto_confirm_from_its_capabilities(base, pa
             display = joined(Display(daemon))
             try:
                 shoe.until(lambda h: b"HELLO\n" in h, "its greeting")
-                shoe.send("BURN 2S", "BURN 5D", "BURN 6C", *COUP_1, "CARD 9H")
+                # Its burn cards as plain cards (mode game, the default): a driver that does not declare
+                # tells_mode is not taken at its word, so the burn goes by the shoe's phase.
+                shoe.send("CARD 2S", "CARD 5D", "CARD 6C", *COUP_1, "CARD 9H")
                 # coup.opened and the card that opened it are two messages: wait for the second
                 display.until(lambda ev: any(e["kind"] == "card" and e["coup"] == 2 for e in ev), 10,
                               "coup 2's first card")
@@ -271,8 +273,12 @@ def test_a_shoe_without_buttons_gets_auto_confirm_from_its_capabilities(base, pa
     finally:
         shoe.close()
     assert b"GATE" not in shoe.heard  # no gate: set_gate is never sent to it
-    power = next(i for i in journal_inputs(daemon.journal) if i["kind"] == "power")
-    assert power["auto_confirm"] is True
+    inputs = journal_inputs(daemon.journal)
+    power = next(i for i in inputs if i["kind"] == "power")
+    assert power["auto_confirm"] is True and power["mode_told"] == []
+    burned = [e["card"] for r in journal_records(daemon.journal) if r.get("kind") == "step"
+              for e in r["events"] if e["kind"] == "shoe.burn"]
+    assert burned == ["2S", "5D", "6C"]
 
 
 def test_a_driver_that_raises_when_its_shoe_is_unplugged_does_not_stop_the_table(base, package, tmp_path):
