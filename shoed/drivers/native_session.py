@@ -436,7 +436,7 @@ class NativeSession:
                              detail={"reject": "type"})
 
     def _hello(self, msg: m.Hello, raw: bytes, offset: int, now_ns: int, utc_ns: int) -> Reading | None:
-        if _fields(msg) == _fields(self.host_hello):
+        if _hello_says(msg) == _hello_says(self.host_hello):
             # The host's own Hello come back: a line that echoes what the host sends (an RS-485 adapter
             # in echo mode, a loop-back fault). Never the shoe's: it would bind the session to the
             # host's boot and reset what guards against taking a repeat twice.
@@ -646,6 +646,6 @@ def frame_header(raw: bytes) -> tuple[int | None, int | None]:
             int.from_bytes(content[2:4], "little") if len(content) >= 4 else None)
 
 
-def _fields(hello: m.Hello) -> tuple:
+def _hello_says(hello: m.Hello) -> tuple:
     """What a Hello says of its sender (its seq aside)."""
     return (hello.major, hello.minor, hello.vendor, hello.model, hello.serial, hello.firmware, hello.boot)

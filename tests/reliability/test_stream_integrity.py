@@ -9,56 +9,23 @@ journaled. Roles: a dealer's console key and a pit key on the allow-list.
 
 from __future__ import annotations
 
-import shutil
 import signal
 import time
 
 import pytest
-import zmq
 
 from firmware_protocol import messages as m
-from harness.processes import Daemon, NotifyListener, remove_dir, short_dir
+from harness.processes import Daemon
 from harness.records import journal_events, journal_inputs
-from tests.reliability.pty_shoe import PtyShoe, ShoeThread, button, card
-from tests.reliability.test_command_endpoint import Table as CommandTable
+from tests.reliability.keyed_table import KeyedTable
+from tests.reliability.pty_shoe import button, card
 
 
-class Table(CommandTable):
-    """The daemon, its shoe, a dealer's key and a pit key (the command endpoint's table, with roles)."""
+class Table(KeyedTable):
+    """The daemon, its shoe, a dealer's key (a key file without a role) and a pit key."""
 
     def __init__(self, env: dict | None = None, notify: bool = False, gate: str = "locked") -> None:
-        from shoed.net.curve import ClientCurve, create_key_pair, with_role
-
-        self.base = short_dir()
-        clients = self.base / "keys" / "clients"
-        clients.mkdir(parents=True)
-        self.listener = NotifyListener(self.base / "notify") if notify else None
-        self.keys = {}
-        for name, role in (("dealer-console", None), ("pit-boss", "pit")):
-            public, secret, _ = create_key_pair(self.base / "console", name)
-            if role is None:
-                shutil.copy(public, clients / f"{name}.key")  # a key file without a role
-            else:
-                (clients / f"{name}.key").write_text(with_role(public.read_text(), role))
-            self.keys[name] = secret
-        self.shoe = PtyShoe(str(self.base / "shoe"), gate=gate)
-        self.thread = ShoeThread(self.shoe)
-        try:
-            self.daemon = Daemon(self.base, "--source", f"native:{self.base / 'shoe'}",
-                                 env=self.listener.env(**(env or {})) if self.listener else None)
-        except BaseException:
-            self.thread.stop()
-            remove_dir(self.base)
-            raise
-        self.curves = {name: ClientCurve.from_files(secret, self.base / "keys" / "server.key")
-                       for name, secret in self.keys.items()}
-        self.context = zmq.Context()
-        self.thread.wait(lambda: self.shoe.host_ready, 10, "the host's Hello")
-
-    def send(self, cmd: str, args: dict | None = None, key: str = "dealer-console") -> dict:
-        from shoed.net.commands import send_command
-
-        return send_command(self.daemon.commands, cmd, args or {}, self.curves[key], timeout=5, context=self.context)
+        super().__init__({"dealer-console": None, "pit-boss": "pit"}, gate=gate, env=env, notify=notify)
 
     def status(self) -> dict:
         reply = self.send("status", key="pit-boss")  # the whole table: alarm texts are the pit's
@@ -87,13 +54,6 @@ class Table(CommandTable):
 
     def events(self) -> list[dict]:
         return journal_events(self.daemon.journal)
-
-    def close(self) -> None:
-        try:
-            super().close()
-        finally:
-            if self.listener is not None:
-                self.listener.close()
 
 
 @pytest.fixture
