@@ -11,7 +11,9 @@ import json
 from shoed.rules.ruleset import load_ruleset
 from shoed.table import TableController
 from shoed.table.controller import BEHAVIOUR
+from shoed.journal import iter_records
 from shoed.table.replay import checkpoint_record, controller_from_checkpoint
+from tests.corpus.cases import CASES, feed_case, new_table, record_case
 
 T0 = 1_790_000_000_000_000_000
 RULES = load_ruleset("punto-banco")
@@ -45,7 +47,7 @@ def burn_then(feed: Feed, mode_after: str) -> list[dict]:
 
 def test_a_fresh_table_has_the_newest_behaviour_and_its_checkpoint_says_so():
     table = TableController("t1", RULES, RULES.decks)
-    assert table.behaviour == BEHAVIOUR == 2 and table.checkpoint()["behaviour"] == 2
+    assert table.behaviour == BEHAVIOUR == 3 and table.checkpoint()["behaviour"] == 3
 
 
 def test_behaviour_1_burns_a_game_card_while_the_burn_is_due_as_it_did():
@@ -101,3 +103,101 @@ def test_journals_an_earlier_version_recorded_in_the_cases_behaviour_2_changed_r
         assert verify(cases / name).ok, name
         result = replay_journal(cases / name)
         assert result.identical and result.events > 10, (name, result.differences[:1])
+
+
+# ----- behaviour 3 ------------------------------------------------------------------------------------------------
+
+
+def test_journals_an_earlier_version_recorded_in_the_cases_behaviour_3_changed_replay_as_recorded():
+    # Written under behaviour 2 (tests/corpus/cases.py): a void closing a burn_during_coup, a second end_burn while
+    # the first's unread card waited, an unreadable burn card while the table was held. Replayed as recorded.
+    from pathlib import Path
+
+    from shoed.journal import verify
+    from shoed.journal.replay import replay_journal
+
+    cases = Path(__file__).parent / "corpus" / "behaviour-2-cases"
+    names = sorted(p.name for p in cases.iterdir())
+    assert names == ["end_burn_after_unread", "locked_unread_burn", "void_burn_during_coup"]
+    for name in names:
+        assert verify(cases / name).ok, name
+        result = replay_journal(cases / name)
+        assert result.identical and result.events > 8, (name, result.differences[:1])
+        checkpoints = [r for r in iter_records(cases / name) if r.get("kind") == "checkpoint"]
+        assert {c["state"]["behaviour"] for c in checkpoints} == {2}
+
+
+def _case(name: str) -> tuple[TableController, list[dict]]:
+    _, auto_confirm, inputs = CASES[name]
+    table = new_table(auto_confirm)
+    return table, feed_case(table, inputs)
+
+
+def _kinds(events: list[dict], kind: str) -> list[dict]:
+    return [e for e in events if e["kind"] == kind]
+
+
+def test_a_misdeal_open_when_its_shoe_closes_ends_with_it_and_the_journal_replays(tmp_path):
+    from shoed.journal.replay import replay_journal
+
+    table, events = _case("pending_at_close")
+    assert _kinds(events, "misdeal")[0]["misdeal"]["kind"] == "unreadable_card"
+    assert _kinds(events, "misdeal.corrected") == []  # enter_card after the shoe was gone: refused
+    # The next card opens the next shoe (auto_confirm) and is its exposed burn card, as any shoe's first.
+    (opened,) = _kinds(events, "shoe.opened")[1:]
+    assert [e["card"] for e in _kinds(events, "shoe.burn") if e["shoe"] == opened["shoe"]] == ["6D"]
+    # Written as the daemon writes it, each file replays from its own checkpoint: the next shoe's file too.
+    record_case("pending_at_close", tmp_path)
+    result = replay_journal(tmp_path)
+    assert result.identical and result.events == len(events), result.differences[:1]
+
+
+def test_enter_card_with_no_shoe_open_says_so():
+    _, auto_confirm, inputs = CASES["pending_at_close"]
+    table = new_table(auto_confirm)
+    steps: list = []
+    feed_case(table, inputs[:-1], lambda item, step, before: steps.append(step))  # up to the enter_card
+    assert [p["kind"] for p in table.pending] == [] and table.between_shoes
+    assert steps[-1].reply == {"ok": False, "error": "no shoe is open"} and steps[-1].events == []
+
+
+def test_a_void_that_closes_a_burn_during_coup_counts_its_card_with_the_void_coup():
+    table, events = _case("void_burn_during_coup")
+    (closed,) = _kinds(events, "shoe.closed")
+    rec = closed["reconciliation"]
+    assert (rec["in_void_coups"], rec["unaccounted"], rec["balanced"]) == (2, 0, True), rec
+
+
+def test_end_burn_waits_while_an_earlier_end_burns_unread_card_is_to_be_entered():
+    from tests.corpus.cases import BEETEK, _card, _pit
+
+    table = new_table(auto_confirm=True)
+    inputs = CASES["end_burn_after_unread"][2][:4]  # the ace, an unread game card, 9S, the first end_burn
+    events = feed_case(table, [*inputs, _pit("end_burn")])
+    assert [m["misdeal"]["kind"] for m in _kinds(events, "misdeal")] == ["burn_short", "burn_short",
+                                                                          "unreadable_card"]
+    assert _kinds(events, "misdeal.corrected")[-1]["misdeal"] == 1  # the second end_burn was refused
+    # In the order the cards came: the unread card entered (the player's first), then 9S (the banker's first).
+    table2 = new_table(auto_confirm=True)
+    events = feed_case(table2, [*inputs, _pit("enter_card", card="2D"), _pit("end_burn"), _card("KD", "game", BEETEK),
+                                _card("3H", "game", BEETEK)])
+    dealt = [(e["card"], e["recipient"]) for e in _kinds(events, "card") if e["recipient"] in ("player", "banker")]
+    assert dealt == [("2D", "player"), ("9S", "banker"), ("KD", "player"), ("3H", "banker")]
+    assert table2.pending == []
+
+
+def test_an_unreadable_card_while_the_table_is_held_is_neither_burned_nor_dealt():
+    from tests.corpus.cases import _card, _pit
+
+    table, events = _case("locked_unread_burn")
+    held = events[:next(i for i, e in enumerate(events) if e["kind"] == "alarm" and not e["active"])]
+    assert [e["card"] for e in _kinds(held, "shoe.burn")] == ["AH"] and _kinds(held, "coup.opened") == []
+    (misdeal,) = _kinds(held, "misdeal")
+    assert misdeal["misdeal"]["kind"] == "unreadable_card"
+    # The table goes on: the card after it waits for it, and once entered it is the burn card it was.
+    assert _kinds(events, "misdeal")[-1]["misdeal"]["kind"] == "card_out_of_sequence"
+    table = new_table(auto_confirm=False)
+    events = feed_case(table, [*CASES["locked_unread_burn"][2][:5], _pit("enter_card", card="4S"),
+                               _card("9S", "game")])
+    assert [e["card"] for e in _kinds(events, "shoe.burn")] == ["AH", "4S"]
+    assert [(e["card"], e["recipient"]) for e in _kinds(events, "card")][-1] == ("9S", "player")

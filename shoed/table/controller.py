@@ -60,7 +60,11 @@ _BURN_PHASES = frozenset((BURN_FIRST, BURNING))  # the shoe's phases in which a 
 # 2: a game card the shoe reports while the burn is due is the misdeal burn_short; a card drawn while an
 # unreadable card waits to be entered is out of sequence; a burn card burned unread is counted out of the shoe;
 # the cut card placed too near the end is a notice (cut_card_too_late); a shuffle abandoned is said.
-BEHAVIOUR = 2
+# 3: a misdeal still open when its shoe closes ends with the shoe (unaccounted in its reconciliation; enter_card
+# needs an open shoe); a void that closes a burn_during_coup counts its card with the void coup's; end_burn waits
+# while an unreadable card an earlier end_burn left is to be entered; an unreadable card while the table is held is
+# not burned (an unreadable_card, entered once the table goes on).
+BEHAVIOUR = 3
 
 
 def utc_text(utc_ns: int) -> str:
@@ -463,17 +467,17 @@ class TableController:
         )
         shoe = state.get("shoe")
         closed = state.get("closed_shoe")
-        if not shoe and isinstance(closed, dict):
-            # Only what names it: its cards and counts are in the file before (the snapshot shows none of them).
-            table.shoe = table.closed_stub = Shoe(ruleset, int(closed["decks"]), shoe_id=closed["id"], phase=CLOSED,
-                                                  counts_unread=table.behaviour >= 2)
+        named = shoe or (closed if isinstance(closed, dict) else None)
+        if named:
+            # A shoe closed last: only what names it; its cards and counts are in the file before (the snapshot
+            # shows none of them).
+            table.shoe = Shoe(ruleset, int(named["decks"]), shoe_id=named["id"],
+                              phase=shoe.get("phase", BURN_FIRST) if shoe else CLOSED, counts_unread=table.behaviour >= 2)
             table.coup_no = int(state.get("coup_no", 0))
             table.coup_state = state.get("coup_state", NO_COUP)
+            if not shoe:
+                table.closed_stub = table.shoe
         if shoe:
-            table.shoe = Shoe(ruleset, int(shoe["decks"]), shoe_id=shoe["id"], phase=shoe.get("phase", BURN_FIRST),
-                              counts_unread=table.behaviour >= 2)
-            table.coup_no = int(state.get("coup_no", 0))
-            table.coup_state = state.get("coup_state", NO_COUP)
             table.burn_mode = bool(state.get("burn_mode", False))
             if table.coup_state == OPEN:
                 table.coup = new_coup(ruleset)
@@ -536,7 +540,8 @@ class TableController:
         if shoe is None:
             return
         dealt = len(self.coup.order) if self.coup is not None and self.coup_state in (OPEN, COMPLETE) else 0
-        closed = sum(1 for p in self.pending if p.get("card") and p["kind"] in _CLOSED_BY_VOID)
+        kinds = _CLOSED_BY_VOID if self.behaviour >= 3 else _CLOSED_BY_VOID[:-1]
+        closed = sum(1 for p in self.pending if p.get("card") and p["kind"] in kinds)
         shoe.coup_voided(dealt, self.coup_state == COMPLETE, closed)
 
     def _require_shoe(self) -> Shoe:
@@ -571,6 +576,10 @@ class TableController:
         report = shoe.close()
         self._emit(step, ev.ShoeClosed, reason=reason, reconciliation=report, **shuffle_table.shoe_closed_fields(self))
         self.coup_state = NO_COUP
+        if self.behaviour >= 3:
+            # Its misdeals end with it: their cards went with the shoe (unaccounted in its reconciliation), and the
+            # next shoe's file starts from a checkpoint that holds none.
+            self.pending = []
 
     def _on_shoe_inserted(self, item: dict[str, Any], step: Step) -> None:
         self._open_shoe(step, item.get("source", "shoe"))
@@ -999,7 +1008,8 @@ class TableController:
 
     def _on_unreadable(self, item: dict[str, Any], step: Step) -> None:
         source = item.get("source", "shoe")
-        shoe = self.shoe
+        # While the table is held nothing is burned nor dealt: the card is entered once it goes on.
+        shoe = None if self.locked and self.behaviour >= 3 else self.shoe
         if shoe is not None and item.get("mode") == "game" and item.get("code") not in _DRAW_CODES \
                 and (shoe.phase == BURNING or self._burn_short_open) and self.behaviour >= 2 \
                 and self._tells_mode(source):
@@ -1351,6 +1361,11 @@ class TableController:
             if oldest is not entry:
                 # Its card came after the oldest one's: answered in the order the cards came.
                 raise CommandRejected(f"misdeal {oldest['id']} (burn_short) came first: correct it first")
+            unread = next((p for p in self.pending if p["kind"] == md.UNREADABLE_CARD), None)
+            if cmd == "end_burn" and unread is not None and self.behaviour >= 3:
+                # An earlier end_burn left its card, not read, to be entered: it is the coup's card before this one.
+                raise CommandRejected(f"misdeal {unread['id']} (unreadable_card) came first: enter that card "
+                                      "first; nothing was done")
             return self._correct_burn_short(step, cmd, entry, shoe, by)
         self.pending.remove(entry)
         card = parse_card(entry["card"]) if entry.get("card") else None
@@ -1367,6 +1382,8 @@ class TableController:
             card = parse_card(str(args.get("card", "")))
         except CardError as exc:
             raise CommandRejected(str(exc)) from None
+        if self.behaviour >= 3:
+            self._require_shoe()
         entry = self._find_pending(args, (md.UNREADABLE_CARD,))
         self.pending.remove(entry)
         self._emit(step, ev.MisdealCorrected, misdeal=entry["id"], correction="enter_card", card=str(card), by=by)
@@ -1380,8 +1397,9 @@ _DRAW_CODES = ("no_order", "not_identified")
 # What `shoe.odds` carries of an `odds` input (the rest, remaining_by_rank, is the shell's).
 _ODDS_NEEDED = frozenset(ODDS_FIELDS)
 
-# Misdeals about the coup: a void closes them (TableController._void keeps the others).
-_CLOSED_BY_VOID = (md.EXTRA_CARD, md.CARD_BEFORE_DECISION, md.MISSING_CARD, md.UNREADABLE_CARD)
+# Misdeals about the coup whose cards a void counts with the coup's (TableController._void closes every misdeal
+# but md.OUTLIVE_VOID); burn_during_coup's from behaviour 3 (the last: behaviour 2 left its card unaccounted).
+_CLOSED_BY_VOID = (md.EXTRA_CARD, md.CARD_BEFORE_DECISION, md.MISSING_CARD, md.UNREADABLE_CARD, md.BURN_DURING_COUP)
 
 # Input kind -> its handler: the controller's dispatch table, one entry for each kind in the schema.
 _HANDLERS: dict[str, shuffle_table.Handler] = {

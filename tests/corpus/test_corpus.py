@@ -6,8 +6,8 @@ shoe and a camera, live odds and power cycles. Replay equals record because the 
 a change that alters one byte of one event fails here, and a change of behaviour made on purpose
 records the corpus again (`python -m tests.corpus.record`) and says so in the CHANGELOG.
 
-The journals an earlier behaviour recorded (shoed.table.controller.BEHAVIOUR; `journals-behaviour-1/`: the
-same scenarios, recorded before behaviour 2) are kept: they must replay byte for byte too, under the
+The journals an earlier behaviour recorded (shoed.table.controller.BEHAVIOUR; `journals-behaviour-N/`: the
+same scenarios, recorded under behaviour N) are kept: they must replay byte for byte too, under the
 behaviour their checkpoints name, as surveillance replays a journal of an earlier version.
 """
 
@@ -21,7 +21,8 @@ from shoed.table.replay import Replay
 from tests.corpus.record import HERE, JOURNALS, SCENARIOS, record, same_bytes
 
 NAMES = [s.name for s in SCENARIOS]
-EARLIER = [HERE / "journals-behaviour-1"]  # the corpus as earlier behaviours recorded it, replayed as it is
+# The corpus as earlier behaviours recorded it, replayed as it is (behaviour 1, then 2, ...).
+EARLIER = [HERE / "journals-behaviour-1", HERE / "journals-behaviour-2"]
 EVERY = [(folder / name) for folder in (JOURNALS, *EARLIER) for name in NAMES]
 EVERY_IDS = [f"{path.parent.name}/{path.name}" for path in EVERY]
 
@@ -93,5 +94,8 @@ def test_each_corpus_names_its_behaviour():
     for name in NAMES:
         checkpoints = [r for r in iter_records(JOURNALS / name) if r.get("kind") == "checkpoint"]
         assert {c["state"].get("behaviour") for c in checkpoints} == {BEHAVIOUR}
-        earlier = [r for r in iter_records(EARLIER[0] / name) if r.get("kind") == "checkpoint"]
-        assert {c["state"].get("behaviour") for c in earlier} == {None}  # behaviour 1 names none
+        for behaviour, folder in enumerate(EARLIER, start=1):
+            earlier = [r for r in iter_records(folder / name) if r.get("kind") == "checkpoint"]
+            # behaviour 1 names none
+            assert {c["state"].get("behaviour") for c in earlier} == {behaviour if behaviour > 1 else None}
+        assert len(EARLIER) == BEHAVIOUR - 1

@@ -19,34 +19,18 @@ import time
 import pytest
 import zmq
 
-from harness.processes import Daemon, remove_dir, short_dir
 from harness.records import journal_inputs
-from tests.reliability.pty_shoe import PtyShoe, ShoeThread, button, card
+from tests.reliability.keyed_table import KeyedTable
+from tests.reliability.pty_shoe import button, card
 
 
-class Table:
-    """The daemon, its shoe and an allowed console key."""
+class Table(KeyedTable):
+    """The daemon, its shoe and an allowed console key (the pit's role: the lab tries every command,
+    void and unlock included)."""
 
     def __init__(self, *extra: str, gate: str = "locked") -> None:
-        from shoed.net.curve import ClientCurve, create_key_pair, with_role
-
-        self.base = short_dir()
-        clients = self.base / "keys" / "clients"
-        clients.mkdir(parents=True)
-        public, secret, _ = create_key_pair(self.base / "console", "lab-console")
-        # The pit's role: the lab tries every command, void and unlock included.
-        (clients / "lab-console.key").write_text(with_role(public.read_text(), "pit"))
-        self.shoe = PtyShoe(str(self.base / "shoe"), gate=gate)
-        self.thread = ShoeThread(self.shoe)
-        try:
-            self.daemon = Daemon(self.base, "--source", f"native:{self.base / 'shoe'}", *extra)
-        except BaseException:
-            self.thread.stop()
-            remove_dir(self.base)
-            raise
-        self.keys = ClientCurve.from_files(secret, self.base / "keys" / "server.key")
-        self.context = zmq.Context()
-        self.thread.wait(lambda: self.shoe.host_ready, 10, "the host's Hello")
+        super().__init__({"lab-console": "pit"}, *extra, gate=gate)
+        self.keys = self.curves["lab-console"]
 
     def raw(self, frames: list[bytes], timeout: float = 3.0) -> dict | None:
         """Send frames as they are on an authenticated DEALER socket; the reply, or None."""
@@ -64,37 +48,10 @@ class Table:
         finally:
             sock.close(0)
 
-    def send(self, cmd: str, args: dict | None = None) -> dict:
-        """As a console that keeps to the rate: a request refused for the rate (every request counts,
-        a flood of garbage from this key too) is sent again once the key's rate allows."""
-        from shoed.net.commands import send_command
-
-        deadline = time.monotonic() + 5
-        while True:
-            reply = send_command(self.daemon.commands, cmd, args or {}, self.keys, timeout=5, context=self.context)
-            if "rate limited" not in str(reply.get("error")) or time.monotonic() > deadline:
-                return reply
-            time.sleep(0.1)
-
     def alive(self) -> dict:
         reply = self.send("status")
         assert reply["ok"] is True and self.daemon.proc.poll() is None
         return reply["status"]
-
-    def report(self, msg, timeout: float = 5.0) -> None:
-        """The shoe reports one message (cards wait for the gate); wait until it is acknowledged."""
-        if msg.NAME in ("card", "unreadable", "cut_card"):
-            self.thread.wait(lambda: self.shoe.gate_open, timeout, f"the gate, for {msg}")
-        self.shoe.offer(msg)
-        self.thread.wait(lambda: self.shoe.unacked == 0, timeout, f"the ack of {msg}")
-
-    def close(self) -> None:
-        try:
-            self.daemon.stop()
-        finally:
-            self.thread.stop()
-            self.context.destroy(linger=0)
-            remove_dir(self.base)
 
 
 @pytest.fixture(scope="module")
@@ -181,8 +138,8 @@ def test_commands_out_of_order_get_clear_refusals(table):
         ("confirm", {}, "no shoe is open"),
         ("void", {}, "no shoe is open"),
         ("close_shoe", {}, "no shoe is open"),
-        ("enter_card", {"card": "9H"}, "no open misdeal that this corrects"),
-        ("burn_card", {}, "no shoe is open"),  # checked first: a correction needs the shoe
+        ("enter_card", {"card": "9H"}, "no shoe is open"),  # checked first: a correction needs the shoe
+        ("burn_card", {}, "no shoe is open"),
         ("return_card", {"misdeal": 7}, "no shoe is open"),
         ("decide", {"side": "player", "draw": True}, "no coup is open"),
         ("unlock", {}, "the table is not locked"),
