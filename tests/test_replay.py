@@ -16,7 +16,7 @@ from shoed.rules.ruleset import load_ruleset
 from shoed.table import TableController
 from harness.processes import rss_kb
 from tests.conftest import run_shoed
-from tests.test_table import dealer_inputs
+from tests.test_table import T0, dealer_inputs
 
 
 def write_journal(directory, inputs, tamper_at=None):
@@ -69,6 +69,28 @@ def test_a_stall_after_a_shoe_file_opened_replays_as_recorded():
     alarm = live.feed(dict(tick)).events
     assert [(e["kind"], e["alarm"]) for e in alarm] == [("alarm", "stalled")] and "(200 s)" in alarm[0]["text"]
     assert restored.feed(dict(tick)).events == alarm
+
+
+def test_odds_a_stop_cut_off_are_due_after_a_power_on_a_second_stop_cut_off():
+    """Killed between a coup's record and its odds, started (the power-on journaled), killed again before the
+    odds were worked out: the next start still works them out."""
+    rules = load_ruleset("punto-banco")
+    table = TableController("t1", rules, 6)
+    records = [checkpoint_record(table)]
+    items = [{"kind": "shoe_inserted", "source": "shoe"},
+             *({"kind": "card", "card": c, "mode": "burn", "source": "shoe"} for c in ("AH", "2C")),
+             *({"kind": "card", "card": c, "mode": "game", "source": "shoe"} for c in ("9S", "9D", "KS", "KD")),
+             {"kind": "power", "state": "on", "clean": False, "sources": ["shoe"]}]
+    for n, item in enumerate(items, start=1):
+        item |= {"mono_ns": n * 10**9, "utc_ns": T0 + n * 10**9}
+        records.append(step_record(item, table.feed(item).events))
+    state = Replay()
+    for record in records[:-1]:
+        state.feed(record)
+    due = state.odds_due
+    assert due is not None  # the coup's odds: cut off by the first stop
+    state.feed(records[-1])
+    assert state.odds_due is due and not state.differences
 
 
 def test_replay_state_equals_the_live_state(tmp_path):

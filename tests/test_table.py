@@ -236,6 +236,18 @@ def test_checkpoint_carries_seq_and_lock():
     assert again.feed({"kind": "command", "cmd": "confirm"}).reply["ok"] is False
 
 
+def test_a_checkpoint_between_shoes_reads_back_as_it_was_written():
+    # The dealer's burn mode on when the shoe is taken out: the checkpoint of the next file's head says so, and
+    # the table read back from it says so too (a replay compares the two at every file's head).
+    table, _ = run(dealer_inputs(coups=2))
+    table.feed({"kind": "shoe_removed"})
+    table.feed({"kind": "button", "button": "burn_start", "source": "shoe"})
+    state = json.loads(json.dumps(table.checkpoint()))
+    assert state["burn_mode"] is True
+    again = TableController.from_checkpoint("t1", load_ruleset("punto-banco"), 6, state)
+    assert json.loads(json.dumps(again.checkpoint())) == state
+
+
 def test_checkpoint_of_a_fresh_shoe_replays_the_rest():
     inputs = dealer_inputs(coups=3)
     whole, events = run(inputs)

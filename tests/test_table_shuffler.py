@@ -432,3 +432,34 @@ def test_a_shuffle_left_unfinished_by_a_new_one_is_said_abandoned_and_its_order_
     assert [s["shuffle"] for s in feed.table.shuffler.pending] == [e["shuffle"] for e in feed.events
                                                                    if e["kind"] == "shuffle.completed"]
     assert not feed.alarms("shuffle_order_invalid")
+
+
+def test_a_checkpoint_read_back_with_the_key_is_written_again_as_it_was():
+    """Three shuffles waiting for their shoes: read back from a checkpoint, the table writes the same checkpoint
+    again (a replay compares the checkpoint at each file's head with the state it replayed)."""
+    run = shuffle_run(27, decks=6, shoes=3)
+    feed = Feed()
+    for shoe in (1, 2, 3):
+        feed.shuffler(run, shoe)
+    state = json.loads(json.dumps(feed.table.checkpoint()))
+    assert len(state["shuffler"]["pending"]) == 3
+    again = TableController.from_checkpoint("t1", RULES, 6, state, order_key=KEY)
+    assert json.loads(json.dumps(again.checkpoint())) == state
+
+
+def test_cards_in_another_notation_are_checked_as_the_table_takes_them():
+    """A driver that writes its cards suit first in lower case ("h3"), as the table accepts them: each card is
+    checked against the order as the card the table took, and the whole shoe is in order."""
+
+    class SuitFirst(Feed):
+        def __call__(self, kind: str, **fields) -> list[dict]:
+            if kind == "card" and fields.get("card"):
+                fields["card"] = (fields["card"][1] + fields["card"][0]).lower()
+            return super().__call__(kind, **fields)
+
+    run = shuffle_run(27, decks=6, shoes=1)
+    feed = SuitFirst()
+    feed.shuffler(run, 1)
+    feed.shoe(setup_for(run), 1)
+    assert sum(e["kind"] == "coup.result" for e in feed.events) > 50
+    assert feed.table.shuffler is not None and feed.alarms("sequence_mismatch") == []

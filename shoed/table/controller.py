@@ -63,7 +63,8 @@ _BURN_PHASES = frozenset((BURN_FIRST, BURNING))  # the shoe's phases in which a 
 # 3: a misdeal still open when its shoe closes ends with the shoe (unaccounted in its reconciliation; enter_card
 # needs an open shoe); a void that closes a burn_during_coup counts its card with the void coup's; end_burn waits
 # while an unreadable card an earlier end_burn left is to be entered; an unreadable card while the table is held is
-# not burned (an unreadable_card, entered once the table goes on).
+# not burned (an unreadable_card, entered once the table goes on); a card is checked against a shuffler's order in
+# the table's own notation (a card it cannot parse, as not read).
 BEHAVIOUR = 3
 
 
@@ -477,8 +478,9 @@ class TableController:
             table.coup_state = state.get("coup_state", NO_COUP)
             if not shoe:
                 table.closed_stub = table.shoe
+        # As it stood, a shoe open or not (the next shoe starts without it): the state read back is the state written.
+        table.burn_mode = bool(state.get("burn_mode", False))
         if shoe:
-            table.burn_mode = bool(state.get("burn_mode", False))
             if table.coup_state == OPEN:
                 table.coup = new_coup(ruleset)
         since = state.get("wait_since")

@@ -194,7 +194,12 @@ class Replay:
         self.steps += 1
         self.events += len(typed)
         self.stopped_clean = item.get("kind") == "power" and item.get("state") == "off"
-        self.odds_due = next((e for e in step.effects if type(e) is WorkOutOdds), None) if step.effects else None
+        odds_due = next((e for e in step.effects if type(e) is WorkOutOdds), None) if step.effects else None
+        if odds_due is None and item.get("kind") == "power" and item.get("state") == "on":
+            # The daemon works out the odds a stop cut off after its power-on: a stop before they were recorded
+            # leaves them due still.
+            odds_due = self.odds_due
+        self.odds_due = odds_due
         if canonical(typed) != recorded:
             if parsed is None:
                 parsed = msgspec.json.decode(recorded)

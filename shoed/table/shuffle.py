@@ -148,12 +148,14 @@ def _opened_copy(entry: dict[str, Any] | None, key: bytes | None) -> dict[str, A
         if "sealed_order" not in entry:
             raise ValueError("no order key: the order was not kept")
         out["order"] = unseal_cards(key, entry["sealed_order"], _context(entry)) if key else []
-        out["unopened"] = None if key else "no order key: the order could not be read"
+        unopened = None if key else "no order key: the order could not be read"
     except ValueError as exc:
-        out["order"], out["unopened"] = [], str(exc)
-    if out["unopened"] and "verified" in out:
-        out["verified"] = False  # a shoe whose order cannot be read is not opened without the pit
-        out["problems"] = [*out.get("problems", []), out["unopened"]]
+        out["order"], unopened = [], str(exc)
+    if unopened:
+        out["unopened"] = unopened  # only then: an entry read back whole is the entry as it was written
+        if "verified" in out:
+            out["verified"] = False  # a shoe whose order cannot be read is not opened without the pit
+            out["problems"] = [*out.get("problems", []), unopened]
     return out
 
 
@@ -489,8 +491,14 @@ def wrap_card(original: Handler, readable: bool) -> Handler:
             return _reader_saw(table, item, step, state.plain, tracker, readable)
         if tracker is None or (table.active_source is not None and source != table.active_source):
             return original(table, item, step)
-        check = tracker.dealt(str(item.get("card"))) if readable else None
-        if not readable:
+        text, read = str(item.get("card")), readable
+        if read and table.behaviour >= 3:
+            try:  # checked as the table takes it: in its own notation ("10H" is 'TH'); one it cannot read, not read
+                text = parse_card(text).text
+            except CardError:
+                read = False
+        check = tracker.dealt(text) if read else None
+        if not read:
             tracker.unknown()
         original(table, item, step)
         if check is None:
