@@ -463,3 +463,24 @@ def test_cards_in_another_notation_are_checked_as_the_table_takes_them():
     feed.shoe(setup_for(run), 1)
     assert sum(e["kind"] == "coup.result" for e in feed.events) > 50
     assert feed.table.shuffler is not None and feed.alarms("sequence_mismatch") == []
+
+
+def test_a_refused_shoe_is_not_opened_by_a_card_at_a_table_with_auto_confirm():
+    """A shoe without buttons (auto_confirm): its first card opens the shoe, but not a shoe refused when it went
+    in (shoe_unverified): the card is out of sequence and the pit's open_shoe opens it. Removed, the refused
+    shoe takes its shuffle with it: the next shoe takes the next shuffle."""
+    run = shuffle_run(22, decks=6, shoes=2, faults=faults("missing-card"))
+    feed = Feed(TableController("t1", RULES, 6, order_key=KEY, auto_confirm=True))
+    feed.shuffler(run, 1)
+    feed.shuffler(run, 2)
+    feed("shoe_inserted", source="shoe", salt_nonce=SALT.hex())
+    assert feed.alarms("shoe_unverified")[-1]["active"]
+    feed("card", card="9S", mode="burn", source="shoe")
+    assert feed.table.shoe is None and not any(e["kind"] == "shoe.opened" for e in feed.events)
+    assert feed.events[-1]["misdeal"]["kind"] == "card_out_of_sequence"
+    assert "shoe_unverified" in feed.events[-1]["misdeal"]["reason"]
+    feed("shoe_removed", source="shoe")
+    feed("command", cmd="open_shoe", args={}, client="pit-boss-key", salt_nonce=SALT.hex())
+    (opened,) = [e for e in feed.events if e["kind"] == "shoe.opened"]
+    completed = [e["shuffle"] for e in feed.events if e["kind"] == "shuffle.completed"]
+    assert len(completed) == 2 and opened["shuffle"] == completed[1] and opened["commitment"]

@@ -64,7 +64,8 @@ _BURN_PHASES = frozenset((BURN_FIRST, BURNING))  # the shoe's phases in which a 
 # needs an open shoe); a void that closes a burn_during_coup counts its card with the void coup's; end_burn waits
 # while an unreadable card an earlier end_burn left is to be entered; an unreadable card while the table is held is
 # not burned (an unreadable_card, entered once the table goes on); a card is checked against a shuffler's order in
-# the table's own notation (a card it cannot parse, as not read).
+# the table's own notation (a card it cannot parse, as not read); a card does not open a shoe refused for its shuffle
+# (auto_confirm), and a refused shoe taken out takes its shuffle with it.
 BEHAVIOUR = 3
 
 
@@ -587,6 +588,8 @@ class TableController:
         self._open_shoe(step, item.get("source", "shoe"))
 
     def _on_shoe_removed(self, item: dict[str, Any], step: Step) -> None:
+        if self.behaviour >= 3 and self.shuffler is not None:
+            self.shuffler.opening = None  # a shoe refused when it went in: its shuffle goes with it
         self._close_shoe(step, "the shoe was removed")
 
     def _on_cut_card(self, item: dict[str, Any], step: Step) -> None:
@@ -856,12 +859,15 @@ class TableController:
         get = item.get
         confidence, faced = get("confidence"), bool(get("faced", False))
         if shoe is None or shoe.phase == CLOSED:
-            if self.auto_confirm and not self.locked:
+            # A shoe that went in and was refused (its shuffle not verified) is opened by the pit's open_shoe only.
+            refused = self.behaviour >= 3 and self.shuffler is not None and self.shuffler.opening is not None
+            if self.auto_confirm and not self.locked and not refused:
                 self._open_shoe(step, source)
                 shoe = self.shoe
             if shoe is None or shoe.phase == CLOSED:
-                return self._not_dealt(step, card, source, confidence, faced, manual,
-                                       md.card_out_of_sequence(text, "no shoe was open"))
+                return self._not_dealt(step, card, source, confidence, faced, manual, md.card_out_of_sequence(
+                    text, "the shoe was refused (shoe_unverified; the pit's open_shoe opens it)" if refused
+                    else "no shoe was open"))
         seen, excess = shoe.note(card)
         phase = shoe.phase
         if excess:
