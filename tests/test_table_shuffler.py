@@ -484,3 +484,36 @@ def test_a_refused_shoe_is_not_opened_by_a_card_at_a_table_with_auto_confirm():
     (opened,) = [e for e in feed.events if e["kind"] == "shoe.opened"]
     completed = [e["shuffle"] for e in feed.events if e["kind"] == "shuffle.completed"]
     assert len(completed) == 2 and opened["shuffle"] == completed[1] and opened["commitment"]
+
+
+def test_a_card_returned_to_the_shoe_comes_out_again_in_its_place():
+    """An extra card drawn after the first coup is complete, returned by the pit (return_card): read again as the
+    next card, it is in its place in the order (no sequence_mismatch), and the shoe deals as without it."""
+    run = shuffle_run(27, decks=6, shoes=1)
+    setup = setup_for(run)
+    plain = Feed()
+    plain.shuffler(run, 1)
+    plain.shoe(setup, 1)
+    feed = Feed()
+    feed.shuffler(run, 1)
+    events = [e for e in deal(setup) if e.shoe == 1]
+    first_result = None
+    for n, e in enumerate(events):
+        if e.kind == "button" and first_result is None and any(x["kind"] == "coup.result" for x in feed.events):
+            first_result = n
+            drawn = next(x.card for x in events[n:] if x.kind == "card")  # the next card out, drawn before the confirm
+            feed("card", card=drawn, mode="game", source="shoe")
+            assert feed.events[-1]["misdeal"]["kind"] == "extra_card"
+            feed("command", cmd="return_card", args={}, client="pit-boss-key")
+            assert feed.reply is None or feed.reply.get("ok") is not False
+        if e.kind in ("card", "unreadable"):
+            feed(e.kind, card=e.card if e.kind == "card" else None, mode=e.mode, source="shoe")
+        elif e.kind == "button":
+            feed("button", button=e.button, source="shoe")
+        elif e.kind == "shoe_inserted":
+            feed(e.kind, source="shoe", salt_nonce=SALT.hex())
+        elif e.kind in ("shoe_removed", "cut_card"):
+            feed(e.kind, source="shoe")
+    assert first_result is not None and feed.alarms("sequence_mismatch") == []
+    results = [(e["player_cards"], e["banker_cards"]) for e in feed.events if e["kind"] == "coup.result"]
+    assert results == [(e["player_cards"], e["banker_cards"]) for e in plain.events if e["kind"] == "coup.result"]

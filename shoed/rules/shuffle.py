@@ -252,6 +252,32 @@ class Tracker:
         self.next += 1
         return card
 
+    def returned(self, card: str) -> int | None:
+        """The last card out, `card`, was put back into the shoe (the pit's return_card): it comes out again as
+        the next card, and its place is free again. Returns that place (from 0), or None where the last card
+        out was not `card` as the check took it (a card not read, one that opened a mismatch the next card has
+        not resolved yet, or the check lost): then nothing is undone, and its coming out again is checked as
+        any card."""
+        if self.dealt_count == 0 or self.lost:
+            return None
+        position = self.dealt_count - 1
+        if not self.aligned:
+            if self._prefix[-1] != card:
+                return None
+            self._prefix.pop()
+            self._candidates = [c for c in range(self.size)
+                                if all(p is None or self.at(c + i) == p for i, p in enumerate(self._prefix))]
+        elif self._open is not None:
+            if (self._open.position, self._open.got) != (position, card):
+                return None
+            self._open = None
+        elif self.at(self.next - 1) != card:
+            return None
+        else:
+            self.next -= 1
+        self.dealt_count -= 1
+        return position
+
     def identify(self, position: int, card: str) -> Check:
         """The card at `position` out of the shoe (from 0), known only after it came out as `unknown()`:
         a plain shoe's card that a camera saw, or that the dealer entered. Before alignment it narrows the

@@ -65,7 +65,8 @@ _BURN_PHASES = frozenset((BURN_FIRST, BURNING))  # the shoe's phases in which a 
 # while an unreadable card an earlier end_burn left is to be entered; an unreadable card while the table is held is
 # not burned (an unreadable_card, entered once the table goes on); a card is checked against a shuffler's order in
 # the table's own notation (a card it cannot parse, as not read); a card does not open a shoe refused for its shuffle
-# (auto_confirm), and a refused shoe taken out takes its shuffle with it.
+# (auto_confirm), and a refused shoe taken out takes its shuffle with it; a card returned to the shoe (return_card)
+# is taken back by the order's check, so that it comes out again in its place.
 BEHAVIOUR = 3
 
 
@@ -1383,6 +1384,7 @@ class TableController:
             shoe.discard()
         elif card is not None:  # returned to the shoe: it will be read again
             shoe.returned(card)
+            shuffle_table.card_returned(self, card.text)
         self._emit(step, ev.MisdealCorrected, misdeal=entry["id"], correction=cmd, card=entry.get("card"), by=by)
 
     def _enter_card(self, step: Step, args: dict[str, Any], by: str | None) -> None:

@@ -443,6 +443,17 @@ def shoe_opened_fields(table: TableController) -> dict[str, Any]:
     return {"shuffle": shuffled["shuffle"], "commitment": commitment}
 
 
+def card_returned(table: TableController, card: str) -> None:
+    """The pit's return_card put the last card out back into the shoe: the order's check takes it back, so that
+    it comes out again in its place (behaviour 3; before, its second coming was a card inserted)."""
+    state = table.shuffler
+    if state is None or state.tracker is None or table.behaviour < 3:
+        return
+    position = state.tracker.returned(card)
+    if position is not None and state.plain is not None and position in state.plain.unchecked:
+        state.plain.unchecked.remove(position)  # no reader need see it at that place now: it comes out again
+
+
 def shoe_closed_fields(table: TableController) -> dict[str, Any]:
     """Fields `shoe.closed` gains: the order and the salt, which anyone can check against the commitment."""
     state = table.shuffler

@@ -235,3 +235,19 @@ def test_order_key_files():
         sh.read_key(KEY)  # 32 raw bytes: not told apart from 32 characters of text, refused
     with pytest.raises(ValueError, match="64 hex digits"):
         sh.read_key(b"too short")
+
+
+def test_a_card_put_back_comes_out_again_in_its_place_before_and_after_the_cut_is_found():
+    order = shoe(8, 5)
+    dealt = dealt_from(order, 123)
+    tracker = sh.Tracker(order)
+    assert tracker.dealt(dealt[0]).ok and tracker.returned(dealt[0]) == 0  # before the cut is found
+    assert tracker.dealt_count == 0 and len(tracker._candidates) == len(order)
+    for card in dealt[:40]:
+        assert tracker.dealt(card).ok
+    assert tracker.aligned and tracker.returned(dealt[39]) == 39
+    assert tracker.returned(dealt[39]) is None  # not the last card out now
+    assert all(tracker.dealt(card).ok for card in dealt[39:60])
+    # A card out of order opens a mismatch; put back, it is forgotten, and the right card is in order.
+    assert tracker.dealt(dealt[61]).mismatch is not None and tracker.returned(dealt[61]) == 60
+    assert tracker.dealt(dealt[60]).ok and tracker.dealt(dealt[61]).ok and not tracker.lost
