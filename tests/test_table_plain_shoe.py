@@ -296,3 +296,39 @@ def test_draws_before_the_first_is_answered_are_refused_so_misdeals_never_pile_u
     assert feed.reply == {"ok": True} and feed.table.pending == []
     feed("command", cmd="draw", args={"mode": "burn"}, client="dealer", role="dealer")  # the next card is drawn
     assert feed.reply == {"ok": True} and feed.table.shuffler.tracker.dealt_count == 2
+
+
+def test_a_dealer_who_enters_each_card_one_draw_late_never_puts_a_card_in_the_wrong_hand():
+    """The dealer enters a card not identified only after drawing the next: a card drawn while one before it
+    waits to be entered is not dealt from the order ahead of it (it waits its turn, entered too), so every coup
+    is the one a dealer entering at once gets."""
+    at_once, *_ = deal_by_draws(seed=33)
+    seed = 33
+    run = shuffle_run(seed, decks=6, shoes=1)
+    feed = Feed()
+    feed.shuffler(run, 1)
+    waiting: list[str] = []
+
+    def enter_all(keep: int = 0) -> None:
+        while len(waiting) > keep:
+            feed("command", cmd="enter_card", args={"card": waiting.pop(0)}, client="dealer")
+
+    for e in deal(DealSetup(RULES, seed=seed, shoes=1, orders=run.dealt_orders)):
+        if e.kind == "card":
+            before = feed.table.misdeal_ids
+            feed("draw", mode=e.mode, source=PLAIN)
+            new = [m for m in feed.events[-3:] if m["kind"] == "misdeal" and m["misdeal"]["id"] > before]
+            if any(m["misdeal"]["kind"] == "unreadable_card" for m in new):
+                waiting.append(e.card)
+            enter_all(keep=1)
+        else:
+            enter_all()
+            if e.kind == "button":
+                feed("button", button=e.button, source=PLAIN)
+            elif e.kind == "shoe_inserted":
+                feed("shoe_inserted", source=PLAIN, salt_nonce=SALT.hex())
+            elif e.kind in ("shoe_removed", "cut_card"):
+                feed(e.kind, source=PLAIN)
+    results = [(r["player_cards"], r["banker_cards"]) for r in feed.events if r["kind"] == "coup.result"]
+    assert results == [(r["player_cards"], r["banker_cards"]) for r in at_once.events if r["kind"] == "coup.result"]
+    assert len(results) > 50 and feed.alarms("sequence_mismatch") == []

@@ -553,7 +553,10 @@ def on_draw(table: TableController, item: Item, step: Step) -> None:
     plain.unchecked.append(position)
     findings = _pair(tracker, plain)  # a read that came before this draw narrows the cut first
     card = None
-    if plain.confirmed and not plain.doubted and not tracker.lost and position < tracker.size:
+    # A card drawn while one drawn before it waits to be entered is not dealt from the order ahead of it (behaviour
+    # 3): it would take the waiting card's place in the coup. It waits to be entered in its turn.
+    waiting = table.behaviour >= 3 and any(p["kind"] == md.UNREADABLE_CARD for p in table.pending)
+    if plain.confirmed and not plain.doubted and not tracker.lost and position < tracker.size and not waiting:
         card = tracker.dealt_card(position)
     if card is None:
         before = table.misdeal_ids
