@@ -332,3 +332,41 @@ def test_a_dealer_who_enters_each_card_one_draw_late_never_puts_a_card_in_the_wr
     results = [(r["player_cards"], r["banker_cards"]) for r in feed.events if r["kind"] == "coup.result"]
     assert results == [(r["player_cards"], r["banker_cards"]) for r in at_once.events if r["kind"] == "coup.result"]
     assert len(results) > 50 and feed.alarms("sequence_mismatch") == []
+
+
+def test_a_camera_taking_over_from_a_plain_shoe_checks_the_draw_it_had_not_seen_and_deals_the_next():
+    """The plain shoe's link is lost right after a draw the camera (seeing each card a moment after its draw) has
+    not reported yet: the camera, now dealing, checks that card against the draw (dealt once) and deals the next."""
+    seed = 35
+    run = shuffle_run(seed, decks=6, shoes=1)
+    cards = iter([e.card for e in deal(DealSetup(RULES, seed=seed, shoes=1, orders=run.dealt_orders))
+                  if e.kind == "card"])
+    feed = Feed()
+    feed("power", state="on", clean=True, sources=[PLAIN, CAMERA])
+    feed.shuffler(run, 1)
+    feed("shoe_inserted", source=PLAIN, salt_nonce=SALT.hex())
+
+    def draw(mode: str, camera: bool = True) -> str:
+        card = next(cards)
+        feed("draw", mode=mode, source=PLAIN)
+        if camera:
+            feed("card", card=card, mode="game", source=CAMERA)
+        if any(p["kind"] == "unreadable_card" for p in feed.table.pending):
+            feed("command", cmd="enter_card", args={"card": card}, client="dealer")
+        return card
+
+    while feed.table.shoe.phase != "dealing":
+        draw("burn")
+    while not feed.table.shuffler.plain.confirmed or feed.table.coup_state != "open":
+        if feed.table.coup_state != "open":
+            feed("button", button="confirm", source=PLAIN)
+        else:
+            draw("game")
+    first = len(feed.events)
+    drawn = draw("game", camera=False)
+    feed("link", link="lost", source=PLAIN)
+    feed("card", card=drawn, mode="game", source=CAMERA)  # the camera's read of the card drawn last
+    after = next(cards)
+    feed("card", card=after, mode="game", source=CAMERA)  # the next card out, the camera dealing
+    assert [e["card"] for e in feed.events[first:] if e["kind"] == "card"] == [drawn, after]
+    assert feed.alarms("sequence_mismatch") == []

@@ -495,9 +495,12 @@ def wrap_card(original: Handler, readable: bool) -> Handler:
             return original(table, item, step)
         tracker = state.tracker
         source = item.get("source")
-        if tracker is not None and state.draws and not (table.priority and source == table.active_source):
+        drawn_unseen = table.behaviour >= 3 and state.plain is not None and bool(state.plain.unchecked)
+        if tracker is not None and state.draws and (not (table.priority and source == table.active_source)
+                                                     or drawn_unseen):
             # At a shoe that signals draws a reader checks them; it deals only once it is the reader that
-            # deals (the shoe's link lost: shoed.table.controller's failover).
+            # deals (the shoe's link lost: shoed.table.controller's failover), and then only the cards after
+            # those the shoe signalled before it was lost (each of those its reads check first: dealt once).
             state.plain = state.plain or PlainDraws()
             return _reader_saw(table, item, step, state.plain, tracker, readable)
         if tracker is None or (table.active_source is not None and source != table.active_source):
