@@ -546,7 +546,7 @@ class TableController:
         if shoe is None:
             return
         dealt = len(self.coup.order) if self.coup is not None and self.coup_state in (OPEN, COMPLETE) else 0
-        kinds = _CLOSED_BY_VOID if self.behaviour >= 3 else _CLOSED_BY_VOID[:-1]
+        kinds = _CLOSED_BY_VOID if self.behaviour >= 3 else _CLOSED_BY_VOID_2
         closed = sum(1 for p in self.pending if p.get("card") and p["kind"] in kinds)
         shoe.coup_voided(dealt, self.coup_state == COMPLETE, closed)
 
@@ -1410,8 +1410,9 @@ _DRAW_CODES = ("no_order", "not_identified")
 _ODDS_NEEDED = frozenset(ODDS_FIELDS)
 
 # Misdeals about the coup whose cards a void counts with the coup's (TableController._void closes every misdeal
-# but md.OUTLIVE_VOID); burn_during_coup's from behaviour 3 (the last: behaviour 2 left its card unaccounted).
+# but md.OUTLIVE_VOID); under behaviour 2, all but burn_during_coup (its card was left unaccounted).
 _CLOSED_BY_VOID = (md.EXTRA_CARD, md.CARD_BEFORE_DECISION, md.MISSING_CARD, md.UNREADABLE_CARD, md.BURN_DURING_COUP)
+_CLOSED_BY_VOID_2 = (md.EXTRA_CARD, md.CARD_BEFORE_DECISION, md.MISSING_CARD, md.UNREADABLE_CARD)
 
 # Input kind -> its handler: the controller's dispatch table, one entry for each kind in the schema.
 _HANDLERS: dict[str, shuffle_table.Handler] = {
