@@ -517,3 +517,63 @@ def test_a_card_returned_to_the_shoe_comes_out_again_in_its_place():
     assert first_result is not None and feed.alarms("sequence_mismatch") == []
     results = [(e["player_cards"], e["banker_cards"]) for e in feed.events if e["kind"] == "coup.result"]
     assert results == [(e["player_cards"], e["banker_cards"]) for e in plain.events if e["kind"] == "coup.result"]
+
+
+SHOE, CAMERA = "native:/dev/shoe", "camera:0"
+
+
+def _failover_table(seed: int):
+    """A reading shoe with a camera over its exit (failover), at a table with a shuffler: the cards as they
+    come out of the shoe, and a feed with the shoe in and its shuffle ready."""
+    run = shuffle_run(seed, decks=6, shoes=1)
+    cards = iter([e.card for e in deal(setup_for(run)) if e.kind == "card"])
+    feed = Feed()
+    feed("power", state="on", clean=True, sources=[SHOE, CAMERA])
+    feed.shuffler(run, 1)
+    feed("shoe_inserted", source=SHOE, salt_nonce=SALT.hex())
+    return feed, cards
+
+
+
+def test_the_cards_a_shoe_repeats_after_its_link_came_back_are_checked_once():
+    feed, cards = _failover_table(41)
+    seq = iter(range(1, 1000))
+
+    def shoe_card(card: str, mode: str) -> dict:
+        return {"card": card, "mode": mode, "source": SHOE, "shoe_seq": next(seq), "detail": {"boot": 7}}
+
+    while feed.table.shoe.phase != "dealing" or feed.table.coup is None or len(feed.table.coup.order) < 2:
+        card = next(cards)
+        feed("card", **shoe_card(card, "burn" if feed.table.shoe.phase != "dealing" else "game"))
+        feed("card", card=card, mode="game", source=CAMERA)
+    feed("link", link="lost", source=SHOE)
+    kept = []
+    for _ in range(2):  # dealt by the camera; the shoe keeps them until they are acknowledged
+        card = next(cards)
+        kept.append(shoe_card(card, "game"))
+        feed("card", card=card, mode="game", source=CAMERA)
+    feed("link", link="restored", source=SHOE)
+    for item in kept:
+        feed("card", **item)
+    assert sum(e["kind"] == "card.duplicate" for e in feed.events) == 2
+    assert feed.alarms("sequence_mismatch") == [] and feed.table.pending == []
+
+
+def test_a_card_the_camera_saw_first_and_deals_at_the_handover_is_checked():
+    feed, cards = _failover_table(43)
+    while feed.table.shoe.phase != "dealing" or feed.table.coup is None or len(feed.table.coup.order) < 2:
+        card = next(cards)
+        feed("card", card=card, mode="game", source=CAMERA)  # the camera a moment before the shoe
+        feed("card", card=card, mode="burn" if feed.table.shoe.phase != "dealing" else "game", source=SHOE)
+    seen = next(cards)
+    feed("card", card=seen, mode="game", source=CAMERA)  # the shoe's report of it is lost with its link
+    feed("link", link="lost", source=SHOE)
+    after = next(cards)
+    feed("card", card=after, mode="game", source=CAMERA)
+    dealt = [e["card"] for e in feed.events if e["kind"] == "card" and e["recipient"] in ("player", "banker")]
+    assert dealt[-2:] == [seen, after]
+    assert feed.alarms("sequence_mismatch") == []
+    tracker = feed.table.shuffler.tracker
+    assert tracker is not None and tracker.aligned
+    assert tracker.dealt_count == sum(e["kind"] in ("shoe.burn", "card") and e.get("card") is not None
+                                      and e.get("recipient") != "unreadable" for e in feed.events)

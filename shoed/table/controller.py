@@ -68,7 +68,9 @@ _BURN_PHASES = frozenset((BURN_FIRST, BURNING))  # the shoe's phases in which a 
 # (auto_confirm), and a refused shoe taken out takes its shuffle with it; a card returned to the shoe (return_card)
 # is taken back by the order's check, so that it comes out again in its place; a plain shoe's draw while a card drawn
 # before it waits to be entered takes no identity from the order (it would take the waiting card's place); a camera
-# taking over from a plain shoe checks the draws it had not seen before it deals (it dealt the last one again).
+# taking over from a plain shoe checks the draws it had not seen before it deals (it dealt the last one again); a
+# card is checked against the order where the table takes it out of the shoe (a shoe's repeats after its link came
+# back were checked again, a card a camera dealt at a handover not at all).
 BEHAVIOUR = 3
 
 
@@ -709,8 +711,11 @@ class TableController:
         if failover:
             if self.behind.get(source) and self._repeat_of_dealt(step, item, card.text, source):
                 return
-            self._track_dealt(step, card.text, source)
+            checked = self._track_dealt(step, card.text, source)
+        else:
+            checked = shuffle_table.card_out(self, card.text)
         self._take_card(step, card, item, source)
+        shuffle_table.report_out(self, step, checked, source)
 
     # ----- failover between readers --------------------------------------------
     @property
@@ -801,8 +806,9 @@ class TableController:
         if stale:
             stale.clear()
 
-    def _track_dealt(self, step: Step, card: str | None, source: str) -> None:
-        """A card left the shoe through the dealing reader: the others see it now or later."""
+    def _track_dealt(self, step: Step, card: str | None, source: str) -> shuffle_table.Checked:
+        """A card left the shoe through the dealing reader: the others see it now or later, and a card-reading
+        shuffler's order checks it (what to report once it is taken: shoed.table.shuffle.report_out)."""
         seen = card if card is not None else UNKNOWN
         for other in self.priority:
             if other == source:
@@ -820,6 +826,7 @@ class TableController:
             behind = self.behind.setdefault(other, [])
             behind.append(seen)
             del behind[:-TRACKED]
+        return shuffle_table.card_out(self, card)
 
     def _choose_reader(self, step: Step) -> None:
         """The first reader in priority order that is not lost deals."""
@@ -853,8 +860,9 @@ class TableController:
                 self._track_dealt(step, None, new)
                 self._on_unreadable({"source": new}, step)
                 continue
-            self._track_dealt(step, seen, new)
+            checked = self._track_dealt(step, seen, new)
             self._take_card(step, card_of(seen), {"confidence": None}, new)
+            shuffle_table.report_out(self, step, checked, new)
 
     def _take_card(self, step: Step, card: Card, item: dict[str, Any], source: str, manual: bool = False) -> None:
         shoe = self.shoe

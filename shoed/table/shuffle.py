@@ -503,33 +503,57 @@ def wrap_card(original: Handler, readable: bool) -> Handler:
             # those the shoe signalled before it was lost (each of those its reads check first: dealt once).
             state.plain = state.plain or PlainDraws()
             return _reader_saw(table, item, step, state.plain, tracker, readable)
-        if tracker is None or (table.active_source is not None and source != table.active_source):
+        if tracker is None or (table.active_source is not None and source != table.active_source) \
+                or (readable and table.behaviour >= 3):
+            # From behaviour 3 a card is checked where the table takes it out of the shoe (card_out): a card a
+            # reader repeats is not checked twice, one a reader taking over deals is checked too.
             return original(table, item, step)
-        text, read = str(item.get("card")), readable
-        if read and table.behaviour >= 3:
-            try:  # checked as the table takes it: in its own notation ("10H" is 'TH'); one it cannot read, not read
-                text = parse_card(text).text
-            except CardError:
-                read = False
-        check = tracker.dealt(text) if read else None
-        if not read:
+        check = tracker.dealt(str(item.get("card"))) if readable else None
+        if not readable:
             tracker.unknown()
         original(table, item, step)
-        if check is None:
-            return None
-        if check.unaligned:
-            _unaligned(table, step, tracker, source, tracker.dealt_count - 1)
-        if check.mismatch is not None:
-            _hold_mismatch(table, step, check.mismatch, source)
-        if check.resolved is not None:
-            found = check.resolved
-            table._alarm(step, "sequence_mismatch", True,
-                         f"card {found.position + 1} out of the shoe: {(found.kind or '').replace('_', ' ')} "
-                         f"({found.got} where {found.expected} was due)", source=source,
-                         position=found.position, expected=found.expected, got=found.got, mismatch=found.kind)
+        _report_check(table, step, tracker, check, source)
         return None
 
     return on_card
+
+
+Checked = tuple[Tracker, Check] | None
+
+
+def card_out(table: TableController, card: str | None) -> Checked:
+    """A card out of the shoe through the reader that deals, as the table took it (`card`: its text, None when
+    not read): checked against the order (behaviour 3). What to report once the card is taken (report_out)."""
+    state = table.shuffler
+    tracker = state.tracker if state is not None else None
+    if tracker is None or table.behaviour < 3:
+        return None
+    if card is None:
+        tracker.unknown()
+        return None
+    return tracker, tracker.dealt(card)
+
+
+def report_out(table: TableController, step: Step, checked: Checked, source: str | None) -> None:
+    if checked is not None:
+        _report_check(table, step, checked[0], checked[1], source)
+
+
+def _report_check(table: TableController, step: Step, tracker: Tracker, check: Check | None,
+                  source: str | None) -> None:
+    """The alarms a card's check against the order raises, after the card's own events."""
+    if check is None:
+        return
+    if check.unaligned:
+        _unaligned(table, step, tracker, source, tracker.dealt_count - 1)
+    if check.mismatch is not None:
+        _hold_mismatch(table, step, check.mismatch, source)
+    if check.resolved is not None:
+        found = check.resolved
+        table._alarm(step, "sequence_mismatch", True,
+                     f"card {found.position + 1} out of the shoe: {(found.kind or '').replace('_', ' ')} "
+                     f"({found.got} where {found.expected} was due)", source=source,
+                     position=found.position, expected=found.expected, got=found.got, mismatch=found.kind)
 
 
 # ----- a plain shoe: the card identities from the aligned order ----------------------------------------------
