@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from shoed.table import events as schema
 from shoed.drivers.native_session import shuffler_detail
 from shoed.rules.shuffle import chunk_context, commitment_salt, digest_mac, reveal_matches, seal_cards
@@ -577,3 +579,14 @@ def test_a_card_the_camera_saw_first_and_deals_at_the_handover_is_checked():
     assert tracker is not None and tracker.aligned
     assert tracker.dealt_count == sum(e["kind"] in ("shoe.burn", "card") and e.get("card") is not None
                                       and e.get("recipient") != "unreadable" for e in feed.events)
+
+
+@pytest.mark.parametrize("count", ["many", -3, 2.5, None, [1]])
+def test_a_chunk_whose_count_is_no_count_is_refused_without_an_exception(count):
+    feed = Feed()
+    shuffler = "shuffler:/dev/ttyACM1"
+    feed("shuffle_started", source=shuffler, detail={"boot": 7, "shuffle": 5, "decks": 6})
+    feed("order_chunk", source=shuffler, detail={"boot": 7, "shuffle": 5, "position": 0, "count": count,
+                                                 "sealed": "00" * 20})
+    (chunk,) = [e for e in feed.events if e["kind"] == "shuffle.chunk"]
+    assert chunk["count"] == 0 and feed.alarms("shuffle_order_invalid")[0]["active"]

@@ -278,8 +278,10 @@ def on_order_chunk(table: TableController, item: Item, step: Step) -> None:
                      source=item.get("source"))
     if current["invalid"] is None:
         order.extend(cards)
+    announced = detail.get("count")  # a number a driver wrote: one that is none counts nothing (never raises)
     table._emit(step, ev.ShuffleChunk, shuffle=current["shuffle"], position=position,
-                count=len(cards) or int(detail.get("count") or 0), source=item.get("source"))
+                count=len(cards) or (announced if type(announced) is int and announced > 0 else 0),
+                source=item.get("source"))
 
 
 def on_shuffle_completed(table: TableController, item: Item, step: Step) -> None:
