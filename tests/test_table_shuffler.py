@@ -590,3 +590,16 @@ def test_a_chunk_whose_count_is_no_count_is_refused_without_an_exception(count):
                                                  "sealed": "00" * 20})
     (chunk,) = [e for e in feed.events if e["kind"] == "shuffle.chunk"]
     assert chunk["count"] == 0 and feed.alarms("shuffle_order_invalid")[0]["active"]
+
+
+def test_a_verified_shoe_that_goes_in_after_a_refused_one_clears_shoe_unverified():
+    run = shuffle_run(22, decks=6, shoes=2, faults=faults("missing-card"))
+    feed = Feed()
+    feed.shuffler(run, 1)
+    feed.shuffler(run, 2)
+    feed("shoe_inserted", source="shoe", salt_nonce=SALT.hex())
+    feed("shoe_removed", source="shoe")
+    feed("shoe_inserted", source="shoe", salt_nonce=SALT.hex())
+    raised, cleared = feed.alarms("shoe_unverified")
+    assert raised["active"] and not cleared["active"] and "verified" in cleared["text"]
+    assert "shoe_unverified" not in feed.table.alarms and feed.table.shoe is not None

@@ -362,6 +362,9 @@ def wrap_shoe_inserted(original: Handler) -> Handler:
         decks = shuffled["decks"] or table.decks
         run = longest_surviving_run(previous, shuffled["order"]) if previous else None
         original(table, item, step)
+        if "shoe_unverified" in table.alarms and table.behaviour >= 3:  # a shoe refused before: this one is not
+            table._alarm(step, "shoe_unverified", False, f"a shoe went in with shuffle {shuffled['shuffle']}, "
+                         "verified", source=item.get("source"))
         if run is not None and is_weak(run, decks):
             table._alarm(step, "weak_shuffle", True,
                          f"{run.length} cards dealt together in the previous shoe (from its card "
