@@ -71,3 +71,26 @@ def test_a_wall_clock_stepped_back_is_followed_only_from_the_clock_step(tmp_path
     assert items[2]["utc_ns"] == T0 + S and items[2]["read_utc_ns"] == T0 + S - S // 2
     assert items[3]["utc_ns"] == T0 + S and items[3]["read_utc_ns"] == T0 - 3598 * S
     assert items[4]["utc_ns"] == T0 - 3597 * S and "read_utc_ns" not in items[4]
+
+
+def test_a_restart_on_a_wall_clock_set_back_says_so_first_and_times_go_on_from_the_journal(tmp_path):
+    # The journal's last input is an hour ahead of the wall clock now (set back while the daemon was down): the
+    # start says so (a clock step from the journal's time), and the power-on follows the clock from there.
+    import time
+
+    ahead = time.time_ns() + 3600 * S
+    loop = table_loop(tmp_path)
+    loop.controller.feed({"kind": "power", "state": "off", "mono_ns": 5 * S, "utc_ns": ahead})
+    loop.since_journal(loop.controller.now_utc)
+    loop.handle({"kind": "power", "state": "on", "clean": True, "sources": ["shoe"]})
+    events = list(loop.recent)
+    assert [e["kind"] for e in events] == ["table.clock_step", "table.started"]
+    assert events[0]["step_ns"] < -3590 * S and events[1]["utc"] >= events[0]["utc"]
+    # Under a second behind: no step; the journal's time until the clock passes it.
+    loop = table_loop(tmp_path / "b")
+    near = time.time_ns() + S // 2
+    loop.controller.feed({"kind": "power", "state": "off", "mono_ns": 5 * S, "utc_ns": near})
+    loop.since_journal(near)
+    item = {"kind": "power", "state": "on", "clean": True, "sources": ["shoe"]}
+    loop.handle(item)
+    assert [e["kind"] for e in loop.recent] == ["table.started"] and item["utc_ns"] >= near

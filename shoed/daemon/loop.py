@@ -42,7 +42,7 @@ from shoed.table import shuffle as shuffle_table
 from shoed.table import events as ev
 from shoed.table import audience
 from shoed.table.refusals import RefusedCommands
-from shoed.daemon.clockwatch import STALL_LIMIT, ClockWatch
+from shoed.daemon.clockwatch import STALL_LIMIT, STEP_LIMIT, ClockWatch
 from shoed.daemon.config import Config, ConfigError, Source, auto_confirm, source_capabilities, uses_keys
 from shoed.daemon.config import check as check_config
 from shoed.daemon.notify import Notifier
@@ -603,6 +603,19 @@ class TableLoop:
                 log.info("a key was removed: the event streams' subscribers connect again", endpoints=renewed)
         self.notifier.send("READY=1")
 
+    def since_journal(self, last_utc_ns: int) -> None:
+        """Start-up: event times go on from the journal's last input. A wall clock found behind it by more than
+        a step (`clockwatch.STEP_LIMIT`: set back while the daemon was down) is said first, as a
+        `table.clock_step` from that time, and followed from there; a smaller difference keeps the journal's
+        time until the clock passes it (`_in_time_order`)."""
+        if not last_utc_ns:
+            return
+        self.last_stamp = (0, last_utc_ns)  # no monotonic time carries across a restart (a new boot starts it again)
+        now_utc = time.time_ns()
+        if last_utc_ns - now_utc > STEP_LIMIT * 1e9:
+            self.handle({"kind": "clock", "what": "step", "step_ns": now_utc - last_utc_ns,
+                         "utc_before_ns": last_utc_ns, "utc_ns": now_utc})
+
     def _in_time_order(self, item: dict[str, Any]) -> None:
         """Event times never go backwards in seq order: a reading stamped when the shoe's bytes
         arrived can be handled after a command or the live odds stamped later. Such an input
@@ -802,6 +815,7 @@ class Daemon:
             table.configured = configured
             table.pending_inputs += found
             table.pending_inputs += sources.open_pending(controller)
+            table.since_journal(controller.now_utc)
             # Start-up record: power on, and whether the last stop was clean.
             table.handle({"kind": "power", "state": "on", "clean": stopped_clean, "behaviour": BEHAVIOUR,
                           "sources": sources.reader_sources(cfg), "mode_told": sources.mode_told(cfg),
