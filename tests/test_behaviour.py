@@ -201,3 +201,20 @@ def test_an_unreadable_card_while_the_table_is_held_is_neither_burned_nor_dealt(
                                _card("9S", "game")])
     assert [e["card"] for e in _kinds(events, "shoe.burn")] == ["AH", "4S"]
     assert [(e["card"], e["recipient"]) for e in _kinds(events, "card")][-1] == ("9S", "player")
+
+
+def test_unreadable_cards_are_entered_in_the_order_they_came_out():
+    from tests.corpus.cases import _card, _pit
+
+    table = new_table(auto_confirm=False)
+    unread = {"kind": "unreadable", "mode": "game", "code": "no_index", "source": "native:/dev/shoe"}
+    steps: list = []
+    feed_case(table, [{"kind": "shoe_inserted", "source": "native:/dev/shoe"}, _card("AH", "burn"),
+                      _card("3C", "burn"), unread, dict(unread), _pit("enter_card", card="9D", misdeal=2),
+                      _pit("enter_card", card="9S", misdeal=1), _pit("enter_card", card="9D", misdeal=2)],
+              lambda item, step, before: steps.append(step))
+    refused, first, second = (s.reply for s in steps[-3:])
+    assert refused == {"ok": False, "error": "misdeal 1 (unreadable_card) came first: enter that card first; "
+                                             "nothing was done"}
+    assert first == second == {"ok": True}
+    assert [str(c) for c in table.coup.player] == ["9S"] and [str(c) for c in table.coup.banker] == ["9D"]

@@ -71,7 +71,7 @@ _BURN_PHASES = frozenset((BURN_FIRST, BURNING))  # the shoe's phases in which a 
 # before it waits to be entered takes no identity from the order (it would take the waiting card's place); a camera
 # taking over from a plain shoe checks the draws it had not seen before it deals (it dealt the last one again); a
 # card is checked against the order where the table takes it out of the shoe (a shoe's repeats after its link came
-# back were checked again, a card a camera dealt at a handover not at all).
+# back were checked again, a card a camera dealt at a handover not at all); unreadable cards are entered oldest first.
 BEHAVIOUR = 3
 
 
@@ -1406,6 +1406,11 @@ class TableController:
         if self.behaviour >= 3:
             self._require_shoe()
         entry = self._find_pending(args, (md.UNREADABLE_CARD,))
+        oldest = next(p for p in self.pending if p["kind"] == md.UNREADABLE_CARD)
+        if oldest is not entry and self.behaviour >= 3:
+            # Entered out of turn, its card would take the place of the one that came out before it.
+            raise CommandRejected(f"misdeal {oldest['id']} (unreadable_card) came first: enter that card first; "
+                                  "nothing was done")
         self.pending.remove(entry)
         self._emit(step, ev.MisdealCorrected, misdeal=entry["id"], correction="enter_card", card=str(card), by=by)
         self._take_card(step, card, {"confidence": None, "mode": "game"}, f"manual:{by}", manual=True)
