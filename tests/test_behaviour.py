@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from shoed.rules.ruleset import load_ruleset
 from shoed.table import TableController
 from shoed.table.controller import BEHAVIOUR
@@ -87,44 +89,37 @@ def test_between_shoes_the_power_on_gives_the_newest_behaviour_at_once():
     assert table.behaviour == BEHAVIOUR and "behaviour_next" not in table.checkpoint()
 
 
-def test_journals_an_earlier_version_recorded_in_the_cases_behaviour_2_changed_replay_as_recorded():
-    # Written by shoed before behaviour 2 (the code of that day, its own Journal): an unread face-down
-    # burn, a game card while the burn was due, a card drawn while an unreadable card waited. Replayed
-    # under the behaviour they name (none: 1), every event as recorded, and the journal verifies.
+# The cases each behaviour changed, as the one before it recorded them: {folder: (cases, the behaviour named)}.
+# behaviour-1-cases: written by shoed before behaviour 2 (the code of that day, its own Journal): an unread face-down
+# burn, a game card while the burn was due, a card drawn while an unreadable card waited. behaviour-2-cases: written
+# under behaviour 2 (tests/corpus/cases.py): a void closing a burn_during_coup, a second end_burn while the first's
+# unread card waited, an unreadable burn card while the table was held.
+EARLIER_CASES = {
+    "behaviour-1-cases": (["game_card_in_burn", "unread_burn", "unread_pending"], None),
+    "behaviour-2-cases": (["end_burn_after_unread", "locked_unread_burn", "void_burn_during_coup"], 2),
+}
+
+
+@pytest.mark.parametrize("folder", sorted(EARLIER_CASES))
+def test_journals_of_the_cases_a_behaviour_changed_replay_as_recorded_under_the_one_before(folder):
+    # Replayed under the behaviour they name, every event as recorded, and the journal verifies.
     from pathlib import Path
 
     from shoed.journal import verify
     from shoed.journal.replay import replay_journal
 
-    cases = Path(__file__).parent / "corpus" / "behaviour-1-cases"
-    names = sorted(p.name for p in cases.iterdir())
-    assert names == ["game_card_in_burn", "unread_burn", "unread_pending"]
-    for name in names:
-        assert verify(cases / name).ok, name
-        result = replay_journal(cases / name)
-        assert result.identical and result.events > 10, (name, result.differences[:1])
-
-
-# ----- behaviour 3 ------------------------------------------------------------------------------------------------
-
-
-def test_journals_an_earlier_version_recorded_in_the_cases_behaviour_3_changed_replay_as_recorded():
-    # Written under behaviour 2 (tests/corpus/cases.py): a void closing a burn_during_coup, a second end_burn while
-    # the first's unread card waited, an unreadable burn card while the table was held. Replayed as recorded.
-    from pathlib import Path
-
-    from shoed.journal import verify
-    from shoed.journal.replay import replay_journal
-
-    cases = Path(__file__).parent / "corpus" / "behaviour-2-cases"
-    names = sorted(p.name for p in cases.iterdir())
-    assert names == ["end_burn_after_unread", "locked_unread_burn", "void_burn_during_coup"]
+    cases = Path(__file__).parent / "corpus" / folder
+    names, behaviour = EARLIER_CASES[folder]
+    assert sorted(p.name for p in cases.iterdir()) == names
     for name in names:
         assert verify(cases / name).ok, name
         result = replay_journal(cases / name)
         assert result.identical and result.events > 8, (name, result.differences[:1])
         checkpoints = [r for r in iter_records(cases / name) if r.get("kind") == "checkpoint"]
-        assert {c["state"]["behaviour"] for c in checkpoints} == {2}
+        assert {c["state"].get("behaviour") for c in checkpoints} == {behaviour}
+
+
+# ----- behaviour 3 ------------------------------------------------------------------------------------------------
 
 
 def _case(name: str) -> tuple[TableController, list[dict]]:
