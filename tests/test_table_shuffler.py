@@ -603,3 +603,18 @@ def test_a_verified_shoe_that_goes_in_after_a_refused_one_clears_shoe_unverified
     raised, cleared = feed.alarms("shoe_unverified")
     assert raised["active"] and not cleared["active"] and "verified" in cleared["text"]
     assert "shoe_unverified" not in feed.table.alarms and feed.table.shoe is not None
+
+
+def test_a_shoe_that_goes_in_refused_closes_the_shoe_that_was_in():
+    """The next shoe goes in while a shoe is open, and is refused (shoe_unverified): the shoe that was in is
+    out. It is closed, so that no card of the new shoe is taken from the old shoe's order."""
+    run = shuffle_run(22, decks=6, shoes=2, faults=faults("missing-card", shoe=2))
+    feed = Feed()
+    feed.shuffler(run, 1)
+    feed.shuffler(run, 2)
+    feed("shoe_inserted", source="shoe", salt_nonce=SALT.hex())
+    assert feed.table.shoe is not None and feed.table.shoe.phase != "closed"
+    feed("shoe_inserted", source="shoe", salt_nonce=SALT.hex())
+    (closed,) = [e for e in feed.events if e["kind"] == "shoe.closed"]
+    assert "shoe_unverified" in closed["reason"] and feed.alarms("shoe_unverified")[-1]["active"]
+    assert feed.table.between_shoes and feed.table.shuffler.tracker is None

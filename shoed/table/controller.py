@@ -65,8 +65,8 @@ _BURN_PHASES = frozenset((BURN_FIRST, BURNING))  # the shoe's phases in which a 
 # while an unreadable card an earlier end_burn left is to be entered; an unreadable card while the table is held is
 # not burned (an unreadable_card, entered once the table goes on); a card is checked against a shuffler's order in
 # the table's own notation (a card it cannot parse, as not read); a card does not open a shoe refused for its shuffle
-# (auto_confirm), a refused shoe taken out takes its shuffle with it, and a verified shoe going in clears
-# shoe_unverified; a card returned to the shoe (return_card)
+# (auto_confirm), a shoe refused when it goes in closes the shoe that was in, a refused shoe taken out takes its
+# shuffle with it, and a verified shoe going in clears shoe_unverified; a card returned to the shoe (return_card)
 # is taken back by the order's check, so that it comes out again in its place; a plain shoe's draw while a card drawn
 # before it waits to be entered takes no identity from the order (it would take the waiting card's place); a camera
 # taking over from a plain shoe checks the draws it had not seen before it deals (it dealt the last one again); a

@@ -353,6 +353,8 @@ def wrap_shoe_inserted(original: Handler) -> Handler:
         shuffled = state.pending.pop(0) if state.pending else None
         state.opening = {"shuffled": shuffled, "salt_nonce": item.get("salt_nonce")}
         if shuffled is None or not shuffled["verified"]:
+            if table.behaviour >= 3:  # the shoe that was in is out: its cards and its order are done with
+                table._close_shoe(step, "a new shoe went in (not opened: shoe_unverified)")
             why = "no completed shuffle" if shuffled is None else "; ".join(shuffled["problems"])
             table._alarm(step, "shoe_unverified", True,
                          f"the shoe was not opened: its decks were not verified complete ({why}); "
