@@ -350,16 +350,19 @@ class _Sources:
     def open_drivers(self) -> list[Driver]:
         return [driver for driver in self.drivers if driver not in self.closed]
 
+    def _readers(self, cfg: Config) -> list[tuple[str, Capabilities]]:
+        """The sources whose cards are dealt, with what each can do, in priority order (a shuffler's reports
+        are no reader's). One driver for each configured source, in order."""
+        return [(driver.source, capabilities) for source, driver in zip(cfg.sources, self.drivers, strict=True)
+                if (capabilities := _capabilities(source)).deals]
+
     def reader_sources(self, cfg: Config) -> list[str]:
-        """The sources whose cards are dealt, in priority order (a shuffler's reports are no reader's)."""
-        # One driver for each configured source, in order.
-        return [driver.source for source, driver in zip(cfg.sources, self.drivers, strict=True)
-                if _capabilities(source).deals]
+        """The sources whose cards are dealt, in priority order."""
+        return [source for source, _ in self._readers(cfg)]
 
     def mode_told(self, cfg: Config) -> list[str]:
         """The readers whose cards' mode (burn or game) is the shoe's own word (`Capabilities.tells_mode`)."""
-        return [driver.source for source, driver in zip(cfg.sources, self.drivers, strict=True)
-                if _capabilities(source).deals and _capabilities(source).tells_mode]
+        return [source for source, capabilities in self._readers(cfg) if capabilities.tells_mode]
 
     def update_gate(self, locked: bool) -> list[dict[str, Any]]:
         """Tell the open drivers the gate's state when it changed; what a failing driver gives the table."""

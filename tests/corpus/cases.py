@@ -66,7 +66,7 @@ def feed_case(table, inputs: list[dict], on_step=None) -> list[dict]:
     events: list[dict] = []
     for n, item in enumerate(inputs, start=1):
         item = {**item, "mono_ns": n * 1_000_000_000, "utc_ns": START_NS + n * 1_000_000_000}
-        before = checkpoint_record(table) if table.between_shoes else None
+        before = checkpoint_record(table) if on_step is not None and table.between_shoes else None
         step = table.feed(item)
         events += step.events
         if on_step is not None:
@@ -85,8 +85,8 @@ def new_table(auto_confirm: bool):
 def record_case(name: str, directory: Path) -> None:
     """Write case `name`'s journal into `directory`, as the daemon would (shoed.daemon.loop.TableLoop.handle)."""
     from shoed.journal import Journal
-    from shoed.table import StartShoeFile
-    from shoed.table.replay import checkpoint_record, step_record
+    from shoed.table.replay import checkpoint_record
+    from tests.corpus.record import journal_step
 
     what, auto_confirm, inputs = CASES[name]
     table = new_table(auto_confirm)
@@ -96,13 +96,7 @@ def record_case(name: str, directory: Path) -> None:
 
     def on_step(item: dict, step, before: dict | None) -> None:
         now[0] = item["utc_ns"]
-        opened = next((e for e in step.effects if type(e) is StartShoeFile), None)
-        if opened is not None and before is not None and not table.checkpointable:
-            journal.open_shoe(opened.shoe_id, first=[before])
-            opened = None
-        journal.append(step_record(item, step.events))
-        if opened is not None:
-            journal.open_shoe(opened.shoe_id, first=[checkpoint_record(table)])
+        journal_step(journal, table, item, step, before)
 
     feed_case(table, inputs, on_step)
     journal.close()

@@ -92,13 +92,29 @@ def _shoe_inputs(scenario: Scenario) -> Iterator[dict]:
         yield item
 
 
+def journal_step(journal, table, item: dict, step, before: dict | None) -> None:
+    """Journal one step as the daemon does (shoed.daemon.loop.TableLoop.handle): a shoe's file starts with a
+    checkpoint; where the step that opened the shoe dealt at once (a card opening the next shoe at a table with
+    auto_confirm), with `before`, the table as it was before that step (taken while it was between shoes)."""
+    from shoed.table import StartShoeFile
+    from shoed.table.replay import checkpoint_record, step_record
+
+    opened = next((e for e in step.effects if type(e) is StartShoeFile), None)
+    if opened is not None and before is not None and not table.checkpointable:
+        journal.open_shoe(opened.shoe_id, first=[before])
+        opened = None
+    journal.append(step_record(item, step.events))
+    if opened is not None:
+        journal.open_shoe(opened.shoe_id, first=[checkpoint_record(table)])
+
+
 def record(scenario: Scenario, directory: Path) -> int:
     """Write the scenario's journal into `directory`; return the number of steps."""
     from shoed.journal import FileOps, Journal
-    from shoed.table.replay import checkpoint_record, step_record
+    from shoed.table.replay import checkpoint_record
     from shoed.rules.odds import live_odds
     from shoed.rules.ruleset import load_ruleset
-    from shoed.table import StartShoeFile, TableController, WorkOutOdds
+    from shoed.table import TableController, WorkOutOdds
     from shoed.table.controller import BEHAVIOUR
 
     class NoSync(FileOps):  # the bytes are the same; the corpus is written once
@@ -119,13 +135,12 @@ def record(scenario: Scenario, directory: Path) -> int:
     def handle(item: dict) -> list[dict]:
         nonlocal steps
         item = clock.stamp(item)
+        before = checkpoint_record(table) if table.between_shoes else None
         out = table.feed(item)
-        journal.append(step_record(item, out.events))
+        journal_step(journal, table, item, out, before)
         steps += 1
         for effect in out.effects:  # as the daemon carries them out
-            if isinstance(effect, StartShoeFile):
-                journal.open_shoe(effect.shoe_id, first=[checkpoint_record(table)])
-            elif isinstance(effect, WorkOutOdds) and scenario.odds:
+            if isinstance(effect, WorkOutOdds) and scenario.odds:
                 computed = live_odds(effect.ruleset, effect.composition)
                 if computed is not None:
                     handle({"kind": "odds", "odds": computed})
