@@ -56,10 +56,13 @@ class Feed:
                     detail = as_the_driver_gives(event.kind, detail, key)
                 self(event.kind, source="shuffler:/dev/ttyACM1", shoe_seq=event.n + 1, detail=detail)
 
-    def shoe(self, setup: DealSetup, shoe: int) -> None:
+    def shoe(self, setup: DealSetup, shoe: int, before=None) -> None:
+        """The shoe's deal as its driver reports it; `before(e)` is called before each of the deal's events."""
         for e in deal(setup):
             if e.shoe != shoe:
                 continue
+            if before is not None:
+                before(e)
             if e.kind in ("card", "unreadable"):
                 self(e.kind, card=e.card if e.kind == "card" else None, mode=e.mode, source="shoe")
             elif e.kind == "button":
@@ -498,25 +501,22 @@ def test_a_card_returned_to_the_shoe_comes_out_again_in_its_place():
     plain.shoe(setup, 1)
     feed = Feed()
     feed.shuffler(run, 1)
-    events = [e for e in deal(setup) if e.shoe == 1]
-    first_result = None
-    for n, e in enumerate(events):
-        if e.kind == "button" and first_result is None and any(x["kind"] == "coup.result" for x in feed.events):
-            first_result = n
-            drawn = next(x.card for x in events[n:] if x.kind == "card")  # the next card out, drawn before the confirm
+    cards = [e.card for e in deal(setup) if e.shoe == 1 and e.kind in ("card", "unreadable")]
+    out = {"cards": 0, "returned": False}
+
+    def draw_an_extra_card_at_the_first_confirm(e) -> None:
+        if e.kind == "button" and not out["returned"] and any(x["kind"] == "coup.result" for x in feed.events):
+            out["returned"] = True
+            drawn = cards[out["cards"]]  # the next card out, drawn before the confirm
             feed("card", card=drawn, mode="game", source="shoe")
             assert feed.events[-1]["misdeal"]["kind"] == "extra_card"
             feed("command", cmd="return_card", args={}, client="pit-boss-key")
             assert feed.reply is None or feed.reply.get("ok") is not False
-        if e.kind in ("card", "unreadable"):
-            feed(e.kind, card=e.card if e.kind == "card" else None, mode=e.mode, source="shoe")
-        elif e.kind == "button":
-            feed("button", button=e.button, source="shoe")
-        elif e.kind == "shoe_inserted":
-            feed(e.kind, source="shoe", salt_nonce=SALT.hex())
-        elif e.kind in ("shoe_removed", "cut_card"):
-            feed(e.kind, source="shoe")
-    assert first_result is not None and feed.alarms("sequence_mismatch") == []
+        elif e.kind in ("card", "unreadable"):
+            out["cards"] += 1
+
+    feed.shoe(setup, 1, before=draw_an_extra_card_at_the_first_confirm)
+    assert out["returned"] and feed.alarms("sequence_mismatch") == []
     results = [(e["player_cards"], e["banker_cards"]) for e in feed.events if e["kind"] == "coup.result"]
     assert results == [(e["player_cards"], e["banker_cards"]) for e in plain.events if e["kind"] == "coup.result"]
 
