@@ -32,7 +32,16 @@ from msgspec import UNSET
 from shoed.table import events as ev
 from shoed.table import shuffle as shuffle_table
 from shoed.table import waits
-from shoed.table.events import COMMANDS, LOCKING_ALARMS, NEEDS_ROLE, ODDS_FIELDS, SCHEMA_VERSION, CommandRejected
+from shoed.table.events import (
+    CLEARED_BY,
+    COMMANDS,
+    LOCKING_ALARMS,
+    NEEDS_ROLE,
+    ODDS_FIELDS,
+    PIT_CLEARED_ALARMS,
+    SCHEMA_VERSION,
+    CommandRejected,
+)
 from shoed.rules import misdeal as md
 from shoed.rules.cards import Card, CardError, parse_card
 from shoed.rules.coup import Coup, hand_total, new_coup
@@ -1306,6 +1315,14 @@ class TableController:
             self.locked = None
             for name in [h for h in LOCKING_ALARMS if h in self.alarms] or ["integrity"]:
                 self._alarm(step, name, False, "cleared by the pit", by=by)
+            return
+        if cmd == "clear_alarm":  # a notice for surveillance, seen to: cleared whether the table is held or not
+            name = args.get("alarm")
+            if name not in self.alarms:
+                raise CommandRejected(f"the alarm {name} is not raised")
+            if name not in PIT_CLEARED_ALARMS:
+                raise CommandRejected(f"the alarm {name} is not the pit's to clear: {CLEARED_BY.get(name, 'it clears by itself')}")
+            self._alarm(step, name, False, "cleared by the pit", by=by)
             return
         # Held, the pit may still void the coup (then unlock) or close the shoe.
         if self.locked and cmd not in ("close_shoe", "void"):

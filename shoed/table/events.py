@@ -100,6 +100,10 @@ class CorrectionArgs(CommandArgs):
     misdeal: MisdealId | None = None  # which open misdeal this corrects; the oldest one if absent
 
 
+class ClearAlarmArgs(CommandArgs):
+    alarm: Annotated[str, msgspec.Meta(min_length=1, max_length=40, pattern="^[a-z_]+$")]  # a held alarm's name
+
+
 class EnterCardArgs(CommandArgs):
     card: CardText
     misdeal: MisdealId | None = None  # the unreadable-card misdeal this answers
@@ -132,6 +136,9 @@ COMMANDS: dict[str, CommandSpec] = {spec.name: spec for spec in (
     CommandSpec("draw", DrawArgs, "a card came out of a plain shoe: it takes the shuffled order's card (mode)"),
     CommandSpec("status", NoArgs, "the table's state", read_only=True),
     CommandSpec("unlock", NoArgs, "clear a hold (integrity, forged_frame, device_changed); pit or surveillance"),
+    CommandSpec("clear_alarm", ClearAlarmArgs,
+                "clear a held alarm that tells what happened, once seen to (alarm: foreign_card, reader_mismatch, "
+                "sequence_mismatch, weak_shuffle, deck_incomplete, shuffle_order_invalid); pit or surveillance"),
 )}
 
 # Roles of the keys on the command allow-list (docs/stream-integrity.md): a command input carries
@@ -144,7 +151,7 @@ SEES_ALL: tuple[str, ...] = ("pit", "surveillance")
 # Commands only the pit or surveillance may give: they clear what stopped the table or undo a coup.
 # end_burn: the burn Art. II calls for ends short, on the pit's word.
 NEEDS_ROLE: dict[str, tuple[str, ...]] = {"unlock": ("pit", "surveillance"), "void": ("pit", "surveillance"),
-                                          "end_burn": ("pit", "surveillance")}
+                                          "end_burn": ("pit", "surveillance"), "clear_alarm": ("pit", "surveillance")}
 
 
 # ----- events ---------------------------------------------------------------------
@@ -303,6 +310,22 @@ HELD_ALARMS = frozenset({
 })
 # Held alarms that also stop play (the table is locked) until the pit unlocks it.
 LOCKING_ALARMS = ("integrity", "forged_frame", "device_changed", "reader_out_of_step")
+# Held alarms that tell of something that happened, not of a state that still holds: nothing ends them but
+# the pit's word (clear_alarm) once it has seen to them. Every other held alarm clears when what raised it
+# ends (a reader reads again, the shuffler's fault clears, the table goes on) or with `unlock`.
+PIT_CLEARED_ALARMS = ("foreign_card", "reader_mismatch", "sequence_mismatch", "weak_shuffle", "deck_incomplete",
+                      "shuffle_order_invalid")
+# What ends each of the other held alarms, for the pit that asks to clear one (clear_alarm).
+CLEARED_BY = {
+    **{name: "it holds the table: `unlock` clears it" for name in LOCKING_ALARMS},
+    "tamper": "it clears when the shoe reports its case closed",
+    "favourable_bet": "it clears when no bet is favourable to the player any more",
+    "stalled": "it clears when the table moves on",
+    "no_reader": "it clears when a reader reads again",
+    "shoe_unverified": "a shoe whose shuffle was verified, or `open_shoe`, clears it",
+    **{name: "it clears when the shuffler reports the fault cleared"
+       for name in ("shuffler_jam", "shuffler_door", "shuffler_recognition", "shuffler_fault")},
+}
 
 
 class MisdealDetail(msgspec.Struct, kw_only=True):

@@ -42,7 +42,8 @@ def table():
 def test_a_display_key_changes_nothing_and_reads_the_displays_view(table):
     before = table.commands()
     for cmd, args in (("confirm", {}), ("close_shoe", {}), ("open_shoe", {}), ("draw", {}),
-                      ("enter_card", {"card": "9H"}), ("burn_card", {}), ("void", {"reason": "x"}), ("unlock", {})):
+                      ("enter_card", {"card": "9H"}), ("burn_card", {}), ("void", {"reason": "x"}), ("unlock", {}),
+                      ("clear_alarm", {"alarm": "foreign_card"})):
         reply = table.send(cmd, args, key="board-1")
         assert reply["ok"] is False, (cmd, reply)
         assert reply["error"] == (f"{cmd} changes the table, and board-1 has the display role "
@@ -82,3 +83,23 @@ def test_shoed_command_keeps_a_reason_of_digits_a_string(table):
     # The table's own answer (no coup to void), not the endpoint's refusal of an int for a reason.
     assert reply["ok"] is False and "bad arguments" not in reply["error"], reply
     assert reply["error"] in ("no shoe is open", "no coup to void"), reply
+
+
+def test_clear_alarm_is_the_pits_and_names_the_alarm(table):
+    server_key = str(table.base / "keys" / "server.key")
+
+    def clear(key: str, *args: str) -> dict:
+        proc = run_shoed("command", "clear_alarm", *args, "--endpoint", table.daemon.commands,
+                         "--key", str(table.secrets[key]), "--server-key", server_key, "--json", check=False)
+        return json.loads(proc.stdout)
+
+    n = len(table.commands())
+    reply = clear("dealer-1", "--arg", "alarm=foreign_card")
+    assert reply["ok"] is False and reply["error"] == "clear_alarm needs the pit or surveillance role; dealer-1 is dealer"
+    reply = clear("pit-1", "--arg", "alarm=foreign_card")
+    assert reply == {"ok": False, "error": "the alarm foreign_card is not raised", "cmd": "clear_alarm"}, reply
+    reply = clear("pit-1")  # no alarm named: the endpoint's refusal, before the table sees it
+    assert reply["ok"] is False and reply["error"].startswith("bad arguments for clear_alarm"), reply
+    reply = clear("pit-1", "--arg", "alarm=Foreign Card!")
+    assert reply["ok"] is False and reply["error"].startswith("bad arguments for clear_alarm"), reply
+    assert len(table.commands()) == n + 2  # the table's refusals are journaled; the endpoint's are not
