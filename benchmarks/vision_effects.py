@@ -113,18 +113,28 @@ EFFECTS = ("none", "shadow", "sharpen", "dark", "bright", "steep", "lens", "moti
 ON_THE_CARD = ("layout", "smudge", "hand", "bend", "cut", "fill", "zoom", "pale")
 # effects that move the card in the picture: after one, its corners are no longer known
 MOVING = ("steep", "lens", "mirror", "bend", "cut", "enlarge", "fill", "zoom", "shrink")
+# a monochrome camera's picture (grey, or in one tint): what the room and the lens put into the light comes
+# before it, since the camera renders all it sees in its one hue, a lamp's reflection and a finger included
+MONOCHROME = ("grey", "tinted")
+# effects that put light or colour of their own into the scene the lens sees (a white reflection, dirt, a
+# finger, a layout's gold print, a pale surface, a lens's colour fringes): none comes after MONOCHROME (a colour
+# sensor's mosaic may: a colour camera in a tinted night mode demosaics its picture)
+COLOURING = ("glare", "smudge", "hand", "layout", "pale", "fringe")
 SHRUNK = 128  # the long side of a picture shrunk (shrink)
 
 
 def combine(combo: str) -> list[str]:
     """The effects of `combo` ("glare+mosaic": glare, then the mosaic), checked: each is known,
-    and none that needs the card's corners comes after one that moves the card."""
+    none that needs the card's corners comes after one that moves the card, and none that puts
+    light or colour into the picture comes after a monochrome camera's rendering of it."""
     names = combo.split("+")
     for k, name in enumerate(names):
         if name not in EFFECTS:
             raise ValueError(f"no effect {name!r} (effects: {', '.join(EFFECTS)})")
         if name in ON_THE_CARD and any(before in MOVING for before in names[:k]):
             raise ValueError(f"{combo}: {name} needs the card where the photograph put it; put it first")
+        if name in COLOURING and any(before in MONOCHROME for before in names[:k]):
+            raise ValueError(f"{combo}: a monochrome camera renders {name} in its own hue too; put {name} first")
     return names
 
 

@@ -214,3 +214,9 @@ def test_effects_joined_are_applied_in_turn(effects, shot):
         effects.combine("mirror+smudge")  # the card is no longer where its corners say
     with pytest.raises(ValueError, match="no effect"):
         effects.combine("glare+blurry")
+    # A monochrome camera renders the lamp's reflection in its own hue: a white reflection over its tinted
+    # picture is no picture a camera makes (it showed colour where the camera saw none).
+    with pytest.raises(ValueError, match="renders glare in its own hue too; put glare first"):
+        effects.combine("tinted+glare")
+    assert effects.combine("glare+tinted") == ["glare", "tinted"]
+    assert effects.combine("grey+shrink") == ["grey", "shrink"]
