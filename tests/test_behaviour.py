@@ -49,7 +49,7 @@ def burn_then(feed: Feed, mode_after: str) -> list[dict]:
 
 def test_a_fresh_table_has_the_newest_behaviour_and_its_checkpoint_says_so():
     table = TableController("t1", RULES, RULES.decks)
-    assert table.behaviour == BEHAVIOUR == 3 and table.checkpoint()["behaviour"] == 3
+    assert table.behaviour == BEHAVIOUR == 4 and table.checkpoint()["behaviour"] == 4
 
 
 def test_behaviour_1_burns_a_game_card_while_the_burn_is_due_as_it_did():
@@ -93,10 +93,12 @@ def test_between_shoes_the_power_on_gives_the_newest_behaviour_at_once():
 # behaviour-1-cases: written by shoed before behaviour 2 (the code of that day, its own Journal): an unread face-down
 # burn, a game card while the burn was due, a card drawn while an unreadable card waited. behaviour-2-cases: written
 # under behaviour 2 (tests/corpus/cases.py): a void closing a burn_during_coup, a second end_burn while the first's
-# unread card waited, an unreadable burn card while the table was held.
+# unread card waited, an unreadable burn card while the table was held. behaviour-3-cases: under behaviour 3, a
+# confirm while the burn was due and after the shoe's last coup.
 EARLIER_CASES = {
     "behaviour-1-cases": (["game_card_in_burn", "unread_burn", "unread_pending"], None),
     "behaviour-2-cases": (["end_burn_after_unread", "locked_unread_burn", "void_burn_during_coup"], 2),
+    "behaviour-3-cases": (["confirm_without_coup"], 3),
 }
 
 
@@ -213,3 +215,25 @@ def test_unreadable_cards_are_entered_in_the_order_they_came_out():
                                              "nothing was done"}
     assert first == second == {"ok": True}
     assert [str(c) for c in table.coup.player] == ["9S"] and [str(c) for c in table.coup.banker] == ["9D"]
+
+
+# ----- behaviour 4 ------------------------------------------------------------------------------------------------
+
+
+def test_a_confirm_with_no_coup_to_confirm_is_refused_and_says_why():
+    _, auto_confirm, inputs = CASES["confirm_without_coup"]
+    table = new_table(auto_confirm)
+    steps: list = []
+    events = feed_case(table, inputs, lambda item, step, before: steps.append(step))
+    # The command during the burn: its error; the shoe's button: a notice. Neither changes the table.
+    assert steps[1].reply == {"ok": False, "error": "no coup to confirm: the burn is due"} and steps[1].events == []
+    assert [(e["alarm"], e["text"]) for e in steps[3].events] == [
+        ("confirm_refused", "no coup to confirm: the burn is due")]
+    assert [e["kind"] for e in steps[10].events] == ["coup.confirmed", "shoe.finished"]
+    assert steps[11].reply == {"ok": False, "error": "the shoe's last coup is over: take the shoe out, or close_shoe"}
+    assert [e["alarm"] for e in steps[12].events] == ["confirm_refused"]
+    assert len(_kinds(events, "shoe.finished")) == 1 and _kinds(events, "shoe.closed")
+    # Under behaviour 3 the same inputs said the shoe finished three times.
+    old = new_table(auto_confirm)
+    old.behaviour = 3
+    assert len(_kinds(feed_case(old, inputs), "shoe.finished")) == 3

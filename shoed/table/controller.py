@@ -81,7 +81,9 @@ _BURN_PHASES = frozenset((BURN_FIRST, BURNING))  # the shoe's phases in which a 
 # taking over from a plain shoe checks the draws it had not seen before it deals (it dealt the last one again); a
 # card is checked against the order where the table takes it out of the shoe (a shoe's repeats after its link came
 # back were checked again, a card a camera dealt at a handover not at all); unreadable cards are entered oldest first.
-BEHAVIOUR = 3
+# 4: a confirm with no coup to confirm is refused (confirm_refused, or the command's error): while the burn is due
+# (it did nothing), and after the shoe's last coup was confirmed (it said the shoe finished again).
+BEHAVIOUR = 4
 
 
 def utc_text(utc_ns: int) -> str:
@@ -644,6 +646,11 @@ class TableController:
             raise CommandRejected(f"the table is locked: {self.locked}")
         if self.pending:
             raise CommandRejected(f"misdeal {self.pending[0]['id']} ({self.pending[0]['kind']}) is not corrected yet")
+        if self.coup_state == NO_COUP and self.behaviour >= 4:
+            if shoe.phase == FINISHED:
+                raise CommandRejected("the shoe's last coup is over: take the shoe out, or close_shoe")
+            if shoe.phase in _BURN_PHASES:
+                raise CommandRejected("no coup to confirm: the burn is due")
         if self.coup_state == OPEN:
             misdeal = self.coup.close() if self.coup else None
             if misdeal is not None:

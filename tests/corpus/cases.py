@@ -3,7 +3,7 @@
 Each case is a script of inputs fed through the table controller and written by the real `Journal` as the
 daemon writes it: a shoe's file starts with a checkpoint, and where the step that opened the shoe dealt at
 once (a card opening the next shoe at a table with auto_confirm), with the table as it was before that step.
-Recorded under the behaviour before the change, the journals are kept (`behaviour-2-cases/`) and
+Recorded under the behaviour before the change, the journals are kept (`behaviour-N-cases/`) and
 `tests/test_behaviour.py` replays them byte for byte, as surveillance replays a journal an earlier version
 wrote; the same scripts under the newest behaviour are tested there too (`pending_at_close` is only that:
 under behaviour 2 a shoe's misdeal outlived the shoe, and a card entered for it after the shoe was gone
@@ -55,6 +55,13 @@ CASES: dict[str, tuple[str, bool, list[dict]]] = {
          {"kind": "integrity", "text": "the shoe's stream could not be verified"},
          {"kind": "unreadable", "mode": "burn", "code": "no_index", "source": SHOE}, _pit("unlock"),
          _card("9S", "game"), _card("9D", "game")]),
+    "confirm_without_coup": (
+        "confirm pressed while the burn is due, and again after the shoe's last coup was confirmed", False,
+        [{"kind": "shoe_inserted", "source": SHOE}, _pit("confirm"), _card("AH", "burn"),
+         {"kind": "button", "button": "confirm", "source": SHOE}, _card("3C", "burn"),
+         {"kind": "cut_card", "source": SHOE}, *(_card(c, "game") for c in ("9S", "9D", "KS", "KD")),
+         _pit("confirm"), _pit("confirm"), {"kind": "button", "button": "confirm", "source": SHOE},
+         _pit("close_shoe")]),
 }
 
 

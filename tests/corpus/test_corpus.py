@@ -22,7 +22,7 @@ from tests.corpus.record import HERE, JOURNALS, SCENARIOS, record, same_bytes
 
 NAMES = [s.name for s in SCENARIOS]
 # The corpus as earlier behaviours recorded it, replayed as it is (behaviour 1, then 2, ...).
-EARLIER = [HERE / "journals-behaviour-1", HERE / "journals-behaviour-2"]
+EARLIER = [HERE / "journals-behaviour-1", HERE / "journals-behaviour-2", HERE / "journals-behaviour-3"]
 EVERY = [(folder / name) for folder in (JOURNALS, *EARLIER) for name in NAMES]
 EVERY_IDS = [f"{path.parent.name}/{path.name}" for path in EVERY]
 
