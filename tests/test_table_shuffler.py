@@ -9,7 +9,7 @@ import pytest
 
 from shoed.table import events as schema
 from shoed.drivers.native_session import shuffler_detail
-from shoed.rules.shuffle import chunk_context, commitment_salt, digest_mac, reveal_matches, seal_cards
+from shoed.rules.shuffle import commitment_salt, reveal_matches, sealed_detail
 from shoed.rules.ruleset import load_ruleset
 from shoed.simulate import DealSetup, deal
 from shoed.simulate.shuffler import ShufflerFaults, shuffle_run
@@ -23,14 +23,7 @@ KEY = bytes(range(50, 82))  # the order key
 
 def as_the_driver_gives(kind: str, detail: dict, key: bytes) -> dict:
     """A shuffler report's detail as the shuffler driver gives it: a chunk's cards sealed, the digest keyed."""
-    detail = dict(detail)
-    if kind == "order_chunk":
-        cards = detail.pop("cards")
-        detail["sealed"] = seal_cards(key, cards, chunk_context(detail["boot"], detail["shuffle"], detail["position"]))
-        detail["count"] = len(cards)
-    elif kind == "shuffle_completed":
-        detail["digest_hmac"] = digest_mac(key, detail.pop("digest"))
-    return detail
+    return sealed_detail(key, kind, detail)
 
 
 class Feed:

@@ -32,7 +32,7 @@ import dataclasses
 from shoed.drivers.base import DriverError, Reading
 from shoed.drivers.link import Transport
 from shoed.drivers.native import NativeDriver
-from shoed.rules.shuffle import chunk_context, digest_mac, evidence, read_key, seal_cards
+from shoed.rules.shuffle import evidence, read_key, sealed_detail
 
 
 class ShufflerDriver(NativeDriver):
@@ -67,26 +67,17 @@ class ShufflerDriver(NativeDriver):
         taken, one with an impossible payload, a stretch that is no frame) keeps their keyed hash only
         (`raw_hmac`, `taken` as `hmac:<hex>`): a plain hash of them would give the cards back to whoever
         tries the few that are not known yet."""
-        if reading.kind == "shuffle_completed":
-            detail = dict(reading.detail)
-            if "digest" in detail:
-                detail["digest_hmac"] = digest_mac(self.order_key, str(detail.pop("digest")))
+        if reading.kind in ("shuffle_completed", "order_chunk"):
+            return dataclasses.replace(reading, raw=b"", detail=sealed_detail(self.order_key, reading.kind,
+                                                                               reading.detail))
+        detail = reading.detail
+        taken = detail.get("taken") if isinstance(detail, dict) else None
+        if isinstance(taken, str) and _may_hold_order(bytes.fromhex(taken)):
+            detail = {**detail, "taken": "hmac:" + evidence(self.order_key, bytes.fromhex(taken))}
+        if reading.raw and _may_hold_order(reading.raw):
+            detail = {**detail, "raw_hmac": evidence(self.order_key, reading.raw)}
             return dataclasses.replace(reading, raw=b"", detail=detail)
-        if reading.kind != "order_chunk":
-            detail = reading.detail
-            taken = detail.get("taken") if isinstance(detail, dict) else None
-            if isinstance(taken, str) and _may_hold_order(bytes.fromhex(taken)):
-                detail = {**detail, "taken": "hmac:" + evidence(self.order_key, bytes.fromhex(taken))}
-            if reading.raw and _may_hold_order(reading.raw):
-                detail = {**detail, "raw_hmac": evidence(self.order_key, reading.raw)}
-                return dataclasses.replace(reading, raw=b"", detail=detail)
-            return reading if detail is reading.detail else dataclasses.replace(reading, detail=detail)
-        detail = dict(reading.detail)
-        cards = detail.pop("cards")
-        context = chunk_context(detail.get("boot"), detail.get("shuffle"), detail.get("position"))
-        detail["count"] = len(cards)
-        detail["sealed"] = seal_cards(self.order_key, cards, context)
-        return dataclasses.replace(reading, raw=b"", detail=detail)
+        return reading if detail is reading.detail else dataclasses.replace(reading, detail=detail)
 
 
 def _may_hold_order(raw: bytes) -> bool:

@@ -142,6 +142,25 @@ def digest_mac(key: bytes, digest: str) -> str:
     return hmac.new(subkey(key, "digest"), str(digest).encode(), hashlib.sha256).hexdigest()
 
 
+def sealed_detail(key: bytes, kind: str, detail: dict) -> dict:
+    """A shuffler report's detail as the table takes it (the shuffler driver seals every report so): an order
+    chunk's cards sealed under the order key, its count beside them; a completed shuffle's digest as a keyed
+    hash (`digest_hmac`). Any other report's detail as it is."""
+    if kind == "shuffle_completed":
+        detail = dict(detail)
+        if "digest" in detail:
+            detail["digest_hmac"] = digest_mac(key, str(detail.pop("digest")))
+        return detail
+    if kind == "order_chunk":
+        detail = dict(detail)
+        cards = detail.pop("cards")
+        detail["count"] = len(cards)
+        detail["sealed"] = seal_cards(key, cards, chunk_context(detail.get("boot"), detail.get("shuffle"),
+                                                                detail.get("position")))
+        return detail
+    return detail
+
+
 def commitment_salt(key: bytes, nonce: str) -> bytes:
     """A commitment's salt: HMAC-SHA256 of the journaled random nonce under the salt subkey. Only the key's
     holder can work it out (the nonce alone tests no guessed order); it is published with the reveal."""
