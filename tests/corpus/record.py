@@ -11,11 +11,16 @@ CHANGELOG says what changed:
 
     python -m tests.corpus.record            # rewrite tests/corpus/journals/
     python -m tests.corpus.record --check    # exit 1 if recording now gives other bytes
+    python -m tests.corpus.record --behaviour 3 shuffler   # a scenario added later, as behaviour 3 takes it,
+                                                           # into journals-behaviour-3/
+
+A scenario with a card-reading shuffler seals its orders under ORDER_KEY (a replay opens them with it).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import shutil
 import sys
 import tempfile
@@ -28,6 +33,10 @@ HERE = Path(__file__).resolve().parent
 JOURNALS = HERE / "journals"
 TABLE = "t1"
 SHOE, CAMERA = "native:/dev/shoe-native", "camera:/dev/shoe-camera"
+SHUFFLER = "shuffler:/dev/shuffler"
+# The order key of the scenarios with a card-reading shuffler: their checkpoints hold the order sealed under it,
+# and a replay opens it with it (shoed journal replay --order-key-file).
+ORDER_KEY = bytes(range(50, 82))
 START_NS = 1_767_225_600_000_000_000  # 2026-01-01T00:00:00Z
 STEP_NS = 1_500_000_000
 
@@ -44,6 +53,9 @@ class Scenario:
     camera: bool = False  # a camera over the shoe's exit; the shoe is lost for a stretch
     odds: bool = True
     void_coups: tuple[int, ...] = ()  # the pit voids these coups (counted over the run) once complete
+    shuffler: bool = False  # a card-reading shuffler verifies each shoe's shuffle before the shoe goes in
+    switched: tuple[int, int] | None = None  # (shoe, card): that card out of that shoe is not the shuffled order's
+    plain: bool = False  # the shoe reads no card: each card out is a draw, and a camera over its exit reads it
 
 
 SCENARIOS = (
@@ -58,6 +70,14 @@ SCENARIOS = (
              seed=14, shoes=2, cut_from_end=None),
     Scenario("austria-failover", "macau-casinos-austria", "a camera over the shoe's exit takes over while the "
              "shoe is lost, and gives back", seed=15, camera=True, cut_from_end=150),
+    Scenario("shuffler", "macau-statutory", "a card-reading shuffler verifies two shoes' shuffles; each shoe opens with "
+             "its commitment, every card is checked against the shuffled order, a card switched in the second "
+             "shoe holds its coup for the pit's void, each shoe closes with its reveal", seed=16, shoes=2,
+             cut_from_end=300, shuffler=True, switched=(2, 60)),
+    Scenario("shuffler-plain-shoe", "macau-statutory", "a plain shoe that reads no card: each card out is a draw "
+             "that takes its identity from the verified shuffle once the cut is found, a camera over the shoe's "
+             "exit checks each, and a card switched in the shoe is caught by the camera and voided", seed=17,
+             cut_from_end=300, shuffler=True, plain=True, switched=(1, 100)),
 )
 
 
@@ -77,11 +97,34 @@ def _shoe_inputs(scenario: Scenario) -> Iterator[dict]:
     from shoed.simulate.faults import FaultPlan
 
     ruleset = load_ruleset(scenario.ruleset)
+    reports: dict[int, list[dict]] = {}  # a shuffler's reports of each shoe, as its driver gives them
+    orders: tuple[tuple[str, ...], ...] = ()
+    if scenario.shuffler:
+        from shoed.drivers.native_session import shuffler_detail
+        from shoed.rules.shuffle import sealed_detail
+        from shoed.simulate.shuffler import shuffle_run
+
+        run = shuffle_run(scenario.seed, decks=ruleset.decks, shoes=scenario.shoes)
+        for k, event in enumerate(run.events, start=1):
+            detail = sealed_detail(ORDER_KEY, event.kind, {"boot": 1, **shuffler_detail(event.message)})
+            reports.setdefault(event.shoe, []).append({"kind": event.kind, "source": SHUFFLER, "shoe_seq": k,
+                                                       "detail": detail})
+        dealt = [list(order) for order in run.dealt_orders]
+        if scenario.switched is not None:
+            shoe, at = scenario.switched
+            cards = dealt[shoe - 1]
+            cards[at] = next(c for c in ("AS", "KD", "7C") if c not in (cards[at], cards[at + 1]))
+        orders = tuple(tuple(cards) for cards in dealt)
     setup = DealSetup(ruleset, seed=scenario.seed, shoes=scenario.shoes, cut_from_end=scenario.cut_from_end,
-                      faults=FaultPlan(**(scenario.faults or {})))
+                      faults=FaultPlan(**(scenario.faults or {})), orders=orders)
     for n, e in enumerate(deal(setup), start=1):
+        yield from reports.pop(e.shoe, [])  # the shuffle verified before its shoe goes in
         item: dict = {"kind": e.kind, "source": SHOE, "shoe_seq": n}
-        if e.kind == "card":
+        if e.kind == "shoe_inserted" and scenario.shuffler:  # the daemon journals a fresh nonce with it
+            item["salt_nonce"] = hashlib.sha256(f"corpus {scenario.name} shoe {e.shoe}".encode()).hexdigest()
+        if e.kind == "card" and scenario.plain:  # the shoe tells only that a card came out; a camera reads it
+            item |= {"kind": "draw", "mode": e.mode, "truth": e.card}
+        elif e.kind == "card":
             item |= {"card": e.card, "mode": e.mode, "confidence": 1.0}
         elif e.kind == "unreadable":
             item |= {"mode": e.mode, "code": "no_index", "truth": e.card}
@@ -108,8 +151,9 @@ def journal_step(journal, table, item: dict, step, before: dict | None) -> None:
         journal.open_shoe(opened.shoe_id, first=[checkpoint_record(table)])
 
 
-def record(scenario: Scenario, directory: Path) -> int:
-    """Write the scenario's journal into `directory`; return the number of steps."""
+def record(scenario: Scenario, directory: Path, behaviour: int | None = None) -> int:
+    """Write the scenario's journal into `directory`; return the number of steps. `behaviour`: the table's
+    (shoed.table.controller.BEHAVIOUR, the newest, unless given), and the power-on inputs ask for it."""
     from shoed.journal import FileOps, Journal
     from shoed.table.replay import checkpoint_record
     from shoed.rules.odds import live_odds
@@ -122,7 +166,9 @@ def record(scenario: Scenario, directory: Path) -> int:
             pass
 
     ruleset = load_ruleset(scenario.ruleset)
-    table = TableController(TABLE, ruleset, ruleset.decks)
+    behaviour = BEHAVIOUR if behaviour is None else behaviour
+    table = TableController(TABLE, ruleset, ruleset.decks, order_key=ORDER_KEY if scenario.shuffler else None,
+                            behaviour=behaviour)
     clock = _Clock()
     # The journal's file names and headers take the time of the input that opened the shoe.
     journal = Journal(directory, TABLE, ops=NoSync(),
@@ -130,7 +176,7 @@ def record(scenario: Scenario, directory: Path) -> int:
     journal.open_shoe("table", first=[checkpoint_record(table)])
     steps = 0
     coups_seen = 0
-    sources = [SHOE, CAMERA] if scenario.camera else [SHOE]
+    sources = [SHOE, CAMERA] if scenario.camera or scenario.plain else [SHOE]
 
     def handle(item: dict) -> list[dict]:
         nonlocal steps
@@ -156,23 +202,34 @@ def record(scenario: Scenario, directory: Path) -> int:
             if e["kind"] == "misdeal":
                 entry = e["misdeal"]
                 kind = entry["kind"]
-                if kind == "unreadable_card" and truth and entry.get("correctable", True):
+                if kind == "sequence_mismatch":  # a card not the shuffled order's: the coup cannot stand
+                    pit(command("void", reason="not the shuffled order's card"), None)
+                elif kind == "unreadable_card" and truth and entry.get("correctable", True):
                     pit(command("enter_card", card=truth, misdeal=entry["id"]), None)
                 elif kind != "missing_card" and entry.get("correctable", True):
-                    correction = "return_card" if entry["id"] % 2 else "burn_card"
+                    # At a shuffler's table a card goes to the discard: put back, the order would wait for it again.
+                    correction = "return_card" if entry["id"] % 2 and not scenario.shuffler else "burn_card"
                     pit(command(correction, misdeal=entry["id"]), None)
+            elif e["kind"] == "alarm" and e["alarm"] == "sequence_mismatch" and e["active"] and e.get("mismatch"):
+                # what was done to the shoe is known (substituted, removed, ...): the pit has seen to it
+                pit(command("clear_alarm", alarm="sequence_mismatch"), None)
             elif e["kind"] == "coup.result":
                 coups_seen += 1
                 if coups_seen in scenario.void_coups:
                     pit(command("void", reason="card exposed"), None)
 
-    handle({"kind": "power", "state": "on", "clean": True, "sources": sources, "recovery": [], "behaviour": BEHAVIOUR})
+    handle({"kind": "power", "state": "on", "clean": True, "sources": sources, "recovery": [], "behaviour": behaviour})
     inputs = list(_shoe_inputs(scenario))
     shoes_done = 0
     lost_from = len(inputs) // 3 if scenario.camera else None
     lost_to = len(inputs) // 2 if scenario.camera else None
     for n, item in enumerate(inputs):
         truth = item.pop("truth", None)
+        if item["kind"] == "draw":  # the camera reads each card as it lies after its draw
+            pit(handle(item), truth)
+            pit(handle({"kind": "card", "card": truth, "source": CAMERA, "mode": item["mode"], "confidence": 0.97}),
+                truth)
+            continue
         if scenario.camera:
             if n == lost_from:
                 handle({"kind": "link", "link": "lost", "source": SHOE, "detail": {"error": "cable"}})
@@ -192,7 +249,7 @@ def record(scenario: Scenario, directory: Path) -> int:
             if shoes_done < scenario.shoes and scenario.name == "punto-banco":
                 handle({"kind": "power", "state": "off"})
                 handle({"kind": "power", "state": "on", "clean": True, "sources": sources, "recovery": [],
-                        "behaviour": BEHAVIOUR})
+                        "behaviour": behaviour})
     handle({"kind": "power", "state": "off"})
     journal.close()
     # The verified-up-to mark is the box's own state (inodes, times), not the journal's record.
@@ -202,13 +259,13 @@ def record(scenario: Scenario, directory: Path) -> int:
 
 
 def record_all(root: Path, scenarios: Iterable[Scenario] = SCENARIOS,
-               progress: Callable[[str], None] = lambda _: None) -> None:
+               progress: Callable[[str], None] = lambda _: None, behaviour: int | None = None) -> None:
     for scenario in scenarios:
         target = root / scenario.name
         if target.exists():
             shutil.rmtree(target)
         target.mkdir(parents=True)
-        steps = record(scenario, target)
+        steps = record(scenario, target, behaviour)
         (target / "SCENARIO").write_text(f"{scenario.what}\nruleset {scenario.ruleset}, seed {scenario.seed}\n")
         progress(f"{scenario.name}: {steps} steps")
 
@@ -224,15 +281,26 @@ def same_bytes(a: Path, b: Path) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.corpus.record", description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="record into a scratch folder and compare")
+    parser.add_argument("--behaviour", type=int, metavar="N",
+                        help="record under an earlier behaviour, into journals-behaviour-N/ (a scenario added after "
+                             "it: as that behaviour takes it)")
+    parser.add_argument("names", nargs="*", metavar="NAME", help="these scenarios only (default: all)")
     args = parser.parse_args(argv)
+    chosen = [s for s in SCENARIOS if not args.names or s.name in args.names]
+    unknown = sorted(set(args.names) - {s.name for s in SCENARIOS})
+    if unknown:
+        parser.error(f"no scenario {', '.join(unknown)}; scenarios: {', '.join(s.name for s in SCENARIOS)}")
+    if args.behaviour is not None:
+        record_all(HERE / f"journals-behaviour-{args.behaviour}", chosen, print, args.behaviour)
+        return 0
     if args.check:
         with tempfile.TemporaryDirectory() as scratch:
-            record_all(Path(scratch))
-            differ = same_bytes(JOURNALS, Path(scratch))
+            record_all(Path(scratch), chosen)
+            differ = [f"{s.name}/{n}" for s in chosen for n in same_bytes(JOURNALS / s.name, Path(scratch) / s.name)]
         for name in differ:
             print(f"differs: {name}")
         return 1 if differ else 0
-    record_all(JOURNALS, progress=print)
+    record_all(JOURNALS, chosen, progress=print)
     return 0
 
 
