@@ -31,6 +31,7 @@ import hmac
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from firmware_protocol.messages import card_byte, card_of_byte
 
@@ -142,7 +143,7 @@ def digest_mac(key: bytes, digest: str) -> str:
     return hmac.new(subkey(key, "digest"), str(digest).encode(), hashlib.sha256).hexdigest()
 
 
-def sealed_detail(key: bytes, kind: str, detail: dict) -> dict:
+def sealed_detail(key: bytes, kind: str, detail: dict[str, Any]) -> dict[str, Any]:
     """A shuffler report's detail as the table takes it (the shuffler driver seals every report so): an order
     chunk's cards sealed under the order key, its count beside them; a completed shuffle's digest as a keyed
     hash (`digest_hmac`). Any other report's detail as it is."""

@@ -1324,12 +1324,13 @@ class TableController:
                 self._alarm(step, name, False, "cleared by the pit", by=by)
             return
         if cmd == "clear_alarm":  # a notice for surveillance, seen to: cleared whether the table is held or not
-            name = args.get("alarm")
-            if name not in self.alarms:
-                raise CommandRejected(f"the alarm {name} is not raised")
-            if name not in PIT_CLEARED_ALARMS:
-                raise CommandRejected(f"the alarm {name} is not the pit's to clear: {CLEARED_BY.get(name, 'it clears by itself')}")
-            self._alarm(step, name, False, "cleared by the pit", by=by)
+            alarm = str(args.get("alarm"))
+            if alarm not in self.alarms:
+                raise CommandRejected(f"the alarm {alarm} is not raised")
+            if alarm not in PIT_CLEARED_ALARMS:
+                raise CommandRejected(f"the alarm {alarm} is not the pit's to clear: "
+                                      f"{CLEARED_BY.get(alarm, 'it clears by itself')}")
+            self._alarm(step, alarm, False, "cleared by the pit", by=by)
             return
         # Held, the pit may still void the coup (then unlock) or close the shoe.
         if self.locked and cmd not in ("close_shoe", "void"):
