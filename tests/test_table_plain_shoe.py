@@ -18,35 +18,48 @@ CAMERA = "camera:0"
 
 
 def deal_by_draws(seed: int = 31, *, camera: str | None = None, seen=None, upto: int | None = None,
-                  inserted: bool = True, enters=None):
+                  inserted: bool = True, enters=None, late: bool = False):
     """A shuffled shoe dealt from a plain shoe: each card a `draw`; a card the table could not identify is
-    entered by the dealer; `camera` "before" or "after": a camera sees each card (as `seen(position, card)`
-    says) before or after its draw (the first card after it: the table knows its shoe signals draws from
-    the first draw on); the dealer enters `enters(n, card)` for the nth card entered. Returns the feed, the
-    cards as they came out, and how many were entered."""
+    entered by the dealer (`late`: only once the next card is drawn, or before the next button); `camera`
+    "before" or "after": a camera sees each card (as `seen(position, card)` says) before or after its draw
+    (the first card after it: the table knows its shoe signals draws from the first draw on); the dealer
+    enters `enters(n, card)` for the nth card entered. Returns the feed, the cards as they came out, and how
+    many were entered."""
     run = shuffle_run(seed, decks=6, shoes=1)
     feed = Feed()
     feed.shuffler(run, 1)
     if not inserted:
         feed("command", cmd="open_shoe", args={}, client="dealer", salt_nonce=SALT.hex())
     out: list[str] = []
+    waiting: list[str] = []  # cards not identified, on the layout, to be entered
     entered = 0
+
+    def enter(keep: int = 0) -> None:
+        nonlocal entered
+        while len(waiting) > keep:
+            card = waiting.pop(0)
+            card = enters(entered, card) if enters else card
+            entered += 1  # the dealer enters the card on the layout
+            feed("command", cmd="enter_card", args={"card": card}, client="dealer")
+
     for e in deal(DealSetup(RULES, seed=seed, shoes=1, orders=run.dealt_orders)):
+        if e.kind != "card":
+            enter()
         if e.kind == "card":
             position = len(out)
             out.append(e.card)
             if upto is not None and position >= upto:
                 break
             read = seen(position, e.card) if seen else e.card
+            before = feed.table.misdeal_ids
             if camera == "before" and position:
                 feed("card", card=read, mode=e.mode, source=CAMERA)
             feed("draw", mode=e.mode, source=PLAIN)
             if camera == "after" or (camera and not position):
                 feed("card", card=read, mode=e.mode, source=CAMERA)
-            if any(p["kind"] == "unreadable_card" for p in feed.table.pending):
-                card = enters(entered, e.card) if enters else e.card
-                entered += 1  # the dealer enters the card on the layout
-                feed("command", cmd="enter_card", args={"card": card}, client="dealer")
+            if any(p["kind"] == "unreadable_card" and p["id"] > before for p in feed.table.pending):
+                waiting.append(e.card)
+            enter(keep=1 if late else 0)
         elif e.kind == "button":
             feed("button", button=e.button, source=PLAIN)
         elif e.kind == "shoe_inserted" and inserted:
@@ -303,32 +316,7 @@ def test_a_dealer_who_enters_each_card_one_draw_late_never_puts_a_card_in_the_wr
     waits to be entered is not dealt from the order ahead of it (it waits its turn, entered too), so every coup
     is the one a dealer entering at once gets."""
     at_once, *_ = deal_by_draws(seed=33)
-    seed = 33
-    run = shuffle_run(seed, decks=6, shoes=1)
-    feed = Feed()
-    feed.shuffler(run, 1)
-    waiting: list[str] = []
-
-    def enter_all(keep: int = 0) -> None:
-        while len(waiting) > keep:
-            feed("command", cmd="enter_card", args={"card": waiting.pop(0)}, client="dealer")
-
-    for e in deal(DealSetup(RULES, seed=seed, shoes=1, orders=run.dealt_orders)):
-        if e.kind == "card":
-            before = feed.table.misdeal_ids
-            feed("draw", mode=e.mode, source=PLAIN)
-            new = [m for m in feed.events[-3:] if m["kind"] == "misdeal" and m["misdeal"]["id"] > before]
-            if any(m["misdeal"]["kind"] == "unreadable_card" for m in new):
-                waiting.append(e.card)
-            enter_all(keep=1)
-        else:
-            enter_all()
-            if e.kind == "button":
-                feed("button", button=e.button, source=PLAIN)
-            elif e.kind == "shoe_inserted":
-                feed("shoe_inserted", source=PLAIN, salt_nonce=SALT.hex())
-            elif e.kind in ("shoe_removed", "cut_card"):
-                feed(e.kind, source=PLAIN)
+    feed, *_ = deal_by_draws(seed=33, late=True)
     results = [(r["player_cards"], r["banker_cards"]) for r in feed.events if r["kind"] == "coup.result"]
     assert results == [(r["player_cards"], r["banker_cards"]) for r in at_once.events if r["kind"] == "coup.result"]
     assert len(results) > 50 and feed.alarms("sequence_mismatch") == []
