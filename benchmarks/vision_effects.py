@@ -108,14 +108,14 @@ sys.path.append(str(ROOT))  # vision_lab lives beside shoed; a shoed on PYTHONPA
 
 EFFECTS = ("none", "shadow", "sharpen", "dark", "bright", "steep", "lens", "motion", "defocus", "mirror", "grey",
            "tinted", "fringe", "mosaic", "glare", "layout", "vignette", "smudge", "hand", "bend", "cut", "enlarge",
-           "fill", "zoom", "shrink", "pale")
+           "fill", "zoom", "shrink", "pale", "night")
 # effects that need to know where the card lies: they are given its corners (TL, TR, BR, BL of the face)
 ON_THE_CARD = ("layout", "smudge", "hand", "bend", "cut", "fill", "zoom", "pale")
 # effects that move the card in the picture: after one, its corners are no longer known
 MOVING = ("steep", "lens", "mirror", "bend", "cut", "enlarge", "fill", "zoom", "shrink")
 # a monochrome camera's picture (grey, or in one tint): what the room and the lens put into the light comes
 # before it, since the camera renders all it sees in its one hue, a lamp's reflection and a finger included
-MONOCHROME = ("grey", "tinted")
+MONOCHROME = ("grey", "tinted", "night")
 # effects that put light or colour of their own into the scene the lens sees (a white reflection, dirt, a
 # finger, a layout's gold print, a pale surface, a lens's colour fringes): none comes after MONOCHROME (a colour
 # sensor's mosaic may: a colour camera in a tinted night mode demosaics its picture)
@@ -275,6 +275,16 @@ def tinted(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     from vision_lab.hard_sets import monochrome
 
     b, g, r = rng.uniform(0.75, 1.0, 3).astype(np.float32).tolist()
+    return monochrome(img, (b, g, r), int(rng.integers(70, 95)))
+
+
+def night(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """A colour camera in its night mode, under infrared light: the scene's brightness alone, through the
+    camera's colour gains of 1.0-1.35 a channel, and clipped as a sensor clips, so that its highlights (a
+    lamp's reflection, the paper at its brightest) go white while the rest keeps the tint."""
+    from vision_lab.hard_sets import monochrome
+
+    b, g, r = rng.uniform(1.0, 1.35, 3).astype(np.float32).tolist()
     return monochrome(img, (b, g, r), int(rng.integers(70, 95)))
 
 

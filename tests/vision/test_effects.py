@@ -220,3 +220,14 @@ def test_effects_joined_are_applied_in_turn(effects, shot):
         effects.combine("tinted+glare")
     assert effects.combine("glare+tinted") == ["glare", "tinted"]
     assert effects.combine("grey+shrink") == ["grey", "shrink"]
+
+
+def test_a_night_mode_tints_the_picture_and_clips_its_highlights_white(effects):
+    ramp = np.repeat(np.repeat(np.arange(256, dtype=np.uint8)[None, :, None], 64, axis=0), 3, axis=2)
+    for seed in range(4):
+        out = effects.night(ramp, np.random.default_rng(seed)).astype(int)
+        assert (out[:, 250:] >= 245).all()  # the brightest clipped white in every channel
+        middle = out[:, 120:136].reshape(-1, 3).mean(axis=0)
+        assert middle.max() - middle.min() > 3  # the rest in the camera's tint
+    with pytest.raises(ValueError, match="put glare first"):
+        effects.combine("night+glare")
