@@ -237,3 +237,28 @@ def test_a_confirm_with_no_coup_to_confirm_is_refused_and_says_why():
     old = new_table(auto_confirm)
     old.behaviour = 3
     assert len(_kinds(feed_case(old, inputs), "shoe.finished")) == 3
+
+
+def _silent_wait_changes(folder: str) -> int:
+    """Steps of the plain shoe's corpus journal that moved the table's wait without an event (a display
+    that stays connected cannot know of them)."""
+    from pathlib import Path
+
+    from shoed.journal import iter_records
+    from shoed.table.replay import Replay
+    from tests.corpus.record import ORDER_KEY
+
+    replay = Replay(order_key=ORDER_KEY)
+    silent = 0
+    for record in iter_records(Path(__file__).parent / "corpus" / folder / "shuffler-plain-shoe"):
+        before = replay.controller.wait_since if replay.controller is not None else None
+        events = replay.feed(record, None)
+        if record.get("kind") == "step" and not events and replay.controller.wait_since != before:
+            silent += 1
+    return silent
+
+
+def test_a_face_down_burn_identified_later_does_not_move_the_wait():
+    # The camera's read that confirms the cut identifies the face-down burns before it: no card out, no event.
+    assert _silent_wait_changes("journals") == 0
+    assert _silent_wait_changes("journals-behaviour-3") > 0

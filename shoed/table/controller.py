@@ -82,7 +82,8 @@ _BURN_PHASES = frozenset((BURN_FIRST, BURNING))  # the shoe's phases in which a 
 # card is checked against the order where the table takes it out of the shoe (a shoe's repeats after its link came
 # back were checked again, a card a camera dealt at a handover not at all); unreadable cards are entered oldest first.
 # 4: a confirm with no coup to confirm is refused (confirm_refused, or the command's error): while the burn is due
-# (it did nothing), and after the shoe's last coup was confirmed (it said the shoe finished again).
+# (it did nothing), and after the shoe's last coup was confirmed (it said the shoe finished again); the wait goes on
+# when a face-down burn card is identified later (it began again, with no event to tell the displays).
 BEHAVIOUR = 4
 
 

@@ -78,16 +78,19 @@ def what_table_waits_for(table: TableController) -> tuple[str, str]:
 
 def wait_key(table: TableController) -> tuple[Any, ...]:
     """Changes whenever the table moves on: a new wait, or progress in the same one (a card).
-    One flat tuple: the lock, the coup's number and state, the shoe's id, phase, cards seen and
-    burn due, the coup's cards and decisions, the open misdeals."""
+    One flat tuple: the lock, the coup's number and state, the shoe's id, phase, cards out and
+    burn due, the coup's cards and decisions, the open misdeals. From behaviour 4 the cards out of the
+    shoe, read or not: a face-down burn card identified later (a card-reading shuffler's order) is no
+    card out and no event, so the wait goes on as every display saw it (behaviour 3 counted the cards
+    seen, which such an identification moved)."""
     shoe = table.shoe
     coup = table.coup
     pending = table.pending
     ids = tuple([p["id"] for p in pending]) if pending else ()
     if shoe is None:
         return (table.locked, table.coup_no, table.coup_state, None, None, 0, 0, 0, 0, ids)
+    out = shoe.cards_out if table.behaviour >= 4 else shoe.total_seen
     if coup is None:
-        return (table.locked, table.coup_no, table.coup_state, shoe.shoe_id, shoe.phase, shoe.total_seen,
-                shoe.burn_due, 0, 0, ids)
-    return (table.locked, table.coup_no, table.coup_state, shoe.shoe_id, shoe.phase, shoe.total_seen, shoe.burn_due,
+        return (table.locked, table.coup_no, table.coup_state, shoe.shoe_id, shoe.phase, out, shoe.burn_due, 0, 0, ids)
+    return (table.locked, table.coup_no, table.coup_state, shoe.shoe_id, shoe.phase, out, shoe.burn_due,
             len(coup.order), len(coup.decisions), ids)

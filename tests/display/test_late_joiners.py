@@ -25,7 +25,7 @@ from shoed.table import TableController, controller, shuffle
 from shoed.table.audience import AUDIENCES, for_audience
 from shoed.table.events import HELD_ALARMS
 from shoed.table.replay import Replay
-from tests.corpus.record import JOURNALS, SCENARIOS
+from tests.corpus.record import JOURNALS, ORDER_KEY, SCENARIOS
 from tests.test_table import dealer_inputs
 
 NAMES = [s.name for s in SCENARIOS]
@@ -44,7 +44,7 @@ def shown(state):
 @pytest.mark.parametrize("name", NAMES)
 def test_a_live_display_and_a_late_joiner_agree_after_every_input(name, audience):
     events_for, snapshot_for = for_audience(audience)
-    replay = Replay()
+    replay = Replay(order_key=ORDER_KEY)  # the shuffler scenarios' sealed orders
     live = None  # joins before the first input: a snapshot of the table as the journal begins it
 
     def joining():
