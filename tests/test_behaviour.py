@@ -94,11 +94,11 @@ def test_between_shoes_the_power_on_gives_the_newest_behaviour_at_once():
 # burn, a game card while the burn was due, a card drawn while an unreadable card waited. behaviour-2-cases: written
 # under behaviour 2 (tests/corpus/cases.py): a void closing a burn_during_coup, a second end_burn while the first's
 # unread card waited, an unreadable burn card while the table was held. behaviour-3-cases: under behaviour 3, a
-# confirm while the burn was due and after the shoe's last coup.
+# confirm while the burn was due and after the shoe's last coup; the newest of two unreadable cards entered unnamed.
 EARLIER_CASES = {
     "behaviour-1-cases": (["game_card_in_burn", "unread_burn", "unread_pending"], None),
     "behaviour-2-cases": (["end_burn_after_unread", "locked_unread_burn", "void_burn_during_coup"], 2),
-    "behaviour-3-cases": (["confirm_without_coup"], 3),
+    "behaviour-3-cases": (["confirm_without_coup", "two_unread_entered_unnamed"], 3),
 }
 
 
@@ -262,3 +262,24 @@ def test_a_face_down_burn_identified_later_does_not_move_the_wait():
     # The camera's read that confirms the cut identifies the face-down burns before it: no card out, no event.
     assert _silent_wait_changes("journals") == 0
     assert _silent_wait_changes("journals-behaviour-3") > 0
+
+
+def test_with_two_cards_to_enter_the_dealer_names_the_one_entered():
+    _, auto_confirm, inputs = CASES["two_unread_entered_unnamed"]
+    table = new_table(auto_confirm)
+    steps: list = []
+    events = feed_case(table, inputs, lambda item, step, before: steps.append(step))
+    unnamed, first, second = (s.reply for s in steps[5:8])
+    assert unnamed == {"ok": False, "error": "2 cards wait to be entered (misdeals 1, 2): name the one entered "
+                                             "(misdeal), misdeal 1 first; nothing was done"}
+    assert steps[5].events == [] and first == second == {"ok": True}
+    assert [(e["card"], e["recipient"]) for e in _kinds(events, "card") if e["card"]][:2] == [
+        ("9S", "player"), ("9D", "banker")]
+    # Under behaviour 3 the newest card, entered unnamed, took the oldest one's place: the player's.
+    old = new_table(auto_confirm, 3)
+    assert [(e["card"], e["recipient"]) for e in _kinds(feed_case(old, inputs), "card") if e["card"]][:1] == [
+        ("9D", "player")]
+    # One card waiting: entered unnamed, as ever.
+    table = new_table(auto_confirm)
+    events = feed_case(table, [*inputs[:4], {**inputs[5], "args": {"card": "9S"}}])
+    assert _kinds(events, "misdeal.corrected")[0]["card"] == "9S"

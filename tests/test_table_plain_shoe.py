@@ -31,16 +31,17 @@ def deal_by_draws(seed: int = 31, *, camera: str | None = None, seen=None, upto:
     if not inserted:
         feed("command", cmd="open_shoe", args={}, client="dealer", salt_nonce=SALT.hex())
     out: list[str] = []
-    waiting: list[str] = []  # cards not identified, on the layout, to be entered
+    waiting: list[tuple[int, str]] = []  # cards not identified, on the layout, to be entered: (misdeal, card)
     entered = 0
 
     def enter(keep: int = 0) -> None:
         nonlocal entered
         while len(waiting) > keep:
-            card = waiting.pop(0)
+            misdeal, card = waiting.pop(0)
             card = enters(entered, card) if enters else card
-            entered += 1  # the dealer enters the card on the layout
-            feed("command", cmd="enter_card", args={"card": card}, client="dealer")
+            entered += 1  # the dealer enters the card on the layout (naming it, where two wait)
+            feed("command", cmd="enter_card", args={"card": card, **({"misdeal": misdeal} if late else {})},
+                 client="dealer")
 
     for e in deal(DealSetup(RULES, seed=seed, shoes=1, orders=run.dealt_orders)):
         if e.kind != "card":
@@ -57,8 +58,8 @@ def deal_by_draws(seed: int = 31, *, camera: str | None = None, seen=None, upto:
             feed("draw", mode=e.mode, source=PLAIN)
             if camera == "after" or (camera and not position):
                 feed("card", card=read, mode=e.mode, source=CAMERA)
-            if any(p["kind"] == "unreadable_card" and p["id"] > before for p in feed.table.pending):
-                waiting.append(e.card)
+            waiting += [(p["id"], e.card) for p in feed.table.pending
+                        if p["kind"] == "unreadable_card" and p["id"] > before]
             enter(keep=1 if late else 0)
         elif e.kind == "button":
             feed("button", button=e.button, source=PLAIN)

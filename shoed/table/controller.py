@@ -83,7 +83,8 @@ _BURN_PHASES = frozenset((BURN_FIRST, BURNING))  # the shoe's phases in which a 
 # back were checked again, a card a camera dealt at a handover not at all); unreadable cards are entered oldest first.
 # 4: a confirm with no coup to confirm is refused (confirm_refused, or the command's error): while the burn is due
 # (it did nothing), and after the shoe's last coup was confirmed (it said the shoe finished again); the wait goes on
-# when a face-down burn card is identified later (it began again, with no event to tell the displays).
+# when a face-down burn card is identified later (it began again, with no event to tell the displays); enter_card
+# names its misdeal while two or more unreadable cards wait (unnamed, it answered the oldest).
 BEHAVIOUR = 4
 
 
@@ -1431,6 +1432,11 @@ class TableController:
             raise CommandRejected(str(exc)) from None
         if self.behaviour >= 3:
             self._require_shoe()
+        waiting = [p["id"] for p in self.pending if p["kind"] == md.UNREADABLE_CARD]
+        if len(waiting) > 1 and args.get("misdeal") is None and self.behaviour >= 4:
+            # Entered unnamed, the card the dealer looks at (the newest) would take the oldest one's place.
+            raise CommandRejected(f"{len(waiting)} cards wait to be entered (misdeals {', '.join(map(str, waiting))}): "
+                                  f"name the one entered (misdeal), misdeal {waiting[0]} first; nothing was done")
         entry = self._find_pending(args, (md.UNREADABLE_CARD,))
         oldest = next(p for p in self.pending if p["kind"] == md.UNREADABLE_CARD)
         if oldest is not entry and self.behaviour >= 3:

@@ -10,6 +10,7 @@ under behaviour 2 a shoe's misdeal outlived the shoe, and a card entered for it 
 opened the next shoe, which the next shoe's file, starting from a checkpoint without it, does not replay).
 
     python -m tests.corpus.cases DIR [NAME ...]   # write the cases' journals into DIR/<name>/
+    python -m tests.corpus.cases --behaviour 3 DIR NAME   # under an earlier behaviour the controller keeps
 """
 
 from __future__ import annotations
@@ -62,6 +63,14 @@ CASES: dict[str, tuple[str, bool, list[dict]]] = {
          {"kind": "cut_card", "source": SHOE}, *(_card(c, "game") for c in ("9S", "9D", "KS", "KD")),
          _pit("confirm"), _pit("confirm"), {"kind": "button", "button": "confirm", "source": SHOE},
          _pit("close_shoe")]),
+    "two_unread_entered_unnamed": (
+        "two unreadable cards waiting, the newest entered without naming its misdeal, then each named", False,
+        [{"kind": "shoe_inserted", "source": SHOE}, _card("AH", "burn"), _card("3C", "burn"),
+         {"kind": "unreadable", "mode": "game", "code": "no_index", "source": SHOE},
+         {"kind": "unreadable", "mode": "game", "code": "no_index", "source": SHOE},
+         _pit("enter_card", card="9D"), _pit("enter_card", card="9S", misdeal=1), _pit("enter_card", card="9D",
+                                                                                    misdeal=2),
+         _card("KS", "game"), _card("KD", "game")]),
 }
 
 
@@ -81,22 +90,23 @@ def feed_case(table, inputs: list[dict], on_step=None) -> list[dict]:
     return events
 
 
-def new_table(auto_confirm: bool):
+def new_table(auto_confirm: bool, behaviour: int | None = None):
     from shoed.rules.ruleset import load_ruleset
     from shoed.table import TableController
 
     ruleset = load_ruleset("punto-banco")
-    return TableController(TABLE, ruleset, ruleset.decks, auto_confirm=auto_confirm)
+    more = {} if behaviour is None else {"behaviour": behaviour}
+    return TableController(TABLE, ruleset, ruleset.decks, auto_confirm=auto_confirm, **more)
 
 
-def record_case(name: str, directory: Path) -> None:
+def record_case(name: str, directory: Path, behaviour: int | None = None) -> None:
     """Write case `name`'s journal into `directory`, as the daemon would (shoed.daemon.loop.TableLoop.handle)."""
     from shoed.journal import Journal
     from shoed.table.replay import checkpoint_record
     from tests.corpus.record import journal_step
 
     what, auto_confirm, inputs = CASES[name]
-    table = new_table(auto_confirm)
+    table = new_table(auto_confirm, behaviour)
     now = [START_NS]
     journal = Journal(directory, TABLE, clock=lambda: datetime.fromtimestamp(now[0] / 1e9, UTC))
     journal.open_shoe("table", first=[checkpoint_record(table)])
@@ -114,13 +124,16 @@ def record_case(name: str, directory: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
+    behaviour = None
+    if argv[:1] == ["--behaviour"] and len(argv) > 1:
+        behaviour, argv = int(argv[1]), argv[2:]
     if not argv:
         print(__doc__)
         return 2
     root = Path(argv[0])
     for name in argv[1:] or list(CASES):
         (root / name).mkdir(parents=True, exist_ok=False)
-        record_case(name, root / name)
+        record_case(name, root / name, behaviour)
         print(f"{name}: {root / name}")
     return 0
 
