@@ -82,8 +82,9 @@ class UnusableRecord(Exception):
 
 
 # What a malformed record makes the controller raise (an AttributeError on `.get` of a list, an int()
-# of a text, a missing key). The same types from a bug are reported the same way, with their message.
-_MALFORMED = (AttributeError, TypeError, ValueError, KeyError, IndexError)
+# of a text, a missing key, a time beyond what the platform can write). The same types from a bug are reported the same
+# way, with their message.
+_MALFORMED = (AttributeError, TypeError, ValueError, KeyError, IndexError, OverflowError)
 
 
 def _unusable(exc: Exception, jseq: object, file: str | None) -> UnusableRecord:

@@ -49,9 +49,14 @@ def _checkpoint_state_is_text(name: str, record: dict) -> dict:
     return record
 
 
+def _time_beyond_the_platform(record):
+    record["input"]["utc_ns"] = 10**30  # no time_t holds it: formatting it overflows
+
+
 # Each a maker of the change that reseal applies (a step's change counts the steps it has seen).
 CASES = {"an input that is no object": lambda: _change_step(40, _input_is_true),
          "a time that is text": lambda: _change_step(40, _time_is_text),
+         "a time no clock can write": lambda: _change_step(40, _time_beyond_the_platform),
          "the shoe file's checkpoint without its state": lambda: _checkpoint_state_is_text}
 
 
