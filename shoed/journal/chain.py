@@ -86,6 +86,11 @@ class StepLine(msgspec.Struct):
 _STEP_KEYS = frozenset(StepLine.__struct_fields__)
 _step_decoder = msgspec.json.Decoder(StepLine)
 _STEP_HEAD = b'{"events":['  # a step's line as the writer writes it: its events first, then its hash
+# No record the journal writes comes near this (its longest, a checkpoint, holds a shoe's results: tens of
+# kilobytes): a longer line is not parsed at all, since a few bytes of JSON can parse to many times their size
+# in objects (`[{},{},...]`: about 28 times), and a line sealed again by whoever can write the files could make
+# every reader, the daemon at start first, run out of memory.
+RECORD_MAX = 4 * 1024 * 1024
 _HASH_KEY = b',"hash":"'
 
 
@@ -266,6 +271,8 @@ def check_line(
     """
     if not line:
         return None, "empty line"
+    if len(line) > RECORD_MAX:
+        return None, too_long(len(line))
     try:
         rec = _decoder.decode(line)
     except (msgspec.DecodeError, UnicodeDecodeError):  # msgspec lets bad UTF-8 in a key through as the latter
@@ -325,7 +332,7 @@ def check_step_line(line: bytes, new_hasher: Callable[[], Any]) -> StepLine | No
     less the `hash` member at the offset the parse gives (right after the events). None where
     this does not apply or does not hold (another kind of record, another form, a bad hash):
     check_line then says what the line is."""
-    if not line.startswith(_STEP_HEAD):
+    if not line.startswith(_STEP_HEAD) or len(line) > RECORD_MAX:
         return None
     try:
         rec = _step_decoder.decode(line)
@@ -362,7 +369,14 @@ def _body(line: bytes, h: str) -> bytes | None:
         return None
     if line.find(member, at + 1) >= 0:
         return None
+    if not line.startswith(b'"jseq":', at + len(member)):
+        return None  # not where the sorted keys put it (the line then must be its record's canonical form)
     return line[:at] + line[at + len(member):]
+
+
+def too_long(size: int) -> str:
+    return (f"a line of {size:,} bytes: no record of the journal's form comes near {RECORD_MAX // (1024 * 1024)} MiB "
+            "(not parsed)")
 
 
 @dataclass(frozen=True, slots=True)

@@ -136,6 +136,33 @@ def test_lines_that_are_not_records(line, reason):
     assert reason in why
 
 
+@pytest.mark.parametrize("secret", [None, b"secret kept off the box"])
+def test_a_hash_member_moved_within_its_line_is_caught(secret):
+    """The line less the member is what was hashed wherever the member sits: the member must sit where the
+    sorted keys put it (before jseq), else the line must be its record's canonical form, which it is not."""
+    import re
+
+    _, line = ch.seal({"kind": "reading", "card": "TD", "a": 1}, 2, "cd" * 32, secret)
+    member = re.search(rb'"hash":"[0-9a-f]{64}",', line).group(0)
+    moved = b"{" + member + line[1:-1].replace(member, b"")
+    assert moved != line[:-1] and len(moved) == len(line) - 1
+    _, why = ch.check_line(moved, secret, first=False)
+    assert why == "not in canonical form (a byte was altered)"
+
+
+def test_a_line_too_long_for_any_record_is_not_parsed():
+    import tracemalloc
+
+    padded = b'{"events":[' + b"{}," * (2 * ch.RECORD_MAX // 3) + b'{}],"hash":"00","jseq":2,"kind":"step","prev":"00"}'
+    tracemalloc.start()
+    _, why = ch.check_line(padded, None, first=False)
+    assert ch.check_step_line(padded, ch.step_hasher(None)) is None
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert why.startswith(f"a line of {len(padded):,} bytes: no record of the journal's form comes near 4 MiB")
+    assert peak < 1_000_000  # nothing parsed: parsed, the line's objects take about 28 times its size
+
+
 # -- headers and files -----------------------------------------------------
 
 
