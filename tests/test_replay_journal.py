@@ -265,3 +265,33 @@ def test_a_replay_process_that_dies_is_one_clear_error(journal, tmp_path, monkey
     assert main(["replay", str(directory), "--json", "--jobs", "2"]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and "a replay process ended" in err
+
+
+def test_a_forged_record_after_which_every_event_differs_keeps_the_report_bounded(journal, tmp_path):
+    """A checkpoint sealed again naming a shoe of 300 KB: every later event differs, each carrying that id. The
+    report keeps the first DIFFERENCES_KEPT differences, without the events of those over DIFFERENCE_BYTES, and
+    counts the rest."""
+    import tracemalloc
+
+    from shoed.table.replay import DIFFERENCE_BYTES, DIFFERENCES_KEPT
+
+    directory, files = copy(journal, tmp_path)
+    second = files[2].name
+
+    def change(name: str, record: dict) -> dict:
+        if name == second and record.get("kind") == "checkpoint":
+            record["state"]["shoe"]["id"] = "A" * 300_000
+        return record
+
+    reseal(directory, change)
+    tracemalloc.start()
+    result = both(directory)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert not result.identical and len(result.differences) == DIFFERENCES_KEPT and result.more_differences > 0
+    over = [d for d in result.differences if d.left_out]
+    assert over and all(d.left_out > DIFFERENCE_BYTES and d.recorded == d.replayed == [] for d in over)
+    assert peak < 200_000_000
+    proc = run_shoed("replay", str(directory))
+    assert proc.returncode == 1 and f"and {result.more_differences:,} more differences" in proc.stdout
+    assert len(proc.stdout) < 200_000

@@ -179,6 +179,7 @@ def run(args) -> int:
         "cards": result.cards,
         "files": result.files,
         "differences": [d.to_json() for d in result.differences],
+        "more_differences": result.more_differences,
         "corrupt": corrupt,
         "identical": result.identical,
         "rulesets": result.rulesets,
@@ -204,8 +205,13 @@ def run(args) -> int:
                       f"({before['ruleset']}, {before['decks']} decks before)")
         for d in result.differences:
             print(f"DIFFERENCE at jseq {d.jseq} (seq {d.seq}): {d.reason}")
+            if d.left_out:
+                print(f"  the events differ over {d.left_out:,} bytes: not shown")
+                continue
             print(f"  recorded: {json.dumps(d.recorded)[:400]}")
             print(f"  replayed: {json.dumps(d.replayed)[:400]}")
+        if result.more_differences:
+            print(f"... and {result.more_differences:,} more differences after these (counted, not shown)")
         if corrupt:
             from shoed.journal.chain import GIVE_THE_KEY, NOT_VERIFIED, key_needed
 

@@ -32,7 +32,7 @@ from shoed.journal.reader import (FileEnd, TornTail, VerifyReport, check_mark, f
                                   seam_fault, torn_limits)
 from shoed.journal.seal import as_keys
 from shoed.journal.store import BadRecord
-from shoed.table.replay import (CHECKPOINT, SEAM_NAMES, STEP, Difference, Replay, UnusableRecord, checkpoint_difference,
+from shoed.table.replay import (CHECKPOINT, SEAM_NAMES, STEP, Difference, Replay, keep_difference, UnusableRecord, checkpoint_difference,
                                 names, ruleset_set)
 
 # Called with each record that gave events, and those events (as published): one-process replays only.
@@ -63,6 +63,7 @@ class FileReplay:
     events: int = 0
     cards: int = 0
     differences: list[Difference] = field(default_factory=list)
+    more_differences: int = 0  # counted past DIFFERENCES_KEPT
     bad: BadRecord | None = None
     torn: TornTail | None = None  # a table's last file ending in a write cut by a stop (never acknowledged)
 
@@ -126,6 +127,7 @@ def replay_file(
     out.end_names = names(state.controller) if state.controller is not None else None
     out.rulesets = state.rulesets
     out.steps, out.events, out.differences = state.steps, state.events, state.differences
+    out.more_differences = state.more_differences
     return out
 
 
@@ -138,6 +140,7 @@ class JournalReplay:
     events: int = 0
     cards: int = 0
     differences: list[Difference] = field(default_factory=list)
+    more_differences: int = 0  # differences counted past DIFFERENCES_KEPT, not kept
     corrupt: BadRecord | None = None
     # Where each table's ruleset and decks are set, in order: its first checkpoint's, then each that names
     # others ({file, table, ruleset, decks}).
@@ -149,7 +152,7 @@ class JournalReplay:
 
     @property
     def identical(self) -> bool:
-        return not self.differences and self.corrupt is None
+        return not self.differences and not self.more_differences and self.corrupt is None
 
 
 def _job(job: tuple[str, ch.FileName | None, bytes | None, bytes | None, int | None]) -> FileReplay:
@@ -253,17 +256,20 @@ def _join(tables: list, results: Iterator[FileReplay]) -> JournalReplay:
                     difference = checkpoint_difference(before.end_state, result.checkpoint, file, before.end_names,
                                                        SEAM_NAMES)
                     if difference is not None:
-                        total.differences.append(difference)
+                        total.more_differences += keep_difference(total.differences, difference)
                     if before.end_names is None or (result.checkpoint.get("ruleset"), result.checkpoint.get(
                             "decks")) != (before.end_names["ruleset"], before.end_names["decks"]):
                         total.rulesets.append(ruleset_set(result.checkpoint, file))
                 elif before is not None:  # every file after the first starts with the table's checkpoint
-                    total.differences.append(Difference(2, Path(result.path).name, None, NO_CHECKPOINT))
+                    total.more_differences += keep_difference(
+                        total.differences, Difference(2, Path(result.path).name, None, NO_CHECKPOINT))
             total.files += 1
             total.steps += result.steps
             total.events += result.events
             total.cards += result.cards
-            total.differences += result.differences
+            for difference in result.differences:
+                total.more_differences += keep_difference(total.differences, difference)
+            total.more_differences += result.more_differences
             # The file's own: its first checkpoint's where it is the table's first, those named within it.
             total.rulesets += result.rulesets if before is None else result.rulesets[1:]
             if result.bad is not None:

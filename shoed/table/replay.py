@@ -99,6 +99,14 @@ class RecordedStep(Protocol):
     jseq: int
 
 
+# A replay keeps the first DIFFERENCES_KEPT differences whole and counts the rest, and keeps a difference's
+# events only where the two sides together are DIFFERENCE_BYTES or less: a forged record (a checkpoint naming a
+# shoe of megabytes, after which every event differs) must not make the report, and the memory behind it, grow
+# with the journal. What is left out is said (Difference.left_out, JournalReplay.more_differences).
+DIFFERENCES_KEPT = 100
+DIFFERENCE_BYTES = 256 * 1024
+
+
 @dataclass
 class Difference:
     jseq: int | None
@@ -107,12 +115,22 @@ class Difference:
     reason: str
     recorded: list[Any] = field(default_factory=list)
     replayed: list[Any] = field(default_factory=list)
+    left_out: int = 0  # the bytes of the two sides' events not kept (over DIFFERENCE_BYTES together)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "file": self.file, "jseq": self.jseq, "seq": self.seq, "reason": self.reason,
             "recorded": self.recorded, "replayed": self.replayed,
+            **({"left_out_bytes": self.left_out} if self.left_out else {}),
         }
+
+
+def keep_difference(differences: list[Difference], difference: Difference) -> int:
+    """Add `difference` to `differences` if fewer than DIFFERENCES_KEPT are kept; 1 if it was only counted."""
+    if len(differences) >= DIFFERENCES_KEPT:
+        return 1
+    differences.append(difference)
+    return 0
 
 
 @dataclass
@@ -123,6 +141,7 @@ class Replay:
     steps: int = 0
     events: int = 0
     differences: list[Difference] = field(default_factory=list)
+    more_differences: int = 0  # differences counted past DIFFERENCES_KEPT
     last_record: dict[str, Any] | None = None
     # What the journal's past tells the daemon that starts on it:
     stopped_clean: bool = False  # the last record is the daemon's own stop
@@ -160,7 +179,7 @@ class Replay:
                 difference = checkpoint_difference(self.checkpoint_now(), record, file, replayed,
                                                    SEAM_NAMES if seam else NAMES)
                 if difference is not None:
-                    self.differences.append(difference)
+                    self.more_differences += keep_difference(self.differences, difference)
                 if difference is not None or any(record.get(k) != replayed[k] for k in NAMES):
                     # The table goes on from the checkpoint: the state on record, under the rules it names.
                     self.controller = controller_from_checkpoint(record, self.order_key)
@@ -168,7 +187,8 @@ class Replay:
                         self.rulesets.append(ruleset_set(record, file))
             return []
         if kind == STEP:  # and no controller yet
-            self.differences.append(Difference(record.get("jseq"), file, None, "a step before any checkpoint"))
+            self.more_differences += keep_difference(
+                self.differences, Difference(record.get("jseq"), file, None, "a step before any checkpoint"))
         return []
 
     def feed_line(self, line: RecordedStep, file: str | None = None) -> Step | None:
@@ -177,7 +197,8 @@ class Replay:
         self.last_record, self.seam = None, False
         if self.controller is None:
             self.stopped_clean, self.odds_due = False, None
-            self.differences.append(Difference(line.jseq, file, None, "a step before any checkpoint"))
+            self.more_differences += keep_difference(
+                self.differences, Difference(line.jseq, file, None, "a step before any checkpoint"))
             return None
         try:
             return self._step(line.input, bytes(line.events), line.jseq, file)
@@ -201,7 +222,17 @@ class Replay:
             # leaves them due still.
             odds_due = self.odds_due
         self.odds_due = odds_due
-        if canonical(typed) != recorded:
+        replayed = canonical(typed)
+        if replayed != recorded:
+            if len(self.differences) >= DIFFERENCES_KEPT:
+                self.more_differences += 1
+                return step
+            size = len(recorded) + len(replayed)
+            if size > DIFFERENCE_BYTES:  # neither side parsed nor kept: said by its size
+                first = typed[0].seq if typed else None
+                self.differences.append(Difference(jseq, file, first, "replayed events differ from the recorded ones",
+                                                   left_out=size))
+                return step
             if parsed is None:
                 parsed = msgspec.json.decode(recorded)
             first = parsed[0].get("seq") if parsed and isinstance(parsed[0], dict) else (
