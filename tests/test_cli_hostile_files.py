@@ -74,3 +74,20 @@ def test_a_fifo_or_a_device_named_as_a_file_is_one_line_and_exit_2(tmp_path, jou
     assert "not a regular file" in said or "larger than" in said, said
     if proc.returncode == 2:
         assert proc.stderr.count("\n") == 1, proc.stderr
+
+
+@pytest.mark.parametrize("cmd", [("journal", "verify"), ("replay",), ("journal", "verify", "--json")])
+def test_a_link_to_no_file_named_as_the_next_journal_file_is_a_record_not_intact(tmp_path, journal, cmd):
+    """Named like the journal's next file, a symbolic link that leads nowhere: the journal is not intact there,
+    said in one line (exit 1), never `no journal` (exit 2) nor a traceback."""
+    import shutil
+
+    copy = tmp_path / "journal"
+    shutil.copytree(journal, copy)
+    last = sorted(copy.glob("t1-*.jsonl"))[-1].name.split("-")
+    link = copy / f"t1-{int(last[1]) + 1:06d}-20991231T000000Z-20991231T000000-9.jsonl"
+    os.symlink(tmp_path / "nowhere", link)
+    args = [*cmd[:-1], str(copy), cmd[-1]] if cmd[-1] == "--json" else [*cmd, str(copy)]
+    proc = subprocess.run([sys.executable, "-m", "shoed", *args], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert "a symbolic link to" in proc.stdout + proc.stderr and "which leads to no file" in proc.stdout + proc.stderr

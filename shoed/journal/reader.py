@@ -205,6 +205,9 @@ def file_records(
         yield BadRecord(str(path), 0, None, unreadable(exc), 0)
         return
     except FileNotFoundError:
+        if os.path.islink(path):  # named like a journal file, a link that leads to no file: not the journal's
+            yield BadRecord(str(path), 0, None, f"a symbolic link to {os.readlink(path)!r}, which leads to no file", 0)
+            return
         raise
     except OSError as exc:  # there, but not to be read by this user: no verdict, not a bad record
         raise _unreadable(exc, path) from None
