@@ -447,12 +447,14 @@ def read_marks(directory: Path, tables: list) -> dict[str, bytes | None | OSErro
 
 
 def check_mark(directory: Path, table: str, tail: dict, keys: Keys, report: VerifyReport, *, sealed: bool,
-               marks: dict[str, bytes | None | OSError] | None = None, authenticate: bool = True) -> None:
+               marks: dict[str, bytes | None | OSError] | None = None, authenticate: bool = True,
+               finished: bool = True) -> None:
     """The verified mark beside the files, where there is one: authentic (under the epoch's key
     for a sealed journal, the secret or none for another) and not beyond the end of the journal,
     as start-up holds it (records the mark covers that are gone were acknowledged). `marks`: the
     marks read before the files (`read_marks`). Without the key its MAC needs (`authenticate`
-    false), only its form and its reach are checked."""
+    false), only its form and its reach are checked. With `finished`, the finished files it lists must be the
+    bytes it verified (changed_since_verified; recall, which reads the newest files only, notes them instead)."""
     mark_path = directory / mark_name(table)
     try:
         raw = marks[table] if marks is not None and table in marks else read_regular(mark_path)
@@ -488,6 +490,29 @@ def check_mark(directory: Path, table: str, tail: dict, keys: Keys, report: Veri
         report.fail(BadRecord(str(directory / str(mark.get("file"))), mark.get("jseq", 0), mark.get("jseq"),
                               f"verified up to file {mark.get('file_seq')} jseq {mark.get('jseq')}, the journal "
                               f"ends at file {tail['file_seq']} jseq {tail['jseq']}: records were removed"))
+        return
+    changed = changed_since_verified(directory, table, mark) if finished else None
+    if changed is not None:
+        report.fail(changed)
+
+
+def changed_since_verified(directory: Path, table: str, mark: dict) -> BadRecord | None:
+    """The first finished file the verified mark lists whose bytes are not those the box verified (its name,
+    size and SHA-256, as start-up holds them): a file sealed again whole, its chain intact, is caught so, as
+    start-up catches it. A file the mark lists that is not here (archived) is the files' own check's to say."""
+    for seq, name, size, digest, *_ in mark.get("files", []):
+        found = sorted(directory.glob(f"{table}-{seq:06d}-*.jsonl"))
+        if not found:
+            continue
+        path = found[0]
+        try:
+            data = read_regular(path)
+        except OSError:
+            continue  # not a regular file, or not to be read: the files' own check says so
+        if path.name != name or len(data) != size or hashlib.sha256(data).hexdigest() != digest:
+            return BadRecord(str(path), 0, None, f"not the file verified as number {seq} ({name}, {size} bytes): "
+                                                 "its bytes changed since the box verified it")
+    return None
 
 
 def iter_records(path: str | os.PathLike, secret: bytes | Keys | None = None, *,
@@ -598,7 +623,7 @@ def _held_to_the_mark(reading: Reading, directory: Path, marks: dict[str, bytes 
     authenticate = alg == ch.ALG_SHA256 or (alg == ch.ALG_HMAC and secret is not None)
     report = VerifyReport(ok=True, records=0, files=0)
     check_mark(directory, tail["table"], tail, Keys(secret=secret if alg == ch.ALG_HMAC else None), report,
-               sealed=False, marks=marks, authenticate=authenticate)
+               sealed=False, marks=marks, authenticate=authenticate, finished=False)
     if not report.ok:
         reading.stopped_at = report.first_bad
     elif not authenticate and marks.get(tail["table"]) is not None:

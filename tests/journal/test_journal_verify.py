@@ -129,7 +129,15 @@ def test_a_chain_rewritten_wholesale_verifies_but_not_against_the_head_kept_else
             rec["event"]["winner"] = "banker"
         return rec
 
+    marks = {p.name: p.read_bytes() for p in directory.glob("*.verified")}
     _reseal(directory, change=swap_winner)
+    # The box's verified mark, left as it was, lists each finished file's size and SHA-256: verify holds the
+    # files to it, as start-up does.
+    assert any(json.loads(m)["files"] for m in marks.values())
+    held = verify(directory)
+    assert not held.ok and "its bytes changed since the box verified it" in held.first_bad.reason
+    for name in marks:  # whoever can write the files drops the mark (an unkeyed one is made again as easily)
+        (directory / name).unlink()
     report = verify(directory)
     assert report.ok  # a plain chain alone cannot tell ...
     assert report.head != published  # ... the head kept elsewhere can
