@@ -62,6 +62,8 @@ def step_record(item: dict[str, Any], events: list[dict[str, Any]]) -> dict[str,
 def controller_from_checkpoint(record: dict[str, Any], order_key: bytes | None = None) -> TableController:
     ruleset = load_ruleset(record["ruleset"])
     decks = int(record["decks"])
+    if not 1 <= decks <= 16:  # no shoe holds more (the shoe protocol's DECKS_MAX); a ruleset's range may narrow later
+        raise ValueError(f"a checkpoint naming {decks} decks")
     if ruleset.min_decks <= decks <= ruleset.max_decks:
         ruleset = with_decks(ruleset, decks)
     return TableController.from_checkpoint(
