@@ -283,3 +283,27 @@ def test_with_two_cards_to_enter_the_dealer_names_the_one_entered():
     table = new_table(auto_confirm)
     events = feed_case(table, [*inputs[:4], {**inputs[5], "args": {"card": "9S"}}])
     assert _kinds(events, "misdeal.corrected")[0]["card"] == "9S"
+
+
+def test_a_plain_shoes_cut_is_confirmed_only_by_a_card_at_another_place():
+    """The exposed card entered by the dealer and read by the camera is one card identified twice: it says no
+    more of where the cut lies. Behaviour 3 took the second identification as the confirming card."""
+    from shoed.rules.cards import full_deck
+    from shoed.rules.shuffle import Tracker
+    from shoed.table.shuffle import PlainDraws, _weigh
+
+    order = [str(c) for c in full_deck()]  # one deck: one card finds the cut
+
+    def confirmed_after(behaviour: int, positions: list[int]) -> list[bool]:
+        tracker, plain, out = Tracker(order), PlainDraws(), []
+        for _ in range(3):
+            tracker.unknown()  # three draws, none identified yet
+        for position in positions:
+            _weigh(plain, tracker, tracker.identify(position, order[(5 + position) % 52]), position, behaviour)
+            out.append(plain.confirmed)
+        return out
+
+    # order[5] drawn first: the dealer enters it (the cut found), the camera reads it, then the next card.
+    assert Tracker(order).aligned is False
+    assert confirmed_after(4, [0, 0, 1]) == [False, False, True]
+    assert confirmed_after(3, [0, 0, 1]) == [False, True, True]

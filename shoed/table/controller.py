@@ -84,7 +84,8 @@ _BURN_PHASES = frozenset((BURN_FIRST, BURNING))  # the shoe's phases in which a 
 # 4: a confirm with no coup to confirm is refused (confirm_refused, or the command's error): while the burn is due
 # (it did nothing), and after the shoe's last coup was confirmed (it said the shoe finished again); the wait goes on
 # when a face-down burn card is identified later (it began again, with no event to tell the displays); enter_card
-# names its misdeal while two or more unreadable cards wait (unnamed, it answered the oldest).
+# names its misdeal while two or more unreadable cards wait (unnamed, it answered the oldest); a plain shoe's cut is
+# confirmed only by a card at a place not identified before (the same card entered and read by a camera confirmed it).
 BEHAVIOUR = 4
 
 

@@ -91,6 +91,7 @@ class PlainDraws:
     unread: dict[int, int] = field(default_factory=dict)  # unreadable-card misdeal id -> its card's position
     burned: list[int] = field(default_factory=list)  # face-down burns not identified: counted once the cut is found
     confirmed: bool = False  # a card identified after the cut was found agreed with it: identities are taken
+    identified: set[int] = field(default_factory=set)  # positions identified (entered or read) before that
     doubted: bool = False  # a reader or the dealer disagreed with the order: no identity is taken from it now
 
 
@@ -585,7 +586,7 @@ def on_draw(table: TableController, item: Item, step: Step) -> None:
     position = tracker.dealt_count
     tracker.unknown()
     plain.unchecked.append(position)
-    findings = _pair(tracker, plain)  # a read that came before this draw narrows the cut first
+    findings = _pair(tracker, plain, table.behaviour)  # a read that came before this draw narrows the cut first
     card = None
     # A card drawn while one drawn before it waits to be entered is not dealt from the order ahead of it (behaviour
     # 3): it would take the waiting card's place in the coup. It waits to be entered in its turn.
@@ -618,26 +619,31 @@ def _reader_saw(table: TableController, item: Item, step: Step, plain: PlainDraw
         except (CardError, KeyError):
             seen = None  # not read: it checks nothing, never guessed
     plain.seen.append((seen, str(item.get("source"))))
-    _report(table, step, tracker, plain, _pair(tracker, plain))
+    _report(table, step, tracker, plain, _pair(tracker, plain, table.behaviour))
 
 
-def _pair(tracker: Tracker, plain: PlainDraws) -> list[Finding]:
+def _pair(tracker: Tracker, plain: PlainDraws, behaviour: int) -> list[Finding]:
     """Reads and draws paired oldest first: (position, the tracker's check, the reader) for each read card."""
     findings = []
     while plain.unchecked and plain.seen:
         position, (seen, reader) = plain.unchecked.pop(0), plain.seen.pop(0)
         if seen is not None and not plain.doubted:
-            findings.append((position, _weigh(plain, tracker, tracker.identify(position, seen)), reader))
+            check = tracker.identify(position, seen)
+            findings.append((position, _weigh(plain, tracker, check, position, behaviour), reader))
     return findings
 
 
-def _weigh(plain: PlainDraws, tracker: Tracker, check: Check) -> Check:
+def _weigh(plain: PlainDraws, tracker: Tracker, check: Check, position: int, behaviour: int) -> Check:
     """What a card identified after it came out tells of the order: it confirms the cut found, or puts it in
-    doubt (then no identity is taken from the order in this shoe, from this very draw on)."""
-    if check.ok and not check.aligned and tracker.aligned:
+    doubt (then no identity is taken from the order in this shoe, from this very draw on). From behaviour 4 only
+    a card at a place not identified before confirms it: the same card identified again (entered by the dealer
+    and read by the camera) says nothing more of where the cut lies."""
+    if check.ok and not check.aligned and tracker.aligned and (behaviour < 4 or position not in plain.identified):
         plain.confirmed = True  # one more card where the cut puts it: one misread card cannot mislead
     if check.unaligned or check.mismatch is not None:
         plain.doubted = True
+    if not plain.confirmed:
+        plain.identified.add(position)
     return check
 
 
@@ -662,7 +668,7 @@ def _entered(table: TableController, item: Item, step: Step, misdeal: int | None
         return
     position = plain.unread.pop(misdeal)
     card = str(parse_card(str((item.get("args") or {}).get("card"))))
-    check = _weigh(plain, tracker, tracker.identify(position, card))
+    check = _weigh(plain, tracker, tracker.identify(position, card), position, table.behaviour)
     _report(table, step, tracker, plain, [(position, check, f"command:{item.get('client')}")])
 
 
