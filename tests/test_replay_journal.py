@@ -295,3 +295,30 @@ def test_a_forged_record_after_which_every_event_differs_keeps_the_report_bounde
     proc = run_shoed("replay", str(directory))
     assert proc.returncode == 1 and f"and {result.more_differences:,} more differences" in proc.stdout
     assert len(proc.stdout) < 200_000
+
+
+def test_a_checkpoint_within_a_file_is_a_difference(journal, tmp_path):
+    """shoed writes a checkpoint only as a shoe file's first record: one sealed in the middle of a file (claiming
+    coup 0, no alarms, the table unlocked) is no record of shoed's, and the replay says so."""
+    from shoed.journal import chain as ch
+
+    directory, files = copy(journal, tmp_path)
+    for mark in directory.glob("*.verified"):
+        mark.unlink()
+    prev = ch.GENESIS
+    for path in files:
+        records = [json.loads(line) for line in path.read_bytes().splitlines()]
+        if path == files[2]:
+            forged = dict(records[1])  # the file's own checkpoint, again, forty records on
+            records.insert(40, forged)
+        lines = []
+        for jseq, record in enumerate(records, start=1):
+            sealed, line = ch.seal({k: v for k, v in record.items() if k not in ch.RESERVED}, jseq, prev, None)
+            prev = sealed["hash"]
+            lines.append(line)
+        path.chmod(0o644)
+        path.write_bytes(b"".join(lines))
+    result = both(directory)
+    assert not result.identical
+    (difference,) = [d for d in result.differences if d.file == files[2].name]
+    assert difference.jseq == 41 and difference.reason.startswith("a checkpoint within a file")

@@ -176,6 +176,10 @@ class Replay:
             if controller is None:
                 self.controller = controller_from_checkpoint(record, self.order_key)
                 self.rulesets.append(ruleset_set(record, file))
+            elif not seam:  # shoed writes a checkpoint only as a file's first record, after its header
+                self.more_differences += keep_difference(self.differences, Difference(
+                    record.get("jseq"), file, None, "a checkpoint within a file: shoed writes one only at the head "
+                    "of a shoe's file"))
             else:
                 replayed = names(controller)
                 difference = checkpoint_difference(self.checkpoint_now(), record, file, replayed,
