@@ -124,6 +124,7 @@ arg_values = {
     "misdeal": st.none() | st.integers(0, 6), "coup": st.none() | st.integers(1, 80), "side": st.sampled_from(["player", "banker"]), "draw": st.booleans(),
     "card": st.sampled_from(["9H", "10H", "TD", "H3", "AS", "KC", "ZZ", "1X", "11H", "0S"]),
     "mode": st.none() | st.sampled_from(["game", "burn"]),
+    "alarm": st.sampled_from(["foreign_card", "reader_mismatch", "tamper", "integrity", "stalled", "no_such_alarm"]),
 }
 
 
