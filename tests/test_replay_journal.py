@@ -320,5 +320,5 @@ def test_a_checkpoint_within_a_file_is_a_difference(journal, tmp_path):
         path.write_bytes(b"".join(lines))
     result = both(directory)
     assert not result.identical
-    (difference,) = [d for d in result.differences if d.file == files[2].name]
+    difference = next(d for d in result.differences if d.file == files[2].name)
     assert difference.jseq == 41 and difference.reason.startswith("a checkpoint within a file")

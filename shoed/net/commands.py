@@ -424,16 +424,24 @@ def send_command(
     try:
         sock.linger = 0
         sock.maxmsgsize = MAX_REPLY_BYTES
-        sock.sndtimeo = max(1, int(timeout * 1000))
+        # A send waits for a peer, which a handshake that keeps failing (and reconnecting) may never leave in
+        # place: it is tried in short turns, the monitor looked at between them, until the deadline.
+        sock.sndtimeo = max(1, min(SEND_TURN_MS, int(timeout * 1000)))
         if curve is not None:
             curve.apply(sock)
         # A handshake between a CURVE side and a plain one fails at once, and silently but for this event.
         monitor = sock.get_monitor_socket(zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL)
         sock.connect(endpoint)
-        try:
-            sock.send(wire.encode(request))
-        except zmq.Again:
-            raise (mismatch if _mismatched(monitor) else unanswered) from None
+        body = wire.encode(request)
+        while True:
+            try:
+                sock.send(body)
+                break
+            except zmq.Again:
+                if _mismatched(monitor):
+                    raise mismatch from None
+                if time.monotonic() >= deadline:
+                    raise unanswered from None
         poller = zmq.Poller()
         poller.register(sock, zmq.POLLIN)
         poller.register(monitor, zmq.POLLIN)
@@ -455,6 +463,9 @@ def send_command(
     if not isinstance(reply, dict) or "ok" not in reply:
         raise wire.WireError(f"reply from {endpoint} is not a command reply")
     return reply
+
+
+SEND_TURN_MS = 100  # a command's send is tried in turns this long (send_command)
 
 
 def _mismatched(monitor: zmq.Socket) -> bool:

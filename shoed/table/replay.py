@@ -176,14 +176,13 @@ class Replay:
             if controller is None:
                 self.controller = controller_from_checkpoint(record, self.order_key)
                 self.rulesets.append(ruleset_set(record, file))
-            elif not seam:  # shoed writes a checkpoint only as a file's first record, after its header
-                self.more_differences += keep_difference(self.differences, Difference(
-                    record.get("jseq"), file, None, "a checkpoint within a file: shoed writes one only at the head "
-                    "of a shoe's file"))
             else:
                 replayed = names(controller)
                 difference = checkpoint_difference(self.checkpoint_now(), record, file, replayed,
                                                    SEAM_NAMES if seam else NAMES)
+                if difference is None and not seam:  # shoed writes one only as a file's first record
+                    difference = Difference(record.get("jseq"), file, None, "a checkpoint within a file: shoed "
+                                            "writes one only at the head of a shoe's file")
                 if difference is not None:
                     self.more_differences += keep_difference(self.differences, difference)
                 if difference is not None or any(record.get(k) != replayed[k] for k in NAMES):
