@@ -25,7 +25,7 @@ from shoed.journal.recall import recall
 from shoed.journal.seal import Keys, SealError, SealState, as_keys
 from shoed.files import TooLarge, what_is_at
 from shoed.journal.store import (MARK_KIND, BadRecord, Journal, NotRegular, mark_fault, mark_mac, mark_name,
-                                 read_regular, seal_name, unreadable)
+                                 read_regular, seal_name, unreadable, verified_as)
 
 
 class JournalUnreadable(OSError):
@@ -500,7 +500,8 @@ def changed_since_verified(directory: Path, table: str, mark: dict) -> BadRecord
     """The first finished file the verified mark lists whose bytes are not those the box verified (its name,
     size and SHA-256, as start-up holds them): a file sealed again whole, its chain intact, is caught so, as
     start-up catches it. A file the mark lists that is not here (archived) is the files' own check's to say."""
-    for seq, name, size, digest, *_ in mark.get("files", []):
+    for entry in mark.get("files", []):
+        seq, name, size = entry[0], entry[1], entry[2]
         found = sorted(directory.glob(f"{table}-{seq:06d}-*.jsonl"))
         if not found:
             continue
@@ -509,7 +510,7 @@ def changed_since_verified(directory: Path, table: str, mark: dict) -> BadRecord
             data = read_regular(path)
         except OSError:
             continue  # not a regular file, or not to be read: the files' own check says so
-        if path.name != name or len(data) != size or hashlib.sha256(data).hexdigest() != digest:
+        if not verified_as(entry, path.name, data):
             return BadRecord(str(path), 0, None, f"not the file verified as number {seq} ({name}, {size} bytes): "
                                                  "its bytes changed since the box verified it")
     return None

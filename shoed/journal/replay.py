@@ -32,7 +32,7 @@ from shoed.journal.reader import (FileEnd, TornTail, VerifyReport, check_mark, f
                                   seam_fault, torn_limits)
 from shoed.journal.seal import as_keys
 from shoed.journal.store import BadRecord
-from shoed.table.replay import (CHECKPOINT, SEAM_NAMES, STEP, Difference, Replay, keep_difference, UnusableRecord, checkpoint_difference,
+from shoed.table.replay import (CHECKPOINT, SEAM_NAMES, STEP, Difference, Replay, UnusableRecord, checkpoint_difference, keep_difference,
                                 names, ruleset_set)
 
 # Called with each record that gave events, and those events (as published): one-process replays only.

@@ -140,6 +140,12 @@ def mark_fault(mark: dict) -> str | None:
     return None
 
 
+def verified_as(entry: list, name: str, data: bytes) -> bool:
+    """Whether a finished file (its name and bytes) is the one a verified mark's entry lists: its name, size
+    and SHA-256."""
+    return entry[1] == name and entry[2] == len(data) and entry[3] == hashlib.sha256(data).hexdigest()
+
+
 class JournalError(Exception):
     """The journal cannot take records: the table must stop. Never retried."""
 
@@ -806,7 +812,7 @@ class Journal:
                 continue
             data = self._read(path)
             if entry is not None:  # touched since: its bytes must still be those verified
-                if entry[1] != path.name or entry[2] != len(data) or entry[3] != hashlib.sha256(data).hexdigest():
+                if not verified_as(entry, path.name, data):
                     self._prove_finished(name, path, data, start, previous, keys)  # names the record, if it can
                     raise JournalLocked(BadRecord(path.name, 0, None, f"not the file verified as number "
                                                   f"{name.file_seq} ({entry[1]}, {entry[2]} bytes)"))
